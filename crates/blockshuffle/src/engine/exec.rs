@@ -1,0 +1,333 @@
+//! The executor: runs a [`CopyPlan`] over raw buffers.
+//!
+//! All `unsafe` of the crate that touches tensor memory lives here, in small
+//! kernels whose every offset the plan has proven to be inside the buffers:
+//! the caller (`Plan::run_*` in `crate::run`) checks that the source and
+//! destination hold exactly the shapes the plan was compiled for, and the loop
+//! nest only produces offsets of positions inside those shapes; positions
+//! outside a window (padding or crop) are never dereferenced on the side where
+//! they do not exist.
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use super::plan::{CopyPlan, MAX_LOOPS};
+
+/// What padding positions receive.
+#[derive(Clone, Copy)]
+pub(crate) enum Fill<'a> {
+    /// Zero bytes (the frameworks' padding).
+    Zero,
+    /// Repetitions of one element's bytes (the typed API's `T::default()`).
+    Pattern(&'a [MaybeUninit<u8>]),
+}
+
+impl Fill<'_> {
+    /// Fills `len` bytes at `dst`, a whole number of elements.
+    ///
+    /// # Safety
+    /// `dst..dst + len` must be valid for writes.
+    #[inline]
+    unsafe fn fill(&self, dst: *mut u8, len: usize) {
+        match self {
+            // SAFETY: the caller guarantees `len` writable bytes at `dst`.
+            Fill::Zero => unsafe { ptr::write_bytes(dst, 0, len) },
+            Fill::Pattern(p) => {
+                let e = p.len().min(len);
+                if e == 0 {
+                    return;
+                }
+                // SAFETY: `dst..dst+len` is writable; the pattern is `e` readable
+                // bytes that do not overlap the destination; each doubling copy
+                // reads the already written prefix `[0, done)` and writes
+                // `[done, done + n)` with `done + n <= len`, so the two never overlap.
+                unsafe {
+                    ptr::copy_nonoverlapping(p.as_ptr().cast::<u8>(), dst, e);
+                    let mut done = e;
+                    while done < len {
+                        let n = done.min(len - done);
+                        ptr::copy_nonoverlapping(dst, dst.add(done), n);
+                        done += n;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A raw pointer pair that may cross threads: each task writes a disjoint part
+/// of the destination and only reads the source.
+#[derive(Clone, Copy)]
+struct Buffers {
+    src: *const u8,
+    dst: *mut u8,
+}
+// SAFETY: the executor hands each thread a disjoint set of destination
+// positions (a range of the flattened outer loops, or a byte range), and the
+// source is only read.
+unsafe impl Send for Buffers {}
+// SAFETY: as above.
+unsafe impl Sync for Buffers {}
+
+/// Destination bytes below which work stays on the calling thread.
+pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 20;
+
+struct Exec<'a> {
+    plan: &'a CopyPlan,
+    buf: Buffers,
+    fill: Fill<'a>,
+}
+
+/// Runs `plan` from `src` into `dst` on up to `threads` threads.
+///
+/// # Safety
+/// `src` and `dst` must point to buffers holding exactly the source and
+/// destination layouts `plan` was compiled for (every offset the plan yields
+/// for a valid position is inside them), and the destination must not overlap
+/// the source.
+pub(crate) unsafe fn execute(plan: &CopyPlan, src: *const u8, dst: *mut u8, fill: Fill<'_>, threads: usize) {
+    if plan.empty {
+        return;
+    }
+    let ex = Exec { plan, buf: Buffers { src, dst }, fill };
+    let threads = if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.max(1) };
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        if threads == 1 {
+            ex.sequential();
+        } else {
+            ex.parallel(threads);
+        }
+    }
+}
+
+impl Exec<'_> {
+    unsafe fn sequential(&self) {
+        let p = self.plan;
+        // SAFETY (whole block): offsets come from the plan, see `execute`.
+        unsafe {
+            if p.all_padding {
+                return self.fill_block(0, p.dst_base);
+            }
+            let mut idx = [0usize; MAX_LOOPS];
+            self.level(0, p.src_base, p.dst_base, &mut idx);
+        }
+    }
+
+    /// Splits the flattened outermost loops into `threads` ranges.
+    #[cfg(feature = "rayon")]
+    unsafe fn parallel(&self, threads: usize) {
+        use rayon::prelude::*;
+        let p = self.plan;
+        let loops = &p.loops;
+        // A pure contiguous operation: split the bytes.
+        if loops.is_empty() || p.all_padding {
+            let total = p.dst_bytes;
+            let step = total.div_ceil(threads);
+            let step = step.div_ceil(p.unit.max(1)) * p.unit.max(1);
+            (0..threads).into_par_iter().for_each(|t| {
+                let a = (t * step).min(total);
+                let b = ((t + 1) * step).min(total);
+                if a < b {
+                    let buf = self.buf;
+                    // SAFETY: `[a, b)` is a sub-range of the destination; with no
+                    // loops the plan is one contiguous copy of `total` bytes from
+                    // `src_base` to `dst_base`.
+                    unsafe {
+                        let dst = buf.dst.wrapping_offset(p.dst_base + a as isize);
+                        if p.all_padding {
+                            self.fill.fill(dst, b - a);
+                        } else {
+                            let src = buf.src.wrapping_offset(p.src_base + a as isize);
+                            ptr::copy_nonoverlapping(src, dst, b - a);
+                        }
+                    }
+                }
+            });
+            return;
+        }
+        // Flatten the smallest prefix of loops that has enough positions.
+        let mut prefix = 0;
+        let mut positions = 1usize;
+        while prefix < loops.len() && positions < threads * 4 {
+            positions *= loops[prefix].count;
+            prefix += 1;
+        }
+        let step = positions.div_ceil(threads);
+        (0..threads).into_par_iter().for_each(|t| {
+            let a = (t * step).min(positions);
+            let b = ((t + 1) * step).min(positions);
+            // SAFETY: each flat position is a disjoint destination block.
+            unsafe { self.flat_range(prefix, a, b) };
+        });
+    }
+
+    #[cfg(not(feature = "rayon"))]
+    unsafe fn parallel(&self, _threads: usize) {
+        // SAFETY: forwarded.
+        unsafe { self.sequential() }
+    }
+
+    /// Runs flat positions `[a, b)` of the first `prefix` loops.
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
+        let p = self.plan;
+        let mut idx = [0usize; MAX_LOOPS];
+        for flat in a..b {
+            let mut rest = flat;
+            for j in (0..prefix).rev() {
+                idx[j] = rest % p.loops[j].count;
+                rest /= p.loops[j].count;
+            }
+            let mut so = p.src_base;
+            let mut dof = p.dst_base;
+            let mut valid = true;
+            for j in 0..prefix {
+                let l = &p.loops[j];
+                if let Some(w) = l.window {
+                    let outer = w.outer.map_or(0, |o| idx[o as usize]);
+                    let (s, e) = w.range(outer, l.count);
+                    valid &= (s..e).contains(&idx[j]);
+                }
+                so = so.wrapping_add((idx[j] as isize).wrapping_mul(l.ss));
+                dof = dof.wrapping_add((idx[j] as isize).wrapping_mul(l.ds));
+            }
+            // SAFETY: offsets of a valid position, or a whole padding block of
+            // the destination.
+            unsafe {
+                if valid {
+                    self.level(prefix, so, dof, &mut idx);
+                } else if p.fill {
+                    self.fill_block(prefix, dof);
+                }
+            }
+        }
+    }
+
+    /// Runs loop `j` and everything inside it.
+    #[inline]
+    unsafe fn level(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS]) {
+        let p = self.plan;
+        let buf = self.buf;
+        if j == p.loops.len() {
+            // SAFETY: a valid position: `unit` bytes on both sides.
+            unsafe {
+                ptr::copy_nonoverlapping(buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof), p.unit)
+            };
+            return;
+        }
+        let l = p.loops[j];
+        let (s, e) = match l.window {
+            None => (0, l.count),
+            Some(w) => w.range(w.outer.map_or(0, |o| idx[o as usize]), l.count),
+        };
+        // SAFETY: padding blocks are destination positions; the copied range
+        // `[s, e)` holds valid positions only.
+        unsafe {
+            if p.fill && (s > 0 || e < l.count) {
+                self.fill_range(j, dof, 0, s);
+                self.fill_range(j, dof, e, l.count);
+            }
+            let so = so.wrapping_add((s as isize).wrapping_mul(l.ss));
+            let dof = dof.wrapping_add((s as isize).wrapping_mul(l.ds));
+            if j + 1 == p.loops.len() {
+                copy_run(
+                    e - s,
+                    buf.src.wrapping_offset(so),
+                    l.ss,
+                    buf.dst.wrapping_offset(dof),
+                    l.ds,
+                    p.unit,
+                );
+            } else {
+                let (mut so, mut dof) = (so, dof);
+                for i in s..e {
+                    idx[j] = i;
+                    self.level(j + 1, so, dof, idx);
+                    so = so.wrapping_add(l.ss);
+                    dof = dof.wrapping_add(l.ds);
+                }
+            }
+        }
+    }
+
+    /// Fills indices `[a, b)` of loop `j` (each a whole destination block).
+    unsafe fn fill_range(&self, j: usize, dof: isize, a: usize, b: usize) {
+        if a >= b {
+            return;
+        }
+        let p = self.plan;
+        let l = p.loops[j];
+        let blk = p.dst_block[j];
+        // SAFETY: destination positions of loop j's indices `[a, b)`.
+        unsafe {
+            if blk != 0 && l.ds == blk as isize {
+                let start = self.buf.dst.wrapping_offset(dof + a as isize * l.ds);
+                self.fill.fill(start, (b - a) * blk);
+            } else {
+                for i in a..b {
+                    self.fill_block(j + 1, dof.wrapping_add((i as isize).wrapping_mul(l.ds)));
+                }
+            }
+        }
+    }
+
+    /// Fills the whole destination block of loops `j..` at `dof`.
+    unsafe fn fill_block(&self, j: usize, dof: isize) {
+        let p = self.plan;
+        // SAFETY: destination positions of the block.
+        unsafe {
+            if j == p.loops.len() {
+                self.fill.fill(self.buf.dst.wrapping_offset(dof), p.unit);
+            } else {
+                self.fill_range(j, dof, 0, p.loops[j].count);
+            }
+        }
+    }
+}
+
+/// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
+///
+/// # Safety
+/// Every one of those `n` source units must be readable and destination units
+/// writable, and no destination unit may overlap a source unit.
+#[inline]
+unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize, unit: usize) {
+    if n == 0 {
+        return;
+    }
+    // SAFETY: forwarded; a contiguous run on both sides is one block of `n * unit` bytes.
+    unsafe {
+        if ss == unit as isize && ds == unit as isize {
+            return ptr::copy_nonoverlapping(src, dst, n * unit);
+        }
+        match unit {
+            1 => strided::<1>(n, src, ss, dst, ds),
+            2 => strided::<2>(n, src, ss, dst, ds),
+            4 => strided::<4>(n, src, ss, dst, ds),
+            8 => strided::<8>(n, src, ss, dst, ds),
+            16 => strided::<16>(n, src, ss, dst, ds),
+            _ => {
+                for i in 0..n as isize {
+                    ptr::copy_nonoverlapping(src.offset(i * ss), dst.offset(i * ds), unit);
+                }
+            }
+        }
+    }
+}
+
+/// `copy_run` for a unit of `N` bytes, moved as one (unaligned) value.
+///
+/// # Safety
+/// As [`copy_run`] with `unit == N`.
+#[inline(always)]
+unsafe fn strided<const N: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    for i in 0..n as isize {
+        // SAFETY: unit `i` is readable at `src + i*ss` and writable at `dst + i*ds`
+        // (caller); `MaybeUninit` makes copying padding bytes of a caller's type sound.
+        unsafe {
+            let v = ptr::read_unaligned(src.offset(i * ss).cast::<MaybeUninit<[u8; N]>>());
+            ptr::write_unaligned(dst.offset(i * ds).cast::<MaybeUninit<[u8; N]>>(), v);
+        }
+    }
+}

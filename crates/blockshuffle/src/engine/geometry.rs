@@ -1,0 +1,273 @@
+//! The one description every operator reduces to: pad (or crop) some axes of
+//! the *space* tensor, split each axis into `(outer, block)` factors, permute
+//! the factors and merge them into the axes of the *block* tensor.
+//!
+//! Space-to-batch and space-to-depth run it forward (space side to block
+//! side, zero-filling the padding); batch-to-space and depth-to-space run the
+//! very same description backward (block side to space side, dropping the
+//! cropped positions).
+//!
+//! Building a [`Geometry`] is shape inference: it checks every product and sum
+//! with checked 64-bit arithmetic and allocates nothing.
+
+use arrayvec::ArrayVec;
+
+use crate::{Error, Result, Shape, MAX_RANK};
+
+/// Most factors a geometry can have: an outer and a block factor per axis.
+pub(crate) const MAX_FACTORS: usize = 2 * MAX_RANK;
+
+/// One axis of the space-side tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SpaceAxis {
+    /// Size without padding (the space tensor's real dimension).
+    pub extent: u64,
+    /// Zero padding (forward) or crop (backward) before the data.
+    pub begin: u64,
+    /// Zero padding (forward) or crop (backward) after the data.
+    pub end: u64,
+    /// Block size: the padded size is `outer * block`.
+    pub block: u64,
+    /// `(extent + begin + end) / block`.
+    pub outer: u64,
+}
+
+impl SpaceAxis {
+    pub fn padded(&self) -> u64 {
+        self.outer * self.block
+    }
+}
+
+/// Which half of a split space axis a factor is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// The position of the block: `padded / block` values.
+    Outer,
+    /// The position within the block: `block` values.
+    Block,
+}
+
+/// A factor of the split space tensor: axis `axis`, half `part`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Factor {
+    pub axis: u8,
+    pub part: Part,
+}
+
+/// Outer factor of space axis `axis`.
+pub(crate) const fn o(axis: usize) -> Factor {
+    Factor { axis: axis as u8, part: Part::Outer }
+}
+
+/// Block factor of space axis `axis`.
+pub(crate) const fn k(axis: usize) -> Factor {
+    Factor { axis: axis as u8, part: Part::Block }
+}
+
+/// A validated rearrangement: the space-side axes, and the block-side axes
+/// as groups of factors (outermost first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub space: ArrayVec<SpaceAxis, MAX_RANK>,
+    /// Block-side factor order; `groups` says how many consecutive factors
+    /// make each block-side axis.
+    pub order: ArrayVec<Factor, MAX_FACTORS>,
+    pub groups: ArrayVec<u8, MAX_RANK>,
+}
+
+/// Checked `a * b` in u64, worded for `op`.
+pub(crate) fn mul(op: &'static str, what: &'static str, a: u64, b: u64) -> Result<u64> {
+    a.checked_mul(b).ok_or(Error::Overflow {
+        op,
+        what,
+        a: a.into(),
+        b: b.into(),
+        limit: "u64",
+    })
+}
+
+/// Checked `a + b` in u64, worded for `op`.
+pub(crate) fn add(op: &'static str, what: &'static str, a: u64, b: u64) -> Result<u64> {
+    a.checked_add(b).ok_or(Error::Overflow {
+        op,
+        what,
+        a: a.into(),
+        b: b.into(),
+        limit: "u64",
+    })
+}
+
+/// Checked product of a shape.
+pub(crate) fn product(op: &'static str, what: &'static str, dims: &[u64]) -> Result<u64> {
+    dims.iter().try_fold(1u64, |acc, &d| mul(op, what, acc, d))
+}
+
+/// Converts a u64 dimension back to usize (fails on 32-bit targets for huge dims).
+pub(crate) fn to_usize(op: &'static str, what: &'static str, v: u64) -> Result<usize> {
+    usize::try_from(v).map_err(|_| Error::Overflow {
+        op,
+        what,
+        a: v.into(),
+        b: 1,
+        limit: "usize",
+    })
+}
+
+impl SpaceAxis {
+    /// A space axis of `extent` values padded by `begin`/`end` and split into blocks of `block`.
+    /// The caller has already checked divisibility with the framework's wording; this
+    /// re-checks it (and the sums) so a geometry is never inconsistent.
+    pub fn new(op: &'static str, extent: u64, begin: u64, end: u64, block: u64) -> Result<Self> {
+        let padded = add(op, "padded dimension", extent, begin)?;
+        let padded = add(op, "padded dimension", padded, end)?;
+        if block == 0 || padded % block != 0 {
+            return Err(Error::NotDivisible {
+                op,
+                what: format!("padded dimension {padded}"),
+                size: padded,
+                divisor_name: "block".into(),
+                divisor: block,
+            });
+        }
+        Ok(SpaceAxis { extent, begin, end, block, outer: padded / block })
+    }
+
+    /// An axis carried along unchanged (block 1, no padding).
+    pub fn plain(extent: u64) -> Self {
+        SpaceAxis { extent, begin: 0, end: 0, block: 1, outer: extent }
+    }
+}
+
+impl Geometry {
+    /// Assembles a geometry from its space axes and block-side groups of factors.
+    ///
+    /// Every outer factor must appear exactly once; a block factor must appear
+    /// exactly once when its block is > 1 (a block of 1 may be left out).
+    /// Checks that both tensors' element counts fit in u64.
+    pub fn new(op: &'static str, space: &[SpaceAxis], groups: &[&[Factor]]) -> Result<Self> {
+        if space.len() > MAX_RANK || groups.len() > MAX_RANK {
+            return Err(Error::RankTooLarge {
+                op,
+                rank: space.len().max(groups.len()),
+                max: MAX_RANK,
+            });
+        }
+        let mut g = Geometry {
+            space: space.iter().copied().collect(),
+            order: ArrayVec::new(),
+            groups: ArrayVec::new(),
+        };
+        let mut seen = [[false; 2]; MAX_RANK];
+        for group in groups {
+            for f in *group {
+                let slot = &mut seen[f.axis as usize][f.part as usize];
+                assert!(!*slot, "factor {f:?} used twice in {op}");
+                *slot = true;
+                g.order.push(*f);
+            }
+            g.groups.push(group.len() as u8);
+        }
+        for (i, ax) in space.iter().enumerate() {
+            assert!(seen[i][Part::Outer as usize], "outer factor of axis {i} unused in {op}");
+            assert!(
+                seen[i][Part::Block as usize] || ax.block == 1,
+                "block factor of axis {i} unused in {op}"
+            );
+        }
+        // Both sides' element counts must be representable.
+        product(op, "input/output element count", &g.space_extents())?;
+        let mut total = 1u64;
+        for ax in &g.space {
+            total = mul(op, "padded element count", total, ax.padded())?;
+        }
+        g.block_shape_u64(op)?;
+        Ok(g)
+    }
+
+    fn space_extents(&self) -> ArrayVec<u64, MAX_RANK> {
+        self.space.iter().map(|a| a.extent).collect()
+    }
+
+    /// The size of one factor.
+    pub fn factor_count(&self, f: Factor) -> u64 {
+        let ax = &self.space[f.axis as usize];
+        match f.part {
+            Part::Outer => ax.outer,
+            Part::Block => ax.block,
+        }
+    }
+
+    /// Block-side shape in u64, checked.
+    pub fn block_shape_u64(&self, op: &'static str) -> Result<ArrayVec<u64, MAX_RANK>> {
+        let mut out = ArrayVec::new();
+        let mut at = 0;
+        for &n in &self.groups {
+            let mut size = 1u64;
+            for f in &self.order[at..at + n as usize] {
+                size = mul(op, "output dimension", size, self.factor_count(*f))?;
+            }
+            at += n as usize;
+            out.push(size);
+        }
+        Ok(out)
+    }
+
+    /// The space-side shape (unpadded extents).
+    pub fn space_shape(&self, op: &'static str) -> Result<Shape> {
+        self.space.iter().map(|a| to_usize(op, "dimension", a.extent)).collect()
+    }
+
+    /// The block-side shape.
+    pub fn block_shape(&self, op: &'static str) -> Result<Shape> {
+        self.block_shape_u64(op)?
+            .iter()
+            .map(|&d| to_usize(op, "dimension", d))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn space_axis_checks_divisibility_and_sums() {
+        let a = SpaceAxis::new("t", 4, 1, 1, 3).unwrap();
+        assert_eq!((a.outer, a.padded()), (2, 6));
+        assert!(matches!(
+            SpaceAxis::new("t", 4, 0, 1, 2),
+            Err(Error::NotDivisible { size: 5, divisor: 2, .. })
+        ));
+        assert!(matches!(
+            SpaceAxis::new("t", u64::MAX, 1, 0, 1),
+            Err(Error::Overflow { .. })
+        ));
+    }
+
+    #[test]
+    fn block_shape_merges_groups() {
+        // NHWC space-to-depth of [1, 4, 6, 3] with block 2.
+        let op = "t";
+        let space = [
+            SpaceAxis::plain(1),
+            SpaceAxis::new(op, 4, 0, 0, 2).unwrap(),
+            SpaceAxis::new(op, 6, 0, 0, 2).unwrap(),
+            SpaceAxis::plain(3),
+        ];
+        let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]])
+            .unwrap();
+        assert_eq!(g.block_shape(op).unwrap().as_slice(), &[1, 2, 3, 12]);
+        assert_eq!(g.space_shape(op).unwrap().as_slice(), &[1, 4, 6, 3]);
+    }
+
+    #[test]
+    fn block_shape_overflow_is_an_error() {
+        let op = "t";
+        let big = 1u64 << 40;
+        let space = [SpaceAxis::plain(1), SpaceAxis::new(op, big, 0, 0, big).unwrap()];
+        // outer 1, block 2^40: fine alone; squared into one group overflows only with more.
+        let space2 = [space[0], space[1], SpaceAxis::new(op, big, 0, 0, big).unwrap()];
+        let err = Geometry::new(op, &space2, &[&[k(1), k(2), o(0)], &[o(1)], &[o(2)]]);
+        assert!(matches!(err, Err(Error::Overflow { .. })), "{err:?}");
+    }
+}

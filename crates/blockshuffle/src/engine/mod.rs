@@ -1,0 +1,16 @@
+//! The one engine behind every operator.
+//!
+//! - [`geometry`]: the validated description (pad/crop, split, permute, merge)
+//!   and its shape inference;
+//! - [`plan`]: compiling a geometry, for one direction and pair of layouts,
+//!   into a canonical loop nest;
+//! - [`exec`]: the kernels that run a loop nest (all of the crate's `unsafe`
+//!   that touches tensor memory).
+//!
+//! The public face of the engine is [`crate::Plan`].
+
+pub(crate) mod exec;
+pub(crate) mod geometry;
+pub(crate) mod plan;
+
+pub use plan::Direction;

@@ -1,0 +1,396 @@
+//! Compiling a [`Geometry`] into a loop nest: the copy plan the executor runs.
+//!
+//! The loop nest walks the destination in its own order. Each loop has a
+//! count and a byte stride on both sides; a loop may carry a *range*: the
+//! padded coordinate `p = oc * i_outer + ic * i` of one space axis must lie in
+//! `[lo, hi)`, where `i_outer` is the index of another (outer) loop. Positions
+//! outside are padding (forward: filled) or crop (backward: never written,
+//! because the destination has no such position).
+//!
+//! Canonicalisation drops loops of count 1, merges loops that are contiguous
+//! on both sides, and folds the innermost contiguous run into one wide unit.
+
+use arrayvec::ArrayVec;
+
+use super::geometry::{Factor, Geometry, Part, MAX_FACTORS};
+use crate::MAX_RANK;
+
+/// Which way a geometry is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Space side to block side (space-to-batch, space-to-depth, pixel-unshuffle).
+    Forward,
+    /// Block side to space side (batch-to-space, depth-to-space, pixel-shuffle).
+    Backward,
+}
+
+impl Direction {
+    /// The other direction.
+    pub fn reverse(self) -> Self {
+        match self {
+            Direction::Forward => Direction::Backward,
+            Direction::Backward => Direction::Forward,
+        }
+    }
+}
+
+pub(crate) const MAX_LOOPS: usize = MAX_FACTORS + 1;
+
+/// A padding/crop window on one loop (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// Index of the outer loop the window depends on, if any.
+    pub outer: Option<u8>,
+    pub oc: i64,
+    pub ic: i64,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl Window {
+    /// The valid index range `[s, e)` of the inner loop, within `[0, count)`.
+    #[inline]
+    pub fn range(&self, outer_index: usize, count: usize) -> (usize, usize) {
+        let base = self.oc * outer_index as i64;
+        let clamp = |v: i64| v.clamp(0, count as i64) as usize;
+        let s = clamp(ceil_div(self.lo - base, self.ic));
+        let e = clamp(ceil_div(self.hi - base, self.ic));
+        (s, e.max(s))
+    }
+}
+
+#[inline]
+fn ceil_div(a: i64, d: i64) -> i64 {
+    debug_assert!(d > 0);
+    -((-a).div_euclid(d))
+}
+
+/// One loop of the nest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Loop {
+    pub count: usize,
+    /// Source stride in bytes.
+    pub ss: isize,
+    /// Destination stride in bytes.
+    pub ds: isize,
+    pub window: Option<Window>,
+    /// Whether another loop's window reads this loop's index.
+    pub is_outer: bool,
+}
+
+/// A compiled, canonical copy plan for one direction, element size and pair of layouts.
+#[derive(Debug, Clone)]
+pub(crate) struct CopyPlan {
+    pub loops: ArrayVec<Loop, MAX_LOOPS>,
+    /// Bytes of the innermost contiguous run (one "wide element").
+    pub unit: usize,
+    /// Byte offset of the source position with all indices 0 (may be outside
+    /// the buffer when that position is padding; never dereferenced then).
+    pub src_base: isize,
+    pub dst_base: isize,
+    /// Forward: positions outside a window are filled. Backward: skipped.
+    pub fill: bool,
+    /// No destination bytes at all.
+    pub empty: bool,
+    /// Every destination position is padding (forward only).
+    pub all_padding: bool,
+    /// For each loop j: bytes of the contiguous destination block that one
+    /// index of loop j covers, or 0 if that block is not contiguous.
+    pub dst_block: ArrayVec<usize, MAX_LOOPS>,
+    /// Total destination bytes.
+    pub dst_bytes: usize,
+}
+
+/// Strides (in bytes) of both sides of a geometry.
+pub(crate) struct Layouts<'a> {
+    pub space: &'a [isize],
+    pub block: &'a [isize],
+}
+
+#[derive(Clone, Copy)]
+struct RawLoop {
+    count: usize,
+    ss: isize,
+    ds: isize,
+}
+
+impl CopyPlan {
+    /// Compiles `geom` run in `dir` for elements of `elem` bytes.
+    ///
+    /// The caller guarantees that both tensors fit in memory (their byte sizes
+    /// fit in `isize`), which bounds every count, padding and stride used here.
+    pub fn compile(geom: &Geometry, dir: Direction, elem: usize, strides: &Layouts<'_>) -> Self {
+        let n_space = geom.space.len();
+        let space_count = |f: Factor| geom.factor_count(f) as usize;
+
+        // Per-factor strides on the space side, and the space side's base offset.
+        let space_stride = |f: Factor| -> isize {
+            let s = strides.space[f.axis as usize];
+            match f.part {
+                Part::Outer => s.wrapping_mul(geom.space[f.axis as usize].block as isize),
+                Part::Block => s,
+            }
+        };
+        let space_base = geom.space.iter().zip(strides.space).fold(0isize, |acc, (ax, &s)| {
+            acc.wrapping_sub((ax.begin as isize).wrapping_mul(s))
+        });
+
+        // Per-factor strides on the block side: within a group, the last factor
+        // varies fastest.
+        let mut block_stride = [[0isize; 2]; MAX_RANK];
+        let mut at = 0;
+        for (g, &n) in geom.groups.iter().enumerate() {
+            let mut s = strides.block[g];
+            for f in geom.order[at..at + n as usize].iter().rev() {
+                block_stride[f.axis as usize][f.part as usize] = s;
+                s = s.wrapping_mul(space_count(*f) as isize);
+            }
+            at += n as usize;
+        }
+        let block_stride = |f: Factor| block_stride[f.axis as usize][f.part as usize];
+
+        // Loop order: the destination's.
+        let mut factors: ArrayVec<Factor, MAX_FACTORS> = ArrayVec::new();
+        match dir {
+            Direction::Forward => factors.extend(geom.order.iter().copied()),
+            Direction::Backward => {
+                for i in 0..n_space {
+                    factors.push(Factor { axis: i as u8, part: Part::Outer });
+                    factors.push(Factor { axis: i as u8, part: Part::Block });
+                }
+            }
+        }
+
+        let mut raw: ArrayVec<RawLoop, MAX_LOOPS> = factors
+            .iter()
+            .map(|&f| {
+                let (ss, ds) = match dir {
+                    Direction::Forward => (space_stride(f), block_stride(f)),
+                    Direction::Backward => (block_stride(f), space_stride(f)),
+                };
+                RawLoop { count: space_count(f), ss, ds }
+            })
+            .collect();
+        let mut windows: ArrayVec<Option<Window>, MAX_LOOPS> = raw.iter().map(|_| None).collect();
+        for (i, ax) in geom.space.iter().enumerate() {
+            if ax.begin == 0 && ax.end == 0 {
+                continue;
+            }
+            let find = |part| factors.iter().position(|f| f.axis as usize == i && f.part == part);
+            let po = find(Part::Outer).expect("outer factor present");
+            let lo = ax.begin as i64;
+            let hi = lo + ax.extent as i64;
+            let block = ax.block as i64;
+            match find(Part::Block) {
+                Some(pk) if pk > po => {
+                    windows[pk] = Some(Window { outer: Some(po as u8), oc: block, ic: 1, lo, hi })
+                }
+                Some(pk) => {
+                    windows[po] = Some(Window { outer: Some(pk as u8), oc: 1, ic: block, lo, hi })
+                }
+                None => windows[po] = Some(Window { outer: None, oc: 0, ic: block, lo, hi }),
+            }
+        }
+        let (src_base, dst_base) = match dir {
+            Direction::Forward => (space_base, 0),
+            Direction::Backward => (0, space_base),
+        };
+        // The element itself is the innermost, contiguous loop.
+        raw.push(RawLoop { count: elem, ss: 1, ds: 1 });
+        windows.push(None);
+
+        let empty = raw.iter().any(|l| l.count == 0);
+        let dst_bytes = if empty { 0 } else { raw.iter().map(|l| l.count).product() };
+        let mut plan = CopyPlan {
+            loops: ArrayVec::new(),
+            unit: 1,
+            src_base,
+            dst_base,
+            fill: dir == Direction::Forward,
+            empty,
+            all_padding: false,
+            dst_block: ArrayVec::new(),
+            dst_bytes,
+        };
+        if empty {
+            return plan;
+        }
+        plan.canonicalise(&raw, &windows);
+        plan
+    }
+
+    fn canonicalise(&mut self, raw: &[RawLoop], windows: &[Option<Window>]) {
+        // 1. Drop loops of count 1, moving windows that depend on them.
+        let mut windows: ArrayVec<Option<Window>, MAX_LOOPS> = windows.iter().copied().collect();
+        let mut keep: ArrayVec<usize, MAX_LOOPS> = ArrayVec::new();
+        for j in 0..raw.len() {
+            // The element loop (last) always stays: it becomes the unit.
+            if raw[j].count != 1 || j + 1 == raw.len() {
+                keep.push(j);
+                continue;
+            }
+            // Loop j always has index 0.
+            if let Some(w) = windows[j].take() {
+                match w.outer {
+                    // The window now constrains the outer loop alone: p = oc * i_outer.
+                    Some(o) => {
+                        let o = o as usize;
+                        windows[o] = Some(merge_self_window(windows[o], w));
+                    }
+                    None => {
+                        if !(w.lo <= 0 && 0 < w.hi) {
+                            self.all_padding = true;
+                        }
+                    }
+                }
+            }
+            for w in windows.iter_mut().flatten() {
+                if w.outer == Some(j as u8) {
+                    w.outer = None;
+                }
+            }
+        }
+        if self.all_padding {
+            return;
+        }
+        let mut loops: ArrayVec<Loop, MAX_LOOPS> = ArrayVec::new();
+        for &j in &keep {
+            let mut window = windows[j];
+            if let Some(w) = window.as_mut() {
+                if let Some(o) = w.outer {
+                    w.outer = Some(keep.iter().position(|&x| x == o as usize).unwrap() as u8);
+                }
+            }
+            loops.push(Loop { count: raw[j].count, ss: raw[j].ss, ds: raw[j].ds, window, is_outer: false });
+        }
+        for j in 0..loops.len() {
+            if let Some(Window { outer: Some(o), .. }) = loops[j].window {
+                loops[o as usize].is_outer = true;
+            }
+        }
+
+        // 2. Merge neighbours contiguous on both sides (inner into outer).
+        let mut j = loops.len();
+        while j >= 2 {
+            j -= 1;
+            let (a, b) = (loops[j - 1], loops[j]);
+            let free = |l: &Loop| l.window.is_none() && !l.is_outer;
+            if free(&a)
+                && free(&b)
+                && a.ss == b.ss.wrapping_mul(b.count as isize)
+                && a.ds == b.ds.wrapping_mul(b.count as isize)
+            {
+                loops[j - 1] = Loop { count: a.count * b.count, ..b };
+                loops.remove(j);
+                for l in loops.iter_mut() {
+                    if let Some(w) = l.window.as_mut() {
+                        if let Some(o) = w.outer {
+                            if o as usize > j - 1 {
+                                w.outer = Some(o - 1);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        // 3. The innermost loop, contiguous on both sides, becomes the unit.
+        let last = *loops.last().expect("the element loop is never dropped");
+        if last.ss == 1 && last.ds == 1 && last.window.is_none() && !last.is_outer {
+            self.unit = last.count;
+            loops.pop();
+        } else {
+            self.unit = 1;
+        }
+
+        // 4. Contiguous destination blocks, for filling padding in whole runs.
+        let mut blocks = [0usize; MAX_LOOPS];
+        let mut blk = Some(self.unit);
+        for j in (0..loops.len()).rev() {
+            blocks[j] = blk.unwrap_or(0);
+            blk = blk.and_then(|b| (loops[j].ds == b as isize).then(|| b * loops[j].count));
+        }
+        self.dst_block = blocks[..loops.len()].iter().copied().collect();
+        self.loops = loops;
+    }
+}
+
+/// Combines an existing self-window on a loop with a window that moved onto it.
+fn merge_self_window(existing: Option<Window>, moved: Window) -> Window {
+    let w = Window { outer: None, oc: 0, ic: moved.oc, lo: moved.lo, hi: moved.hi };
+    debug_assert!(existing.is_none(), "a loop carries at most one window");
+    let _ = existing;
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::geometry::{k, o, SpaceAxis};
+    use super::*;
+
+    fn c_strides(shape: &[usize], elem: usize) -> Vec<isize> {
+        let mut s = vec![0isize; shape.len()];
+        let mut acc = elem as isize;
+        for i in (0..shape.len()).rev() {
+            s[i] = acc;
+            acc *= shape[i] as isize;
+        }
+        s
+    }
+
+    #[test]
+    fn nhwc_space_to_depth_backward_coalesces_block_and_channels() {
+        let op = "t";
+        let space = [
+            SpaceAxis::plain(2),
+            SpaceAxis::new(op, 4, 0, 0, 2).unwrap(),
+            SpaceAxis::new(op, 6, 0, 0, 2).unwrap(),
+            SpaceAxis::plain(3),
+        ];
+        let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]).unwrap();
+        let ss = c_strides(&[2, 4, 6, 3], 4);
+        let bs = c_strides(&[2, 2, 3, 12], 4);
+        let p = CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs });
+        // Depth-to-space writes runs of block * C = 6 elements = 24 bytes.
+        assert_eq!(p.unit, 24);
+        // Batch and outer height merge (contiguous on both sides); then block row, outer width.
+        assert_eq!(p.loops.iter().map(|l| l.count).collect::<Vec<_>>(), vec![4, 2, 3]);
+        assert!(!p.fill && !p.empty && !p.all_padding);
+    }
+
+    #[test]
+    fn identity_geometry_is_one_memcpy() {
+        let op = "t";
+        let space = [SpaceAxis::plain(5), SpaceAxis::plain(7)];
+        let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)]]).unwrap();
+        let s = c_strides(&[5, 7], 2);
+        let p = CopyPlan::compile(&g, Direction::Forward, 2, &Layouts { space: &s, block: &s });
+        assert!(p.loops.is_empty());
+        assert_eq!(p.unit, 70);
+    }
+
+    #[test]
+    fn padding_makes_windows() {
+        // space-to-batch of [1, 3] with block 2 and paddings [1, 0] on axis 1.
+        let op = "t";
+        let space = [SpaceAxis::plain(1), SpaceAxis::new(op, 3, 1, 0, 2).unwrap()];
+        let g = Geometry::new(op, &space, &[&[k(1), o(0)], &[o(1)]]).unwrap();
+        let ss = c_strides(&[1, 3], 1);
+        let bs = c_strides(&[2, 2], 1);
+        let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs });
+        assert_eq!(p.loops.len(), 2);
+        let w = p.loops[1].window.unwrap();
+        assert_eq!((w.outer, w.oc, w.ic, w.lo, w.hi), (Some(0), 1, 2, 1, 4));
+        // k = 0: p = 2*o in [1, 4) -> o in [1, 2); k = 1: p = 2*o + 1 -> o in [0, 2).
+        assert_eq!(w.range(0, 2), (1, 2));
+        assert_eq!(w.range(1, 2), (0, 2));
+    }
+
+    #[test]
+    fn ceil_div_rounds_up_for_negatives() {
+        assert_eq!(ceil_div(-3, 2), -1);
+        assert_eq!(ceil_div(3, 2), 2);
+        assert_eq!(ceil_div(4, 2), 2);
+        assert_eq!(ceil_div(0, 5), 0);
+    }
+}

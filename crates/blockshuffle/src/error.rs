@@ -1,0 +1,232 @@
+//! The one error type of the crate.
+
+/// Everything that can go wrong, each variant carrying the numbers that broke
+/// the rule and naming the operator (`"tf space-to-batch-nd"`, ...) whose rule
+/// it is.
+///
+/// ```
+/// use blockshuffle::{tf, Error, Operator};
+///
+/// let err = tf::SpaceToBatchNd::new(&[2, 2], &[[0, 1], [0, 0]])
+///     .output_shape(&[1, 4, 4, 1])
+///     .unwrap_err();
+/// assert!(matches!(err, Error::NotDivisible { size: 5, divisor: 2, .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "tf space-to-batch-nd: padded spatial dim 0 (input 4 + paddings 0 + 1 = 5) is not divisible by block_shape[0] = 2"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input has the wrong number of dimensions for the operator.
+    #[error("{op}: input rank is {rank} but {rule}")]
+    Rank {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The input's rank.
+        rank: usize,
+        /// The rule, worded with its bound (for example `must be >= 3 (1 + len(block_shape))`).
+        rule: String,
+    },
+
+    /// A parameter list has the wrong length.
+    #[error("{op}: {param} has {len} values but must have {expected} ({why})")]
+    ParamLength {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The parameter (`block_shape`, `paddings`, `crops_begin`, ...).
+        param: &'static str,
+        /// How many values it has.
+        len: usize,
+        /// How many it must have.
+        expected: usize,
+        /// Where that number comes from.
+        why: &'static str,
+    },
+
+    /// A block size is below the operator's minimum.
+    #[error("{op}: {param}{index} = {value} must be >= {min}")]
+    BlockTooSmall {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The parameter (`block_shape`, `block_size`, `upscale_factor`, ...).
+        param: &'static str,
+        /// `[i]` for a list entry, empty for a scalar parameter.
+        index: Index,
+        /// The value given.
+        value: i64,
+        /// The operator's minimum.
+        min: i64,
+    },
+
+    /// A padding or crop amount is negative.
+    #[error("{op}: {param}{index} = {value} must be >= 0")]
+    Negative {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The parameter (`paddings`, `crops`, `pads_begin`, ...).
+        param: &'static str,
+        /// Which entry.
+        index: Index,
+        /// The value given.
+        value: i64,
+    },
+
+    /// A dimension is not a multiple of what the operator divides it by.
+    #[error("{op}: {what} is not divisible by {divisor_name} = {divisor}")]
+    NotDivisible {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The dimension, worded with the numbers it is made of.
+        what: String,
+        /// Its size.
+        size: u64,
+        /// What it must be divided by, as the framework names it.
+        divisor_name: String,
+        /// The divisor.
+        divisor: u64,
+    },
+
+    /// Crops remove more than the dimension holds.
+    #[error("{op}: crops of spatial dim {axis} ({begin} + {end}) exceed its uncropped size {size}")]
+    CropTooLarge {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// Spatial dimension index (0-based, as the framework counts it).
+        axis: usize,
+        /// Uncropped size (input dim times block).
+        size: u64,
+        /// Crop at the start.
+        begin: u64,
+        /// Crop at the end.
+        end: u64,
+    },
+
+    /// A parameter that this crate requires to be neutral is not (see the
+    /// operator's documentation for why).
+    #[error("{op}: {param}{index} = {value} but must be {required} ({why})")]
+    Unsupported {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The parameter.
+        param: &'static str,
+        /// Which entry (empty for a scalar).
+        index: Index,
+        /// The value given.
+        value: i64,
+        /// The value required.
+        required: i64,
+        /// Why.
+        why: &'static str,
+    },
+
+    /// TensorFlow's kernels handle at most four block dimensions once the
+    /// leading and trailing ones with block 1 and no padding are set aside.
+    #[error("{op}: {count} block dimensions remain after combining leading and trailing ones with block 1 and no padding, but TensorFlow allows at most {max}")]
+    TooManyBlockDims {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// Block dimensions left.
+        count: usize,
+        /// The maximum.
+        max: usize,
+    },
+
+    /// A textual parameter (mode, data format) has a value the operator does not know.
+    #[error("{op}: {param} = {value:?} is not one of {allowed}")]
+    UnknownValue {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The parameter.
+        param: &'static str,
+        /// The value given.
+        value: String,
+        /// The accepted values.
+        allowed: &'static str,
+    },
+
+    /// `NCHW_VECT_C` needs a last dimension of 4 (four int8 channels per element).
+    #[error("{op}: NCHW_VECT_C needs the last input dim to be 4 (qint8 x 4), got {size}")]
+    VectSize {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The last dimension's size.
+        size: usize,
+    },
+
+    /// Shape arithmetic would leave the 64-bit (or address-space) range.
+    #[error("{op}: {what} overflows ({a} * {b} or {a} + {b} does not fit in {limit})")]
+    Overflow {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// What was being computed.
+        what: &'static str,
+        /// One operand.
+        a: u128,
+        /// The other operand.
+        b: u128,
+        /// The range it must fit in.
+        limit: &'static str,
+    },
+
+    /// More dimensions than the engine supports.
+    #[error("{op}: rank {rank} exceeds the supported maximum {max}")]
+    RankTooLarge {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The rank given.
+        rank: usize,
+        /// The maximum ([`crate::MAX_RANK`]).
+        max: usize,
+    },
+
+    /// A buffer's length does not match its shape.
+    #[error("{param} holds {len} elements but its shape {shape:?} needs {expected}")]
+    BufferLength {
+        /// `input` or `output`.
+        param: &'static str,
+        /// Elements (or bytes, for the byte API) given.
+        len: usize,
+        /// Elements (or bytes) needed.
+        expected: usize,
+        /// The shape.
+        shape: Vec<usize>,
+    },
+
+    /// A strided view's strides do not match its rank.
+    #[error("{param} has {len} strides but rank {rank}")]
+    StrideCount {
+        /// `input` or `output`.
+        param: &'static str,
+        /// Strides given.
+        len: usize,
+        /// The rank.
+        rank: usize,
+    },
+
+    /// An output shape given by the caller differs from the inferred one.
+    #[error("output shape {given:?} differs from the operator's output shape {expected:?}")]
+    OutputShape {
+        /// The shape given.
+        given: Vec<usize>,
+        /// The shape the operator produces.
+        expected: Vec<usize>,
+    },
+}
+
+/// An optional list position in an error message: `[3]`, or nothing for a scalar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Index(pub Option<usize>);
+
+impl std::fmt::Display for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(i) => write!(f, "[{i}]"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,364 @@
+//! [`Plan`]: a validated operator on a given input shape, ready to run on data
+//! any number of times, typed or as raw bytes, into new or caller-owned buffers.
+
+use std::mem::{size_of, MaybeUninit};
+
+use arrayvec::ArrayVec;
+
+use crate::engine::exec::{self, Fill};
+use crate::engine::geometry::Geometry;
+use crate::engine::plan::{CopyPlan, Layouts};
+use crate::engine::Direction;
+use crate::{Error, Result, Shape, MAX_RANK};
+
+/// How many threads a plan may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Parallelism {
+    /// Run on the calling thread (the default: predictable inside engines
+    /// that do their own threading).
+    #[default]
+    Sequential,
+    /// Split the work into this many parts on the current rayon pool.
+    Threads(usize),
+    /// As many parts as the current rayon pool has threads.
+    Auto,
+}
+
+impl Parallelism {
+    fn threads(self) -> usize {
+        match self {
+            Parallelism::Sequential => 1,
+            Parallelism::Threads(n) => n.max(1),
+            #[cfg(feature = "rayon")]
+            Parallelism::Auto => rayon::current_num_threads(),
+            #[cfg(not(feature = "rayon"))]
+            Parallelism::Auto => 1,
+        }
+    }
+}
+
+/// A validated operator applied to one input shape: the output shape is
+/// known, and the data movement is ready to run.
+///
+/// Built by [`crate::Operator::plan`] without touching data or allocating;
+/// run with [`Plan::run`], [`Plan::run_into`], [`Plan::run_bytes`] or
+/// [`Plan::run_bytes_into`]. [`Plan::inverse`] gives the plan that undoes it.
+///
+/// ```
+/// use blockshuffle::{onnx, Operator};
+///
+/// let plan = onnx::DepthToSpace::dcr(2).plan(&[1, 8, 2, 3])?;
+/// assert_eq!(plan.output_shape(), &[1, 2, 4, 6]);
+/// let x: Vec<f32> = (0..48).map(|v| v as f32).collect();
+/// let y = plan.run(&x)?;
+/// assert_eq!(&y[..6], &[0., 12., 1., 13., 2., 14.]);
+/// // The inverse plan (space-to-depth, DCR) restores the input.
+/// assert_eq!(plan.inverse().run(&y)?, x);
+/// # Ok::<(), blockshuffle::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    op: &'static str,
+    geom: Geometry,
+    dir: Direction,
+    parallelism: Parallelism,
+    input_shape: Shape,
+    output_shape: Shape,
+}
+
+/// Element count of a shape, checked against `usize`.
+fn element_count(op: &'static str, shape: &[usize]) -> Result<usize> {
+    shape.iter().try_fold(1usize, |acc, &d| {
+        acc.checked_mul(d).ok_or(Error::Overflow {
+            op,
+            what: "element count",
+            a: acc as u128,
+            b: d as u128,
+            limit: "usize",
+        })
+    })
+}
+
+/// Row-major strides in bytes for `shape` with `elem`-byte elements.
+fn c_strides(shape: &[usize], elem: usize) -> ArrayVec<isize, MAX_RANK> {
+    let mut strides: ArrayVec<isize, MAX_RANK> = shape.iter().map(|_| 0).collect();
+    let mut acc = elem as isize;
+    for (s, &d) in strides.iter_mut().zip(shape).rev() {
+        *s = acc;
+        acc = acc.wrapping_mul(d as isize);
+    }
+    strides
+}
+
+impl Plan {
+    pub(crate) fn new(op: &'static str, geom: Geometry, dir: Direction) -> Result<Self> {
+        let space = geom.space_shape(op)?;
+        let block = geom.block_shape(op)?;
+        let (input_shape, output_shape) = match dir {
+            Direction::Forward => (space, block),
+            Direction::Backward => (block, space),
+        };
+        Ok(Plan { op, geom, dir, parallelism: Parallelism::Sequential, input_shape, output_shape })
+    }
+
+    /// The operator this plan runs, as `"framework op"`.
+    pub fn op(&self) -> &'static str {
+        self.op
+    }
+
+    /// The input shape the plan was built for.
+    pub fn input_shape(&self) -> &[usize] {
+        &self.input_shape
+    }
+
+    /// The output shape.
+    pub fn output_shape(&self) -> &[usize] {
+        &self.output_shape
+    }
+
+    /// Whether this plan moves data from the space side to the block side
+    /// (space-to-batch / space-to-depth) or back.
+    pub fn direction(&self) -> Direction {
+        self.dir
+    }
+
+    /// The plan that undoes this one: the same geometry run the other way.
+    /// For a batch-to-space plan it is the space-to-batch whose paddings are
+    /// the crops (the cropped values come back as zeros).
+    ///
+    /// ```
+    /// use blockshuffle::{tf, Operator};
+    /// let s2b = tf::SpaceToBatchNd::new(&[2], &[[1, 1]]).plan(&[1, 2, 1])?;
+    /// let b2s = s2b.inverse();
+    /// assert_eq!(b2s.input_shape(), s2b.output_shape());
+    /// assert_eq!(b2s.run(&s2b.run(&[7, 8])?)?, vec![7, 8]);
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn inverse(&self) -> Plan {
+        Plan {
+            op: self.op,
+            geom: self.geom.clone(),
+            dir: self.dir.reverse(),
+            parallelism: self.parallelism,
+            input_shape: self.output_shape.clone(),
+            output_shape: self.input_shape.clone(),
+        }
+    }
+
+    /// Sets how many threads runs of this plan may use.
+    ///
+    /// ```
+    /// use blockshuffle::{torch, Operator, Parallelism};
+    /// let plan = torch::PixelShuffle::new(2).plan(&[1, 4, 1, 1])?.with_parallelism(Parallelism::Auto);
+    /// assert_eq!(plan.run(&[1u8, 2, 3, 4])?, vec![1, 2, 3, 4]);
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn with_parallelism(mut self, parallelism: Parallelism) -> Self {
+        self.parallelism = parallelism;
+        self
+    }
+
+    /// The plan's parallelism setting.
+    pub fn parallelism(&self) -> Parallelism {
+        self.parallelism
+    }
+
+    /// Elements in the input.
+    pub fn input_len(&self) -> usize {
+        self.input_shape.iter().product()
+    }
+
+    /// Elements in the output.
+    pub fn output_len(&self) -> usize {
+        self.output_shape.iter().product()
+    }
+
+    fn check_len(&self, param: &'static str, len: usize, per_elem: usize) -> Result<()> {
+        let shape = if param == "input" { &self.input_shape } else { &self.output_shape };
+        let elems = element_count(self.op, shape)?;
+        let expected = elems.checked_mul(per_elem).ok_or(Error::Overflow {
+            op: self.op,
+            what: "byte count",
+            a: elems as u128,
+            b: per_elem as u128,
+            limit: "usize",
+        })?;
+        if len != expected || expected > isize::MAX as usize {
+            return Err(Error::BufferLength { param, len, expected, shape: shape.to_vec() });
+        }
+        Ok(())
+    }
+
+    /// Compiles the loop nest for row-major buffers of `elem`-byte elements.
+    fn compile_contiguous(&self, elem: usize) -> CopyPlan {
+        let space = c_strides(&self.geom_space_shape(), elem);
+        let block = c_strides(&self.geom_block_shape(), elem);
+        CopyPlan::compile(&self.geom, self.dir, elem, &Layouts { space: &space, block: &block })
+    }
+
+    fn geom_space_shape(&self) -> Shape {
+        match self.dir {
+            Direction::Forward => self.input_shape.clone(),
+            Direction::Backward => self.output_shape.clone(),
+        }
+    }
+
+    fn geom_block_shape(&self) -> Shape {
+        match self.dir {
+            Direction::Forward => self.output_shape.clone(),
+            Direction::Backward => self.input_shape.clone(),
+        }
+    }
+
+    /// Runs into a new vector. Padding positions get `T::default()`, which is
+    /// zero for every numeric type (the frameworks pad with zeros).
+    ///
+    /// ```
+    /// use blockshuffle::{tf, Operator};
+    /// let plan = tf::SpaceToBatch::new(2, [[0, 0], [0, 0]]).plan(&[1, 2, 2, 1])?;
+    /// assert_eq!(plan.run(&[1, 2, 3, 4])?, vec![1, 2, 3, 4]);
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn run<T: Copy + Default>(&self, input: &[T]) -> Result<Vec<T>> {
+        let n = element_count(self.op, &self.output_shape)?;
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        self.run_uninit(input, &mut out.spare_capacity_mut()[..n])?;
+        // SAFETY: `run_uninit` succeeded, so it wrote every one of the `n`
+        // output elements (each is a copied input element or padding).
+        unsafe { out.set_len(n) };
+        Ok(out)
+    }
+
+    /// Runs into `output`, which must hold exactly [`Plan::output_len`]
+    /// elements. Allocates nothing.
+    ///
+    /// ```
+    /// use blockshuffle::{torch, Operator};
+    /// let plan = torch::PixelUnshuffle::new(2).plan(&[1, 2, 2])?;
+    /// let mut out = [0i16; 4];
+    /// plan.run_into(&[1, 2, 3, 4], &mut out)?;
+    /// assert_eq!(out, [1, 2, 3, 4]);
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn run_into<T: Copy + Default>(&self, input: &[T], output: &mut [T]) -> Result<()> {
+        // SAFETY: `&mut [T]` viewed as `[MaybeUninit<T>]`: same layout, and we
+        // only write initialised `T` values (copies of input elements or T::default()).
+        let out = unsafe { &mut *(output as *mut [T] as *mut [MaybeUninit<T>]) };
+        self.run_uninit(input, out)
+    }
+
+    /// Runs into possibly uninitialised memory, which it fully initialises on success.
+    pub fn run_uninit<T: Copy + Default>(&self, input: &[T], output: &mut [MaybeUninit<T>]) -> Result<()> {
+        self.check_len("input", input.len(), 1)?;
+        self.check_len("output", output.len(), 1)?;
+        let elem = size_of::<T>();
+        let default = T::default();
+        // SAFETY: the bytes of a `T` value, read as `MaybeUninit<u8>` (any bit
+        // pattern, including padding, is a valid `MaybeUninit<u8>`).
+        let pattern = unsafe { std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem) };
+        let plan = self.compile_contiguous(elem);
+        // SAFETY: both buffers hold exactly the row-major shapes the plan was
+        // compiled for (checked above); `&[T]` and `&mut [MaybeUninit<T>]`
+        // cannot overlap.
+        unsafe {
+            exec::execute(
+                &plan,
+                input.as_ptr().cast(),
+                output.as_mut_ptr().cast(),
+                Fill::Pattern(pattern),
+                self.parallelism.threads(),
+            )
+        };
+        Ok(())
+    }
+
+    /// Runs on raw bytes: `input` holds [`Plan::input_len`] elements of
+    /// `elem_size` bytes each, row-major. Padding is zero bytes.
+    ///
+    /// ```
+    /// use blockshuffle::{tf, Operator, DataFormat};
+    /// // Three-byte elements (say RGB pixels) are as good as any.
+    /// let plan = tf::SpaceToDepth::new(2, DataFormat::Nhwc).plan(&[1, 2, 2, 1])?;
+    /// let y = plan.run_bytes(b"aaabbbcccddd", 3)?;
+    /// assert_eq!(y, b"aaabbbcccddd");
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn run_bytes(&self, input: &[u8], elem_size: usize) -> Result<Vec<u8>> {
+        let n = element_count(self.op, &self.output_shape)?
+            .checked_mul(elem_size)
+            .ok_or(Error::Overflow { op: self.op, what: "byte count", a: 0, b: elem_size as u128, limit: "usize" })?;
+        let mut out: Vec<u8> = Vec::with_capacity(n);
+        self.run_bytes_uninit(input, elem_size, &mut out.spare_capacity_mut()[..n])?;
+        // SAFETY: every output byte was written (see `run`).
+        unsafe { out.set_len(n) };
+        Ok(out)
+    }
+
+    /// [`Plan::run_bytes`] into a caller's buffer of exactly
+    /// `output_len() * elem_size` bytes. Allocates nothing.
+    ///
+    /// ```
+    /// use blockshuffle::{openvino, Operator};
+    /// let plan = openvino::DepthToSpace::depth_first(2).plan(&[1, 4, 1])?;
+    /// let mut out = [0u8; 8];
+    /// plan.run_bytes_into(&[1, 0, 2, 0, 3, 0, 4, 0], 2, &mut out)?;
+    /// assert_eq!(out, [1, 0, 2, 0, 3, 0, 4, 0]);
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn run_bytes_into(&self, input: &[u8], elem_size: usize, output: &mut [u8]) -> Result<()> {
+        // SAFETY: `&mut [u8]` as `[MaybeUninit<u8>]`, written only with bytes.
+        let out = unsafe { &mut *(output as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        self.run_bytes_uninit(input, elem_size, out)
+    }
+
+    /// [`Plan::run_bytes_into`] into possibly uninitialised memory.
+    pub fn run_bytes_uninit(&self, input: &[u8], elem_size: usize, output: &mut [MaybeUninit<u8>]) -> Result<()> {
+        self.check_len("input", input.len(), elem_size)?;
+        self.check_len("output", output.len(), elem_size)?;
+        let plan = self.compile_contiguous(elem_size);
+        // SAFETY: lengths checked above against the row-major shapes.
+        unsafe {
+            exec::execute(&plan, input.as_ptr(), output.as_mut_ptr().cast(), Fill::Zero, self.parallelism.threads())
+        };
+        Ok(())
+    }
+
+    /// Runs from a strided source into a strided destination (strides in
+    /// elements, possibly negative), for views such as ndarray's.
+    ///
+    /// # Safety
+    /// For every in-range index of the input shape, `input + Σ index·stride`
+    /// must be a readable `T`, and likewise writable (and not overlapping the
+    /// input) for the output; distinct output indices must address distinct
+    /// elements.
+    pub unsafe fn run_strided<T: Copy + Default>(
+        &self,
+        input: *const T,
+        input_strides: &[isize],
+        output: *mut T,
+        output_strides: &[isize],
+    ) -> Result<()> {
+        let rank_check = |param, strides: &[isize], shape: &[usize]| {
+            if strides.len() != shape.len() {
+                return Err(Error::StrideCount { param, len: strides.len(), rank: shape.len() });
+            }
+            Ok(())
+        };
+        rank_check("input", input_strides, &self.input_shape)?;
+        rank_check("output", output_strides, &self.output_shape)?;
+        let elem = size_of::<T>();
+        let bytes = |s: &[isize]| -> ArrayVec<isize, MAX_RANK> { s.iter().map(|&v| v.wrapping_mul(elem as isize)).collect() };
+        let (space, block) = match self.dir {
+            Direction::Forward => (bytes(input_strides), bytes(output_strides)),
+            Direction::Backward => (bytes(output_strides), bytes(input_strides)),
+        };
+        let plan = CopyPlan::compile(&self.geom, self.dir, elem, &Layouts { space: &space, block: &block });
+        let default = T::default();
+        // SAFETY: as in `run_uninit`.
+        let pattern = unsafe { std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem) };
+        // SAFETY: the caller guarantees the views; the plan only produces offsets
+        // of in-range indices.
+        unsafe { exec::execute(&plan, input.cast(), output.cast(), Fill::Pattern(pattern), self.parallelism.threads()) };
+        Ok(())
+    }
+}
