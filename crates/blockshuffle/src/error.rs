@@ -89,7 +89,9 @@ pub enum Error {
     },
 
     /// Crops remove more than the dimension holds.
-    #[error("{op}: crops of spatial dim {axis} ({begin} + {end}) exceed its uncropped size {size}")]
+    #[error(
+        "{op}: crops of spatial dim {axis} ({begin} + {end}) exceed its uncropped size {size}"
+    )]
     CropTooLarge {
         /// Operator whose rule this is.
         op: &'static str,
@@ -203,6 +205,46 @@ pub enum Error {
         len: usize,
         /// The rank.
         rank: usize,
+    },
+
+    /// A command-line flag is missing, unknown, repeated or malformed.
+    #[error("{op}: {flag} {problem}")]
+    Flag {
+        /// Operator whose flags these are.
+        op: &'static str,
+        /// The flag, as given.
+        flag: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+
+    /// No operator of that name in the catalogue.
+    #[error("unknown operator {framework:?} {op:?} (`blockshuffle list` shows them all)")]
+    UnknownOperator {
+        /// The framework given.
+        framework: String,
+        /// The operator given.
+        op: String,
+    },
+
+    /// A `.npy` file that cannot be read or written as asked.
+    #[error("{path}: {problem}")]
+    Npy {
+        /// The file.
+        path: String,
+        /// What is wrong, with the numbers involved.
+        problem: String,
+    },
+
+    /// An I/O error on a file.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error's kind.
+        kind: std::io::ErrorKind,
+        /// The system's message.
+        message: String,
     },
 
     /// An output shape given by the caller differs from the inferred one.

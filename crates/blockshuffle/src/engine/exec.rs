@@ -85,12 +85,26 @@ struct Exec<'a> {
 /// destination layouts `plan` was compiled for (every offset the plan yields
 /// for a valid position is inside them), and the destination must not overlap
 /// the source.
-pub(crate) unsafe fn execute(plan: &CopyPlan, src: *const u8, dst: *mut u8, fill: Fill<'_>, threads: usize) {
+pub(crate) unsafe fn execute(
+    plan: &CopyPlan,
+    src: *const u8,
+    dst: *mut u8,
+    fill: Fill<'_>,
+    threads: usize,
+) {
     if plan.empty {
         return;
     }
-    let ex = Exec { plan, buf: Buffers { src, dst }, fill };
-    let threads = if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.max(1) };
+    let ex = Exec {
+        plan,
+        buf: Buffers { src, dst },
+        fill,
+    };
+    let threads = if plan.dst_bytes < PARALLEL_THRESHOLD {
+        1
+    } else {
+        threads.max(1)
+    };
     // SAFETY: forwarded from the caller.
     unsafe {
         if threads == 1 {
@@ -120,8 +134,13 @@ impl Exec<'_> {
         use rayon::prelude::*;
         let p = self.plan;
         let loops = &p.loops;
-        // A pure contiguous operation: split the bytes.
-        if loops.is_empty() || p.all_padding {
+        if p.all_padding {
+            // Only padding: rare enough (an empty input padded to full blocks) to stay sequential.
+            // SAFETY: forwarded.
+            return unsafe { self.sequential() };
+        }
+        // A pure contiguous copy: split the bytes.
+        if loops.is_empty() {
             let total = p.dst_bytes;
             let step = total.div_ceil(threads);
             let step = step.div_ceil(p.unit.max(1)) * p.unit.max(1);
@@ -135,12 +154,8 @@ impl Exec<'_> {
                     // `src_base` to `dst_base`.
                     unsafe {
                         let dst = buf.dst.wrapping_offset(p.dst_base + a as isize);
-                        if p.all_padding {
-                            self.fill.fill(dst, b - a);
-                        } else {
-                            let src = buf.src.wrapping_offset(p.src_base + a as isize);
-                            ptr::copy_nonoverlapping(src, dst, b - a);
-                        }
+                        let src = buf.src.wrapping_offset(p.src_base + a as isize);
+                        ptr::copy_nonoverlapping(src, dst, b - a);
                     }
                 }
             });
@@ -212,7 +227,11 @@ impl Exec<'_> {
         if j == p.loops.len() {
             // SAFETY: a valid position: `unit` bytes on both sides.
             unsafe {
-                ptr::copy_nonoverlapping(buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof), p.unit)
+                ptr::copy_nonoverlapping(
+                    buf.src.wrapping_offset(so),
+                    buf.dst.wrapping_offset(dof),
+                    p.unit,
+                )
             };
             return;
         }

@@ -56,12 +56,18 @@ pub(crate) struct Factor {
 
 /// Outer factor of space axis `axis`.
 pub(crate) const fn o(axis: usize) -> Factor {
-    Factor { axis: axis as u8, part: Part::Outer }
+    Factor {
+        axis: axis as u8,
+        part: Part::Outer,
+    }
 }
 
 /// Block factor of space axis `axis`.
 pub(crate) const fn k(axis: usize) -> Factor {
-    Factor { axis: axis as u8, part: Part::Block }
+    Factor {
+        axis: axis as u8,
+        part: Part::Block,
+    }
 }
 
 /// A validated rearrangement: the space-side axes, and the block-side axes
@@ -129,12 +135,24 @@ impl SpaceAxis {
                 divisor: block,
             });
         }
-        Ok(SpaceAxis { extent, begin, end, block, outer: padded / block })
+        Ok(SpaceAxis {
+            extent,
+            begin,
+            end,
+            block,
+            outer: padded / block,
+        })
     }
 
     /// An axis carried along unchanged (block 1, no padding).
     pub fn plain(extent: u64) -> Self {
-        SpaceAxis { extent, begin: 0, end: 0, block: 1, outer: extent }
+        SpaceAxis {
+            extent,
+            begin: 0,
+            end: 0,
+            block: 1,
+            outer: extent,
+        }
     }
 }
 
@@ -168,7 +186,10 @@ impl Geometry {
             g.groups.push(group.len() as u8);
         }
         for (i, ax) in space.iter().enumerate() {
-            assert!(seen[i][Part::Outer as usize], "outer factor of axis {i} unused in {op}");
+            assert!(
+                seen[i][Part::Outer as usize],
+                "outer factor of axis {i} unused in {op}"
+            );
             assert!(
                 seen[i][Part::Block as usize] || ax.block == 1,
                 "block factor of axis {i} unused in {op}"
@@ -214,7 +235,10 @@ impl Geometry {
 
     /// The space-side shape (unpadded extents).
     pub fn space_shape(&self, op: &'static str) -> Result<Shape> {
-        self.space.iter().map(|a| to_usize(op, "dimension", a.extent)).collect()
+        self.space
+            .iter()
+            .map(|a| to_usize(op, "dimension", a.extent))
+            .collect()
     }
 
     /// The block-side shape.
@@ -236,7 +260,11 @@ mod tests {
         assert_eq!((a.outer, a.padded()), (2, 6));
         assert!(matches!(
             SpaceAxis::new("t", 4, 0, 1, 2),
-            Err(Error::NotDivisible { size: 5, divisor: 2, .. })
+            Err(Error::NotDivisible {
+                size: 5,
+                divisor: 2,
+                ..
+            })
         ));
         assert!(matches!(
             SpaceAxis::new("t", u64::MAX, 1, 0, 1),
@@ -254,8 +282,12 @@ mod tests {
             SpaceAxis::new(op, 6, 0, 0, 2).unwrap(),
             SpaceAxis::plain(3),
         ];
-        let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]])
-            .unwrap();
+        let g = Geometry::new(
+            op,
+            &space,
+            &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]],
+        )
+        .unwrap();
         assert_eq!(g.block_shape(op).unwrap().as_slice(), &[1, 2, 3, 12]);
         assert_eq!(g.space_shape(op).unwrap().as_slice(), &[1, 4, 6, 3]);
     }
@@ -264,9 +296,16 @@ mod tests {
     fn block_shape_overflow_is_an_error() {
         let op = "t";
         let big = 1u64 << 40;
-        let space = [SpaceAxis::plain(1), SpaceAxis::new(op, big, 0, 0, big).unwrap()];
+        let space = [
+            SpaceAxis::plain(1),
+            SpaceAxis::new(op, big, 0, 0, big).unwrap(),
+        ];
         // outer 1, block 2^40: fine alone; squared into one group overflows only with more.
-        let space2 = [space[0], space[1], SpaceAxis::new(op, big, 0, 0, big).unwrap()];
+        let space2 = [
+            space[0],
+            space[1],
+            SpaceAxis::new(op, big, 0, 0, big).unwrap(),
+        ];
         let err = Geometry::new(op, &space2, &[&[k(1), k(2), o(0)], &[o(1)], &[o(2)]]);
         assert!(matches!(err, Err(Error::Overflow { .. })), "{err:?}");
     }

@@ -54,7 +54,11 @@ pub struct SpaceToBatch<'a> {
 impl<'a> SpaceToBatch<'a> {
     /// The operator with these parameters (validated by [`Operator::plan`]).
     pub fn new(block_shape: &'a [i64], pads_begin: &'a [i64], pads_end: &'a [i64]) -> Self {
-        SpaceToBatch { block_shape, pads_begin, pads_end }
+        SpaceToBatch {
+            block_shape,
+            pads_begin,
+            pads_end,
+        }
     }
 }
 
@@ -84,7 +88,11 @@ pub struct BatchToSpace<'a> {
 impl<'a> BatchToSpace<'a> {
     /// The operator with these parameters (validated by [`Operator::plan`]).
     pub fn new(block_shape: &'a [i64], crops_begin: &'a [i64], crops_end: &'a [i64]) -> Self {
-        BatchToSpace { block_shape, crops_begin, crops_end }
+        BatchToSpace {
+            block_shape,
+            crops_begin,
+            crops_end,
+        }
     }
 }
 
@@ -112,7 +120,8 @@ fn batch_params(
         let s = non_negative(op, begin.0, i, begin.1[i])?;
         let e = non_negative(op, end.0, i, end.1[i])?;
         if i == 0 {
-            for (param, value, required) in [("block_shape", b, 1), (begin.0, s, 0), (end.0, e, 0)] {
+            for (param, value, required) in [("block_shape", b, 1), (begin.0, s, 0), (end.0, e, 0)]
+            {
                 if value != required {
                     return Err(Error::Unsupported {
                         op,
@@ -148,7 +157,8 @@ impl Operator for SpaceToBatch<'_> {
         )?;
         for (i, (&b, &(s, e))) in blocks.iter().zip(&pads).enumerate() {
             let d = input_shape[i + 1] as u64;
-            let padded = geometry::add(op, "padded dim", geometry::add(op, "padded dim", d, s)?, e)?;
+            let padded =
+                geometry::add(op, "padded dim", geometry::add(op, "padded dim", d, s)?, e)?;
             let axis = i + 1;
             divisible(
                 op,
@@ -178,7 +188,19 @@ impl Operator for BatchToSpace<'_> {
         )?;
         ops::batch_to_space(op, input_shape, &blocks, &crops).map_err(|e| match e {
             // OpenVINO counts the batch axis: spatial dim i is axis i + 1.
-            Error::CropTooLarge { op, axis, size, begin, end } => Error::CropTooLarge { op, axis: axis + 1, size, begin, end },
+            Error::CropTooLarge {
+                op,
+                axis,
+                size,
+                begin,
+                end,
+            } => Error::CropTooLarge {
+                op,
+                axis: axis + 1,
+                size,
+                begin,
+                end,
+            },
             other => other,
         })
     }
@@ -208,7 +230,11 @@ impl Mode {
             Mode::BlocksFirst => DepthLayout::BlocksFirst,
             Mode::DepthFirst => DepthLayout::DepthFirst,
         };
-        DepthAxes { lead: 1, k: rank.saturating_sub(2), layout }
+        DepthAxes {
+            lead: 1,
+            k: rank.saturating_sub(2),
+            layout,
+        }
     }
 }
 
@@ -332,7 +358,13 @@ impl Operator for DepthToSpace {
         let axes = self.mode.axes(input_shape.len());
         let per = ops::block_power(op, block, axes.k)?;
         let c = input_shape[1] as u64;
-        divisible(op, || format!("channel dim {c}"), c, || format!("block_size^{}", axes.k), per)?;
+        divisible(
+            op,
+            || format!("channel dim {c}"),
+            c,
+            || format!("block_size^{}", axes.k),
+            per,
+        )?;
         ops::depth_to_space(op, input_shape, axes, block)
     }
 }
@@ -356,7 +388,13 @@ mod tests {
             })
         );
         let op = BatchToSpace::new(&[1, 1], &[1, 0], &[0, 0]);
-        assert!(matches!(op.output_shape(&[2, 2]), Err(Error::Unsupported { param: "crops_begin", .. })));
+        assert!(matches!(
+            op.output_shape(&[2, 2]),
+            Err(Error::Unsupported {
+                param: "crops_begin",
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -364,7 +402,13 @@ mod tests {
         let op = BatchToSpace::new(&[1, 2, 3], &[0, 5, 0], &[0, 4, 0]);
         assert_eq!(
             op.output_shape(&[6, 4, 1]),
-            Err(Error::CropTooLarge { op: "ov batch-to-space", axis: 1, size: 8, begin: 5, end: 4 })
+            Err(Error::CropTooLarge {
+                op: "ov batch-to-space",
+                axis: 1,
+                size: 8,
+                begin: 5,
+                end: 4
+            })
         );
     }
 }

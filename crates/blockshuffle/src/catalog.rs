@@ -1,0 +1,610 @@
+//! The operator catalogue: every operator by its command-line name, with its
+//! flags, parsed into an owned [`OpSpec`] that is itself an [`Operator`].
+//!
+//! ```
+//! use blockshuffle::catalog::OpSpec;
+//! use blockshuffle::Operator;
+//!
+//! let args = ["--block-shape", "2,2", "--paddings", "0,0,0,0"];
+//! let spec = OpSpec::parse("tf", "space-to-batch-nd", &args)?;
+//! assert_eq!(spec.output_shape(&[1, 4, 4, 1])?.as_slice(), &[4, 2, 2, 1]);
+//! # Ok::<(), blockshuffle::Error>(())
+//! ```
+
+use crate::{onnx, openvino, tf, torch, Error, Operator, Plan, Result};
+
+/// One catalogue entry: how the command line names an operator and its flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// `tf`, `ov`, `onnx` or `torch`.
+    pub framework: &'static str,
+    /// The operator's command-line name.
+    pub op: &'static str,
+    /// The framework's own name for it.
+    pub framework_name: &'static str,
+    /// Flag synopsis.
+    pub flags: &'static str,
+    /// One line on what it does.
+    pub summary: &'static str,
+    /// A runnable example command line (flags only).
+    pub example: &'static str,
+}
+
+/// Every operator, in the order `blockshuffle list` prints them.
+pub const CATALOG: &[Entry] = &[
+    Entry {
+        framework: "tf",
+        op: "space-to-batch-nd",
+        framework_name: "SpaceToBatchND",
+        flags: "--block-shape B1,..,BM --paddings p1s,p1e,..,pMs,pMe",
+        summary: "pad spatial dims 1..M and move blocks into the batch; dims after them are carried along",
+        example: "--block-shape 2,2 --paddings 0,0,0,0",
+    },
+    Entry {
+        framework: "tf",
+        op: "batch-to-space-nd",
+        framework_name: "BatchToSpaceND",
+        flags: "--block-shape B1,..,BM --crops c1s,c1e,..,cMs,cMe",
+        summary: "move batch blocks back into spatial dims 1..M, then crop",
+        example: "--block-shape 2,2 --crops 0,0,0,0",
+    },
+    Entry {
+        framework: "tf",
+        op: "space-to-batch",
+        framework_name: "SpaceToBatch (v1)",
+        flags: "--block-size B --paddings top,bottom,left,right",
+        summary: "4-D NHWC space-to-batch with a square block",
+        example: "--block-size 2 --paddings 0,0,0,0",
+    },
+    Entry {
+        framework: "tf",
+        op: "batch-to-space",
+        framework_name: "BatchToSpace (v1)",
+        flags: "--block-size B --crops top,bottom,left,right",
+        summary: "4-D NHWC batch-to-space with a square block",
+        example: "--block-size 2 --crops 0,0,0,0",
+    },
+    Entry {
+        framework: "tf",
+        op: "space-to-depth",
+        framework_name: "SpaceToDepth",
+        flags: "--block-size B [--data-format NHWC|NCHW|NCHW_VECT_C]",
+        summary: "move block x block spatial blocks into the channels (blocks first); B >= 2",
+        example: "--block-size 2 --data-format NHWC",
+    },
+    Entry {
+        framework: "tf",
+        op: "depth-to-space",
+        framework_name: "DepthToSpace",
+        flags: "--block-size B [--data-format NHWC|NCHW|NCHW_VECT_C]",
+        summary: "inverse of space-to-depth; B >= 2",
+        example: "--block-size 2",
+    },
+    Entry {
+        framework: "ov",
+        op: "space-to-batch",
+        framework_name: "SpaceToBatch-2",
+        flags: "--block-shape B0,..,BN-1 --pads-begin .. --pads-end ..",
+        summary: "pad and block every non-batch dim into the batch (B0 = 1, batch pads 0)",
+        example: "--block-shape 1,2,2 --pads-begin 0,0,0 --pads-end 0,0,0",
+    },
+    Entry {
+        framework: "ov",
+        op: "batch-to-space",
+        framework_name: "BatchToSpace-2",
+        flags: "--block-shape B0,..,BN-1 --crops-begin .. --crops-end ..",
+        summary: "inverse of space-to-batch, cropping every non-batch dim",
+        example: "--block-shape 1,2,2 --crops-begin 0,0,0 --crops-end 0,0,0",
+    },
+    Entry {
+        framework: "ov",
+        op: "space-to-depth",
+        framework_name: "SpaceToDepth-1",
+        flags: "--block-size B --mode blocks_first|depth_first",
+        summary: "[N, C, D1..DK] to [N, C*B^K, D1/B..DK/B]",
+        example: "--block-size 2 --mode blocks_first",
+    },
+    Entry {
+        framework: "ov",
+        op: "depth-to-space",
+        framework_name: "DepthToSpace-1",
+        flags: "--block-size B --mode blocks_first|depth_first",
+        summary: "[N, C, D1..DK] to [N, C/B^K, D1*B..DK*B]",
+        example: "--block-size 2 --mode depth_first",
+    },
+    Entry {
+        framework: "onnx",
+        op: "space-to-depth",
+        framework_name: "SpaceToDepth-13",
+        flags: "--blocksize B",
+        summary: "[N, C, H, W] to [N, C*B*B, H/B, W/B] (DCR order)",
+        example: "--blocksize 2",
+    },
+    Entry {
+        framework: "onnx",
+        op: "depth-to-space",
+        framework_name: "DepthToSpace-13",
+        flags: "--blocksize B [--mode DCR|CRD]",
+        summary: "[N, C, H, W] to [N, C/(B*B), H*B, W*B]; mode DCR (default) or CRD",
+        example: "--blocksize 2 --mode CRD",
+    },
+    Entry {
+        framework: "torch",
+        op: "pixel-shuffle",
+        framework_name: "pixel_shuffle",
+        flags: "--upscale-factor R",
+        summary: "[*, C*R*R, H, W] to [*, C, H*R, W*R] (CRD order)",
+        example: "--upscale-factor 2",
+    },
+    Entry {
+        framework: "torch",
+        op: "pixel-unshuffle",
+        framework_name: "pixel_unshuffle",
+        flags: "--downscale-factor R",
+        summary: "[*, C, H, W] to [*, C*R*R, H/R, W/R]",
+        example: "--downscale-factor 2",
+    },
+];
+
+/// Looks up a catalogue entry.
+pub fn entry(framework: &str, op: &str) -> Option<&'static Entry> {
+    CATALOG
+        .iter()
+        .find(|e| e.framework == framework && e.op == op)
+}
+
+/// Any operator of the catalogue with owned parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum OpSpec {
+    TfSpaceToBatchNd {
+        block_shape: Vec<i64>,
+        paddings: Vec<[i64; 2]>,
+    },
+    TfBatchToSpaceNd {
+        block_shape: Vec<i64>,
+        crops: Vec<[i64; 2]>,
+    },
+    TfSpaceToBatch(tf::SpaceToBatch),
+    TfBatchToSpace(tf::BatchToSpace),
+    TfSpaceToDepth(tf::SpaceToDepth),
+    TfDepthToSpace(tf::DepthToSpace),
+    OvSpaceToBatch {
+        block_shape: Vec<i64>,
+        pads_begin: Vec<i64>,
+        pads_end: Vec<i64>,
+    },
+    OvBatchToSpace {
+        block_shape: Vec<i64>,
+        crops_begin: Vec<i64>,
+        crops_end: Vec<i64>,
+    },
+    OvSpaceToDepth(openvino::SpaceToDepth),
+    OvDepthToSpace(openvino::DepthToSpace),
+    OnnxSpaceToDepth(onnx::SpaceToDepth),
+    OnnxDepthToSpace(onnx::DepthToSpace),
+    TorchPixelShuffle(torch::PixelShuffle),
+    TorchPixelUnshuffle(torch::PixelUnshuffle),
+}
+
+/// Flags given on a command line: `--name value` or `--name=value`.
+struct Flags<'a> {
+    op: &'static str,
+    given: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Flags<'a> {
+    fn parse<S: AsRef<str>>(
+        op: &'static str,
+        args: &'a [S],
+        known: &[&'static str],
+    ) -> Result<Self> {
+        let mut given: Vec<(&str, &str)> = Vec::new();
+        let mut it = args.iter().map(|s| s.as_ref());
+        while let Some(arg) = it.next() {
+            let Some(body) = arg.strip_prefix("--") else {
+                return Err(flag_error(
+                    op,
+                    arg,
+                    "is not a flag (flags are --name value)",
+                ));
+            };
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, v),
+                None => (
+                    body,
+                    it.next()
+                        .ok_or_else(|| flag_error(op, arg, "needs a value"))?,
+                ),
+            };
+            let Some(&canonical) = known.iter().find(|k| **k == name) else {
+                return Err(Error::Flag {
+                    op,
+                    flag: format!("--{name}"),
+                    problem: format!(
+                        "is not a flag of this operator (it takes {})",
+                        known_list(known)
+                    ),
+                });
+            };
+            if given.iter().any(|(n, _)| *n == canonical) {
+                return Err(flag_error(op, arg, "is given twice"));
+            }
+            given.push((canonical, value));
+        }
+        Ok(Flags { op, given })
+    }
+
+    fn get(&self, name: &str) -> Option<&'a str> {
+        self.given.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+
+    fn required(&self, name: &'static str) -> Result<&'a str> {
+        self.get(name)
+            .ok_or_else(|| flag_error(self.op, &format!("--{name}"), "is required"))
+    }
+
+    fn int(&self, name: &'static str) -> Result<i64> {
+        let v = self.required(name)?;
+        parse_int(self.op, name, v)
+    }
+
+    fn list(&self, name: &'static str) -> Result<Vec<i64>> {
+        let v = self.required(name)?;
+        if v.is_empty() {
+            return Ok(Vec::new());
+        }
+        v.split(',')
+            .map(|item| parse_int(self.op, name, item))
+            .collect()
+    }
+
+    fn pairs(&self, name: &'static str) -> Result<Vec<[i64; 2]>> {
+        let flat = self.list(name)?;
+        if flat.len() % 2 != 0 {
+            return Err(flag_error(
+                self.op,
+                &format!("--{name}"),
+                &format!(
+                    "has {} values; it needs start,end pairs (an even count)",
+                    flat.len()
+                ),
+            ));
+        }
+        Ok(flat.chunks(2).map(|c| [c[0], c[1]]).collect())
+    }
+
+    fn four(&self, name: &'static str) -> Result<[[i64; 2]; 2]> {
+        let flat = self.list(name)?;
+        if flat.len() != 4 {
+            return Err(flag_error(
+                self.op,
+                &format!("--{name}"),
+                &format!(
+                    "has {} values but needs 4 (top,bottom,left,right)",
+                    flat.len()
+                ),
+            ));
+        }
+        Ok([[flat[0], flat[1]], [flat[2], flat[3]]])
+    }
+
+    fn parsed<T: std::str::FromStr<Err = Error>>(
+        &self,
+        name: &'static str,
+        default: Option<T>,
+    ) -> Result<T> {
+        match (self.get(name), default) {
+            (Some(v), _) => v.parse().map_err(|e| match e {
+                Error::UnknownValue {
+                    param,
+                    value,
+                    allowed,
+                    ..
+                } => Error::UnknownValue {
+                    op: self.op,
+                    param,
+                    value,
+                    allowed,
+                },
+                other => other,
+            }),
+            (None, Some(d)) => Ok(d),
+            (None, None) => Err(flag_error(self.op, &format!("--{name}"), "is required")),
+        }
+    }
+}
+
+fn known_list(known: &[&str]) -> String {
+    known
+        .iter()
+        .map(|k| format!("--{k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn flag_error(op: &'static str, flag: &str, problem: &str) -> Error {
+    Error::Flag {
+        op,
+        flag: flag.to_string(),
+        problem: problem.to_string(),
+    }
+}
+
+fn parse_int(op: &'static str, name: &'static str, v: &str) -> Result<i64> {
+    v.trim().parse::<i64>().map_err(|_| Error::Flag {
+        op,
+        flag: format!("--{name}"),
+        problem: format!("value {v:?} is not an integer in the 64-bit range"),
+    })
+}
+
+impl OpSpec {
+    /// Parses an operator from its command-line framework, name and flags.
+    ///
+    /// ```
+    /// use blockshuffle::catalog::OpSpec;
+    /// let spec = OpSpec::parse("onnx", "depth-to-space", &["--blocksize", "2"])?;
+    /// assert_eq!(spec, OpSpec::OnnxDepthToSpace(blockshuffle::onnx::DepthToSpace::dcr(2)));
+    /// assert!(OpSpec::parse("onnx", "depth-to-space", &["--blocksize", "x"]).is_err());
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn parse<S: AsRef<str>>(framework: &str, op: &str, args: &[S]) -> Result<Self> {
+        let Some(e) = entry(framework, op) else {
+            return Err(Error::UnknownOperator {
+                framework: framework.to_string(),
+                op: op.to_string(),
+            });
+        };
+        let name = operator_name(e);
+        let flags = |known: &[&'static str]| Flags::parse(name, args, known);
+        Ok(match (framework, op) {
+            ("tf", "space-to-batch-nd") => {
+                let f = flags(&["block-shape", "paddings"])?;
+                OpSpec::TfSpaceToBatchNd {
+                    block_shape: f.list("block-shape")?,
+                    paddings: f.pairs("paddings")?,
+                }
+            }
+            ("tf", "batch-to-space-nd") => {
+                let f = flags(&["block-shape", "crops"])?;
+                OpSpec::TfBatchToSpaceNd {
+                    block_shape: f.list("block-shape")?,
+                    crops: f.pairs("crops")?,
+                }
+            }
+            ("tf", "space-to-batch") => {
+                let f = flags(&["block-size", "paddings"])?;
+                OpSpec::TfSpaceToBatch(tf::SpaceToBatch::new(
+                    f.int("block-size")?,
+                    f.four("paddings")?,
+                ))
+            }
+            ("tf", "batch-to-space") => {
+                let f = flags(&["block-size", "crops"])?;
+                OpSpec::TfBatchToSpace(tf::BatchToSpace::new(
+                    f.int("block-size")?,
+                    f.four("crops")?,
+                ))
+            }
+            ("tf", "space-to-depth") => {
+                let f = flags(&["block-size", "data-format"])?;
+                OpSpec::TfSpaceToDepth(tf::SpaceToDepth::new(
+                    f.int("block-size")?,
+                    f.parsed("data-format", Some(tf::DataFormat::Nhwc))?,
+                ))
+            }
+            ("tf", "depth-to-space") => {
+                let f = flags(&["block-size", "data-format"])?;
+                OpSpec::TfDepthToSpace(tf::DepthToSpace::new(
+                    f.int("block-size")?,
+                    f.parsed("data-format", Some(tf::DataFormat::Nhwc))?,
+                ))
+            }
+            ("ov", "space-to-batch") => {
+                let f = flags(&["block-shape", "pads-begin", "pads-end"])?;
+                OpSpec::OvSpaceToBatch {
+                    block_shape: f.list("block-shape")?,
+                    pads_begin: f.list("pads-begin")?,
+                    pads_end: f.list("pads-end")?,
+                }
+            }
+            ("ov", "batch-to-space") => {
+                let f = flags(&["block-shape", "crops-begin", "crops-end"])?;
+                OpSpec::OvBatchToSpace {
+                    block_shape: f.list("block-shape")?,
+                    crops_begin: f.list("crops-begin")?,
+                    crops_end: f.list("crops-end")?,
+                }
+            }
+            ("ov", "space-to-depth") => {
+                let f = flags(&["block-size", "mode"])?;
+                OpSpec::OvSpaceToDepth(openvino::SpaceToDepth::new(
+                    f.int("block-size")?,
+                    f.parsed("mode", None)?,
+                ))
+            }
+            ("ov", "depth-to-space") => {
+                let f = flags(&["block-size", "mode"])?;
+                OpSpec::OvDepthToSpace(openvino::DepthToSpace::new(
+                    f.int("block-size")?,
+                    f.parsed("mode", None)?,
+                ))
+            }
+            ("onnx", "space-to-depth") => {
+                let f = flags(&["blocksize"])?;
+                OpSpec::OnnxSpaceToDepth(onnx::SpaceToDepth::new(f.int("blocksize")?))
+            }
+            ("onnx", "depth-to-space") => {
+                let f = flags(&["blocksize", "mode"])?;
+                OpSpec::OnnxDepthToSpace(onnx::DepthToSpace::new(
+                    f.int("blocksize")?,
+                    f.parsed("mode", Some(onnx::DepthToSpaceMode::Dcr))?,
+                ))
+            }
+            ("torch", "pixel-shuffle") => {
+                let f = flags(&["upscale-factor"])?;
+                OpSpec::TorchPixelShuffle(torch::PixelShuffle::new(f.int("upscale-factor")?))
+            }
+            ("torch", "pixel-unshuffle") => {
+                let f = flags(&["downscale-factor"])?;
+                OpSpec::TorchPixelUnshuffle(torch::PixelUnshuffle::new(f.int("downscale-factor")?))
+            }
+            _ => unreachable!("every catalogue entry is parsed above"),
+        })
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&dyn Operator) -> R) -> R {
+        match self {
+            OpSpec::TfSpaceToBatchNd {
+                block_shape,
+                paddings,
+            } => f(&tf::SpaceToBatchNd::new(block_shape, paddings)),
+            OpSpec::TfBatchToSpaceNd { block_shape, crops } => {
+                f(&tf::BatchToSpaceNd::new(block_shape, crops))
+            }
+            OpSpec::TfSpaceToBatch(o) => f(o),
+            OpSpec::TfBatchToSpace(o) => f(o),
+            OpSpec::TfSpaceToDepth(o) => f(o),
+            OpSpec::TfDepthToSpace(o) => f(o),
+            OpSpec::OvSpaceToBatch {
+                block_shape,
+                pads_begin,
+                pads_end,
+            } => f(&openvino::SpaceToBatch::new(
+                block_shape,
+                pads_begin,
+                pads_end,
+            )),
+            OpSpec::OvBatchToSpace {
+                block_shape,
+                crops_begin,
+                crops_end,
+            } => f(&openvino::BatchToSpace::new(
+                block_shape,
+                crops_begin,
+                crops_end,
+            )),
+            OpSpec::OvSpaceToDepth(o) => f(o),
+            OpSpec::OvDepthToSpace(o) => f(o),
+            OpSpec::OnnxSpaceToDepth(o) => f(o),
+            OpSpec::OnnxDepthToSpace(o) => f(o),
+            OpSpec::TorchPixelShuffle(o) => f(o),
+            OpSpec::TorchPixelUnshuffle(o) => f(o),
+        }
+    }
+}
+
+/// `"framework op"` for an entry, as a static string.
+fn operator_name(e: &Entry) -> &'static str {
+    match (e.framework, e.op) {
+        ("tf", "space-to-batch-nd") => "tf space-to-batch-nd",
+        ("tf", "batch-to-space-nd") => "tf batch-to-space-nd",
+        ("tf", "space-to-batch") => "tf space-to-batch",
+        ("tf", "batch-to-space") => "tf batch-to-space",
+        ("tf", "space-to-depth") => "tf space-to-depth",
+        ("tf", "depth-to-space") => "tf depth-to-space",
+        ("ov", "space-to-batch") => "ov space-to-batch",
+        ("ov", "batch-to-space") => "ov batch-to-space",
+        ("ov", "space-to-depth") => "ov space-to-depth",
+        ("ov", "depth-to-space") => "ov depth-to-space",
+        ("onnx", "space-to-depth") => "onnx space-to-depth",
+        ("onnx", "depth-to-space") => "onnx depth-to-space",
+        ("torch", "pixel-shuffle") => "torch pixel-shuffle",
+        _ => "torch pixel-unshuffle",
+    }
+}
+
+impl Operator for OpSpec {
+    fn name(&self) -> &'static str {
+        self.with(|o| o.name())
+    }
+
+    fn plan(&self, input_shape: &[usize]) -> Result<Plan> {
+        self.with(|o| o.plan(input_shape))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_parses_its_example_and_names_itself() {
+        for e in CATALOG {
+            let args: Vec<&str> = e.example.split_whitespace().collect();
+            let spec = OpSpec::parse(e.framework, e.op, &args).unwrap();
+            assert_eq!(spec.name(), format!("{} {}", e.framework, e.op));
+        }
+    }
+
+    #[test]
+    fn flag_errors_name_the_flag() {
+        let err = OpSpec::parse("tf", "space-to-batch-nd", &["--block-shape", "2"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tf space-to-batch-nd: --paddings is required"
+        );
+        let err = OpSpec::parse(
+            "tf",
+            "space-to-batch-nd",
+            &["--block-shape", "2", "--paddings", "1"],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("--paddings has 1 values"), "{err}");
+        let err = OpSpec::parse(
+            "torch",
+            "pixel-shuffle",
+            &["--upscale-factor", "99999999999999999999"],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not an integer"), "{err}");
+        let err = OpSpec::parse("torch", "pixel-shuffle", &["--block-size", "2"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("--block-size is not a flag of this operator"),
+            "{err}"
+        );
+        let err = OpSpec::parse(
+            "ov",
+            "space-to-depth",
+            &["--block-size", "2", "--mode", "rows"],
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            Error::UnknownValue {
+                op: "ov space-to-depth",
+                param: "mode",
+                value: "rows".into(),
+                allowed: "blocks_first, depth_first"
+            }
+        );
+        assert!(matches!(
+            OpSpec::parse("mx", "pixel-shuffle", &[] as &[&str]),
+            Err(Error::UnknownOperator { .. })
+        ));
+    }
+
+    #[test]
+    fn negative_values_are_values() {
+        let spec = OpSpec::parse(
+            "tf",
+            "space-to-batch-nd",
+            &["--block-shape", "2", "--paddings", "-1,0"],
+        )
+        .unwrap();
+        assert_eq!(
+            spec,
+            OpSpec::TfSpaceToBatchNd {
+                block_shape: vec![2],
+                paddings: vec![[-1, 0]]
+            }
+        );
+        let spec = OpSpec::parse("torch", "pixel-shuffle", &["--upscale-factor=-2"]).unwrap();
+        assert_eq!(
+            spec,
+            OpSpec::TorchPixelShuffle(torch::PixelShuffle::new(-2))
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! Every golden case of `tests/data/conformance` (produced by the real
+//! frameworks) through the library: expected outputs bit for bit (dtype,
+//! shape and bytes), expected rejections rejected.
+
+use std::path::{Path, PathBuf};
+
+use blockshuffle::catalog::OpSpec;
+use blockshuffle::npy;
+use blockshuffle::{Operator, Parallelism};
+use serde_json::Value;
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance")
+}
+
+struct Case {
+    id: String,
+    framework: String,
+    op: String,
+    args: Vec<String>,
+    input: PathBuf,
+    expect: Option<PathBuf>,
+}
+
+fn cases() -> Vec<Case> {
+    let dir = data_dir();
+    let text = std::fs::read_to_string(dir.join("cases.jsonl")).expect("cases.jsonl");
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).expect("a JSON case");
+            let s = |k: &str| {
+                v[k].as_str()
+                    .unwrap_or_else(|| panic!("{k} in {line}"))
+                    .to_string()
+            };
+            Case {
+                id: s("id"),
+                framework: s("framework"),
+                op: s("op"),
+                args: v["args"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap().to_string())
+                    .collect(),
+                input: dir.join(s("input")),
+                expect: v["expect"].as_str().map(|e| dir.join(e)),
+            }
+        })
+        .collect()
+}
+
+/// Runs a case through the library; returns the output array or the error text.
+fn run(case: &Case, parallelism: Parallelism) -> Result<npy::NpyArray, String> {
+    let spec = OpSpec::parse(&case.framework, &case.op, &case.args).map_err(|e| e.to_string())?;
+    let x = npy::read(&case.input).map_err(|e| e.to_string())?;
+    let plan = spec
+        .plan(x.shape())
+        .map_err(|e| e.to_string())?
+        .with_parallelism(parallelism);
+    let y = plan
+        .run_bytes(x.data(), x.elem_size())
+        .map_err(|e| e.to_string())?;
+    npy::NpyArray::from_parts(x.descr_dtype().clone(), plan.output_shape().to_vec(), y)
+        .map_err(|e| e.to_string())
+}
+
+fn check_all(parallelism: Parallelism) {
+    let cases = cases();
+    assert_eq!(cases.len(), 293, "the public conformance set has 293 cases");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let got = run(case, parallelism);
+        match (&case.expect, got) {
+            (Some(expect), Ok(y)) => {
+                let want = npy::read(expect).unwrap();
+                if y.descr() != want.descr() || y.shape() != want.shape() || y.data() != want.data()
+                {
+                    failures.push(format!(
+                        "{}: output differs (shape {:?} vs {:?})",
+                        case.id,
+                        y.shape(),
+                        want.shape()
+                    ));
+                }
+            }
+            (Some(_), Err(e)) => {
+                failures.push(format!("{}: rejected but expected an output: {e}", case.id))
+            }
+            (None, Ok(y)) => failures.push(format!(
+                "{}: accepted (shape {:?}) but the framework rejects it",
+                case.id,
+                y.shape()
+            )),
+            (None, Err(_)) => {}
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases fail:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_case_passes_sequentially() {
+    check_all(Parallelism::Sequential);
+}
+
+#[test]
+fn every_case_passes_with_threads() {
+    check_all(Parallelism::Threads(3));
+}
+
+#[test]
+fn rejections_name_the_rule() {
+    // A sample of rejections and the words the error must contain.
+    let expected = [
+        ("tf-space-to-batch-nd-0020", "padded spatial dim 0 (input 4 + paddings 0 + 1 = 5) is not divisible by block_shape[0] = 2"),
+        ("tf-space-to-batch-nd-0021", "paddings[0] = -1 must be >= 0"),
+        ("tf-space-to-batch-nd-0022", "block_shape[1] = -3 must be >= 1"),
+        ("tf-space-to-batch-nd-0023", "input rank is 2 but must be >= 3 (1 + len(block_shape))"),
+        ("tf-batch-to-space-nd-0021", "5 block dimensions remain"),
+        ("tf-space-to-depth-0018", "block_size = 1 must be >= 2"),
+        ("ov-space-to-batch-0020", "pads_begin has 2 values but must have 3"),
+        ("onnx-depth-to-space-0019", "input rank is 5 but must be 4"),
+        ("torch-pixel-shuffle-0020", "channel dim 6 is not divisible by upscale_factor^2 = 4"),
+    ];
+    let cases = cases();
+    for (id, words) in expected {
+        let case = cases.iter().find(|c| c.id == id).unwrap();
+        assert!(case.expect.is_none());
+        let err = run(case, Parallelism::Sequential).unwrap_err();
+        assert!(err.contains(words), "{id}: {err:?} lacks {words:?}");
+    }
+}
