@@ -148,37 +148,21 @@ pub const CATALOG: &[Entry] = &[
 
 /// Looks up a catalogue entry.
 pub fn entry(framework: &str, op: &str) -> Option<&'static Entry> {
-    CATALOG
-        .iter()
-        .find(|e| e.framework == framework && e.op == op)
+    CATALOG.iter().find(|e| e.framework == framework && e.op == op)
 }
 
 /// Any operator of the catalogue with owned parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub enum OpSpec {
-    TfSpaceToBatchNd {
-        block_shape: Vec<i64>,
-        paddings: Vec<[i64; 2]>,
-    },
-    TfBatchToSpaceNd {
-        block_shape: Vec<i64>,
-        crops: Vec<[i64; 2]>,
-    },
+    TfSpaceToBatchNd { block_shape: Vec<i64>, paddings: Vec<[i64; 2]> },
+    TfBatchToSpaceNd { block_shape: Vec<i64>, crops: Vec<[i64; 2]> },
     TfSpaceToBatch(tf::SpaceToBatch),
     TfBatchToSpace(tf::BatchToSpace),
     TfSpaceToDepth(tf::SpaceToDepth),
     TfDepthToSpace(tf::DepthToSpace),
-    OvSpaceToBatch {
-        block_shape: Vec<i64>,
-        pads_begin: Vec<i64>,
-        pads_end: Vec<i64>,
-    },
-    OvBatchToSpace {
-        block_shape: Vec<i64>,
-        crops_begin: Vec<i64>,
-        crops_end: Vec<i64>,
-    },
+    OvSpaceToBatch { block_shape: Vec<i64>, pads_begin: Vec<i64>, pads_end: Vec<i64> },
+    OvBatchToSpace { block_shape: Vec<i64>, crops_begin: Vec<i64>, crops_end: Vec<i64> },
     OvSpaceToDepth(openvino::SpaceToDepth),
     OvDepthToSpace(openvino::DepthToSpace),
     OnnxSpaceToDepth(onnx::SpaceToDepth),
@@ -194,37 +178,22 @@ struct Flags<'a> {
 }
 
 impl<'a> Flags<'a> {
-    fn parse<S: AsRef<str>>(
-        op: &'static str,
-        args: &'a [S],
-        known: &[&'static str],
-    ) -> Result<Self> {
+    fn parse<S: AsRef<str>>(op: &'static str, args: &'a [S], known: &[&'static str]) -> Result<Self> {
         let mut given: Vec<(&str, &str)> = Vec::new();
         let mut it = args.iter().map(|s| s.as_ref());
         while let Some(arg) = it.next() {
             let Some(body) = arg.strip_prefix("--") else {
-                return Err(flag_error(
-                    op,
-                    arg,
-                    "is not a flag (flags are --name value)",
-                ));
+                return Err(flag_error(op, arg, "is not a flag (flags are --name value)"));
             };
             let (name, value) = match body.split_once('=') {
                 Some((n, v)) => (n, v),
-                None => (
-                    body,
-                    it.next()
-                        .ok_or_else(|| flag_error(op, arg, "needs a value"))?,
-                ),
+                None => (body, it.next().ok_or_else(|| flag_error(op, arg, "needs a value"))?),
             };
             let Some(&canonical) = known.iter().find(|k| **k == name) else {
                 return Err(Error::Flag {
                     op,
                     flag: format!("--{name}"),
-                    problem: format!(
-                        "is not a flag of this operator (it takes {})",
-                        known_list(known)
-                    ),
+                    problem: format!("is not a flag of this operator (it takes {})", known_list(known)),
                 });
             };
             if given.iter().any(|(n, _)| *n == canonical) {
@@ -240,8 +209,7 @@ impl<'a> Flags<'a> {
     }
 
     fn required(&self, name: &'static str) -> Result<&'a str> {
-        self.get(name)
-            .ok_or_else(|| flag_error(self.op, &format!("--{name}"), "is required"))
+        self.get(name).ok_or_else(|| flag_error(self.op, &format!("--{name}"), "is required"))
     }
 
     fn int(&self, name: &'static str) -> Result<i64> {
@@ -254,9 +222,7 @@ impl<'a> Flags<'a> {
         if v.is_empty() {
             return Ok(Vec::new());
         }
-        v.split(',')
-            .map(|item| parse_int(self.op, name, item))
-            .collect()
+        v.split(',').map(|item| parse_int(self.op, name, item)).collect()
     }
 
     fn pairs(&self, name: &'static str) -> Result<Vec<[i64; 2]>> {
@@ -265,10 +231,7 @@ impl<'a> Flags<'a> {
             return Err(flag_error(
                 self.op,
                 &format!("--{name}"),
-                &format!(
-                    "has {} values; it needs start,end pairs (an even count)",
-                    flat.len()
-                ),
+                &format!("has {} values; it needs start,end pairs (an even count)", flat.len()),
             ));
         }
         Ok(flat.chunks(2).map(|c| [c[0], c[1]]).collect())
@@ -280,33 +243,18 @@ impl<'a> Flags<'a> {
             return Err(flag_error(
                 self.op,
                 &format!("--{name}"),
-                &format!(
-                    "has {} values but needs 4 (top,bottom,left,right)",
-                    flat.len()
-                ),
+                &format!("has {} values but needs 4 (top,bottom,left,right)", flat.len()),
             ));
         }
         Ok([[flat[0], flat[1]], [flat[2], flat[3]]])
     }
 
-    fn parsed<T: std::str::FromStr<Err = Error>>(
-        &self,
-        name: &'static str,
-        default: Option<T>,
-    ) -> Result<T> {
+    fn parsed<T: std::str::FromStr<Err = Error>>(&self, name: &'static str, default: Option<T>) -> Result<T> {
         match (self.get(name), default) {
             (Some(v), _) => v.parse().map_err(|e| match e {
-                Error::UnknownValue {
-                    param,
-                    value,
-                    allowed,
-                    ..
-                } => Error::UnknownValue {
-                    op: self.op,
-                    param,
-                    value,
-                    allowed,
-                },
+                Error::UnknownValue { param, value, allowed, .. } => {
+                    Error::UnknownValue { op: self.op, param, value, allowed }
+                }
                 other => other,
             }),
             (None, Some(d)) => Ok(d),
@@ -316,19 +264,11 @@ impl<'a> Flags<'a> {
 }
 
 fn known_list(known: &[&str]) -> String {
-    known
-        .iter()
-        .map(|k| format!("--{k}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    known.iter().map(|k| format!("--{k}")).collect::<Vec<_>>().join(", ")
 }
 
 fn flag_error(op: &'static str, flag: &str, problem: &str) -> Error {
-    Error::Flag {
-        op,
-        flag: flag.to_string(),
-        problem: problem.to_string(),
-    }
+    Error::Flag { op, flag: flag.to_string(), problem: problem.to_string() }
 }
 
 fn parse_int(op: &'static str, name: &'static str, v: &str) -> Result<i64> {
@@ -351,41 +291,26 @@ impl OpSpec {
     /// ```
     pub fn parse<S: AsRef<str>>(framework: &str, op: &str, args: &[S]) -> Result<Self> {
         let Some(e) = entry(framework, op) else {
-            return Err(Error::UnknownOperator {
-                framework: framework.to_string(),
-                op: op.to_string(),
-            });
+            return Err(Error::UnknownOperator { framework: framework.to_string(), op: op.to_string() });
         };
         let name = operator_name(e);
         let flags = |known: &[&'static str]| Flags::parse(name, args, known);
         Ok(match (framework, op) {
             ("tf", "space-to-batch-nd") => {
                 let f = flags(&["block-shape", "paddings"])?;
-                OpSpec::TfSpaceToBatchNd {
-                    block_shape: f.list("block-shape")?,
-                    paddings: f.pairs("paddings")?,
-                }
+                OpSpec::TfSpaceToBatchNd { block_shape: f.list("block-shape")?, paddings: f.pairs("paddings")? }
             }
             ("tf", "batch-to-space-nd") => {
                 let f = flags(&["block-shape", "crops"])?;
-                OpSpec::TfBatchToSpaceNd {
-                    block_shape: f.list("block-shape")?,
-                    crops: f.pairs("crops")?,
-                }
+                OpSpec::TfBatchToSpaceNd { block_shape: f.list("block-shape")?, crops: f.pairs("crops")? }
             }
             ("tf", "space-to-batch") => {
                 let f = flags(&["block-size", "paddings"])?;
-                OpSpec::TfSpaceToBatch(tf::SpaceToBatch::new(
-                    f.int("block-size")?,
-                    f.four("paddings")?,
-                ))
+                OpSpec::TfSpaceToBatch(tf::SpaceToBatch::new(f.int("block-size")?, f.four("paddings")?))
             }
             ("tf", "batch-to-space") => {
                 let f = flags(&["block-size", "crops"])?;
-                OpSpec::TfBatchToSpace(tf::BatchToSpace::new(
-                    f.int("block-size")?,
-                    f.four("crops")?,
-                ))
+                OpSpec::TfBatchToSpace(tf::BatchToSpace::new(f.int("block-size")?, f.four("crops")?))
             }
             ("tf", "space-to-depth") => {
                 let f = flags(&["block-size", "data-format"])?;
@@ -419,17 +344,11 @@ impl OpSpec {
             }
             ("ov", "space-to-depth") => {
                 let f = flags(&["block-size", "mode"])?;
-                OpSpec::OvSpaceToDepth(openvino::SpaceToDepth::new(
-                    f.int("block-size")?,
-                    f.parsed("mode", None)?,
-                ))
+                OpSpec::OvSpaceToDepth(openvino::SpaceToDepth::new(f.int("block-size")?, f.parsed("mode", None)?))
             }
             ("ov", "depth-to-space") => {
                 let f = flags(&["block-size", "mode"])?;
-                OpSpec::OvDepthToSpace(openvino::DepthToSpace::new(
-                    f.int("block-size")?,
-                    f.parsed("mode", None)?,
-                ))
+                OpSpec::OvDepthToSpace(openvino::DepthToSpace::new(f.int("block-size")?, f.parsed("mode", None)?))
             }
             ("onnx", "space-to-depth") => {
                 let f = flags(&["blocksize"])?;
@@ -456,35 +375,18 @@ impl OpSpec {
 
     fn with<R>(&self, f: impl FnOnce(&dyn Operator) -> R) -> R {
         match self {
-            OpSpec::TfSpaceToBatchNd {
-                block_shape,
-                paddings,
-            } => f(&tf::SpaceToBatchNd::new(block_shape, paddings)),
-            OpSpec::TfBatchToSpaceNd { block_shape, crops } => {
-                f(&tf::BatchToSpaceNd::new(block_shape, crops))
-            }
+            OpSpec::TfSpaceToBatchNd { block_shape, paddings } => f(&tf::SpaceToBatchNd::new(block_shape, paddings)),
+            OpSpec::TfBatchToSpaceNd { block_shape, crops } => f(&tf::BatchToSpaceNd::new(block_shape, crops)),
             OpSpec::TfSpaceToBatch(o) => f(o),
             OpSpec::TfBatchToSpace(o) => f(o),
             OpSpec::TfSpaceToDepth(o) => f(o),
             OpSpec::TfDepthToSpace(o) => f(o),
-            OpSpec::OvSpaceToBatch {
-                block_shape,
-                pads_begin,
-                pads_end,
-            } => f(&openvino::SpaceToBatch::new(
-                block_shape,
-                pads_begin,
-                pads_end,
-            )),
-            OpSpec::OvBatchToSpace {
-                block_shape,
-                crops_begin,
-                crops_end,
-            } => f(&openvino::BatchToSpace::new(
-                block_shape,
-                crops_begin,
-                crops_end,
-            )),
+            OpSpec::OvSpaceToBatch { block_shape, pads_begin, pads_end } => {
+                f(&openvino::SpaceToBatch::new(block_shape, pads_begin, pads_end))
+            }
+            OpSpec::OvBatchToSpace { block_shape, crops_begin, crops_end } => {
+                f(&openvino::BatchToSpace::new(block_shape, crops_begin, crops_end))
+            }
             OpSpec::OvSpaceToDepth(o) => f(o),
             OpSpec::OvDepthToSpace(o) => f(o),
             OpSpec::OnnxSpaceToDepth(o) => f(o),
@@ -541,36 +443,14 @@ mod tests {
     #[test]
     fn flag_errors_name_the_flag() {
         let err = OpSpec::parse("tf", "space-to-batch-nd", &["--block-shape", "2"]).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "tf space-to-batch-nd: --paddings is required"
-        );
-        let err = OpSpec::parse(
-            "tf",
-            "space-to-batch-nd",
-            &["--block-shape", "2", "--paddings", "1"],
-        )
-        .unwrap_err();
+        assert_eq!(err.to_string(), "tf space-to-batch-nd: --paddings is required");
+        let err = OpSpec::parse("tf", "space-to-batch-nd", &["--block-shape", "2", "--paddings", "1"]).unwrap_err();
         assert!(err.to_string().contains("--paddings has 1 values"), "{err}");
-        let err = OpSpec::parse(
-            "torch",
-            "pixel-shuffle",
-            &["--upscale-factor", "99999999999999999999"],
-        )
-        .unwrap_err();
+        let err = OpSpec::parse("torch", "pixel-shuffle", &["--upscale-factor", "99999999999999999999"]).unwrap_err();
         assert!(err.to_string().contains("not an integer"), "{err}");
         let err = OpSpec::parse("torch", "pixel-shuffle", &["--block-size", "2"]).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("--block-size is not a flag of this operator"),
-            "{err}"
-        );
-        let err = OpSpec::parse(
-            "ov",
-            "space-to-depth",
-            &["--block-size", "2", "--mode", "rows"],
-        )
-        .unwrap_err();
+        assert!(err.to_string().contains("--block-size is not a flag of this operator"), "{err}");
+        let err = OpSpec::parse("ov", "space-to-depth", &["--block-size", "2", "--mode", "rows"]).unwrap_err();
         assert_eq!(
             err,
             Error::UnknownValue {
@@ -580,31 +460,14 @@ mod tests {
                 allowed: "blocks_first, depth_first"
             }
         );
-        assert!(matches!(
-            OpSpec::parse("mx", "pixel-shuffle", &[] as &[&str]),
-            Err(Error::UnknownOperator { .. })
-        ));
+        assert!(matches!(OpSpec::parse("mx", "pixel-shuffle", &[] as &[&str]), Err(Error::UnknownOperator { .. })));
     }
 
     #[test]
     fn negative_values_are_values() {
-        let spec = OpSpec::parse(
-            "tf",
-            "space-to-batch-nd",
-            &["--block-shape", "2", "--paddings", "-1,0"],
-        )
-        .unwrap();
-        assert_eq!(
-            spec,
-            OpSpec::TfSpaceToBatchNd {
-                block_shape: vec![2],
-                paddings: vec![[-1, 0]]
-            }
-        );
+        let spec = OpSpec::parse("tf", "space-to-batch-nd", &["--block-shape", "2", "--paddings", "-1,0"]).unwrap();
+        assert_eq!(spec, OpSpec::TfSpaceToBatchNd { block_shape: vec![2], paddings: vec![[-1, 0]] });
         let spec = OpSpec::parse("torch", "pixel-shuffle", &["--upscale-factor=-2"]).unwrap();
-        assert_eq!(
-            spec,
-            OpSpec::TorchPixelShuffle(torch::PixelShuffle::new(-2))
-        );
+        assert_eq!(spec, OpSpec::TorchPixelShuffle(torch::PixelShuffle::new(-2)));
     }
 }

@@ -89,9 +89,7 @@ pub enum Error {
     },
 
     /// Crops remove more than the dimension holds.
-    #[error(
-        "{op}: crops of spatial dim {axis} ({begin} + {end}) exceed its uncropped size {size}"
-    )]
+    #[error("{op}: crops of spatial dim {axis} ({begin} + {end}) exceed its uncropped size {size}")]
     CropTooLarge {
         /// Operator whose rule this is.
         op: &'static str,

@@ -181,12 +181,7 @@ pub trait Operator {
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
     fn output_shape(&self, input_shape: &[usize]) -> Result<Shape> {
-        Ok(self
-            .plan(input_shape)?
-            .output_shape()
-            .iter()
-            .copied()
-            .collect())
+        Ok(self.plan(input_shape)?.output_shape().iter().copied().collect())
     }
 
     /// Plans and runs on a row-major `input` of shape `shape`, returning the
@@ -217,12 +212,7 @@ pub trait Operator {
     /// assert_eq!((out, shape.as_slice()), ([1, 2, 3, 4], &[1, 4, 1, 1][..]));
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
-    fn apply_into<T: Copy + Default>(
-        &self,
-        input: &[T],
-        shape: &[usize],
-        output: &mut [T],
-    ) -> Result<Shape>
+    fn apply_into<T: Copy + Default>(&self, input: &[T], shape: &[usize], output: &mut [T]) -> Result<Shape>
     where
         Self: Sized,
     {

@@ -23,10 +23,7 @@ use crate::{Error, Operator, Result};
 /// ```
 pub trait OperatorNdarray: Operator {
     /// Runs on a view, returning a new row-major array.
-    fn apply_array<T: Copy + Default, D: Dimension>(
-        &self,
-        input: ArrayView<'_, T, D>,
-    ) -> Result<ArrayD<T>> {
+    fn apply_array<T: Copy + Default, D: Dimension>(&self, input: ArrayView<'_, T, D>) -> Result<ArrayD<T>> {
         let plan = self.plan(input.shape())?;
         let shape = IxDyn(plan.output_shape());
         let n = plan.output_len();
@@ -40,11 +37,8 @@ pub trait OperatorNdarray: Operator {
             plan.run_strided(input.as_ptr(), &strides, out.as_mut_ptr(), &out_strides)?;
             out.set_len(n);
         }
-        Ok(ArrayD::from_shape_vec(
-            shape.strides(IxDyn(&c_strides_usize(plan.output_shape()))),
-            out,
-        )
-        .expect("row-major shape and buffer agree"))
+        Ok(ArrayD::from_shape_vec(shape.strides(IxDyn(&c_strides_usize(plan.output_shape()))), out)
+            .expect("row-major shape and buffer agree"))
     }
 
     /// Runs on a view into `output`, which must have the output shape (any strides
@@ -56,10 +50,7 @@ pub trait OperatorNdarray: Operator {
     ) -> Result<()> {
         let plan = self.plan(input.shape())?;
         if output.shape() != plan.output_shape() {
-            return Err(Error::OutputShape {
-                given: output.shape().to_vec(),
-                expected: plan.output_shape().to_vec(),
-            });
+            return Err(Error::OutputShape { given: output.shape().to_vec(), expected: plan.output_shape().to_vec() });
         }
         let strides = elem_strides(&input);
         let out_strides: Vec<isize> = output.strides().to_vec();
@@ -77,10 +68,7 @@ fn elem_strides<T, D: Dimension>(a: &ArrayView<'_, T, D>) -> Vec<isize> {
 }
 
 fn c_strides(shape: &[usize]) -> Vec<isize> {
-    c_strides_usize(shape)
-        .into_iter()
-        .map(|s| s as isize)
-        .collect()
+    c_strides_usize(shape).into_iter().map(|s| s as isize).collect()
 }
 
 fn c_strides_usize(shape: &[usize]) -> Vec<usize> {

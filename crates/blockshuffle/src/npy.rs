@@ -46,18 +46,11 @@ pub struct NpyArray {
 }
 
 fn npy_error(path: &Path, problem: impl Into<String>) -> Error {
-    Error::Npy {
-        path: path.display().to_string(),
-        problem: problem.into(),
-    }
+    Error::Npy { path: path.display().to_string(), problem: problem.into() }
 }
 
 fn io_error(path: &Path, e: &io::Error) -> Error {
-    Error::Io {
-        path: path.display().to_string(),
-        kind: e.kind(),
-        message: e.to_string(),
-    }
+    Error::Io { path: path.display().to_string(), kind: e.kind(), message: e.to_string() }
 }
 
 const MAGIC: &[u8] = b"\x93NUMPY";
@@ -67,38 +60,23 @@ impl NpyArray {
     /// or `<V2`) from its raw bytes.
     pub fn from_bytes(descr: &str, shape: Vec<usize>, data: Vec<u8>) -> Result<Self> {
         let here = Path::new("<memory>");
-        let dtype = DType::Plain(
-            descr
-                .parse()
-                .map_err(|e| npy_error(here, format!("dtype {descr:?}: {e}")))?,
-        );
+        let dtype = DType::Plain(descr.parse().map_err(|e| npy_error(here, format!("dtype {descr:?}: {e}")))?);
         Self::from_parts(dtype, shape, data)
     }
 
     /// An array of `dtype` in C order from its raw bytes.
     pub fn from_parts(dtype: DType, shape: Vec<usize>, data: Vec<u8>) -> Result<Self> {
         let here = Path::new("<memory>");
-        let elem_size = dtype
-            .num_bytes()
-            .ok_or_else(|| npy_error(here, "dtype has no fixed size"))?;
+        let elem_size = dtype.num_bytes().ok_or_else(|| npy_error(here, "dtype has no fixed size"))?;
         let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         let expected = count.and_then(|c| c.checked_mul(elem_size));
         if expected != Some(data.len()) {
             return Err(npy_error(
                 here,
-                format!(
-                    "{} data bytes do not make shape {shape:?} of {elem_size}-byte elements",
-                    data.len()
-                ),
+                format!("{} data bytes do not make shape {shape:?} of {elem_size}-byte elements", data.len()),
             ));
         }
-        Ok(NpyArray {
-            dtype,
-            shape,
-            fortran_order: false,
-            elem_size,
-            data,
-        })
+        Ok(NpyArray { dtype, shape, fortran_order: false, elem_size, data })
     }
 
     /// The dtype (npyz's description).
@@ -136,11 +114,7 @@ impl NpyArray {
         let n = self.shape.len();
         let mut strides = vec![0isize; n];
         let mut acc = 1isize;
-        let order: Vec<usize> = if self.fortran_order {
-            (0..n).collect()
-        } else {
-            (0..n).rev().collect()
-        };
+        let order: Vec<usize> = if self.fortran_order { (0..n).collect() } else { (0..n).rev().collect() };
         for i in order {
             strides[i] = acc;
             acc = acc.wrapping_mul(self.shape[i] as isize);
@@ -153,35 +127,22 @@ impl NpyArray {
 /// header and the data offset. `file_len` is the file's real size.
 fn read_header(path: &Path, r: &mut impl Read, file_len: u64) -> Result<(NpyHeader, u64)> {
     let mut fixed = [0u8; 8];
-    r.read_exact(&mut fixed)
-        .map_err(|_| npy_error(path, "not a .npy file (shorter than its magic string)"))?;
+    r.read_exact(&mut fixed).map_err(|_| npy_error(path, "not a .npy file (shorter than its magic string)"))?;
     if &fixed[..6] != MAGIC {
-        return Err(npy_error(
-            path,
-            "not a .npy file (no \\x93NUMPY magic string)",
-        ));
+        return Err(npy_error(path, "not a .npy file (no \\x93NUMPY magic string)"));
     }
     let (major, minor) = (fixed[6], fixed[7]);
     let len_size = match major {
         1 => 2,
         2 | 3 => 4,
-        _ => {
-            return Err(npy_error(
-                path,
-                format!("unsupported .npy format version {major}.{minor}"),
-            ))
-        }
+        _ => return Err(npy_error(path, format!("unsupported .npy format version {major}.{minor}"))),
     };
     let mut len_bytes = [0u8; 4];
-    r.read_exact(&mut len_bytes[..len_size])
-        .map_err(|_| npy_error(path, "truncated header length"))?;
+    r.read_exact(&mut len_bytes[..len_size]).map_err(|_| npy_error(path, "truncated header length"))?;
     let header_len = u32::from_le_bytes(len_bytes) as u64;
     let data_offset = 8 + len_size as u64 + header_len;
     if data_offset > file_len {
-        return Err(npy_error(
-            path,
-            format!("header claims {header_len} bytes but the file has {file_len} in all"),
-        ));
+        return Err(npy_error(path, format!("header claims {header_len} bytes but the file has {file_len} in all")));
     }
     let mut text = vec![0u8; header_len as usize];
     r.read_exact(&mut text).map_err(|e| io_error(path, &e))?;
@@ -190,8 +151,7 @@ fn read_header(path: &Path, r: &mut impl Read, file_len: u64) -> Result<(NpyHead
     whole.extend_from_slice(&fixed);
     whole.extend_from_slice(&len_bytes[..len_size]);
     whole.extend_from_slice(&text);
-    let header = NpyHeader::from_reader(&whole[..])
-        .map_err(|e| npy_error(path, format!("bad header: {e}")))?;
+    let header = NpyHeader::from_reader(&whole[..]).map_err(|e| npy_error(path, format!("bad header: {e}")))?;
     Ok((header, data_offset))
 }
 
@@ -210,23 +170,13 @@ fn check_shape_text(path: &Path, text: &[u8]) -> Result<()> {
         return Err(npy_error(path, "bad header: 'shape' is not a tuple"));
     }
     let mut count: u64 = 1;
-    for item in rest[open + 1..close]
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
-        let d: u64 = item.parse().map_err(|_| {
-            npy_error(
-                path,
-                format!("bad header: shape entry {item:?} is not a dimension"),
-            )
-        })?;
-        count = count.checked_mul(d).ok_or_else(|| {
-            npy_error(
-                path,
-                format!("shape {} has more than 2^64 elements", &rest[open..=close]),
-            )
-        })?;
+    for item in rest[open + 1..close].split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let d: u64 = item
+            .parse()
+            .map_err(|_| npy_error(path, format!("bad header: shape entry {item:?} is not a dimension")))?;
+        count = count
+            .checked_mul(d)
+            .ok_or_else(|| npy_error(path, format!("shape {} has more than 2^64 elements", &rest[open..=close])))?;
     }
     Ok(())
 }
@@ -238,58 +188,38 @@ pub fn read(path: &Path) -> Result<NpyArray> {
     let mut reader = io::BufReader::new(&mut file);
     let (header, offset) = read_header(path, &mut reader, file_len)?;
     if header.uses_pickled_array() {
-        return Err(npy_error(
-            path,
-            "object arrays (pickled Python objects) are not supported",
-        ));
+        return Err(npy_error(path, "object arrays (pickled Python objects) are not supported"));
     }
     let dtype = header.dtype();
-    let elem_size = dtype
-        .num_bytes()
-        .ok_or_else(|| npy_error(path, "dtype has no fixed size"))?;
+    let elem_size = dtype.num_bytes().ok_or_else(|| npy_error(path, "dtype has no fixed size"))?;
     let shape: Vec<usize> = header
         .shape()
         .iter()
         .map(|&d| {
-            usize::try_from(d).map_err(|_| {
-                npy_error(
-                    path,
-                    format!("dimension {d} exceeds this machine's address space"),
-                )
-            })
+            usize::try_from(d)
+                .map_err(|_| npy_error(path, format!("dimension {d} exceeds this machine's address space")))
         })
         .collect::<Result<_>>()?;
-    let bytes = header.len().checked_mul(elem_size as u64).ok_or_else(|| {
-        npy_error(
-            path,
-            format!(
-                "{} elements of {elem_size} bytes overflow 64 bits",
-                header.len()
-            ),
-        )
-    })?;
+    let bytes = header
+        .len()
+        .checked_mul(elem_size as u64)
+        .ok_or_else(|| npy_error(path, format!("{} elements of {elem_size} bytes overflow 64 bits", header.len())))?;
     let available = file_len - offset;
     if bytes > available {
         return Err(npy_error(
             path,
-            format!("header needs {bytes} data bytes ({} elements of {elem_size} bytes) but the file holds {available}", header.len()),
+            format!(
+                "header needs {bytes} data bytes ({} elements of {elem_size} bytes) but the file holds {available}",
+                header.len()
+            ),
         ));
     }
     let mut data = Vec::new();
-    reader
-        .take(bytes)
-        .read_to_end(&mut data)
-        .map_err(|e| io_error(path, &e))?;
+    reader.take(bytes).read_to_end(&mut data).map_err(|e| io_error(path, &e))?;
     if data.len() as u64 != bytes {
         return Err(npy_error(path, "file shrank while being read"));
     }
-    Ok(NpyArray {
-        dtype,
-        shape,
-        fortran_order: header.order() == Order::Fortran,
-        elem_size,
-        data,
-    })
+    Ok(NpyArray { dtype, shape, fortran_order: header.order() == Order::Fortran, elem_size, data })
 }
 
 /// Writes `array` to `path` in C order, atomically: a temporary file beside
@@ -303,9 +233,7 @@ pub fn write(path: &Path, array: &NpyArray) -> Result<()> {
     } else {
         array
     };
-    write_with(path, &array.dtype, &array.shape, |w| {
-        w.write_all(&array.data)
-    })
+    write_with(path, &array.dtype, &array.shape, |w| w.write_all(&array.data))
 }
 
 fn to_c_order(a: &NpyArray) -> NpyArray {
@@ -314,14 +242,9 @@ fn to_c_order(a: &NpyArray) -> NpyArray {
     let strides = a.strides();
     let mut idx = vec![0usize; a.shape.len()];
     for k in 0..n {
-        let off: isize = idx
-            .iter()
-            .zip(&strides)
-            .map(|(&i, &s)| i as isize * s)
-            .sum();
+        let off: isize = idx.iter().zip(&strides).map(|(&i, &s)| i as isize * s).sum();
         let off = off as usize * a.elem_size;
-        out[k * a.elem_size..(k + 1) * a.elem_size]
-            .copy_from_slice(&a.data[off..off + a.elem_size]);
+        out[k * a.elem_size..(k + 1) * a.elem_size].copy_from_slice(&a.data[off..off + a.elem_size]);
         for d in (0..idx.len()).rev() {
             idx[d] += 1;
             if idx[d] < a.shape[d] {
@@ -330,11 +253,7 @@ fn to_c_order(a: &NpyArray) -> NpyArray {
             idx[d] = 0;
         }
     }
-    NpyArray {
-        data: out,
-        fortran_order: false,
-        ..a.clone()
-    }
+    NpyArray { data: out, fortran_order: false, ..a.clone() }
 }
 
 fn write_with(
@@ -355,11 +274,8 @@ fn write_with(
     let shape_u64: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
     let result = (|| -> io::Result<()> {
         let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
-        let mut w = WriteOptions::<u8>::new()
-            .dtype(dtype.clone())
-            .shape(&shape_u64)
-            .writer(&mut w)
-            .write_header_only()?;
+        let mut w =
+            WriteOptions::<u8>::new().dtype(dtype.clone()).shape(&shape_u64).writer(&mut w).write_header_only()?;
         body(&mut w)?;
         w.flush()?;
         tmp.as_file().sync_data()
@@ -381,12 +297,7 @@ fn write_with(
 
 /// Reads `input`, runs `op` on it and writes the result to `output`
 /// (atomically, see [`write`]); returns the output shape.
-pub fn run_file(
-    op: &dyn Operator,
-    input: &Path,
-    output: &Path,
-    parallelism: Parallelism,
-) -> Result<Shape> {
+pub fn run_file(op: &dyn Operator, input: &Path, output: &Path, parallelism: Parallelism) -> Result<Shape> {
     let array = read(input)?;
     let plan = op.plan(&array.shape)?.with_parallelism(parallelism);
     let out_len = plan
@@ -394,12 +305,8 @@ pub fn run_file(
         .checked_mul(array.elem_size)
         .ok_or_else(|| npy_error(output, "output byte count overflows"))?;
     let mut out = Vec::new();
-    out.try_reserve_exact(out_len).map_err(|_| {
-        npy_error(
-            output,
-            format!("cannot allocate {out_len} bytes for the output"),
-        )
-    })?;
+    out.try_reserve_exact(out_len)
+        .map_err(|_| npy_error(output, format!("cannot allocate {out_len} bytes for the output")))?;
     let spare = &mut out.spare_capacity_mut()[..out_len];
     if array.fortran_order {
         plan.run_bytes_strided_uninit(&array.data, &array.strides(), array.elem_size, spare)?;
@@ -408,8 +315,6 @@ pub fn run_file(
     }
     // SAFETY: the run succeeded, so every output byte was written.
     unsafe { out.set_len(out_len) };
-    write_with(output, &array.dtype, plan.output_shape(), |w| {
-        w.write_all(&out)
-    })?;
+    write_with(output, &array.dtype, plan.output_shape(), |w| w.write_all(&out))?;
     Ok(plan.output_shape().iter().copied().collect())
 }

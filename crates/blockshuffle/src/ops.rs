@@ -12,11 +12,7 @@ use crate::{Error, Plan, Result, MAX_RANK};
 /// Fails with [`Error::RankTooLarge`] beyond [`MAX_RANK`].
 pub(crate) fn check_max_rank(op: &'static str, rank: usize) -> Result<()> {
     if rank > MAX_RANK {
-        return Err(Error::RankTooLarge {
-            op,
-            rank,
-            max: MAX_RANK,
-        });
+        return Err(Error::RankTooLarge { op, rank, max: MAX_RANK });
     }
     Ok(())
 }
@@ -25,12 +21,7 @@ pub(crate) fn check_max_rank(op: &'static str, rank: usize) -> Result<()> {
 /// and `pads[i] = (begin, end)` for spatial dim `i`.
 /// Output: `[batch * prod(blocks)] + [padded_i / block_i] + remaining`,
 /// where the batch index is `(k_1, ..., k_M, n)` (block positions outermost).
-pub(crate) fn space_to_batch(
-    op: &'static str,
-    input: &[usize],
-    blocks: &[u64],
-    pads: &[(u64, u64)],
-) -> Result<Plan> {
+pub(crate) fn space_to_batch(op: &'static str, input: &[usize], blocks: &[u64], pads: &[(u64, u64)]) -> Result<Plan> {
     check_max_rank(op, input.len())?;
     let mut space: ArrayVec<SpaceAxis, MAX_RANK> = ArrayVec::new();
     space.push(SpaceAxis::plain(input[0] as u64));
@@ -47,12 +38,7 @@ pub(crate) fn space_to_batch(
 /// Batch-to-space, the inverse: `input = [batch] + spatial[M] + remaining`
 /// (batch divisible by `prod(blocks)`, crops within `spatial_i * block_i`).
 /// Output: `[batch / prod(blocks)] + [spatial_i * block_i - crops] + remaining`.
-pub(crate) fn batch_to_space(
-    op: &'static str,
-    input: &[usize],
-    blocks: &[u64],
-    crops: &[(u64, u64)],
-) -> Result<Plan> {
+pub(crate) fn batch_to_space(op: &'static str, input: &[usize], blocks: &[u64], crops: &[(u64, u64)]) -> Result<Plan> {
     check_max_rank(op, input.len())?;
     let prod = geometry::product(op, "product of block sizes", blocks)?;
     let batch = input[0] as u64;
@@ -69,16 +55,13 @@ pub(crate) fn batch_to_space(
     space.push(SpaceAxis::plain(batch / prod));
     for (i, (&b, &(cb, ce))) in blocks.iter().zip(crops).enumerate() {
         let full = geometry::mul(op, "uncropped spatial dimension", input[i + 1] as u64, b)?;
-        let extent =
-            full.checked_sub(cb)
-                .and_then(|v| v.checked_sub(ce))
-                .ok_or(Error::CropTooLarge {
-                    op,
-                    axis: i,
-                    size: full,
-                    begin: cb,
-                    end: ce,
-                })?;
+        let extent = full.checked_sub(cb).and_then(|v| v.checked_sub(ce)).ok_or(Error::CropTooLarge {
+            op,
+            axis: i,
+            size: full,
+            begin: cb,
+            end: ce,
+        })?;
         space.push(SpaceAxis::new(op, extent, cb, ce, b)?);
     }
     for &d in &input[1 + blocks.len()..] {
@@ -103,8 +86,8 @@ fn batch_geometry(op: &'static str, space: &[SpaceAxis], m: usize) -> Result<Geo
 /// `(block position, channel)` into the depth axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DepthLayout {
-    /// `[lead.., S_1..S_K, C]`; depth index `(k_1..k_K, c)` (TensorFlow NHWC).
-    ChannelsLastBlocksFirst,
+    /// `[lead.., S_1..S_K, C]`; depth index `(k_1..k_K, c)`, blocks first (TensorFlow NHWC).
+    ChannelsLast,
     /// `[lead.., C, S_1..S_K, trail..]`; depth index `(k_1..k_K, c)`
     /// (OpenVINO blocks_first, ONNX DCR / SpaceToDepth, TensorFlow NCHW).
     BlocksFirst,
@@ -126,14 +109,14 @@ pub(crate) struct DepthAxes {
 impl DepthAxes {
     fn channel(&self) -> usize {
         match self.layout {
-            DepthLayout::ChannelsLastBlocksFirst => self.lead + self.k,
+            DepthLayout::ChannelsLast => self.lead + self.k,
             _ => self.lead,
         }
     }
 
     fn spatial(&self, i: usize) -> usize {
         match self.layout {
-            DepthLayout::ChannelsLastBlocksFirst => self.lead + i,
+            DepthLayout::ChannelsLast => self.lead + i,
             _ => self.lead + 1 + i,
         }
     }
@@ -151,12 +134,7 @@ impl DepthAxes {
 
 /// Space-to-depth: every spatial dim (divisible by `block`) shrinks by
 /// `block`, the channel dim grows by `block^k`.
-pub(crate) fn space_to_depth(
-    op: &'static str,
-    input: &[usize],
-    axes: DepthAxes,
-    block: u64,
-) -> Result<Plan> {
+pub(crate) fn space_to_depth(op: &'static str, input: &[usize], axes: DepthAxes, block: u64) -> Result<Plan> {
     check_max_rank(op, input.len())?;
     let space: ArrayVec<SpaceAxis, MAX_RANK> = input
         .iter()
@@ -174,12 +152,7 @@ pub(crate) fn space_to_depth(
 
 /// Depth-to-space: the channel dim (divisible by `block^k`) shrinks by
 /// `block^k`, every spatial dim grows by `block`.
-pub(crate) fn depth_to_space(
-    op: &'static str,
-    input: &[usize],
-    axes: DepthAxes,
-    block: u64,
-) -> Result<Plan> {
+pub(crate) fn depth_to_space(op: &'static str, input: &[usize], axes: DepthAxes, block: u64) -> Result<Plan> {
     check_max_rank(op, input.len())?;
     let per = block_power(op, block, axes.k)?;
     let mut space: ArrayVec<SpaceAxis, MAX_RANK> = ArrayVec::new();
@@ -197,13 +170,7 @@ pub(crate) fn depth_to_space(
             }
             SpaceAxis::plain(d / per)
         } else if axes.spatial_axes().any(|s| s == i) {
-            SpaceAxis::new(
-                op,
-                geometry::mul(op, "output spatial dimension", d, block)?,
-                0,
-                0,
-                block,
-            )?
+            SpaceAxis::new(op, geometry::mul(op, "output spatial dimension", d, block)?, 0, 0, block)?
         } else {
             SpaceAxis::plain(d)
         };
@@ -214,16 +181,14 @@ pub(crate) fn depth_to_space(
 
 /// `block^k`, checked.
 pub(crate) fn block_power(op: &'static str, block: u64, k: usize) -> Result<u64> {
-    (0..k).try_fold(1u64, |acc, _| {
-        geometry::mul(op, "block_size^spatial_dims", acc, block)
-    })
+    (0..k).try_fold(1u64, |acc, _| geometry::mul(op, "block_size^spatial_dims", acc, block))
 }
 
 fn depth_geometry(op: &'static str, space: &[SpaceAxis], axes: DepthAxes) -> Result<Geometry> {
     let c = axes.channel();
     let mut depth: ArrayVec<Factor, MAX_FACTORS> = ArrayVec::new();
     match axes.layout {
-        DepthLayout::ChannelsLastBlocksFirst | DepthLayout::BlocksFirst => {
+        DepthLayout::ChannelsLast | DepthLayout::BlocksFirst => {
             depth.extend(axes.spatial_axes().map(k));
             depth.push(o(c));
         }

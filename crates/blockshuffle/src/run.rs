@@ -98,14 +98,7 @@ impl Plan {
             Direction::Forward => (space, block),
             Direction::Backward => (block, space),
         };
-        Ok(Plan {
-            op,
-            geom,
-            dir,
-            parallelism: Parallelism::Sequential,
-            input_shape,
-            output_shape,
-        })
+        Ok(Plan { op, geom, dir, parallelism: Parallelism::Sequential, input_shape, output_shape })
     }
 
     /// The operator this plan runs, as `"framework op"`.
@@ -181,11 +174,7 @@ impl Plan {
     }
 
     fn check_len(&self, param: &'static str, len: usize, per_elem: usize) -> Result<()> {
-        let shape = if param == "input" {
-            &self.input_shape
-        } else {
-            &self.output_shape
-        };
+        let shape = if param == "input" { &self.input_shape } else { &self.output_shape };
         let elems = element_count(self.op, shape)?;
         let expected = elems.checked_mul(per_elem).ok_or(Error::Overflow {
             op: self.op,
@@ -195,12 +184,7 @@ impl Plan {
             limit: "usize",
         })?;
         if len != expected || expected > isize::MAX as usize {
-            return Err(Error::BufferLength {
-                param,
-                len,
-                expected,
-                shape: shape.to_vec(),
-            });
+            return Err(Error::BufferLength { param, len, expected, shape: shape.to_vec() });
         }
         Ok(())
     }
@@ -209,15 +193,7 @@ impl Plan {
     fn compile_contiguous(&self, elem: usize) -> CopyPlan {
         let space = c_strides(&self.geom_space_shape(), elem);
         let block = c_strides(&self.geom_block_shape(), elem);
-        CopyPlan::compile(
-            &self.geom,
-            self.dir,
-            elem,
-            &Layouts {
-                space: &space,
-                block: &block,
-            },
-        )
+        CopyPlan::compile(&self.geom, self.dir, elem, &Layouts { space: &space, block: &block })
     }
 
     fn geom_space_shape(&self) -> Shape {
@@ -272,20 +248,14 @@ impl Plan {
     }
 
     /// Runs into possibly uninitialised memory, which it fully initialises on success.
-    pub fn run_uninit<T: Copy + Default>(
-        &self,
-        input: &[T],
-        output: &mut [MaybeUninit<T>],
-    ) -> Result<()> {
+    pub fn run_uninit<T: Copy + Default>(&self, input: &[T], output: &mut [MaybeUninit<T>]) -> Result<()> {
         self.check_len("input", input.len(), 1)?;
         self.check_len("output", output.len(), 1)?;
         let elem = size_of::<T>();
         let default = T::default();
         // SAFETY: the bytes of a `T` value, read as `MaybeUninit<u8>` (any bit
         // pattern, including padding, is a valid `MaybeUninit<u8>`).
-        let pattern = unsafe {
-            std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem)
-        };
+        let pattern = unsafe { std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem) };
         let plan = self.compile_contiguous(elem);
         // SAFETY: both buffers hold exactly the row-major shapes the plan was
         // compiled for (checked above); `&[T]` and `&mut [MaybeUninit<T>]`
@@ -314,15 +284,13 @@ impl Plan {
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
     pub fn run_bytes(&self, input: &[u8], elem_size: usize) -> Result<Vec<u8>> {
-        let n = element_count(self.op, &self.output_shape)?
-            .checked_mul(elem_size)
-            .ok_or(Error::Overflow {
-                op: self.op,
-                what: "byte count",
-                a: 0,
-                b: elem_size as u128,
-                limit: "usize",
-            })?;
+        let n = element_count(self.op, &self.output_shape)?.checked_mul(elem_size).ok_or(Error::Overflow {
+            op: self.op,
+            what: "byte count",
+            a: 0,
+            b: elem_size as u128,
+            limit: "usize",
+        })?;
         let mut out: Vec<u8> = Vec::with_capacity(n);
         self.run_bytes_uninit(input, elem_size, &mut out.spare_capacity_mut()[..n])?;
         // SAFETY: every output byte was written (see `run`).
@@ -348,24 +316,13 @@ impl Plan {
     }
 
     /// [`Plan::run_bytes_into`] into possibly uninitialised memory.
-    pub fn run_bytes_uninit(
-        &self,
-        input: &[u8],
-        elem_size: usize,
-        output: &mut [MaybeUninit<u8>],
-    ) -> Result<()> {
+    pub fn run_bytes_uninit(&self, input: &[u8], elem_size: usize, output: &mut [MaybeUninit<u8>]) -> Result<()> {
         self.check_len("input", input.len(), elem_size)?;
         self.check_len("output", output.len(), elem_size)?;
         let plan = self.compile_contiguous(elem_size);
         // SAFETY: lengths checked above against the row-major shapes.
         unsafe {
-            exec::execute(
-                &plan,
-                input.as_ptr(),
-                output.as_mut_ptr().cast(),
-                Fill::Zero,
-                self.parallelism.threads(),
-            )
+            exec::execute(&plan, input.as_ptr(), output.as_mut_ptr().cast(), Fill::Zero, self.parallelism.threads())
         };
         Ok(())
     }
@@ -393,11 +350,7 @@ impl Plan {
         output: &mut [MaybeUninit<u8>],
     ) -> Result<()> {
         if input_strides.len() != self.input_shape.len() {
-            return Err(Error::StrideCount {
-                param: "input",
-                len: input_strides.len(),
-                rank: self.input_shape.len(),
-            });
+            return Err(Error::StrideCount { param: "input", len: input_strides.len(), rank: self.input_shape.len() });
         }
         self.check_len("output", output.len(), elem_size)?;
         if self.input_shape.iter().all(|&d| d > 0) {
@@ -427,26 +380,12 @@ impl Plan {
             Direction::Forward => (strides, out_strides),
             Direction::Backward => (out_strides, strides),
         };
-        let plan = CopyPlan::compile(
-            &self.geom,
-            self.dir,
-            elem_size,
-            &Layouts {
-                space: &space,
-                block: &block,
-            },
-        );
+        let plan = CopyPlan::compile(&self.geom, self.dir, elem_size, &Layouts { space: &space, block: &block });
         // SAFETY: every input element addressed by the strides lies inside
         // `input` (checked above); the output holds exactly the row-major
         // output shape; the two cannot overlap.
         unsafe {
-            exec::execute(
-                &plan,
-                input.as_ptr(),
-                output.as_mut_ptr().cast(),
-                Fill::Zero,
-                self.parallelism.threads(),
-            )
+            exec::execute(&plan, input.as_ptr(), output.as_mut_ptr().cast(), Fill::Zero, self.parallelism.threads())
         };
         Ok(())
     }
@@ -468,48 +407,27 @@ impl Plan {
     ) -> Result<()> {
         let rank_check = |param, strides: &[isize], shape: &[usize]| {
             if strides.len() != shape.len() {
-                return Err(Error::StrideCount {
-                    param,
-                    len: strides.len(),
-                    rank: shape.len(),
-                });
+                return Err(Error::StrideCount { param, len: strides.len(), rank: shape.len() });
             }
             Ok(())
         };
         rank_check("input", input_strides, &self.input_shape)?;
         rank_check("output", output_strides, &self.output_shape)?;
         let elem = size_of::<T>();
-        let bytes = |s: &[isize]| -> ArrayVec<isize, MAX_RANK> {
-            s.iter().map(|&v| v.wrapping_mul(elem as isize)).collect()
-        };
+        let bytes =
+            |s: &[isize]| -> ArrayVec<isize, MAX_RANK> { s.iter().map(|&v| v.wrapping_mul(elem as isize)).collect() };
         let (space, block) = match self.dir {
             Direction::Forward => (bytes(input_strides), bytes(output_strides)),
             Direction::Backward => (bytes(output_strides), bytes(input_strides)),
         };
-        let plan = CopyPlan::compile(
-            &self.geom,
-            self.dir,
-            elem,
-            &Layouts {
-                space: &space,
-                block: &block,
-            },
-        );
+        let plan = CopyPlan::compile(&self.geom, self.dir, elem, &Layouts { space: &space, block: &block });
         let default = T::default();
         // SAFETY: as in `run_uninit`.
-        let pattern = unsafe {
-            std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem)
-        };
+        let pattern = unsafe { std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem) };
         // SAFETY: the caller guarantees the views; the plan only produces offsets
         // of in-range indices.
         unsafe {
-            exec::execute(
-                &plan,
-                input.cast(),
-                output.cast(),
-                Fill::Pattern(pattern),
-                self.parallelism.threads(),
-            )
+            exec::execute(&plan, input.cast(), output.cast(), Fill::Pattern(pattern), self.parallelism.threads())
         };
         Ok(())
     }

@@ -29,21 +29,12 @@ fn cases() -> Vec<Case> {
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
             let v: Value = serde_json::from_str(line).expect("a JSON case");
-            let s = |k: &str| {
-                v[k].as_str()
-                    .unwrap_or_else(|| panic!("{k} in {line}"))
-                    .to_string()
-            };
+            let s = |k: &str| v[k].as_str().unwrap_or_else(|| panic!("{k} in {line}")).to_string();
             Case {
                 id: s("id"),
                 framework: s("framework"),
                 op: s("op"),
-                args: v["args"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap().to_string())
-                    .collect(),
+                args: v["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect(),
                 input: dir.join(s("input")),
                 expect: v["expect"].as_str().map(|e| dir.join(e)),
             }
@@ -55,15 +46,9 @@ fn cases() -> Vec<Case> {
 fn run(case: &Case, parallelism: Parallelism) -> Result<npy::NpyArray, String> {
     let spec = OpSpec::parse(&case.framework, &case.op, &case.args).map_err(|e| e.to_string())?;
     let x = npy::read(&case.input).map_err(|e| e.to_string())?;
-    let plan = spec
-        .plan(x.shape())
-        .map_err(|e| e.to_string())?
-        .with_parallelism(parallelism);
-    let y = plan
-        .run_bytes(x.data(), x.elem_size())
-        .map_err(|e| e.to_string())?;
-    npy::NpyArray::from_parts(x.descr_dtype().clone(), plan.output_shape().to_vec(), y)
-        .map_err(|e| e.to_string())
+    let plan = spec.plan(x.shape()).map_err(|e| e.to_string())?.with_parallelism(parallelism);
+    let y = plan.run_bytes(x.data(), x.elem_size()).map_err(|e| e.to_string())?;
+    npy::NpyArray::from_parts(x.descr_dtype().clone(), plan.output_shape().to_vec(), y).map_err(|e| e.to_string())
 }
 
 fn check_all(parallelism: Parallelism) {
@@ -75,34 +60,18 @@ fn check_all(parallelism: Parallelism) {
         match (&case.expect, got) {
             (Some(expect), Ok(y)) => {
                 let want = npy::read(expect).unwrap();
-                if y.descr() != want.descr() || y.shape() != want.shape() || y.data() != want.data()
-                {
-                    failures.push(format!(
-                        "{}: output differs (shape {:?} vs {:?})",
-                        case.id,
-                        y.shape(),
-                        want.shape()
-                    ));
+                if y.descr() != want.descr() || y.shape() != want.shape() || y.data() != want.data() {
+                    failures.push(format!("{}: output differs (shape {:?} vs {:?})", case.id, y.shape(), want.shape()));
                 }
             }
-            (Some(_), Err(e)) => {
-                failures.push(format!("{}: rejected but expected an output: {e}", case.id))
+            (Some(_), Err(e)) => failures.push(format!("{}: rejected but expected an output: {e}", case.id)),
+            (None, Ok(y)) => {
+                failures.push(format!("{}: accepted (shape {:?}) but the framework rejects it", case.id, y.shape()))
             }
-            (None, Ok(y)) => failures.push(format!(
-                "{}: accepted (shape {:?}) but the framework rejects it",
-                case.id,
-                y.shape()
-            )),
             (None, Err(_)) => {}
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases fail:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} cases fail:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
 
 #[test]
@@ -119,7 +88,10 @@ fn every_case_passes_with_threads() {
 fn rejections_name_the_rule() {
     // A sample of rejections and the words the error must contain.
     let expected = [
-        ("tf-space-to-batch-nd-0020", "padded spatial dim 0 (input 4 + paddings 0 + 1 = 5) is not divisible by block_shape[0] = 2"),
+        (
+            "tf-space-to-batch-nd-0020",
+            "padded spatial dim 0 (input 4 + paddings 0 + 1 = 5) is not divisible by block_shape[0] = 2",
+        ),
         ("tf-space-to-batch-nd-0021", "paddings[0] = -1 must be >= 0"),
         ("tf-space-to-batch-nd-0022", "block_shape[1] = -3 must be >= 1"),
         ("tf-space-to-batch-nd-0023", "input rank is 2 but must be >= 3 (1 + len(block_shape))"),

@@ -85,26 +85,12 @@ struct Exec<'a> {
 /// destination layouts `plan` was compiled for (every offset the plan yields
 /// for a valid position is inside them), and the destination must not overlap
 /// the source.
-pub(crate) unsafe fn execute(
-    plan: &CopyPlan,
-    src: *const u8,
-    dst: *mut u8,
-    fill: Fill<'_>,
-    threads: usize,
-) {
+pub(crate) unsafe fn execute(plan: &CopyPlan, src: *const u8, dst: *mut u8, fill: Fill<'_>, threads: usize) {
     if plan.empty {
         return;
     }
-    let ex = Exec {
-        plan,
-        buf: Buffers { src, dst },
-        fill,
-    };
-    let threads = if plan.dst_bytes < PARALLEL_THRESHOLD {
-        1
-    } else {
-        threads.max(1)
-    };
+    let ex = Exec { plan, buf: Buffers { src, dst }, fill };
+    let threads = if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.max(1) };
     // SAFETY: forwarded from the caller.
     unsafe {
         if threads == 1 {
@@ -226,13 +212,7 @@ impl Exec<'_> {
         let buf = self.buf;
         if j == p.loops.len() {
             // SAFETY: a valid position: `unit` bytes on both sides.
-            unsafe {
-                ptr::copy_nonoverlapping(
-                    buf.src.wrapping_offset(so),
-                    buf.dst.wrapping_offset(dof),
-                    p.unit,
-                )
-            };
+            unsafe { ptr::copy_nonoverlapping(buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof), p.unit) };
             return;
         }
         let l = p.loops[j];
@@ -250,14 +230,7 @@ impl Exec<'_> {
             let so = so.wrapping_add((s as isize).wrapping_mul(l.ss));
             let dof = dof.wrapping_add((s as isize).wrapping_mul(l.ds));
             if j + 1 == p.loops.len() {
-                copy_run(
-                    e - s,
-                    buf.src.wrapping_offset(so),
-                    l.ss,
-                    buf.dst.wrapping_offset(dof),
-                    l.ds,
-                    p.unit,
-                );
+                copy_run(e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds, p.unit);
             } else {
                 let (mut so, mut dof) = (so, dof);
                 for i in s..e {

@@ -56,18 +56,12 @@ pub(crate) struct Factor {
 
 /// Outer factor of space axis `axis`.
 pub(crate) const fn o(axis: usize) -> Factor {
-    Factor {
-        axis: axis as u8,
-        part: Part::Outer,
-    }
+    Factor { axis: axis as u8, part: Part::Outer }
 }
 
 /// Block factor of space axis `axis`.
 pub(crate) const fn k(axis: usize) -> Factor {
-    Factor {
-        axis: axis as u8,
-        part: Part::Block,
-    }
+    Factor { axis: axis as u8, part: Part::Block }
 }
 
 /// A validated rearrangement: the space-side axes, and the block-side axes
@@ -83,24 +77,12 @@ pub(crate) struct Geometry {
 
 /// Checked `a * b` in u64, worded for `op`.
 pub(crate) fn mul(op: &'static str, what: &'static str, a: u64, b: u64) -> Result<u64> {
-    a.checked_mul(b).ok_or(Error::Overflow {
-        op,
-        what,
-        a: a.into(),
-        b: b.into(),
-        limit: "u64",
-    })
+    a.checked_mul(b).ok_or(Error::Overflow { op, what, a: a.into(), b: b.into(), limit: "u64" })
 }
 
 /// Checked `a + b` in u64, worded for `op`.
 pub(crate) fn add(op: &'static str, what: &'static str, a: u64, b: u64) -> Result<u64> {
-    a.checked_add(b).ok_or(Error::Overflow {
-        op,
-        what,
-        a: a.into(),
-        b: b.into(),
-        limit: "u64",
-    })
+    a.checked_add(b).ok_or(Error::Overflow { op, what, a: a.into(), b: b.into(), limit: "u64" })
 }
 
 /// Checked product of a shape.
@@ -110,13 +92,7 @@ pub(crate) fn product(op: &'static str, what: &'static str, dims: &[u64]) -> Res
 
 /// Converts a u64 dimension back to usize (fails on 32-bit targets for huge dims).
 pub(crate) fn to_usize(op: &'static str, what: &'static str, v: u64) -> Result<usize> {
-    usize::try_from(v).map_err(|_| Error::Overflow {
-        op,
-        what,
-        a: v.into(),
-        b: 1,
-        limit: "usize",
-    })
+    usize::try_from(v).map_err(|_| Error::Overflow { op, what, a: v.into(), b: 1, limit: "usize" })
 }
 
 impl SpaceAxis {
@@ -135,24 +111,12 @@ impl SpaceAxis {
                 divisor: block,
             });
         }
-        Ok(SpaceAxis {
-            extent,
-            begin,
-            end,
-            block,
-            outer: padded / block,
-        })
+        Ok(SpaceAxis { extent, begin, end, block, outer: padded / block })
     }
 
     /// An axis carried along unchanged (block 1, no padding).
     pub fn plain(extent: u64) -> Self {
-        SpaceAxis {
-            extent,
-            begin: 0,
-            end: 0,
-            block: 1,
-            outer: extent,
-        }
+        SpaceAxis { extent, begin: 0, end: 0, block: 1, outer: extent }
     }
 }
 
@@ -164,17 +128,10 @@ impl Geometry {
     /// Checks that both tensors' element counts fit in u64.
     pub fn new(op: &'static str, space: &[SpaceAxis], groups: &[&[Factor]]) -> Result<Self> {
         if space.len() > MAX_RANK || groups.len() > MAX_RANK {
-            return Err(Error::RankTooLarge {
-                op,
-                rank: space.len().max(groups.len()),
-                max: MAX_RANK,
-            });
+            return Err(Error::RankTooLarge { op, rank: space.len().max(groups.len()), max: MAX_RANK });
         }
-        let mut g = Geometry {
-            space: space.iter().copied().collect(),
-            order: ArrayVec::new(),
-            groups: ArrayVec::new(),
-        };
+        let mut g =
+            Geometry { space: space.iter().copied().collect(), order: ArrayVec::new(), groups: ArrayVec::new() };
         let mut seen = [[false; 2]; MAX_RANK];
         for group in groups {
             for f in *group {
@@ -186,14 +143,8 @@ impl Geometry {
             g.groups.push(group.len() as u8);
         }
         for (i, ax) in space.iter().enumerate() {
-            assert!(
-                seen[i][Part::Outer as usize],
-                "outer factor of axis {i} unused in {op}"
-            );
-            assert!(
-                seen[i][Part::Block as usize] || ax.block == 1,
-                "block factor of axis {i} unused in {op}"
-            );
+            assert!(seen[i][Part::Outer as usize], "outer factor of axis {i} unused in {op}");
+            assert!(seen[i][Part::Block as usize] || ax.block == 1, "block factor of axis {i} unused in {op}");
         }
         // Both sides' element counts must be representable.
         product(op, "input/output element count", &g.space_extents())?;
@@ -235,18 +186,12 @@ impl Geometry {
 
     /// The space-side shape (unpadded extents).
     pub fn space_shape(&self, op: &'static str) -> Result<Shape> {
-        self.space
-            .iter()
-            .map(|a| to_usize(op, "dimension", a.extent))
-            .collect()
+        self.space.iter().map(|a| to_usize(op, "dimension", a.extent)).collect()
     }
 
     /// The block-side shape.
     pub fn block_shape(&self, op: &'static str) -> Result<Shape> {
-        self.block_shape_u64(op)?
-            .iter()
-            .map(|&d| to_usize(op, "dimension", d))
-            .collect()
+        self.block_shape_u64(op)?.iter().map(|&d| to_usize(op, "dimension", d)).collect()
     }
 }
 
@@ -258,18 +203,8 @@ mod tests {
     fn space_axis_checks_divisibility_and_sums() {
         let a = SpaceAxis::new("t", 4, 1, 1, 3).unwrap();
         assert_eq!((a.outer, a.padded()), (2, 6));
-        assert!(matches!(
-            SpaceAxis::new("t", 4, 0, 1, 2),
-            Err(Error::NotDivisible {
-                size: 5,
-                divisor: 2,
-                ..
-            })
-        ));
-        assert!(matches!(
-            SpaceAxis::new("t", u64::MAX, 1, 0, 1),
-            Err(Error::Overflow { .. })
-        ));
+        assert!(matches!(SpaceAxis::new("t", 4, 0, 1, 2), Err(Error::NotDivisible { size: 5, divisor: 2, .. })));
+        assert!(matches!(SpaceAxis::new("t", u64::MAX, 1, 0, 1), Err(Error::Overflow { .. })));
     }
 
     #[test]
@@ -282,12 +217,7 @@ mod tests {
             SpaceAxis::new(op, 6, 0, 0, 2).unwrap(),
             SpaceAxis::plain(3),
         ];
-        let g = Geometry::new(
-            op,
-            &space,
-            &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]],
-        )
-        .unwrap();
+        let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]).unwrap();
         assert_eq!(g.block_shape(op).unwrap().as_slice(), &[1, 2, 3, 12]);
         assert_eq!(g.space_shape(op).unwrap().as_slice(), &[1, 4, 6, 3]);
     }
@@ -296,16 +226,9 @@ mod tests {
     fn block_shape_overflow_is_an_error() {
         let op = "t";
         let big = 1u64 << 40;
-        let space = [
-            SpaceAxis::plain(1),
-            SpaceAxis::new(op, big, 0, 0, big).unwrap(),
-        ];
+        let space = [SpaceAxis::plain(1), SpaceAxis::new(op, big, 0, 0, big).unwrap()];
         // outer 1, block 2^40: fine alone; squared into one group overflows only with more.
-        let space2 = [
-            space[0],
-            space[1],
-            SpaceAxis::new(op, big, 0, 0, big).unwrap(),
-        ];
+        let space2 = [space[0], space[1], SpaceAxis::new(op, big, 0, 0, big).unwrap()];
         let err = Geometry::new(op, &space2, &[&[k(1), k(2), o(0)], &[o(1)], &[o(2)]]);
         assert!(matches!(err, Err(Error::Overflow { .. })), "{err:?}");
     }

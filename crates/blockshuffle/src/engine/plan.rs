@@ -135,9 +135,7 @@ impl CopyPlan {
             .space
             .iter()
             .zip(strides.space)
-            .fold(0isize, |acc, (ax, &s)| {
-                acc.wrapping_sub((ax.begin as isize).wrapping_mul(s))
-            });
+            .fold(0isize, |acc, (ax, &s)| acc.wrapping_sub((ax.begin as isize).wrapping_mul(s)));
 
         // Per-factor strides on the block side: within a group, the last factor
         // varies fastest.
@@ -159,14 +157,8 @@ impl CopyPlan {
             Direction::Forward => factors.extend(geom.order.iter().copied()),
             Direction::Backward => {
                 for i in 0..n_space {
-                    factors.push(Factor {
-                        axis: i as u8,
-                        part: Part::Outer,
-                    });
-                    factors.push(Factor {
-                        axis: i as u8,
-                        part: Part::Block,
-                    });
+                    factors.push(Factor { axis: i as u8, part: Part::Outer });
+                    factors.push(Factor { axis: i as u8, part: Part::Block });
                 }
             }
         }
@@ -178,11 +170,7 @@ impl CopyPlan {
                     Direction::Forward => (space_stride(f), block_stride(f)),
                     Direction::Backward => (block_stride(f), space_stride(f)),
                 };
-                RawLoop {
-                    count: space_count(f),
-                    ss,
-                    ds,
-                }
+                RawLoop { count: space_count(f), ss, ds }
             })
             .collect();
         let mut windows: ArrayVec<Option<Window>, MAX_LOOPS> = raw.iter().map(|_| None).collect();
@@ -190,43 +178,15 @@ impl CopyPlan {
             if ax.begin == 0 && ax.end == 0 {
                 continue;
             }
-            let find = |part| {
-                factors
-                    .iter()
-                    .position(|f| f.axis as usize == i && f.part == part)
-            };
+            let find = |part| factors.iter().position(|f| f.axis as usize == i && f.part == part);
             let po = find(Part::Outer).expect("outer factor present");
             let lo = ax.begin as i64;
             let hi = lo + ax.extent as i64;
             let block = ax.block as i64;
             match find(Part::Block) {
-                Some(pk) if pk > po => {
-                    windows[pk] = Some(Window {
-                        outer: Some(po as u8),
-                        oc: block,
-                        ic: 1,
-                        lo,
-                        hi,
-                    })
-                }
-                Some(pk) => {
-                    windows[po] = Some(Window {
-                        outer: Some(pk as u8),
-                        oc: 1,
-                        ic: block,
-                        lo,
-                        hi,
-                    })
-                }
-                None => {
-                    windows[po] = Some(Window {
-                        outer: None,
-                        oc: 0,
-                        ic: block,
-                        lo,
-                        hi,
-                    })
-                }
+                Some(pk) if pk > po => windows[pk] = Some(Window { outer: Some(po as u8), oc: block, ic: 1, lo, hi }),
+                Some(pk) => windows[po] = Some(Window { outer: Some(pk as u8), oc: 1, ic: block, lo, hi }),
+                None => windows[po] = Some(Window { outer: None, oc: 0, ic: block, lo, hi }),
             }
         }
         let (src_base, dst_base) = match dir {
@@ -234,19 +194,11 @@ impl CopyPlan {
             Direction::Backward => (0, space_base),
         };
         // The element itself is the innermost, contiguous loop.
-        raw.push(RawLoop {
-            count: elem,
-            ss: 1,
-            ds: 1,
-        });
+        raw.push(RawLoop { count: elem, ss: 1, ds: 1 });
         windows.push(None);
 
         let empty = raw.iter().any(|l| l.count == 0);
-        let dst_bytes = if empty {
-            0
-        } else {
-            raw.iter().map(|l| l.count).product()
-        };
+        let dst_bytes = if empty { 0 } else { raw.iter().map(|l| l.count).product() };
         let mut plan = CopyPlan {
             loops: ArrayVec::new(),
             unit: 1,
@@ -305,13 +257,7 @@ impl CopyPlan {
                     w.outer = Some(keep.iter().position(|&x| x == o as usize).unwrap() as u8);
                 }
             }
-            loops.push(Loop {
-                count: raw[j].count,
-                ss: raw[j].ss,
-                ds: raw[j].ds,
-                window,
-                is_outer: false,
-            });
+            loops.push(Loop { count: raw[j].count, ss: raw[j].ss, ds: raw[j].ds, window, is_outer: false });
         }
         for j in 0..loops.len() {
             if let Some(Window { outer: Some(o), .. }) = loops[j].window {
@@ -330,10 +276,7 @@ impl CopyPlan {
                 && a.ss == b.ss.wrapping_mul(b.count as isize)
                 && a.ds == b.ds.wrapping_mul(b.count as isize)
             {
-                loops[j - 1] = Loop {
-                    count: a.count * b.count,
-                    ..b
-                };
+                loops[j - 1] = Loop { count: a.count * b.count, ..b };
                 loops.remove(j);
                 for l in loops.iter_mut() {
                     if let Some(w) = l.window.as_mut() {
@@ -370,13 +313,7 @@ impl CopyPlan {
 
 /// Combines an existing self-window on a loop with a window that moved onto it.
 fn merge_self_window(existing: Option<Window>, moved: Window) -> Window {
-    let w = Window {
-        outer: None,
-        oc: 0,
-        ic: moved.oc,
-        lo: moved.lo,
-        hi: moved.hi,
-    };
+    let w = Window { outer: None, oc: 0, ic: moved.oc, lo: moved.lo, hi: moved.hi };
     debug_assert!(existing.is_none(), "a loop carries at most one window");
     let _ = existing;
     w
@@ -406,30 +343,14 @@ mod tests {
             SpaceAxis::new(op, 6, 0, 0, 2).unwrap(),
             SpaceAxis::plain(3),
         ];
-        let g = Geometry::new(
-            op,
-            &space,
-            &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]],
-        )
-        .unwrap();
+        let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]).unwrap();
         let ss = c_strides(&[2, 4, 6, 3], 4);
         let bs = c_strides(&[2, 2, 3, 12], 4);
-        let p = CopyPlan::compile(
-            &g,
-            Direction::Backward,
-            4,
-            &Layouts {
-                space: &ss,
-                block: &bs,
-            },
-        );
+        let p = CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs });
         // Depth-to-space writes runs of block * C = 6 elements = 24 bytes.
         assert_eq!(p.unit, 24);
         // Batch and outer height merge (contiguous on both sides); then block row, outer width.
-        assert_eq!(
-            p.loops.iter().map(|l| l.count).collect::<Vec<_>>(),
-            vec![4, 2, 3]
-        );
+        assert_eq!(p.loops.iter().map(|l| l.count).collect::<Vec<_>>(), vec![4, 2, 3]);
         assert!(!p.fill && !p.empty && !p.all_padding);
     }
 
@@ -439,15 +360,7 @@ mod tests {
         let space = [SpaceAxis::plain(5), SpaceAxis::plain(7)];
         let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)]]).unwrap();
         let s = c_strides(&[5, 7], 2);
-        let p = CopyPlan::compile(
-            &g,
-            Direction::Forward,
-            2,
-            &Layouts {
-                space: &s,
-                block: &s,
-            },
-        );
+        let p = CopyPlan::compile(&g, Direction::Forward, 2, &Layouts { space: &s, block: &s });
         assert!(p.loops.is_empty());
         assert_eq!(p.unit, 70);
     }
@@ -460,15 +373,7 @@ mod tests {
         let g = Geometry::new(op, &space, &[&[k(1), o(0)], &[o(1)]]).unwrap();
         let ss = c_strides(&[1, 3], 1);
         let bs = c_strides(&[2, 2], 1);
-        let p = CopyPlan::compile(
-            &g,
-            Direction::Forward,
-            1,
-            &Layouts {
-                space: &ss,
-                block: &bs,
-            },
-        );
+        let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs });
         assert_eq!(p.loops.len(), 2);
         let w = p.loops[1].window.unwrap();
         assert_eq!((w.outer, w.oc, w.ic, w.lo, w.hi), (Some(0), 1, 2, 1, 4));

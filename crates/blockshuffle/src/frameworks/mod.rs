@@ -8,8 +8,13 @@ pub mod openvino;
 pub mod tf;
 pub mod torch;
 
+use arrayvec::ArrayVec;
+
 use crate::error::Index;
-use crate::{Error, Result};
+use crate::{Error, Result, MAX_RANK};
+
+/// Validated block sizes and `(begin, end)` pads or crops, one per spatial dim.
+pub(crate) type BlocksAndPads = (ArrayVec<u64, MAX_RANK>, ArrayVec<(u64, u64), MAX_RANK>);
 
 /// `value >= min`, as a block size (returns it as u64).
 pub(crate) fn block_at_least(
@@ -20,31 +25,15 @@ pub(crate) fn block_at_least(
     min: i64,
 ) -> Result<u64> {
     if value < min {
-        return Err(Error::BlockTooSmall {
-            op,
-            param,
-            index: Index(index),
-            value,
-            min,
-        });
+        return Err(Error::BlockTooSmall { op, param, index: Index(index), value, min });
     }
     Ok(value as u64)
 }
 
 /// `value >= 0`, as a padding or crop amount.
-pub(crate) fn non_negative(
-    op: &'static str,
-    param: &'static str,
-    index: usize,
-    value: i64,
-) -> Result<u64> {
+pub(crate) fn non_negative(op: &'static str, param: &'static str, index: usize, value: i64) -> Result<u64> {
     if value < 0 {
-        return Err(Error::Negative {
-            op,
-            param,
-            index: Index(Some(index)),
-            value,
-        });
+        return Err(Error::Negative { op, param, index: Index(Some(index)), value });
     }
     Ok(value as u64)
 }
@@ -52,28 +41,15 @@ pub(crate) fn non_negative(
 /// `rank >= min`.
 pub(crate) fn rank_at_least(op: &'static str, rank: usize, min: usize, why: &str) -> Result<()> {
     if rank < min {
-        return Err(Error::Rank {
-            op,
-            rank,
-            rule: format!("must be >= {min} ({why})"),
-        });
+        return Err(Error::Rank { op, rank, rule: format!("must be >= {min} ({why})") });
     }
     Ok(())
 }
 
 /// `rank == expected`.
-pub(crate) fn rank_exactly(
-    op: &'static str,
-    rank: usize,
-    expected: usize,
-    why: &str,
-) -> Result<()> {
+pub(crate) fn rank_exactly(op: &'static str, rank: usize, expected: usize, why: &str) -> Result<()> {
     if rank != expected {
-        return Err(Error::Rank {
-            op,
-            rank,
-            rule: format!("must be {expected} ({why})"),
-        });
+        return Err(Error::Rank { op, rank, rule: format!("must be {expected} ({why})") });
     }
     Ok(())
 }
@@ -87,13 +63,7 @@ pub(crate) fn param_len(
     why: &'static str,
 ) -> Result<()> {
     if len != expected {
-        return Err(Error::ParamLength {
-            op,
-            param,
-            len,
-            expected,
-            why,
-        });
+        return Err(Error::ParamLength { op, param, len, expected, why });
     }
     Ok(())
 }
@@ -107,13 +77,7 @@ pub(crate) fn divisible(
     divisor: u64,
 ) -> Result<()> {
     if divisor == 0 || size % divisor != 0 {
-        return Err(Error::NotDivisible {
-            op,
-            what: what(),
-            size,
-            divisor_name: divisor_name(),
-            divisor,
-        });
+        return Err(Error::NotDivisible { op, what: what(), size, divisor_name: divisor_name(), divisor });
     }
     Ok(())
 }

@@ -42,22 +42,13 @@ impl FromStr for DepthToSpaceMode {
         match s {
             "DCR" => Ok(DepthToSpaceMode::Dcr),
             "CRD" => Ok(DepthToSpaceMode::Crd),
-            _ => Err(Error::UnknownValue {
-                op: "onnx",
-                param: "mode",
-                value: s.into(),
-                allowed: "DCR, CRD",
-            }),
+            _ => Err(Error::UnknownValue { op: "onnx", param: "mode", value: s.into(), allowed: "DCR, CRD" }),
         }
     }
 }
 
 fn axes(layout: DepthLayout) -> DepthAxes {
-    DepthAxes {
-        lead: 1,
-        k: 2,
-        layout,
-    }
+    DepthAxes { lead: 1, k: 2, layout }
 }
 
 /// `SpaceToDepth-13`: `[N, C, H, W]` to `[N, C*b*b, H/b, W/b]`.
@@ -131,14 +122,7 @@ impl Operator for SpaceToDepth {
         rank_exactly(op, input_shape.len(), 4, "[N, C, H, W]")?;
         let block = block_at_least(op, "blocksize", None, self.blocksize, 1)?;
         let axes = axes(DepthLayout::BlocksFirst);
-        spatial_divisible(
-            op,
-            input_shape,
-            axes,
-            &["height", "width"],
-            block,
-            "blocksize",
-        )?;
+        spatial_divisible(op, input_shape, axes, &["height", "width"], block, "blocksize")?;
         ops::space_to_depth(op, input_shape, axes, block)
     }
 }
@@ -154,13 +138,7 @@ impl Operator for DepthToSpace {
         let block = block_at_least(op, "blocksize", None, self.blocksize, 1)?;
         let c = input_shape[1] as u64;
         let bb = geometry::mul(op, "blocksize^2", block, block)?;
-        divisible(
-            op,
-            || format!("channel dim {c}"),
-            c,
-            || "blocksize^2".into(),
-            bb,
-        )?;
+        divisible(op, || format!("channel dim {c}"), c, || "blocksize^2".into(), bb)?;
         let layout = match self.mode {
             DepthToSpaceMode::Dcr => DepthLayout::BlocksFirst,
             DepthToSpaceMode::Crd => DepthLayout::DepthFirst,

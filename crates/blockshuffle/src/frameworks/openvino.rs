@@ -23,11 +23,11 @@ use std::str::FromStr;
 
 use arrayvec::ArrayVec;
 
-use super::{block_at_least, divisible, non_negative, param_len, rank_at_least, spatial_divisible};
+use super::{block_at_least, divisible, non_negative, param_len, rank_at_least, spatial_divisible, BlocksAndPads};
 use crate::engine::geometry;
 use crate::error::{Error, Index};
 use crate::ops::{self, DepthAxes, DepthLayout};
-use crate::{Operator, Plan, Result, MAX_RANK};
+use crate::{Operator, Plan, Result};
 
 const BATCH_WHY: &str = "OpenVINO leaves the batch axis unchecked and its implementations disagree";
 
@@ -54,11 +54,7 @@ pub struct SpaceToBatch<'a> {
 impl<'a> SpaceToBatch<'a> {
     /// The operator with these parameters (validated by [`Operator::plan`]).
     pub fn new(block_shape: &'a [i64], pads_begin: &'a [i64], pads_end: &'a [i64]) -> Self {
-        SpaceToBatch {
-            block_shape,
-            pads_begin,
-            pads_end,
-        }
+        SpaceToBatch { block_shape, pads_begin, pads_end }
     }
 }
 
@@ -88,15 +84,9 @@ pub struct BatchToSpace<'a> {
 impl<'a> BatchToSpace<'a> {
     /// The operator with these parameters (validated by [`Operator::plan`]).
     pub fn new(block_shape: &'a [i64], crops_begin: &'a [i64], crops_end: &'a [i64]) -> Self {
-        BatchToSpace {
-            block_shape,
-            crops_begin,
-            crops_end,
-        }
+        BatchToSpace { block_shape, crops_begin, crops_end }
     }
 }
-
-type BlocksAndPads = (ArrayVec<u64, MAX_RANK>, ArrayVec<(u64, u64), MAX_RANK>);
 
 /// Validates the space/batch parameters; returns the spatial blocks and pads (dims 1..).
 fn batch_params(
@@ -115,13 +105,12 @@ fn batch_params(
     param_len(op, end.0, end.1.len(), n, why)?;
     let mut blocks = ArrayVec::new();
     let mut pads = ArrayVec::new();
-    for i in 0..n {
-        let b = block_at_least(op, "block_shape", Some(i), block_shape[i], 1)?;
-        let s = non_negative(op, begin.0, i, begin.1[i])?;
-        let e = non_negative(op, end.0, i, end.1[i])?;
+    for (i, ((&b, &s), &e)) in block_shape.iter().zip(begin.1).zip(end.1).enumerate() {
+        let b = block_at_least(op, "block_shape", Some(i), b, 1)?;
+        let s = non_negative(op, begin.0, i, s)?;
+        let e = non_negative(op, end.0, i, e)?;
         if i == 0 {
-            for (param, value, required) in [("block_shape", b, 1), (begin.0, s, 0), (end.0, e, 0)]
-            {
+            for (param, value, required) in [("block_shape", b, 1), (begin.0, s, 0), (end.0, e, 0)] {
                 if value != required {
                     return Err(Error::Unsupported {
                         op,
@@ -157,8 +146,7 @@ impl Operator for SpaceToBatch<'_> {
         )?;
         for (i, (&b, &(s, e))) in blocks.iter().zip(&pads).enumerate() {
             let d = input_shape[i + 1] as u64;
-            let padded =
-                geometry::add(op, "padded dim", geometry::add(op, "padded dim", d, s)?, e)?;
+            let padded = geometry::add(op, "padded dim", geometry::add(op, "padded dim", d, s)?, e)?;
             let axis = i + 1;
             divisible(
                 op,
@@ -188,19 +176,9 @@ impl Operator for BatchToSpace<'_> {
         )?;
         ops::batch_to_space(op, input_shape, &blocks, &crops).map_err(|e| match e {
             // OpenVINO counts the batch axis: spatial dim i is axis i + 1.
-            Error::CropTooLarge {
-                op,
-                axis,
-                size,
-                begin,
-                end,
-            } => Error::CropTooLarge {
-                op,
-                axis: axis + 1,
-                size,
-                begin,
-                end,
-            },
+            Error::CropTooLarge { op, axis, size, begin, end } => {
+                Error::CropTooLarge { op, axis: axis + 1, size, begin, end }
+            }
             other => other,
         })
     }
@@ -230,11 +208,7 @@ impl Mode {
             Mode::BlocksFirst => DepthLayout::BlocksFirst,
             Mode::DepthFirst => DepthLayout::DepthFirst,
         };
-        DepthAxes {
-            lead: 1,
-            k: rank.saturating_sub(2),
-            layout,
-        }
+        DepthAxes { lead: 1, k: rank.saturating_sub(2), layout }
     }
 }
 
@@ -358,13 +332,7 @@ impl Operator for DepthToSpace {
         let axes = self.mode.axes(input_shape.len());
         let per = ops::block_power(op, block, axes.k)?;
         let c = input_shape[1] as u64;
-        divisible(
-            op,
-            || format!("channel dim {c}"),
-            c,
-            || format!("block_size^{}", axes.k),
-            per,
-        )?;
+        divisible(op, || format!("channel dim {c}"), c, || format!("block_size^{}", axes.k), per)?;
         ops::depth_to_space(op, input_shape, axes, block)
     }
 }
@@ -388,13 +356,7 @@ mod tests {
             })
         );
         let op = BatchToSpace::new(&[1, 1], &[1, 0], &[0, 0]);
-        assert!(matches!(
-            op.output_shape(&[2, 2]),
-            Err(Error::Unsupported {
-                param: "crops_begin",
-                ..
-            })
-        ));
+        assert!(matches!(op.output_shape(&[2, 2]), Err(Error::Unsupported { param: "crops_begin", .. })));
     }
 
     #[test]
@@ -402,13 +364,7 @@ mod tests {
         let op = BatchToSpace::new(&[1, 2, 3], &[0, 5, 0], &[0, 4, 0]);
         assert_eq!(
             op.output_shape(&[6, 4, 1]),
-            Err(Error::CropTooLarge {
-                op: "ov batch-to-space",
-                axis: 1,
-                size: 8,
-                begin: 5,
-                end: 4
-            })
+            Err(Error::CropTooLarge { op: "ov batch-to-space", axis: 1, size: 8, begin: 5, end: 4 })
         );
     }
 }

@@ -35,8 +35,7 @@ use std::str::FromStr;
 use arrayvec::ArrayVec;
 
 use super::{
-    block_at_least, divisible, non_negative, param_len, rank_at_least, rank_exactly,
-    spatial_divisible,
+    block_at_least, divisible, non_negative, param_len, rank_at_least, rank_exactly, spatial_divisible, BlocksAndPads,
 };
 use crate::engine::geometry;
 use crate::error::Error;
@@ -75,10 +74,7 @@ pub struct SpaceToBatchNd<'a> {
 impl<'a> SpaceToBatchNd<'a> {
     /// The operator with these parameters (validated by [`Operator::plan`]).
     pub fn new(block_shape: &'a [i64], paddings: &'a [[i64; 2]]) -> Self {
-        SpaceToBatchNd {
-            block_shape,
-            paddings,
-        }
+        SpaceToBatchNd { block_shape, paddings }
     }
 }
 
@@ -118,15 +114,9 @@ fn nd_params(
     block_shape: &[i64],
     pads: &[[i64; 2]],
     pads_name: &'static str,
-) -> Result<(ArrayVec<u64, MAX_RANK>, ArrayVec<(u64, u64), MAX_RANK>)> {
+) -> Result<BlocksAndPads> {
     let m = block_shape.len();
-    param_len(
-        op,
-        pads_name,
-        pads.len(),
-        m,
-        "one [start, end] pair per block_shape value",
-    )?;
+    param_len(op, pads_name, pads.len(), m, "one [start, end] pair per block_shape value")?;
     rank_at_least(op, input.len(), 1 + m, "1 + len(block_shape)")?;
     crate::ops::check_max_rank(op, input.len())?;
     let blocks = block_shape
@@ -137,12 +127,7 @@ fn nd_params(
     let pads = pads
         .iter()
         .enumerate()
-        .map(|(i, &[s, e])| {
-            Ok((
-                non_negative(op, pads_name, 2 * i, s)?,
-                non_negative(op, pads_name, 2 * i + 1, e)?,
-            ))
-        })
+        .map(|(i, &[s, e])| Ok((non_negative(op, pads_name, 2 * i, s)?, non_negative(op, pads_name, 2 * i + 1, e)?)))
         .collect::<Result<ArrayVec<_, MAX_RANK>>>()?;
     // TensorFlow combines away leading and trailing dims with block 1 and no
     // padding, then handles at most four.
@@ -151,21 +136,12 @@ fn nd_params(
     let suffix = (prefix..m).rev().take_while(|&i| neutral(i)).count();
     let internal = m - prefix - suffix;
     if internal > MAX_BLOCK_DIMS {
-        return Err(Error::TooManyBlockDims {
-            op,
-            count: internal,
-            max: MAX_BLOCK_DIMS,
-        });
+        return Err(Error::TooManyBlockDims { op, count: internal, max: MAX_BLOCK_DIMS });
     }
     Ok((blocks, pads))
 }
 
-fn space_to_batch_nd(
-    op: &'static str,
-    input: &[usize],
-    block_shape: &[i64],
-    paddings: &[[i64; 2]],
-) -> Result<Plan> {
+fn space_to_batch_nd(op: &'static str, input: &[usize], block_shape: &[i64], paddings: &[[i64; 2]]) -> Result<Plan> {
     let (blocks, pads) = nd_params(op, input, block_shape, paddings, "paddings")?;
     for (i, (&b, &(s, e))) in blocks.iter().zip(&pads).enumerate() {
         let d = input[i + 1] as u64;
@@ -182,12 +158,7 @@ fn space_to_batch_nd(
     ops::space_to_batch(op, input, &blocks, &pads)
 }
 
-fn batch_to_space_nd(
-    op: &'static str,
-    input: &[usize],
-    block_shape: &[i64],
-    crops: &[[i64; 2]],
-) -> Result<Plan> {
+fn batch_to_space_nd(op: &'static str, input: &[usize], block_shape: &[i64], crops: &[[i64; 2]]) -> Result<Plan> {
     let (blocks, crops) = nd_params(op, input, block_shape, crops, "crops")?;
     ops::batch_to_space(op, input, &blocks, &crops)
 }
@@ -237,10 +208,7 @@ pub struct SpaceToBatch {
 impl SpaceToBatch {
     /// The operator with these parameters (validated by [`Operator::plan`]).
     pub fn new(block_size: i64, paddings: [[i64; 2]; 2]) -> Self {
-        SpaceToBatch {
-            block_size,
-            paddings,
-        }
+        SpaceToBatch { block_size, paddings }
     }
 }
 
@@ -318,21 +286,9 @@ impl DataFormat {
 
     fn axes(self) -> DepthAxes {
         match self {
-            DataFormat::Nhwc => DepthAxes {
-                lead: 1,
-                k: 2,
-                layout: DepthLayout::ChannelsLastBlocksFirst,
-            },
-            DataFormat::Nchw => DepthAxes {
-                lead: 1,
-                k: 2,
-                layout: DepthLayout::BlocksFirst,
-            },
-            DataFormat::NchwVectC => DepthAxes {
-                lead: 1,
-                k: 2,
-                layout: DepthLayout::BlocksFirst,
-            },
+            DataFormat::Nhwc => DepthAxes { lead: 1, k: 2, layout: DepthLayout::ChannelsLast },
+            DataFormat::Nchw => DepthAxes { lead: 1, k: 2, layout: DepthLayout::BlocksFirst },
+            DataFormat::NchwVectC => DepthAxes { lead: 1, k: 2, layout: DepthLayout::BlocksFirst },
         }
     }
 
@@ -399,10 +355,7 @@ pub struct SpaceToDepth {
 impl SpaceToDepth {
     /// The operator with these parameters (validated by [`Operator::plan`]).
     pub fn new(block_size: i64, data_format: DataFormat) -> Self {
-        SpaceToDepth {
-            block_size,
-            data_format,
-        }
+        SpaceToDepth { block_size, data_format }
     }
 }
 
@@ -428,10 +381,7 @@ pub struct DepthToSpace {
 impl DepthToSpace {
     /// The operator with these parameters (validated by [`Operator::plan`]).
     pub fn new(block_size: i64, data_format: DataFormat) -> Self {
-        DepthToSpace {
-            block_size,
-            data_format,
-        }
+        DepthToSpace { block_size, data_format }
     }
 }
 
@@ -445,14 +395,7 @@ impl Operator for SpaceToDepth {
         let block = block_at_least(op, "block_size", None, self.block_size, 2)?;
         self.data_format.check_input(op, input_shape)?;
         let axes = self.data_format.axes();
-        spatial_divisible(
-            op,
-            input_shape,
-            axes,
-            &["height", "width"],
-            block,
-            "block_size",
-        )?;
+        spatial_divisible(op, input_shape, axes, &["height", "width"], block, "block_size")?;
         ops::space_to_depth(op, input_shape, axes, block)
     }
 }
@@ -469,18 +412,8 @@ impl Operator for DepthToSpace {
         let axes = self.data_format.axes();
         let c = input_shape[axes.channel_axis()] as u64;
         let bb = geometry::mul(op, "block_size^2", block, block)?;
-        let what = if self.data_format == DataFormat::NchwVectC {
-            "channel groups"
-        } else {
-            "depth"
-        };
-        divisible(
-            op,
-            || format!("{what} dim {c}"),
-            c,
-            || "block_size^2".into(),
-            bb,
-        )?;
+        let what = if self.data_format == DataFormat::NchwVectC { "channel groups" } else { "depth" };
+        divisible(op, || format!("{what} dim {c}"), c, || "block_size^2".into(), bb)?;
         ops::depth_to_space(op, input_shape, axes, block)
     }
 }
@@ -499,53 +432,25 @@ mod tests {
         let op = SpaceToBatchNd::new(&[2, 2, 2, 2, 2], &pads);
         assert_eq!(
             op.output_shape(&[1, 2, 2, 2, 2, 2]),
-            Err(Error::TooManyBlockDims {
-                op: "tf space-to-batch-nd",
-                count: 5,
-                max: 4
-            })
+            Err(Error::TooManyBlockDims { op: "tf space-to-batch-nd", count: 5, max: 4 })
         );
         // A neutral dim in the middle still counts.
         let op = SpaceToBatchNd::new(&[2, 2, 1, 2, 2], &pads);
-        assert!(matches!(
-            op.output_shape(&[1, 2, 2, 2, 2, 2]),
-            Err(Error::TooManyBlockDims { count: 5, .. })
-        ));
+        assert!(matches!(op.output_shape(&[1, 2, 2, 2, 2, 2]), Err(Error::TooManyBlockDims { count: 5, .. })));
     }
 
     #[test]
     fn v1_ops_need_rank_4() {
-        let err = SpaceToBatch::new(2, [[0, 0], [0, 0]])
-            .output_shape(&[8, 2, 3, 3, 1])
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "tf space-to-batch: input rank is 5 but must be 4 (NHWC)"
-        );
+        let err = SpaceToBatch::new(2, [[0, 0], [0, 0]]).output_shape(&[8, 2, 3, 3, 1]).unwrap_err();
+        assert_eq!(err.to_string(), "tf space-to-batch: input rank is 5 but must be 4 (NHWC)");
     }
 
     #[test]
     fn vect_c_needs_groups_of_four() {
         let op = SpaceToDepth::new(2, DataFormat::NchwVectC);
-        assert_eq!(
-            op.output_shape(&[1, 2, 4, 6, 4]).unwrap().as_slice(),
-            &[1, 8, 2, 3, 4]
-        );
-        assert_eq!(
-            op.output_shape(&[1, 2, 4, 6, 3]),
-            Err(Error::VectSize {
-                op: "tf space-to-depth",
-                size: 3
-            })
-        );
+        assert_eq!(op.output_shape(&[1, 2, 4, 6, 4]).unwrap().as_slice(), &[1, 8, 2, 3, 4]);
+        assert_eq!(op.output_shape(&[1, 2, 4, 6, 3]), Err(Error::VectSize { op: "tf space-to-depth", size: 3 }));
         let op = DepthToSpace::new(2, DataFormat::NchwVectC);
-        assert!(matches!(
-            op.output_shape(&[1, 2, 2, 3, 4]),
-            Err(Error::NotDivisible {
-                size: 2,
-                divisor: 4,
-                ..
-            })
-        ));
+        assert!(matches!(op.output_shape(&[1, 2, 2, 3, 4]), Err(Error::NotDivisible { size: 2, divisor: 4, .. })));
     }
 }

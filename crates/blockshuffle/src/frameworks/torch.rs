@@ -19,11 +19,7 @@ use crate::ops::{self, DepthAxes, DepthLayout};
 use crate::{Operator, Plan, Result};
 
 fn axes(rank: usize) -> DepthAxes {
-    DepthAxes {
-        lead: rank.saturating_sub(3),
-        k: 2,
-        layout: DepthLayout::DepthFirst,
-    }
+    DepthAxes { lead: rank.saturating_sub(3), k: 2, layout: DepthLayout::DepthFirst }
 }
 
 /// `torch.nn.functional.pixel_shuffle`: `[*, C*r*r, H, W]` to `[*, C, H*r, W*r]`.
@@ -83,13 +79,7 @@ impl Operator for PixelShuffle {
         let axes = axes(input_shape.len());
         let c = input_shape[axes.channel_axis()] as u64;
         let rr = geometry::mul(op, "upscale_factor^2", r, r)?;
-        divisible(
-            op,
-            || format!("channel dim {c}"),
-            c,
-            || "upscale_factor^2".into(),
-            rr,
-        )?;
+        divisible(op, || format!("channel dim {c}"), c, || "upscale_factor^2".into(), rr)?;
         ops::depth_to_space(op, input_shape, axes, r)
     }
 }
@@ -104,14 +94,7 @@ impl Operator for PixelUnshuffle {
         let r = block_at_least(op, "downscale_factor", None, self.downscale_factor, 1)?;
         rank_at_least(op, input_shape.len(), 3, "[*, C, H, W]")?;
         let axes = axes(input_shape.len());
-        spatial_divisible(
-            op,
-            input_shape,
-            axes,
-            &["height", "width"],
-            r,
-            "downscale_factor",
-        )?;
+        spatial_divisible(op, input_shape, axes, &["height", "width"], r, "downscale_factor")?;
         ops::space_to_depth(op, input_shape, axes, r)
     }
 }

@@ -1,0 +1,291 @@
+//! `blockshuffle bench`: each workload's operator time against a memcpy of
+//! the same output bytes, measured in the same process.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use blockshuffle::catalog::OpSpec;
+use blockshuffle::{Operator, Parallelism};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::{usage, Failure};
+
+/// The workloads the binary carries (a copy of `shared/bench/workloads.json`).
+const DEFAULT_WORKLOADS: &str = include_str!("../data/workloads.json");
+
+const HELP: &str = "\
+blockshuffle bench: time each workload's operator (into a preallocated output)
+against copy_from_slice of the same byte count, in one process.
+
+USAGE:
+    blockshuffle bench [--workloads FILE] [--threads N] [--reps R] [--json FILE] [--filter ID,...]
+
+    --workloads FILE  workloads in the format of shared/bench/workloads.json (default: built in)
+    --threads N       threads for the operator and the copy; 0 or absent: all cores
+    --reps R          timed repetitions per workload, after one warm-up (default 7); the median is reported
+    --json FILE       also write the results as JSON
+    --filter IDS      only these workload ids (comma-separated)
+";
+
+#[derive(Deserialize)]
+struct Workloads {
+    #[serde(default)]
+    large: Vec<Workload>,
+    #[serde(default)]
+    small: Vec<Workload>,
+}
+
+#[derive(Deserialize, Clone)]
+struct Workload {
+    id: String,
+    framework: String,
+    op: String,
+    args: Vec<String>,
+    dtype: String,
+    shape: Vec<usize>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    threads: usize,
+    results: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct Row {
+    id: String,
+    bytes_out: usize,
+    op_s: f64,
+    memcpy_s: f64,
+    ratio: f64,
+    alloc_s: f64,
+}
+
+fn elem_size(dtype: &str) -> Option<usize> {
+    Some(match dtype {
+        "bool" | "int8" | "uint8" => 1,
+        "float16" | "bfloat16" | "int16" | "uint16" => 2,
+        "float32" | "int32" | "uint32" => 4,
+        "float64" | "int64" | "uint64" | "complex64" => 8,
+        "complex128" => 16,
+        _ => return None,
+    })
+}
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64()
+}
+
+struct Options {
+    workloads: Option<PathBuf>,
+    threads: usize,
+    reps: usize,
+    json: Option<PathBuf>,
+    filter: Option<Vec<String>>,
+}
+
+fn parse(args: &[String]) -> Result<Option<Options>, Failure> {
+    let mut o = Options { workloads: None, threads: 0, reps: 7, json: None, filter: None };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        if arg == "--help" || arg == "-h" {
+            out!("{HELP}");
+            return Ok(None);
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let mut value =
+            || inline.clone().or_else(|| it.next().cloned()).ok_or_else(|| usage(format!("{name} needs a value")));
+        match name {
+            "--workloads" => o.workloads = Some(value()?.into()),
+            "--threads" => o.threads = value()?.parse().map_err(|_| usage("--threads takes a whole number"))?,
+            "--reps" => {
+                o.reps = value()?.parse().map_err(|_| usage("--reps takes a whole number"))?;
+                if o.reps == 0 {
+                    return Err(usage("--reps must be at least 1"));
+                }
+            }
+            "--json" => o.json = Some(value()?.into()),
+            "--filter" => o.filter = Some(value()?.split(',').map(str::to_string).collect()),
+            _ => return Err(usage(format!("bench: unknown argument {arg:?}"))),
+        }
+    }
+    Ok(Some(o))
+}
+
+/// Copies `src` into `dst` on `threads` threads (contiguous chunks).
+fn parallel_copy(src: &[u8], dst: &mut [u8], threads: usize) {
+    if threads <= 1 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let chunk = src.len().div_ceil(threads).max(1);
+    dst.par_chunks_mut(chunk).zip(src.par_chunks(chunk)).for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+pub fn main(args: &[String]) -> Result<(), Failure> {
+    let Some(o) = parse(args)? else { return Ok(()) };
+    let text = match &o.workloads {
+        Some(p) => {
+            std::fs::read_to_string(p).map_err(|e| Failure { message: format!("{}: {e}", p.display()), code: 1 })?
+        }
+        None => DEFAULT_WORKLOADS.to_string(),
+    };
+    let w: Workloads =
+        serde_json::from_str(&text).map_err(|e| Failure { message: format!("workloads: {e}"), code: 1 })?;
+    let threads = if o.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { o.threads };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Failure { message: format!("thread pool: {e}"), code: 1 })?;
+    let parallelism = if threads == 1 { Parallelism::Sequential } else { Parallelism::Threads(threads) };
+    let keep = |wl: &Workload| o.filter.as_ref().is_none_or(|f| f.contains(&wl.id));
+
+    outln!("threads: {threads}, reps: {} (median after one warm-up)", o.reps);
+    outln!(
+        "{:<5} {:>9} {:>11} {:>11} {:>7} {:>8} {:>10}  operator",
+        "id",
+        "MiB out",
+        "op ms",
+        "memcpy ms",
+        "ratio",
+        "GB/s",
+        "alloc ms"
+    );
+    let mut rows = Vec::new();
+    let mut log_sum = 0.0;
+    for wl in w.large.iter().filter(|wl| keep(wl)) {
+        let row = pool.install(|| large(wl, parallelism, threads, o.reps))?;
+        outln!(
+            "{:<5} {:>9.1} {:>11.3} {:>11.3} {:>7.3} {:>8.2} {:>10.3}  {} {} {}",
+            row.id,
+            row.bytes_out as f64 / (1 << 20) as f64,
+            row.op_s * 1e3,
+            row.memcpy_s * 1e3,
+            row.ratio,
+            row.bytes_out as f64 / row.op_s / 1e9,
+            row.alloc_s * 1e3,
+            wl.framework,
+            wl.op,
+            wl.args.join(" ")
+        );
+        log_sum += row.ratio.ln();
+        rows.push(row);
+    }
+    if !rows.is_empty() {
+        outln!("geometric mean ratio over {} large workloads: {:.3}", rows.len(), (log_sum / rows.len() as f64).exp());
+    }
+    let small: Vec<&Workload> = w.small.iter().filter(|wl| keep(wl)).collect();
+    if !small.is_empty() {
+        outln!(
+            "{:<5} {:>9} {:>11} {:>11}  operator (per call, plan + run into a buffer)",
+            "id",
+            "bytes out",
+            "op ns",
+            "memcpy ns"
+        );
+    }
+    for wl in small {
+        let row = per_call(wl)?;
+        outln!(
+            "{:<5} {:>9} {:>11.1} {:>11.1}  {} {} {}",
+            row.id,
+            row.bytes_out,
+            row.op_s * 1e9,
+            row.memcpy_s * 1e9,
+            wl.framework,
+            wl.op,
+            wl.args.join(" ")
+        );
+        rows.push(row);
+    }
+    if let Some(path) = &o.json {
+        let report = Report { threads, results: rows };
+        let text = serde_json::to_string_pretty(&report).expect("serialisable");
+        std::fs::write(path, text).map_err(|e| Failure { message: format!("{}: {e}", path.display()), code: 1 })?;
+    }
+    Ok(())
+}
+
+fn prepare(wl: &Workload) -> Result<(OpSpec, usize), Failure> {
+    let spec = OpSpec::parse(&wl.framework, &wl.op, &wl.args)?;
+    let esize = elem_size(&wl.dtype)
+        .ok_or_else(|| Failure { message: format!("{}: unknown dtype {:?}", wl.id, wl.dtype), code: 1 })?;
+    Ok((spec, esize))
+}
+
+fn filled(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(7)).collect()
+}
+
+fn large(wl: &Workload, parallelism: Parallelism, threads: usize, reps: usize) -> Result<Row, Failure> {
+    let (spec, esize) = prepare(wl)?;
+    let plan = spec.plan(&wl.shape)?.with_parallelism(parallelism);
+    let input = filled(plan.input_len() * esize);
+    let out_bytes = plan.output_len() * esize;
+    let mut out = vec![1u8; out_bytes];
+    let copy_src = filled(out_bytes);
+    let mut copy_dst = vec![1u8; out_bytes];
+
+    plan.run_bytes_into(&input, esize, &mut out)?;
+    parallel_copy(&copy_src, &mut copy_dst, threads);
+    let mut op_times = Vec::with_capacity(reps);
+    let mut copy_times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        // Interleave the two so that both see the same machine state.
+        let t = Instant::now();
+        plan.run_bytes_into(&input, esize, &mut out)?;
+        op_times.push(t.elapsed());
+        let t = Instant::now();
+        parallel_copy(&copy_src, &mut copy_dst, threads);
+        copy_times.push(t.elapsed());
+    }
+    std::hint::black_box((&out, &copy_dst));
+    drop(out);
+    let t = Instant::now();
+    let fresh = plan.run_bytes(&input, esize)?;
+    let alloc_s = t.elapsed().as_secs_f64();
+    std::hint::black_box(&fresh);
+
+    let op_s = median(op_times);
+    let memcpy_s = median(copy_times);
+    Ok(Row { id: wl.id.clone(), bytes_out: out_bytes, op_s, memcpy_s, ratio: op_s / memcpy_s, alloc_s })
+}
+
+fn per_call(wl: &Workload) -> Result<Row, Failure> {
+    let (spec, esize) = prepare(wl)?;
+    let plan = spec.plan(&wl.shape)?;
+    let input = filled(plan.input_len() * esize);
+    let out_bytes = plan.output_len() * esize;
+    let mut out = vec![0u8; out_bytes];
+    let copy_src = filled(out_bytes);
+    let mut copy_dst = vec![0u8; out_bytes];
+    let iters = 200_000u32;
+    let mut op_times = Vec::new();
+    let mut copy_times = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        for _ in 0..iters {
+            let plan = std::hint::black_box(&spec).plan(std::hint::black_box(&wl.shape))?;
+            plan.run_bytes_into(std::hint::black_box(&input), esize, &mut out)?;
+        }
+        op_times.push(t.elapsed() / iters);
+        let t = Instant::now();
+        for _ in 0..iters {
+            copy_dst.copy_from_slice(std::hint::black_box(&copy_src));
+            std::hint::black_box(&mut copy_dst);
+        }
+        copy_times.push(t.elapsed() / iters);
+    }
+    let t = Instant::now();
+    let fresh = plan.run_bytes(&input, esize)?;
+    let alloc_s = t.elapsed().as_secs_f64();
+    std::hint::black_box(&fresh);
+    let op_s = median(op_times);
+    let memcpy_s = median(copy_times);
+    Ok(Row { id: wl.id.clone(), bytes_out: out_bytes, op_s, memcpy_s, ratio: op_s / memcpy_s, alloc_s })
+}

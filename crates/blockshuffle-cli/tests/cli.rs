@@ -1,0 +1,336 @@
+//! The `blockshuffle` command, end to end: every conformance case through the
+//! built binary, and what a user meets when something is wrong.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use blockshuffle::npy;
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_blockshuffle"))
+}
+
+fn conformance_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../blockshuffle/tests/data/conformance")
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run blockshuffle")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Files in `dir` (to prove nothing, not even a temporary file, is left behind).
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_conformance_case_through_the_cli() {
+    let dir = conformance_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(dir.join("cases.jsonl")).unwrap();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        count += 1;
+        let case: Value = serde_json::from_str(line).unwrap();
+        let id = case["id"].as_str().unwrap();
+        let out = tmp.path().join(format!("{id}.out.npy"));
+        let mut cmd = bin();
+        cmd.arg(case["framework"].as_str().unwrap()).arg(case["op"].as_str().unwrap());
+        for a in case["args"].as_array().unwrap() {
+            cmd.arg(a.as_str().unwrap());
+        }
+        cmd.arg(dir.join(case["input"].as_str().unwrap())).arg(&out);
+        let o = cmd.output().unwrap();
+        match case["expect"].as_str() {
+            Some(expect) => {
+                if !o.status.success() {
+                    failures.push(format!("{id}: exit {:?}: {}", o.status.code(), stderr(&o)));
+                    continue;
+                }
+                let got = npy::read(&out).unwrap();
+                let want = npy::read(&dir.join(expect)).unwrap();
+                if got.descr() != want.descr() || got.shape() != want.shape() || got.data() != want.data() {
+                    failures.push(format!("{id}: output differs"));
+                }
+            }
+            None => {
+                let err = stderr(&o);
+                if o.status.success() || !err.starts_with("error: ") || err.lines().count() != 1 {
+                    failures.push(format!("{id}: expected a one-line error, got exit {:?} {err:?}", o.status.code()));
+                }
+                if out.exists() {
+                    failures.push(format!("{id}: rejected but wrote {}", out.display()));
+                }
+            }
+        }
+    }
+    assert_eq!(count, 293);
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    // Nothing but the expected outputs is left in the directory.
+    assert!(listing(tmp.path()).iter().all(|f| f.ends_with(".out.npy")), "{:?}", listing(tmp.path()));
+}
+
+fn write_input(dir: &Path, name: &str, descr: &str, shape: Vec<usize>, data: Vec<u8>) -> PathBuf {
+    let path = dir.join(name);
+    npy::write(&path, &npy::NpyArray::from_bytes(descr, shape, data).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn a_failed_run_keeps_an_existing_output_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = write_input(tmp.path(), "x.npy", "<i4", vec![1, 2, 3, 1], vec![0; 24]);
+    let output = tmp.path().join("y.npy");
+    std::fs::write(&output, b"precious").unwrap();
+    let o = run(&[
+        "tf",
+        "space-to-batch-nd",
+        "--block-shape",
+        "2,2",
+        "--paddings",
+        "0,0,0,0",
+        input.to_str().unwrap(),
+        output.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: tf space-to-batch-nd: padded spatial dim 1 (input 3 + paddings 0 + 0 = 3) is not divisible by block_shape[1] = 2\n"
+    );
+    assert_eq!(std::fs::read(&output).unwrap(), b"precious");
+    assert_eq!(listing(tmp.path()), ["x.npy", "y.npy"]);
+}
+
+#[test]
+fn output_may_be_the_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = write_input(tmp.path(), "x.npy", "|u1", vec![1, 4, 1, 1], vec![1, 2, 3, 4]);
+    let p = input.to_str().unwrap();
+    let o = run(&["torch", "pixel-shuffle", "--upscale-factor", "2", p, p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let y = npy::read(&input).unwrap();
+    assert_eq!((y.shape(), y.data()), (&[1, 1, 2, 2][..], &[1, 2, 3, 4][..]));
+    assert_eq!(listing(tmp.path()), ["x.npy"]);
+}
+
+#[test]
+fn a_missing_output_directory_is_a_clean_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = write_input(tmp.path(), "x.npy", "|u1", vec![1, 4, 1, 1], vec![1, 2, 3, 4]);
+    let out = tmp.path().join("no/such/dir/y.npy");
+    let o = run(&["torch", "pixel-shuffle", "--upscale-factor", "2", input.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("error: ") && stderr(&o).contains("no/such/dir/y.npy"), "{}", stderr(&o));
+}
+
+/// A version 1.0 `.npy` file with this header dict and data, padded as numpy pads.
+fn npy_file(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = dict.as_bytes().to_vec();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    file.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    file.extend_from_slice(&header);
+    file.extend_from_slice(data);
+    file
+}
+
+#[test]
+fn bad_files_are_clean_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("y.npy");
+    let mut long_header = b"\x93NUMPY\x01\x00\xff\xff{'descr'".to_vec();
+    long_header.extend_from_slice(&[b' '; 100]);
+    let cases: [(&str, Vec<u8>, &str); 7] = [
+        ("empty.npy", b"".to_vec(), "not a .npy file"),
+        ("text.npy", b"hello world, not numpy".to_vec(), "no \\x93NUMPY magic"),
+        (
+            "huge.npy",
+            npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 1000), }", &[0; 8]),
+            "but the file holds 8",
+        ),
+        (
+            "overflow.npy",
+            npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (18446744073709551615, 3), }", b""),
+            "more than 2^64 elements",
+        ),
+        (
+            "short.npy",
+            npy_file("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }", &[0; 31]),
+            "needs 32 data bytes",
+        ),
+        (
+            "pickle.npy",
+            npy_file("{'descr': '|O', 'fortran_order': False, 'shape': (1, 1, 1), }", &[0; 8]),
+            "object arrays",
+        ),
+        ("longheader.npy", long_header, "header claims 65535 bytes"),
+    ];
+    for (name, bytes, words) in cases {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let o =
+            run(&["torch", "pixel-shuffle", "--upscale-factor", "1", path.to_str().unwrap(), out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert!(stderr(&o).contains(words), "{name}: {}", stderr(&o));
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn odd_dtypes_move_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("y.npy");
+    // Big-endian int32, 3-byte strings, and a structured dtype written by hand.
+    for (descr, size) in [(">i4", 4usize), ("|S3", 3), ("<U2", 8), ("<c16", 16), ("|V5", 5)] {
+        let data: Vec<u8> = (0..4 * size).map(|i| i as u8).collect();
+        let input = write_input(tmp.path(), "x.npy", descr, vec![1, 1, 2, 2], data.clone());
+        let o = run(&["onnx", "space-to-depth", "--blocksize", "2", input.to_str().unwrap(), out.to_str().unwrap()]);
+        assert!(o.status.success(), "{descr}: {}", stderr(&o));
+        let y = npy::read(&out).unwrap();
+        assert_eq!(y.shape(), &[1, 4, 1, 1]);
+        assert_eq!(y.data(), &data[..], "{descr}");
+        assert_eq!(y.descr(), npy::read(&input).unwrap().descr());
+    }
+    let data: Vec<u8> = (0..12).collect();
+    let file =
+        npy_file("{'descr': [('a', '<i2'), ('b', '|u1')], 'fortran_order': False, 'shape': (1, 1, 2, 2), }", &data);
+    let input = tmp.path().join("s.npy");
+    std::fs::write(&input, &file).unwrap();
+    let o =
+        run(&["torch", "pixel-unshuffle", "--downscale-factor", "2", input.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let y = npy::read(&out).unwrap();
+    assert_eq!((y.shape(), y.elem_size()), (&[1, 4, 1, 1][..], 3));
+    assert_eq!(y.data(), &(0..12).collect::<Vec<u8>>()[..]);
+}
+
+#[test]
+fn fortran_order_input_is_read_by_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    // [1, 1, 2, 2] in Fortran order: logical [[1, 2], [3, 4]] stored as 1 3 2 4.
+    let file = npy_file("{'descr': '|u1', 'fortran_order': True, 'shape': (1, 1, 2, 2), }", &[1, 3, 2, 4]);
+    let input = tmp.path().join("f.npy");
+    std::fs::write(&input, &file).unwrap();
+    let out = tmp.path().join("y.npy");
+    let o = run(&["onnx", "space-to-depth", "--blocksize", "2", input.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let y = npy::read(&out).unwrap();
+    assert!(!y.fortran_order());
+    assert_eq!(y.data(), &[1, 2, 3, 4]);
+}
+
+#[test]
+fn usage_errors_name_the_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = write_input(tmp.path(), "x.npy", "|u1", vec![1, 4, 1, 1], vec![1, 2, 3, 4]);
+    let i = input.to_str().unwrap();
+    let cases: [(&[&str], i32, &str); 6] = [
+        (&["tf", "pixel-shuffle"], 1, "unknown operator \"tf\" \"pixel-shuffle\""),
+        (&["torch", "pixel-shuffle", "--upscale-factor", "2", i], 2, "needs INPUT.npy and OUTPUT.npy, got 1"),
+        (&["torch", "pixel-shuffle", i, "y.npy"], 1, "--upscale-factor is required"),
+        (&["torch", "pixel-shuffle", "--upscale-factor", "two", i, "y.npy"], 1, "value \"two\" is not an integer"),
+        (
+            &["torch", "pixel-shuffle", "--upscale-factor", "2", "--mode", "CRD", i, "y.npy"],
+            1,
+            "--mode is not a flag of this operator",
+        ),
+        (
+            &["torch", "pixel-shuffle", "--upscale-factor", "2", i, "y.npy", "--threads", "x"],
+            2,
+            "--threads \"x\" is not a whole number",
+        ),
+    ];
+    for (args, code, words) in cases {
+        let o = bin().args(args).current_dir(tmp.path()).output().unwrap();
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.starts_with("error: ") && err.contains(words) && err.lines().count() == 1, "{args:?}: {err}");
+    }
+    assert_eq!(listing(tmp.path()), ["x.npy"]);
+}
+
+#[test]
+fn shape_list_demo_and_help() {
+    let o = run(&[
+        "shape",
+        "tf",
+        "space-to-depth",
+        "--block-size",
+        "2",
+        "--data-format",
+        "NCHW_VECT_C",
+        "--input-shape",
+        "1,2,4,6,4",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "1,8,2,3,4\n");
+    let o = run(&["shape", "torch", "pixel-shuffle", "--upscale-factor", "0", "--input-shape", "1,4,1,1"]);
+    assert_eq!(stderr(&o), "error: torch pixel-shuffle: upscale_factor = 0 must be >= 1\n");
+
+    let o = run(&["list"]);
+    assert!(o.status.success());
+    assert_eq!(stdout(&o).lines().filter(|l| !l.starts_with(' ')).count(), 15); // header + 14 operators
+
+    let o = run(&["demo"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert!(text.contains("output shape [4, 2, 2, 1]") && text.contains("output shape [48, 3, 3, 1, 3]"), "{text}");
+
+    for args in [&["--help"][..], &["ov", "depth-to-space", "--help"], &["bench", "--help"]] {
+        let o = run(args);
+        assert!(o.status.success() && stdout(&o).contains("USAGE"), "{args:?}");
+    }
+}
+
+#[test]
+fn bench_runs_a_small_workload_file_and_writes_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workloads = tmp.path().join("w.json");
+    std::fs::write(
+        &workloads,
+        r#"{"large": [{"id": "T1", "framework": "torch", "op": "pixel-shuffle", "args": ["--upscale-factor", "2"], "dtype": "uint8", "shape": [2, 8, 16, 16]}],
+            "small": [{"id": "T2", "framework": "onnx", "op": "depth-to-space", "args": ["--blocksize", "2"], "dtype": "float32", "shape": [1, 8, 2, 3]}]}"#,
+    )
+    .unwrap();
+    let json = tmp.path().join("r.json");
+    let o = run(&[
+        "bench",
+        "--workloads",
+        workloads.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--reps",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["threads"], 1);
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["id"], "T1");
+    assert_eq!(results[0]["bytes_out"], 2 * 8 * 16 * 16);
+    assert_eq!(results[1]["bytes_out"], 48 * 4);
+    for r in results {
+        for k in ["op_s", "memcpy_s", "ratio", "alloc_s"] {
+            assert!(r[k].as_f64().unwrap() > 0.0, "{k}");
+        }
+    }
+}
