@@ -1,7 +1,7 @@
 //! `ndarray` support (feature `ndarray`): views in (any strides, including
 //! negative and broadcast ones), owned arrays out, or into an `ArrayViewMut`.
 
-use ndarray::{ArrayD, ArrayView, ArrayViewMut, Dimension, IxDyn, ShapeBuilder};
+use ndarray::{ArrayD, ArrayView, ArrayViewMut, Dimension, IxDyn};
 
 use crate::{Error, Operator, Result};
 
@@ -37,8 +37,7 @@ pub trait OperatorNdarray: Operator {
             plan.run_strided(input.as_ptr(), &strides, out.as_mut_ptr(), &out_strides)?;
             out.set_len(n);
         }
-        Ok(ArrayD::from_shape_vec(shape.strides(IxDyn(&c_strides_usize(plan.output_shape()))), out)
-            .expect("row-major shape and buffer agree"))
+        Ok(ArrayD::from_shape_vec(shape, out).expect("row-major shape and buffer agree"))
     }
 
     /// Runs on a view into `output`, which must have the output shape (any strides
@@ -68,15 +67,11 @@ fn elem_strides<T, D: Dimension>(a: &ArrayView<'_, T, D>) -> Vec<isize> {
 }
 
 fn c_strides(shape: &[usize]) -> Vec<isize> {
-    c_strides_usize(shape).into_iter().map(|s| s as isize).collect()
-}
-
-fn c_strides_usize(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![0usize; shape.len()];
-    let mut acc = 1usize;
+    let mut s = vec![0isize; shape.len()];
+    let mut acc = 1isize;
     for i in (0..shape.len()).rev() {
         s[i] = acc;
-        acc = acc.saturating_mul(shape[i]);
+        acc = acc.wrapping_mul(shape[i] as isize);
     }
     s
 }

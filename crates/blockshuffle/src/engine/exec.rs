@@ -107,7 +107,10 @@ impl Exec<'_> {
         // SAFETY (whole block): offsets come from the plan, see `execute`.
         unsafe {
             if p.all_padding {
-                return self.fill_block(0, p.dst_base);
+                if p.fill {
+                    self.fill_block(0, p.dst_base);
+                }
+                return;
             }
             let mut idx = [0usize; MAX_LOOPS];
             self.level(0, p.src_base, p.dst_base, &mut idx);

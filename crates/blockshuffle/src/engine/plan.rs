@@ -197,8 +197,13 @@ impl CopyPlan {
         raw.push(RawLoop { count: elem, ss: 1, ds: 1 });
         windows.push(None);
 
-        let empty = raw.iter().any(|l| l.count == 0);
-        let dst_bytes = if empty { 0 } else { raw.iter().map(|l| l.count).product() };
+        // The destination's size: every factor (forward, the block side) or the
+        // space extents without padding (backward).
+        let dst_bytes: usize = match dir {
+            Direction::Forward => raw.iter().map(|l| l.count).product(),
+            Direction::Backward => geom.space.iter().map(|a| a.extent as usize).product::<usize>() * elem,
+        };
+        let empty = dst_bytes == 0;
         let mut plan = CopyPlan {
             loops: ArrayVec::new(),
             unit: 1,

@@ -1,0 +1,369 @@
+//! Every validation rule of every operator: the exact error, with its numbers.
+//! And the edges each framework accepts: they must give an output, not an error.
+
+use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Error, Index, Operator};
+
+fn err(op: &dyn Operator, shape: &[usize]) -> Error {
+    op.plan(shape).map(|p| p.output_shape().to_vec()).unwrap_err()
+}
+
+fn shape(op: &dyn Operator, shape: &[usize]) -> Vec<usize> {
+    op.plan(shape).unwrap_or_else(|e| panic!("{}: {e}", op.name())).output_shape().to_vec()
+}
+
+fn rank(op: &'static str, rank: usize, rule: &str) -> Error {
+    Error::Rank { op, rank, rule: rule.into() }
+}
+
+fn not_divisible(op: &'static str, what: &str, size: u64, divisor_name: &str, divisor: u64) -> Error {
+    Error::NotDivisible { op, what: what.into(), size, divisor_name: divisor_name.into(), divisor }
+}
+
+#[test]
+fn tf_space_to_batch_nd_rules() {
+    const OP: &str = "tf space-to-batch-nd";
+    let p2 = [[0, 0], [0, 0]];
+    assert_eq!(
+        err(&tf::SpaceToBatchNd::new(&[2, 2], &[[0, 0]]), &[1, 2, 2]),
+        Error::ParamLength {
+            op: OP,
+            param: "paddings",
+            len: 1,
+            expected: 2,
+            why: "one [start, end] pair per block_shape value"
+        }
+    );
+    assert_eq!(
+        err(&tf::SpaceToBatchNd::new(&[2, 3], &p2), &[4, 6]),
+        rank(OP, 2, "must be >= 3 (1 + len(block_shape))")
+    );
+    assert_eq!(
+        err(&tf::SpaceToBatchNd::new(&[2, 0], &p2), &[1, 2, 2]),
+        Error::BlockTooSmall { op: OP, param: "block_shape", index: Index(Some(1)), value: 0, min: 1 }
+    );
+    assert_eq!(
+        err(&tf::SpaceToBatchNd::new(&[2, 2], &[[0, 0], [0, -1]]), &[1, 2, 3]),
+        Error::Negative { op: OP, param: "paddings", index: Index(Some(3)), value: -1 }
+    );
+    assert_eq!(
+        err(&tf::SpaceToBatchNd::new(&[2, 3], &[[0, 1], [0, 0]]), &[1, 4, 3]),
+        not_divisible(OP, "padded spatial dim 0 (input 4 + paddings 0 + 1 = 5)", 5, "block_shape[0]", 2)
+    );
+    assert_eq!(
+        err(&tf::SpaceToBatchNd::new(&[2; 5], &[[0, 0]; 5]), &[1, 2, 2, 2, 2, 2]),
+        Error::TooManyBlockDims { op: OP, count: 5, max: 4 }
+    );
+    // Overflow: paddings that add past u64, and a batch times blocks past u64.
+    let huge = i64::MAX;
+    assert!(matches!(
+        err(&tf::SpaceToBatchNd::new(&[1], &[[huge, huge]]), &[1, 3]),
+        Error::Overflow { what: "padded spatial dim", .. }
+    ));
+    let e = err(&tf::SpaceToBatchNd::new(&[1 << 40, 1 << 40], &p2), &[1 << 20, 1 << 40, 1 << 40]);
+    assert!(matches!(e, Error::Overflow { .. }), "{e:?}");
+    // Accepted edges: M = 0 (identity), block 1 with padding, zero-size dims padded to a block.
+    assert_eq!(shape(&tf::SpaceToBatchNd::new(&[], &[]), &[3, 4]), [3, 4]);
+    assert_eq!(shape(&tf::SpaceToBatchNd::new(&[1], &[[2, 1]]), &[3, 4]), [3, 7]);
+    assert_eq!(shape(&tf::SpaceToBatchNd::new(&[2], &[[1, 1]]), &[3, 0, 5]), [6, 1, 5]);
+    assert_eq!(shape(&tf::SpaceToBatchNd::new(&[2, 2], &p2), &[0, 2, 2]), [0, 1, 1]);
+}
+
+#[test]
+fn tf_batch_to_space_nd_rules() {
+    const OP: &str = "tf batch-to-space-nd";
+    let c2 = [[0, 0], [0, 0]];
+    assert_eq!(
+        err(&tf::BatchToSpaceNd::new(&[2, 3], &c2), &[4, 6]),
+        rank(OP, 2, "must be >= 3 (1 + len(block_shape))")
+    );
+    assert_eq!(
+        err(&tf::BatchToSpaceNd::new(&[2, -3], &c2), &[6, 1, 1]),
+        Error::BlockTooSmall { op: OP, param: "block_shape", index: Index(Some(1)), value: -3, min: 1 }
+    );
+    assert_eq!(
+        err(&tf::BatchToSpaceNd::new(&[2, 3], &[[-1, 0], [0, 0]]), &[6, 1, 1]),
+        Error::Negative { op: OP, param: "crops", index: Index(Some(0)), value: -1 }
+    );
+    assert_eq!(
+        err(&tf::BatchToSpaceNd::new(&[2, 2], &c2), &[6, 1, 1]),
+        not_divisible(OP, "batch dim 6", 6, "the product of block sizes", 4)
+    );
+    assert_eq!(
+        err(&tf::BatchToSpaceNd::new(&[2, 3], &[[3, 2], [0, 0]]), &[6, 2, 1]),
+        Error::CropTooLarge { op: OP, axis: 0, size: 4, begin: 3, end: 2 }
+    );
+    assert_eq!(
+        err(&tf::BatchToSpaceNd::new(&[2, 2, 2, 2, 2], &[[0, 0]; 5]), &[32, 1, 1, 1, 1, 1]),
+        Error::TooManyBlockDims { op: OP, count: 5, max: 4 }
+    );
+    assert!(matches!(
+        err(&tf::BatchToSpaceNd::new(&[i64::MAX, i64::MAX], &c2), &[4, 1, 1]),
+        Error::Overflow { what: "product of block sizes", .. }
+    ));
+    assert_eq!(shape(&tf::BatchToSpaceNd::new(&[2, 3], &[[2, 2], [0, 0]]), &[6, 2, 1]), [1, 0, 3]);
+    assert_eq!(shape(&tf::BatchToSpaceNd::new(&[2, 3], &c2), &[0, 2, 1]), [0, 4, 3]);
+}
+
+#[test]
+fn tf_v1_space_batch_rules() {
+    let op = tf::SpaceToBatch::new(0, [[0, 0], [0, 0]]);
+    assert_eq!(
+        err(&op, &[1, 2, 2, 1]),
+        Error::BlockTooSmall { op: "tf space-to-batch", param: "block_shape", index: Index(Some(0)), value: 0, min: 1 }
+    );
+    assert_eq!(err(&op, &[1, 2, 2]), rank("tf space-to-batch", 3, "must be 4 (NHWC)"));
+    let op = tf::BatchToSpace::new(2, [[0, 0], [0, -1]]);
+    assert_eq!(
+        err(&op, &[4, 1, 1, 1]),
+        Error::Negative { op: "tf batch-to-space", param: "crops", index: Index(Some(3)), value: -1 }
+    );
+    assert_eq!(shape(&tf::SpaceToBatch::new(1, [[1, 0], [0, 2]]), &[1, 1, 1, 1]), [1, 2, 3, 1]);
+}
+
+#[test]
+fn tf_depth_rules() {
+    for df in [DataFormat::Nhwc, DataFormat::Nchw, DataFormat::NchwVectC] {
+        let s2d = tf::SpaceToDepth::new(1, df);
+        assert_eq!(
+            err(&s2d, &[1, 2, 2, 4]),
+            Error::BlockTooSmall { op: "tf space-to-depth", param: "block_size", index: Index(None), value: 1, min: 2 }
+        );
+        let d2s = tf::DepthToSpace::new(-2, df);
+        assert!(matches!(err(&d2s, &[1, 2, 2, 4]), Error::BlockTooSmall { value: -2, min: 2, .. }));
+    }
+    assert_eq!(
+        err(&tf::SpaceToDepth::new(2, DataFormat::Nhwc), &[2, 4, 4]),
+        rank("tf space-to-depth", 3, "must be 4 (NHWC)")
+    );
+    assert_eq!(
+        err(&tf::SpaceToDepth::new(2, DataFormat::NchwVectC), &[1, 2, 4, 6]),
+        rank("tf space-to-depth", 4, "must be 5 (NCHW_VECT_C)")
+    );
+    assert_eq!(
+        err(&tf::SpaceToDepth::new(2, DataFormat::Nhwc), &[1, 4, 5, 1]),
+        not_divisible("tf space-to-depth", "width dim (axis 2) 5", 5, "block_size", 2)
+    );
+    assert_eq!(
+        err(&tf::SpaceToDepth::new(2, DataFormat::Nchw), &[1, 1, 3, 4]),
+        not_divisible("tf space-to-depth", "height dim (axis 2) 3", 3, "block_size", 2)
+    );
+    assert_eq!(
+        err(&tf::DepthToSpace::new(2, DataFormat::Nhwc), &[1, 1, 1, 6]),
+        not_divisible("tf depth-to-space", "depth dim 6", 6, "block_size^2", 4)
+    );
+    assert_eq!(
+        err(&tf::DepthToSpace::new(2, DataFormat::NchwVectC), &[1, 2, 2, 3, 4]),
+        not_divisible("tf depth-to-space", "channel groups dim 2", 2, "block_size^2", 4)
+    );
+    assert_eq!(
+        err(&tf::DepthToSpace::new(2, DataFormat::NchwVectC), &[1, 4, 2, 3, 2]),
+        Error::VectSize { op: "tf depth-to-space", size: 2 }
+    );
+    assert!(matches!(
+        err(&tf::DepthToSpace::new(i64::MAX, DataFormat::Nhwc), &[1, 1, 1, 4]),
+        Error::Overflow { what: "block_size^2", .. }
+    ));
+    assert!(matches!(
+        err(&tf::SpaceToDepth::new(1 << 32, DataFormat::Nhwc), &[1, 1 << 32, 1 << 32, 1]),
+        Error::Overflow { .. }
+    ));
+    assert_eq!(shape(&tf::SpaceToDepth::new(2, DataFormat::NchwVectC), &[1, 2, 4, 6, 4]), [1, 8, 2, 3, 4]);
+    assert_eq!(shape(&tf::DepthToSpace::new(2, DataFormat::Nhwc), &[0, 3, 0, 8]), [0, 6, 0, 2]);
+}
+
+#[test]
+fn openvino_space_batch_rules() {
+    const S2B: &str = "ov space-to-batch";
+    const B2S: &str = "ov batch-to-space";
+    assert_eq!(
+        err(&openvino::SpaceToBatch::new(&[1], &[0], &[0]), &[4]),
+        rank(S2B, 1, "must be >= 2 ([batch, D_1, ...])")
+    );
+    assert_eq!(
+        err(&openvino::SpaceToBatch::new(&[1, 2, 3], &[0, 0], &[0, 0]), &[1, 2, 3]),
+        Error::ParamLength { op: S2B, param: "pads_begin", len: 2, expected: 3, why: "one value per input dim" }
+    );
+    assert_eq!(
+        err(&openvino::SpaceToBatch::new(&[1, 0, 3], &[0; 3], &[0; 3]), &[1, 2, 3]),
+        Error::BlockTooSmall { op: S2B, param: "block_shape", index: Index(Some(1)), value: 0, min: 1 }
+    );
+    assert_eq!(
+        err(&openvino::SpaceToBatch::new(&[1, 2], &[0, -1], &[0, 1]), &[1, 2]),
+        Error::Negative { op: S2B, param: "pads_begin", index: Index(Some(1)), value: -1 }
+    );
+    assert_eq!(
+        err(&openvino::SpaceToBatch::new(&[1, 2, 4], &[0; 3], &[0, 0, 1]), &[1, 2, 6]),
+        not_divisible(S2B, "padded dim 2 (data 6 + pads 0 + 1 = 7)", 7, "block_shape[2]", 4)
+    );
+    assert!(matches!(
+        err(&openvino::SpaceToBatch::new(&[1, 1], &[0, 0], &[1, 0]), &[1, 2]),
+        Error::Unsupported { param: "pads_end", value: 1, required: 0, .. }
+    ));
+    assert_eq!(
+        err(&openvino::BatchToSpace::new(&[1, 2, 3], &[0; 3], &[0; 3]), &[10, 1, 1]),
+        not_divisible(B2S, "batch dim 10", 10, "the product of block sizes", 6)
+    );
+    assert_eq!(
+        err(&openvino::BatchToSpace::new(&[1, 2, 3], &[0, 0, 0], &[0, 0, -2]), &[6, 1, 1]),
+        Error::Negative { op: B2S, param: "crops_end", index: Index(Some(2)), value: -2 }
+    );
+    assert_eq!(
+        err(&openvino::BatchToSpace::new(&[1, 2, 3], &[0, 5, 0], &[0, 4, 0]), &[6, 4, 1]),
+        Error::CropTooLarge { op: B2S, axis: 1, size: 8, begin: 5, end: 4 }
+    );
+    assert!(matches!(
+        err(&openvino::BatchToSpace::new(&[3, 1], &[0, 0], &[0, 0]), &[3, 1]),
+        Error::Unsupported { param: "block_shape", value: 3, required: 1, .. }
+    ));
+    assert_eq!(shape(&openvino::SpaceToBatch::new(&[1, 2, 3], &[0, 1, 0], &[0, 1, 0]), &[1, 0, 3]), [6, 1, 1]);
+    assert_eq!(shape(&openvino::BatchToSpace::new(&[1, 2, 3], &[0, 4, 0], &[0, 4, 0]), &[6, 4, 1]), [1, 0, 3]);
+}
+
+#[test]
+fn openvino_depth_rules() {
+    const S2D: &str = "ov space-to-depth";
+    const D2S: &str = "ov depth-to-space";
+    let bf = openvino::Mode::BlocksFirst;
+    assert_eq!(
+        err(&openvino::SpaceToDepth::new(2, bf), &[8, 6]),
+        rank(S2D, 2, "must be >= 3 ([N, C, D1, ..., DK] with K >= 1)")
+    );
+    assert_eq!(
+        err(&openvino::SpaceToDepth::new(0, bf), &[1, 1, 2]),
+        Error::BlockTooSmall { op: S2D, param: "block_size", index: Index(None), value: 0, min: 1 }
+    );
+    assert_eq!(
+        err(&openvino::SpaceToDepth::new(2, bf), &[1, 1, 2, 5]),
+        not_divisible(S2D, "spatial dim (axis 3) 5", 5, "block_size", 2)
+    );
+    assert_eq!(
+        err(&openvino::DepthToSpace::new(2, openvino::Mode::DepthFirst), &[1, 4, 1, 1, 1]),
+        not_divisible(D2S, "channel dim 4", 4, "block_size^3", 8)
+    );
+    assert!(matches!(err(&openvino::DepthToSpace::new(-2, bf), &[1, 4, 1]), Error::BlockTooSmall { value: -2, .. }));
+    assert!(matches!(
+        err(&openvino::DepthToSpace::new(1 << 16, bf), &[1, 4, 1, 1, 1, 1, 1]),
+        Error::Overflow { what: "block_size^spatial_dims", .. }
+    ));
+    // Block 1 is valid (identity); a zero channel count too.
+    assert_eq!(shape(&openvino::SpaceToDepth::new(1, bf), &[2, 3, 4, 5]), [2, 3, 4, 5]);
+    assert_eq!(shape(&openvino::DepthToSpace::new(2, bf), &[2, 0, 3]), [2, 0, 6]);
+}
+
+#[test]
+fn onnx_rules() {
+    assert_eq!(
+        err(&onnx::SpaceToDepth::new(2), &[1, 2, 2]),
+        rank("onnx space-to-depth", 3, "must be 4 ([N, C, H, W])")
+    );
+    assert_eq!(
+        err(&onnx::SpaceToDepth::new(0), &[1, 1, 2, 2]),
+        Error::BlockTooSmall { op: "onnx space-to-depth", param: "blocksize", index: Index(None), value: 0, min: 1 }
+    );
+    assert_eq!(
+        err(&onnx::SpaceToDepth::new(2), &[1, 1, 2, 3]),
+        not_divisible("onnx space-to-depth", "width dim (axis 3) 3", 3, "blocksize", 2)
+    );
+    for d2s in [onnx::DepthToSpace::dcr(2), onnx::DepthToSpace::crd(2)] {
+        assert_eq!(
+            err(&d2s, &[1, 6, 2, 2]),
+            not_divisible("onnx depth-to-space", "channel dim 6", 6, "blocksize^2", 4)
+        );
+        assert_eq!(err(&d2s, &[1, 4, 1, 1, 1]), rank("onnx depth-to-space", 5, "must be 4 ([N, C, H, W])"));
+    }
+    assert_eq!(shape(&onnx::DepthToSpace::crd(1), &[1, 3, 2, 2]), [1, 3, 2, 2]);
+}
+
+#[test]
+fn torch_rules() {
+    assert_eq!(
+        err(&torch::PixelShuffle::new(0), &[1, 4, 1, 1]),
+        Error::BlockTooSmall {
+            op: "torch pixel-shuffle",
+            param: "upscale_factor",
+            index: Index(None),
+            value: 0,
+            min: 1
+        }
+    );
+    assert_eq!(
+        err(&torch::PixelShuffle::new(2), &[4, 1]),
+        rank("torch pixel-shuffle", 2, "must be >= 3 ([*, C, H, W])")
+    );
+    assert_eq!(
+        err(&torch::PixelShuffle::new(2), &[1, 6, 1, 1]),
+        not_divisible("torch pixel-shuffle", "channel dim 6", 6, "upscale_factor^2", 4)
+    );
+    assert_eq!(
+        err(&torch::PixelUnshuffle::new(2), &[1, 1, 3, 2]),
+        not_divisible("torch pixel-unshuffle", "height dim (axis 2) 3", 3, "downscale_factor", 2)
+    );
+    assert!(matches!(
+        err(&torch::PixelUnshuffle::new(-1), &[1, 1, 1]),
+        Error::BlockTooSmall { param: "downscale_factor", value: -1, .. }
+    ));
+    // The documented shape for zero-element inputs, many leading dims, rank 3.
+    assert_eq!(shape(&torch::PixelUnshuffle::new(2), &[0, 3, 4, 4]), [0, 12, 2, 2]);
+    assert_eq!(shape(&torch::PixelShuffle::new(2), &[2, 3, 1, 4, 5, 6]), [2, 3, 1, 1, 10, 12]);
+    assert_eq!(shape(&torch::PixelShuffle::new(3), &[9, 1, 1]), [1, 3, 3]);
+}
+
+#[test]
+fn ranks_beyond_the_maximum_are_errors_not_panics() {
+    let big = vec![1usize; blockshuffle::MAX_RANK + 1];
+    assert!(matches!(err(&torch::PixelShuffle::new(1), &big), Error::RankTooLarge { rank: 33, max: 32, .. }));
+    assert!(matches!(
+        err(&openvino::SpaceToDepth::new(1, openvino::Mode::DepthFirst), &big),
+        Error::RankTooLarge { .. }
+    ));
+    let blocks = vec![1i64; 33];
+    let pads = vec![0i64; 33];
+    assert!(matches!(err(&openvino::SpaceToBatch::new(&blocks, &pads, &pads), &big), Error::RankTooLarge { .. }));
+    let pairs = vec![[0i64, 0]; 33];
+    assert!(matches!(err(&tf::SpaceToBatchNd::new(&blocks, &pairs), &[1; 34]), Error::RankTooLarge { .. }));
+}
+
+#[test]
+fn buffers_of_the_wrong_length_are_errors() {
+    let plan = torch::PixelShuffle::new(2).plan(&[1, 4, 1, 1]).unwrap();
+    assert_eq!(
+        plan.run(&[1u8, 2, 3]),
+        Err(Error::BufferLength { param: "input", len: 3, expected: 4, shape: vec![1, 4, 1, 1] })
+    );
+    let mut out = [0u8; 5];
+    assert_eq!(
+        plan.run_into(&[1u8, 2, 3, 4], &mut out),
+        Err(Error::BufferLength { param: "output", len: 5, expected: 4, shape: vec![1, 1, 2, 2] })
+    );
+    assert_eq!(
+        plan.run_bytes(&[0; 7], 2),
+        Err(Error::BufferLength { param: "input", len: 7, expected: 8, shape: vec![1, 4, 1, 1] })
+    );
+    let mut out = [std::mem::MaybeUninit::new(0u8); 4];
+    assert!(matches!(
+        plan.run_bytes_strided_uninit(&[1, 2, 3], &[4, 1, 1, 1], 1, &mut out),
+        Err(Error::BufferLength { param: "input", .. })
+    ));
+    assert!(matches!(
+        plan.run_bytes_strided_uninit(&[1, 2, 3, 4], &[-1, -1, 1, 1], 1, &mut out),
+        Err(Error::BufferLength { param: "input", .. })
+    ));
+    assert!(matches!(
+        plan.run_bytes_strided_uninit(&[1, 2, 3, 4], &[1, 1], 1, &mut out),
+        Err(Error::StrideCount { param: "input", len: 2, rank: 4 })
+    ));
+}
+
+#[test]
+fn crops_removing_everything_write_nothing() {
+    // The regression behind a crash: a destination of zero elements whose
+    // windows are constant (block 1) must not be filled.
+    let op = tf::BatchToSpaceNd::new(&[1, 2], &[[1, 0], [0, 0]]);
+    let plan = op.plan(&[2, 1, 3]).unwrap();
+    assert_eq!(plan.output_shape(), &[1, 0, 6]);
+    assert_eq!(plan.run(&[1u8, 2, 3, 4, 5, 6]).unwrap(), Vec::<u8>::new());
+    let op = tf::SpaceToBatchNd::new(&[1, 2], &[[2, 0], [1, 1]]);
+    let plan = op.plan(&[1, 0, 2]).unwrap();
+    assert_eq!(plan.output_shape(), &[2, 2, 2]);
+    assert_eq!(plan.run::<u8>(&[]).unwrap(), vec![0; 8]);
+}

@@ -1,0 +1,402 @@
+//! Property tests: every operator against a naive index-formula reference
+//! written straight from the framework documents (independent of the engine),
+//! over random ranks, shapes, blocks, paddings/crops, element sizes and
+//! strided views; and round trips.
+
+use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Operator, OperatorNdarray, Parallelism};
+use proptest::prelude::*;
+
+/// Row-major multi-index of flat index `f` in `shape`.
+fn unravel(mut f: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = f % shape[d];
+        f /= shape[d];
+    }
+    idx
+}
+
+fn ravel(idx: &[usize], shape: &[usize]) -> usize {
+    idx.iter().zip(shape).fold(0, |acc, (&i, &d)| acc * d + i)
+}
+
+/// Builds the reference output: `source(out_index)` names the input index
+/// (or `None` for a zero-padded position).
+fn reference(
+    input: &[u8],
+    in_shape: &[usize],
+    out_shape: &[usize],
+    elem: usize,
+    source: impl Fn(&[usize]) -> Option<Vec<usize>>,
+) -> Vec<u8> {
+    let n: usize = out_shape.iter().product();
+    let mut out = vec![0u8; n * elem];
+    for f in 0..n {
+        if let Some(src) = source(&unravel(f, out_shape)) {
+            let s = ravel(&src, in_shape) * elem;
+            out[f * elem..(f + 1) * elem].copy_from_slice(&input[s..s + elem]);
+        }
+    }
+    out
+}
+
+fn bytes(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ ((i >> 8) as u8)).collect()
+}
+
+// TensorFlow SpaceToBatchND, straight from its definition.
+fn ref_space_to_batch(
+    input: &[u8],
+    shape: &[usize],
+    elem: usize,
+    block: &[usize],
+    pads: &[[usize; 2]],
+) -> (Vec<u8>, Vec<usize>) {
+    let m = block.len();
+    let batch = shape[0];
+    let mut out_shape = vec![batch * block.iter().product::<usize>()];
+    for i in 0..m {
+        out_shape.push((shape[i + 1] + pads[i][0] + pads[i][1]) / block[i]);
+    }
+    out_shape.extend_from_slice(&shape[m + 1..]);
+    let out = reference(input, shape, &out_shape, elem, |o| {
+        let k = unravel(o[0] / batch, block);
+        let mut src = vec![o[0] % batch];
+        for i in 0..m {
+            let p = o[i + 1] * block[i] + k[i];
+            if p < pads[i][0] || p >= pads[i][0] + shape[i + 1] {
+                return None;
+            }
+            src.push(p - pads[i][0]);
+        }
+        src.extend_from_slice(&o[m + 1..]);
+        Some(src)
+    });
+    (out, out_shape)
+}
+
+// TensorFlow BatchToSpaceND.
+fn ref_batch_to_space(
+    input: &[u8],
+    shape: &[usize],
+    elem: usize,
+    block: &[usize],
+    crops: &[[usize; 2]],
+) -> (Vec<u8>, Vec<usize>) {
+    let m = block.len();
+    let prod: usize = block.iter().product();
+    let batch = shape[0] / prod;
+    let mut out_shape = vec![batch];
+    for i in 0..m {
+        out_shape.push(shape[i + 1] * block[i] - crops[i][0] - crops[i][1]);
+    }
+    out_shape.extend_from_slice(&shape[m + 1..]);
+    let out = reference(input, shape, &out_shape, elem, |o| {
+        let mut k = Vec::new();
+        let mut src = vec![0];
+        for i in 0..m {
+            let p = o[i + 1] + crops[i][0];
+            k.push(p % block[i]);
+            src.push(p / block[i]);
+        }
+        src[0] = ravel(&k, block) * batch + o[0];
+        src.extend_from_slice(&o[m + 1..]);
+        Some(src)
+    });
+    (out, out_shape)
+}
+
+/// Channels-first depth-to-space over `[lead.., C, S_1..S_K]`, with the depth
+/// index `(b.., c)` (blocks first) or `(c, b..)` (depth first).
+fn ref_depth_to_space_cf(
+    input: &[u8],
+    shape: &[usize],
+    elem: usize,
+    lead: usize,
+    b: usize,
+    blocks_first: bool,
+) -> (Vec<u8>, Vec<usize>) {
+    let k = shape.len() - lead - 1;
+    let bk = b.pow(k as u32);
+    let c_out = shape[lead] / bk;
+    let mut out_shape = shape[..lead].to_vec();
+    out_shape.push(c_out);
+    out_shape.extend(shape[lead + 1..].iter().map(|d| d * b));
+    let out = reference(input, shape, &out_shape, elem, |o| {
+        let c = o[lead];
+        let offs: Vec<usize> = (0..k).map(|i| o[lead + 1 + i] % b).collect();
+        let boff = ravel(&offs, &vec![b; k]);
+        let depth = if blocks_first { boff * c_out + c } else { c * bk + boff };
+        let mut src = o[..lead].to_vec();
+        src.push(depth);
+        src.extend((0..k).map(|i| o[lead + 1 + i] / b));
+        Some(src)
+    });
+    (out, out_shape)
+}
+
+/// TensorFlow NHWC depth-to-space: depth `(by * b + bx) * C' + c`.
+fn ref_depth_to_space_nhwc(input: &[u8], shape: &[usize], elem: usize, b: usize) -> (Vec<u8>, Vec<usize>) {
+    let c_out = shape[3] / (b * b);
+    let out_shape = vec![shape[0], shape[1] * b, shape[2] * b, c_out];
+    let out = reference(input, shape, &out_shape, elem, |o| {
+        let depth = ((o[1] % b) * b + o[2] % b) * c_out + o[3];
+        Some(vec![o[0], o[1] / b, o[2] / b, depth])
+    });
+    (out, out_shape)
+}
+
+/// Space-to-depth is the inverse permutation: the reference inverts the
+/// depth-to-space reference by scattering.
+fn invert(d2s_out: &[u8], d2s_in_len: usize, elem: usize, d2s: impl Fn(&[u8]) -> Vec<u8>) -> Vec<u8> {
+    // Label every element with its own index, run the reference, read off where each went.
+    let n = d2s_in_len;
+    let labels: Vec<u8> = (0..n).flat_map(|i| (i as u64).to_le_bytes()).collect();
+    let moved = d2s(&labels);
+    let mut out = vec![0u8; n * elem];
+    for (pos, chunk) in moved.chunks(8).enumerate() {
+        let from = u64::from_le_bytes(chunk.try_into().unwrap()) as usize;
+        // d2s moved input element `from` to output position `pos`; space-to-depth moves it back.
+        out[from * elem..(from + 1) * elem].copy_from_slice(&d2s_out[pos * elem..(pos + 1) * elem]);
+    }
+    out
+}
+
+fn elem_size() -> impl Strategy<Value = usize> {
+    prop::sample::select(vec![1usize, 2, 3, 4, 8, 16])
+}
+
+fn parallelism() -> impl Strategy<Value = Parallelism> {
+    prop::sample::select(vec![Parallelism::Sequential, Parallelism::Threads(2), Parallelism::Threads(3)])
+}
+
+/// A TensorFlow space-to-batch case: shape, blocks, paddings.
+fn s2b_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<[usize; 2]>)> {
+    (1usize..=3, 0usize..=2).prop_flat_map(|(m, rest)| {
+        (
+            0usize..=3,
+            prop::collection::vec((1usize..=4, 0usize..=3, 0usize..=3, 0usize..=3), m),
+            prop::collection::vec(0usize..=3, rest),
+        )
+            .prop_map(|(batch, spatial, remaining)| {
+                let mut shape = vec![batch];
+                let mut blocks = Vec::new();
+                let mut pads = Vec::new();
+                for (b, outer, pb, extra) in spatial {
+                    // padded = outer * b; choose input dim and pads that add up.
+                    let padded = outer * b;
+                    let pb = pb.min(padded);
+                    let pe = extra.min(padded - pb);
+                    shape.push(padded - pb - pe);
+                    blocks.push(b);
+                    pads.push([pb, pe]);
+                }
+                shape.extend(remaining);
+                (shape, blocks, pads)
+            })
+    })
+}
+
+fn as_i64(v: &[usize]) -> Vec<i64> {
+    v.iter().map(|&x| x as i64).collect()
+}
+
+fn as_i64_pairs(v: &[[usize; 2]]) -> Vec<[i64; 2]> {
+    v.iter().map(|&[a, b]| [a as i64, b as i64]).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn tf_space_to_batch_nd_matches_reference((shape, blocks, pads) in s2b_case(), elem in elem_size(), par in parallelism()) {
+        let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
+        let plan = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap().with_parallelism(par);
+        let x = bytes(plan.input_len() * elem, 3);
+        let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
+        prop_assert_eq!(plan.output_shape(), &want_shape[..]);
+        prop_assert_eq!(plan.run_bytes(&x, elem).unwrap(), want);
+    }
+
+    #[test]
+    fn tf_batch_to_space_nd_matches_reference((space, blocks, crops) in s2b_case(), elem in elem_size()) {
+        // The batch-side input shape of a batch-to-space that crops `crops`.
+        let prod: usize = blocks.iter().product();
+        let mut shape = vec![space[0] * prod];
+        for (i, b) in blocks.iter().enumerate() {
+            shape.push((space[i + 1] + crops[i][0] + crops[i][1]) / b);
+        }
+        shape.extend_from_slice(&space[blocks.len() + 1..]);
+        let (b, c) = (as_i64(&blocks), as_i64_pairs(&crops));
+        let plan = tf::BatchToSpaceNd::new(&b, &c).plan(&shape).unwrap();
+        let x = bytes(plan.input_len() * elem, 5);
+        let (want, want_shape) = ref_batch_to_space(&x, &shape, elem, &blocks, &crops);
+        prop_assert_eq!(plan.output_shape(), &want_shape[..]);
+        prop_assert_eq!(plan.run_bytes(&x, elem).unwrap(), want);
+    }
+
+    #[test]
+    fn space_to_batch_then_batch_to_space_is_identity((shape, blocks, pads) in s2b_case(), elem in elem_size()) {
+        let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
+        let s2b = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap();
+        let x = bytes(s2b.input_len() * elem, 9);
+        let y = s2b.run_bytes(&x, elem).unwrap();
+        let b2s = tf::BatchToSpaceNd::new(&b, &p).plan(s2b.output_shape()).unwrap();
+        prop_assert_eq!(b2s.output_shape(), &shape[..]);
+        prop_assert_eq!(b2s.run_bytes(&y, elem).unwrap(), x.clone());
+        // The plan's own inverse is the same batch-to-space.
+        prop_assert_eq!(s2b.inverse().run_bytes(&y, elem).unwrap(), x);
+    }
+
+    #[test]
+    fn openvino_space_to_batch_equals_tf_with_all_dims_spatial((shape, blocks, pads) in s2b_case(), elem in elem_size()) {
+        // OpenVINO blocks every non-batch dim: extend the TF case with blocks of 1.
+        let n = shape.len();
+        let mut ov_block = vec![1i64];
+        ov_block.extend(as_i64(&blocks));
+        ov_block.resize(n, 1);
+        let mut begin = vec![0i64];
+        let mut end = vec![0i64];
+        for p in &pads { begin.push(p[0] as i64); end.push(p[1] as i64); }
+        begin.resize(n, 0);
+        end.resize(n, 0);
+        let ov = openvino::SpaceToBatch::new(&ov_block, &begin, &end).plan(&shape).unwrap();
+        let x = bytes(ov.input_len() * elem, 1);
+        let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
+        prop_assert_eq!(ov.output_shape(), &want_shape[..]);
+        prop_assert_eq!(ov.run_bytes(&x, elem).unwrap(), want.clone());
+        let back = openvino::BatchToSpace::new(&ov_block, &begin, &end).plan(&want_shape).unwrap();
+        prop_assert_eq!(back.run_bytes(&want, elem).unwrap(), x);
+    }
+
+    #[test]
+    fn channels_first_depth_ops_match_reference(
+        lead in 0usize..=2, k in 1usize..=3, b in 1usize..=3, c in 0usize..=3, dims in prop::collection::vec(0usize..=3, 5),
+        elem in elem_size(), blocks_first in any::<bool>(), par in parallelism(),
+    ) {
+        // A depth-side shape [lead.., C * b^k, D_1..D_k].
+        let mut shape: Vec<usize> = dims[..lead].iter().map(|d| d % 3 + 1).collect();
+        shape.push(c * b.pow(k as u32));
+        shape.extend(dims[lead..lead + k].iter().copied());
+        let x = bytes(shape.iter().product::<usize>() * elem, 7);
+        let (want, want_shape) = ref_depth_to_space_cf(&x, &shape, elem, lead, b, blocks_first);
+        let spatial_in: Vec<usize> = want_shape.clone();
+        // OpenVINO (lead = 1 only) and, for k = 2, ONNX (lead 1) and PyTorch (any lead).
+        let mut plans = Vec::new();
+        if lead == 1 {
+            let mode = if blocks_first { openvino::Mode::BlocksFirst } else { openvino::Mode::DepthFirst };
+            plans.push((openvino::DepthToSpace::new(b as i64, mode).plan(&shape).unwrap(),
+                        openvino::SpaceToDepth::new(b as i64, mode).plan(&spatial_in).unwrap()));
+            if k == 2 {
+                let onnx_mode = if blocks_first { onnx::DepthToSpace::dcr(b as i64) } else { onnx::DepthToSpace::crd(b as i64) };
+                let s2d = onnx_mode.plan(&shape).unwrap().inverse();
+                plans.push((onnx_mode.plan(&shape).unwrap(), s2d));
+                if blocks_first && b >= 2 {
+                    plans.push((tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap(),
+                                tf::SpaceToDepth::new(b as i64, DataFormat::Nchw).plan(&spatial_in).unwrap()));
+                }
+            }
+        }
+        if k == 2 && !blocks_first && lead >= 1 {
+            plans.push((torch::PixelShuffle::new(b as i64).plan(&shape).unwrap(),
+                        torch::PixelUnshuffle::new(b as i64).plan(&spatial_in).unwrap()));
+        }
+        for (d2s, s2d) in plans {
+            let (d2s, s2d) = (d2s.with_parallelism(par), s2d.with_parallelism(par));
+            prop_assert_eq!(d2s.output_shape(), &want_shape[..]);
+            prop_assert_eq!(d2s.run_bytes(&x, elem).unwrap(), want.clone(), "{}", d2s.op());
+            prop_assert_eq!(s2d.output_shape(), &shape[..]);
+            prop_assert_eq!(s2d.run_bytes(&want, elem).unwrap(), x.clone(), "{}", s2d.op());
+        }
+    }
+
+    #[test]
+    fn tf_nhwc_depth_ops_match_reference(
+        n in 0usize..=2, h in 0usize..=3, w in 0usize..=3, c in 0usize..=3, b in 2usize..=3, elem in elem_size(),
+    ) {
+        let shape = vec![n, h, w, c * b * b];
+        let x = bytes(shape.iter().product::<usize>() * elem, 11);
+        let (want, want_shape) = ref_depth_to_space_nhwc(&x, &shape, elem, b);
+        let d2s = tf::DepthToSpace::new(b as i64, DataFormat::Nhwc).plan(&shape).unwrap();
+        prop_assert_eq!(d2s.output_shape(), &want_shape[..]);
+        prop_assert_eq!(d2s.run_bytes(&x, elem).unwrap(), want.clone());
+        let s2d = tf::SpaceToDepth::new(b as i64, DataFormat::Nhwc).plan(&want_shape).unwrap();
+        let want_back = invert(&want, x.len() / elem, elem, |labels| ref_depth_to_space_nhwc(labels, &shape, 8, b).0);
+        prop_assert_eq!(s2d.run_bytes(&want, elem).unwrap(), want_back);
+    }
+
+    #[test]
+    fn strided_views_match_contiguous(
+        (shape, blocks, pads) in s2b_case(), flip in prop::collection::vec(any::<bool>(), 6), transpose in any::<bool>(),
+    ) {
+        use ndarray::{ArrayD, Axis, IxDyn};
+        let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
+        let op = tf::SpaceToBatchNd::new(&b, &p);
+        let n: usize = shape.iter().product();
+        let values: Vec<u32> = (0..n as u32).map(|v| v.wrapping_mul(2654435761)).collect();
+        // Build the same logical array behind a strided view: store it with
+        // some axes reversed (and maybe transposed), then view it back.
+        let base = ArrayD::from_shape_vec(IxDyn(&shape), values.clone()).unwrap();
+        let mut stored = base.clone();
+        for (d, &f) in flip.iter().enumerate().take(shape.len()) {
+            if f { stored.invert_axis(Axis(d)); }
+        }
+        let stored = if transpose { stored.reversed_axes().as_standard_layout().into_owned() } else { stored.as_standard_layout().into_owned() };
+        let mut view = if transpose { stored.view().reversed_axes() } else { stored.view() };
+        for (d, &f) in flip.iter().enumerate().take(shape.len()) {
+            if f { view.invert_axis(Axis(d)); }
+        }
+        prop_assert_eq!(&view, &base.view());
+        let (want, want_shape) = op.apply(&values, &shape).unwrap();
+        let got = op.apply_array(view.clone()).unwrap();
+        prop_assert_eq!(got.shape(), &want_shape[..]);
+        prop_assert_eq!(got.iter().copied().collect::<Vec<_>>(), want.clone());
+        // Into a strided (reversed) output view.
+        let mut out = ArrayD::<u32>::zeros(IxDyn(&want_shape));
+        let mut out_view = out.view_mut();
+        if !want_shape.is_empty() { out_view.invert_axis(Axis(0)); }
+        op.apply_array_into(view, out_view).unwrap();
+        if !want_shape.is_empty() { out.invert_axis(Axis(0)); }
+        prop_assert_eq!(out.iter().copied().collect::<Vec<_>>(), want);
+    }
+}
+
+/// Outputs above the parallel threshold go through the threaded executor.
+#[test]
+fn large_outputs_agree_across_thread_counts() {
+    let cases: Vec<(Box<dyn Operator>, Vec<usize>, usize)> = vec![
+        (Box::new(tf::SpaceToBatchNd::new(&[2, 3], &[[1, 2], [0, 3]])), vec![3, 241, 360, 5], 4),
+        (Box::new(torch::PixelShuffle::new(2)), vec![2, 3, 64, 96, 128], 2),
+        (Box::new(onnx::SpaceToDepth::new(4)), vec![4, 3, 512, 512], 1),
+        (Box::new(tf::BatchToSpaceNd::new(&[4], &[[3, 1]])), vec![16, 300, 77], 8),
+        (Box::new(openvino::SpaceToBatch::new(&[1, 1, 5], &[0, 0, 4], &[0, 0, 1])), vec![2, 300, 3195], 3),
+    ];
+    for (op, shape, elem) in cases {
+        let plan = op.plan(&shape).unwrap();
+        assert!(plan.output_len() * elem > 2 << 20, "{} is large", op.name());
+        let x = bytes(plan.input_len() * elem, 13);
+        let seq = plan.run_bytes(&x, elem).unwrap();
+        for threads in [2, 3, 8] {
+            let par = plan.clone().with_parallelism(Parallelism::Threads(threads)).run_bytes(&x, elem).unwrap();
+            assert!(par == seq, "{} with {threads} threads", op.name());
+        }
+    }
+}
+
+/// The typed API pads with `T::default()`, the byte API with zeros.
+#[test]
+fn typed_padding_is_default() {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Pixel(u8, u8, u8);
+    impl Default for Pixel {
+        fn default() -> Self {
+            Pixel(0, 0, 255)
+        }
+    }
+    let op = tf::SpaceToBatchNd::new(&[2], &[[1, 0]]);
+    let (y, shape) = op.apply(&[Pixel(1, 2, 3)], &[1, 1]).unwrap();
+    assert_eq!(shape.as_slice(), &[2, 1]);
+    assert_eq!(y, [Pixel(0, 0, 255), Pixel(1, 2, 3)]);
+    let y = op.plan(&[1, 1]).unwrap().run_bytes(&[1, 2, 3], 3).unwrap();
+    assert_eq!(y, [0, 0, 0, 1, 2, 3]);
+}
