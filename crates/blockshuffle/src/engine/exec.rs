@@ -11,6 +11,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
+use super::kernels::{copy_bytes, copy_run, copy_tile, fence, zero_bytes};
 use super::plan::{CopyPlan, MAX_LOOPS};
 
 /// What padding positions receive.
@@ -28,10 +29,10 @@ impl Fill<'_> {
     /// # Safety
     /// `dst..dst + len` must be valid for writes.
     #[inline]
-    unsafe fn fill(&self, dst: *mut u8, len: usize) {
+    unsafe fn fill(&self, dst: *mut u8, len: usize, nt: bool) {
         match self {
             // SAFETY: the caller guarantees `len` writable bytes at `dst`.
-            Fill::Zero => unsafe { ptr::write_bytes(dst, 0, len) },
+            Fill::Zero => unsafe { zero_bytes(dst, len, nt) },
             Fill::Pattern(p) => {
                 let e = p.len().min(len);
                 if e == 0 {
@@ -72,10 +73,17 @@ unsafe impl Sync for Buffers {}
 /// Destination bytes below which work stays on the calling thread.
 pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 20;
 
+/// Destination bytes from which stores stream past the cache (the output
+/// would not stay cached anyway, and streaming saves reading every
+/// destination line first).
+pub(crate) const STREAM_THRESHOLD: usize = 16 << 20;
+
 struct Exec<'a> {
     plan: &'a CopyPlan,
     buf: Buffers,
     fill: Fill<'a>,
+    /// Stream stores past the cache.
+    nt: bool,
 }
 
 /// Runs `plan` from `src` into `dst` on up to `threads` threads.
@@ -89,7 +97,7 @@ pub(crate) unsafe fn execute(plan: &CopyPlan, src: *const u8, dst: *mut u8, fill
     if plan.empty {
         return;
     }
-    let ex = Exec { plan, buf: Buffers { src, dst }, fill };
+    let ex = Exec { plan, buf: Buffers { src, dst }, fill, nt: plan.dst_bytes >= STREAM_THRESHOLD };
     let threads = if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.max(1) };
     // SAFETY: forwarded from the caller.
     unsafe {
@@ -97,6 +105,9 @@ pub(crate) unsafe fn execute(plan: &CopyPlan, src: *const u8, dst: *mut u8, fill
             ex.sequential();
         } else {
             ex.parallel(threads);
+        }
+        if ex.nt {
+            fence();
         }
     }
 }
@@ -144,7 +155,10 @@ impl Exec<'_> {
                     unsafe {
                         let dst = buf.dst.wrapping_offset(p.dst_base + a as isize);
                         let src = buf.src.wrapping_offset(p.src_base + a as isize);
-                        ptr::copy_nonoverlapping(src, dst, b - a);
+                        copy_bytes(src, dst, b - a, self.nt);
+                        if self.nt {
+                            fence();
+                        }
                     }
                 }
             });
@@ -163,6 +177,9 @@ impl Exec<'_> {
             let b = ((t + 1) * step).min(positions);
             // SAFETY: each flat position is a disjoint destination block.
             unsafe { self.flat_range(prefix, a, b) };
+            if self.nt {
+                fence();
+            }
         });
     }
 
@@ -215,7 +232,7 @@ impl Exec<'_> {
         let buf = self.buf;
         if j == p.loops.len() {
             // SAFETY: a valid position: `unit` bytes on both sides.
-            unsafe { ptr::copy_nonoverlapping(buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof), p.unit) };
+            unsafe { copy_bytes(buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof), p.unit, self.nt) };
             return;
         }
         let l = p.loops[j];
@@ -233,7 +250,21 @@ impl Exec<'_> {
             let so = so.wrapping_add((s as isize).wrapping_mul(l.ss));
             let dof = dof.wrapping_add((s as isize).wrapping_mul(l.ds));
             if j + 1 == p.loops.len() {
-                copy_run(e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds, p.unit);
+                copy_run(e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds, p.unit, self.nt);
+            } else if p.tile && j + 2 == p.loops.len() {
+                // The last two loops form a transposing tile (see `CopyPlan::tile`);
+                // neither has a window, so `[s, e)` is the whole of loop j.
+                let y = p.loops[j + 1];
+                copy_tile(
+                    l.count,
+                    y.count,
+                    buf.src.wrapping_offset(so),
+                    y.ss,
+                    buf.dst.wrapping_offset(dof),
+                    l.ds,
+                    p.unit,
+                    self.nt,
+                );
             } else {
                 let (mut so, mut dof) = (so, dof);
                 for i in s..e {
@@ -258,7 +289,7 @@ impl Exec<'_> {
         unsafe {
             if blk != 0 && l.ds == blk as isize {
                 let start = self.buf.dst.wrapping_offset(dof + a as isize * l.ds);
-                self.fill.fill(start, (b - a) * blk);
+                self.fill.fill(start, (b - a) * blk, self.nt);
             } else {
                 for i in a..b {
                     self.fill_block(j + 1, dof.wrapping_add((i as isize).wrapping_mul(l.ds)));
@@ -273,56 +304,10 @@ impl Exec<'_> {
         // SAFETY: destination positions of the block.
         unsafe {
             if j == p.loops.len() {
-                self.fill.fill(self.buf.dst.wrapping_offset(dof), p.unit);
+                self.fill.fill(self.buf.dst.wrapping_offset(dof), p.unit, self.nt);
             } else {
                 self.fill_range(j, dof, 0, p.loops[j].count);
             }
-        }
-    }
-}
-
-/// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
-///
-/// # Safety
-/// Every one of those `n` source units must be readable and destination units
-/// writable, and no destination unit may overlap a source unit.
-#[inline]
-unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize, unit: usize) {
-    if n == 0 {
-        return;
-    }
-    // SAFETY: forwarded; a contiguous run on both sides is one block of `n * unit` bytes.
-    unsafe {
-        if ss == unit as isize && ds == unit as isize {
-            return ptr::copy_nonoverlapping(src, dst, n * unit);
-        }
-        match unit {
-            1 => strided::<1>(n, src, ss, dst, ds),
-            2 => strided::<2>(n, src, ss, dst, ds),
-            4 => strided::<4>(n, src, ss, dst, ds),
-            8 => strided::<8>(n, src, ss, dst, ds),
-            16 => strided::<16>(n, src, ss, dst, ds),
-            _ => {
-                for i in 0..n as isize {
-                    ptr::copy_nonoverlapping(src.offset(i * ss), dst.offset(i * ds), unit);
-                }
-            }
-        }
-    }
-}
-
-/// `copy_run` for a unit of `N` bytes, moved as one (unaligned) value.
-///
-/// # Safety
-/// As [`copy_run`] with `unit == N`.
-#[inline(always)]
-unsafe fn strided<const N: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
-    for i in 0..n as isize {
-        // SAFETY: unit `i` is readable at `src + i*ss` and writable at `dst + i*ds`
-        // (caller); `MaybeUninit` makes copying padding bytes of a caller's type sound.
-        unsafe {
-            let v = ptr::read_unaligned(src.offset(i * ss).cast::<MaybeUninit<[u8; N]>>());
-            ptr::write_unaligned(dst.offset(i * ds).cast::<MaybeUninit<[u8; N]>>(), v);
         }
     }
 }

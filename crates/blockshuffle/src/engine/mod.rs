@@ -11,6 +11,7 @@
 
 pub(crate) mod exec;
 pub(crate) mod geometry;
+pub(crate) mod kernels;
 pub(crate) mod plan;
 
 pub use plan::Direction;

@@ -99,6 +99,10 @@ pub(crate) struct CopyPlan {
     pub dst_block: ArrayVec<usize, MAX_LOOPS>,
     /// Total destination bytes.
     pub dst_bytes: usize,
+    /// The last two loops form a transposing tile: the outer one is
+    /// contiguous in the source (`ss == unit`), the inner one in the
+    /// destination (`ds == unit`), and neither carries a window.
+    pub tile: bool,
 }
 
 /// Strides (in bytes) of both sides of a geometry.
@@ -214,6 +218,7 @@ impl CopyPlan {
             all_padding: false,
             dst_block: ArrayVec::new(),
             dst_bytes,
+            tile: false,
         };
         if empty {
             return plan;
@@ -304,7 +309,13 @@ impl CopyPlan {
             self.unit = 1;
         }
 
-        // 4. Contiguous destination blocks, for filling padding in whole runs.
+        // 4. Short runs: when the innermost loop is contiguous only in the
+        // destination, bring the nearest loop contiguous in the source next to
+        // it, so the two run as one transposing tile (read long runs, write
+        // long runs, interleave a few streams in between).
+        self.tile = choose_tile(&mut loops, self.unit);
+
+        // 5. Contiguous destination blocks, for filling padding in whole runs.
         let mut blocks = [0usize; MAX_LOOPS];
         let mut blk = Some(self.unit);
         for j in (0..loops.len()).rev() {
@@ -314,6 +325,35 @@ impl CopyPlan {
         self.dst_block = blocks[..loops.len()].iter().copied().collect();
         self.loops = loops;
     }
+}
+
+/// Largest unit (bytes) worth a transposing tile.
+const MAX_TILE_UNIT: usize = 16;
+
+fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
+    let n = loops.len();
+    if n < 2 {
+        return false;
+    }
+    // Long units already move as whole runs in destination order.
+    if unit > MAX_TILE_UNIT {
+        return false;
+    }
+    let u = unit as isize;
+    let free = |l: &Loop| l.window.is_none() && !l.is_outer;
+    let y = loops[n - 1];
+    if !free(&y) || y.ds != u || y.ss == u {
+        return false;
+    }
+    // The nearest source-contiguous loop, with only window-free loops between
+    // it and the innermost (moving it past them renumbers nothing that a
+    // window refers to).
+    let Some(x) = (0..n - 1).rev().take_while(|&i| free(&loops[i])).find(|&i| loops[i].ss == u) else {
+        return false;
+    };
+    let moved = loops.remove(x);
+    loops.insert(n - 2, moved);
+    true
 }
 
 /// Combines an existing self-window on a loop with a window that moved onto it.

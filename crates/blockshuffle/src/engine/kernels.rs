@@ -1,0 +1,364 @@
+//! The copy kernels: small functions that move bytes between offsets the
+//! plan has proven valid. Each documents what its caller guarantees.
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+/// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
+///
+/// # Safety
+/// Every one of those `n` source units must be readable and destination units
+/// writable, and no destination unit may overlap a source unit.
+#[inline]
+pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize, unit: usize, nt: bool) {
+    if n == 0 {
+        return;
+    }
+    // SAFETY: forwarded; a contiguous run on both sides is one block of `n * unit` bytes.
+    unsafe {
+        if ss == unit as isize && ds == unit as isize {
+            return copy_bytes(src, dst, n * unit, nt);
+        }
+        if nt {
+            if unit >= STREAM_MIN {
+                for i in 0..n as isize {
+                    stream_copy(src.offset(i * ss), dst.offset(i * ds), unit);
+                }
+                return;
+            }
+            if ds == unit as isize {
+                // Gather small units into a staging buffer, stream it out.
+                let mut stage = Stage::new();
+                let per = STAGE / unit;
+                let mut done = 0;
+                while done < n {
+                    let m = per.min(n - done);
+                    let at = done as isize;
+                    copy_run(m, src.offset(at * ss), ss, stage.ptr(), unit as isize, unit, false);
+                    stream_copy(stage.ptr(), dst.offset(at * ds), m * unit);
+                    done += m;
+                }
+                return;
+            }
+        }
+        match unit {
+            1 => strided::<1>(n, src, ss, dst, ds),
+            2 => strided::<2>(n, src, ss, dst, ds),
+            4 => strided::<4>(n, src, ss, dst, ds),
+            8 => strided::<8>(n, src, ss, dst, ds),
+            16 => strided::<16>(n, src, ss, dst, ds),
+            _ => {
+                for i in 0..n as isize {
+                    ptr::copy_nonoverlapping(src.offset(i * ss), dst.offset(i * ds), unit);
+                }
+            }
+        }
+    }
+}
+
+/// `copy_run` for a unit of `N` bytes, moved as one (unaligned) value.
+///
+/// # Safety
+/// As [`copy_run`] with `unit == N`.
+#[inline(always)]
+unsafe fn strided<const N: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    for i in 0..n as isize {
+        // SAFETY: unit `i` is readable at `src + i*ss` and writable at `dst + i*ds`
+        // (caller); `MaybeUninit` makes copying padding bytes of a caller's type sound.
+        unsafe {
+            let v = ptr::read_unaligned(src.offset(i * ss).cast::<MaybeUninit<[u8; N]>>());
+            ptr::write_unaligned(dst.offset(i * ds).cast::<MaybeUninit<[u8; N]>>(), v);
+        }
+    }
+}
+
+/// Copies an `nx x ny` tile whose source is contiguous along x and whose
+/// destination is contiguous along y: unit `(x, y)` goes from
+/// `src + x*unit + y*ssy` to `dst + x*dsx + y*unit`.
+///
+/// This is the shape of every short-run operator (NCHW space-to-depth,
+/// pixel shuffle and unshuffle, channels-first depth-to-space): one side
+/// moves in long runs, the other interleaves a few streams.
+///
+/// # Safety
+/// Every one of those source units must be readable and destination units
+/// writable, without overlap between source and destination.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn copy_tile(
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    dst: *mut u8,
+    dsx: isize,
+    unit: usize,
+    nt: bool,
+) {
+    // SAFETY: forwarded; each arm addresses exactly the tile's units.
+    unsafe {
+        match unit {
+            1 => tile::<u8>(nx, ny, src, ssy, dst, dsx, nt),
+            2 => tile::<u16>(nx, ny, src, ssy, dst, dsx, nt),
+            4 => tile::<u32>(nx, ny, src, ssy, dst, dsx, nt),
+            8 => tile::<u64>(nx, ny, src, ssy, dst, dsx, nt),
+            _ => tile_rows(nx, ny, src, ssy, dst, dsx, unit, nt),
+        }
+    }
+}
+
+/// The tile for units that are plain integers of `size_of::<T>()` bytes.
+///
+/// # Safety
+/// As [`copy_tile`] with `unit == size_of::<T>()`.
+#[inline(always)]
+unsafe fn tile<T: Copy>(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut u8, dsx: isize, nt: bool) {
+    let u = size_of::<T>() as isize;
+    // SAFETY (all arms): forwarded from the caller; the interleave and
+    // deinterleave kernels address the same units as the generic rows.
+    unsafe {
+        // Interleave a few source streams into one contiguous destination run.
+        if dsx == ny as isize * u {
+            match ny {
+                2 => return staged_interleave::<T, 2>(nx, src, ssy, dst, nt),
+                3 => return staged_interleave::<T, 3>(nx, src, ssy, dst, nt),
+                4 => return staged_interleave::<T, 4>(nx, src, ssy, dst, nt),
+                _ => {}
+            }
+        }
+        // Deinterleave one contiguous source run into a few destination streams.
+        if ssy == nx as isize * u {
+            match nx {
+                2 => return staged_deinterleave::<T, 2>(ny, src, dst, dsx, nt),
+                3 => return staged_deinterleave::<T, 3>(ny, src, dst, dsx, nt),
+                4 => return staged_deinterleave::<T, 4>(ny, src, dst, dsx, nt),
+                _ => {}
+            }
+        }
+        tile_rows(nx, ny, src, ssy, dst, dsx, u as usize, nt)
+    }
+}
+
+/// [`interleave`], through a staging buffer streamed out when `nt`.
+///
+/// # Safety
+/// As [`interleave`].
+#[inline(always)]
+unsafe fn staged_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, nt: bool) {
+    let u = size_of::<T>();
+    // SAFETY: chunks of the caller's units; the stage holds `per * B` units.
+    unsafe {
+        if !nt || n * B * u < STREAM_MIN {
+            return interleave::<T, B>(n, src, ss, dst);
+        }
+        let mut stage = Stage::new();
+        let per = STAGE / (B * u);
+        let mut done = 0;
+        while done < n {
+            let m = per.min(n - done);
+            interleave::<T, B>(m, src.add(done * u), ss, stage.ptr());
+            stream_copy(stage.ptr(), dst.add(done * B * u), m * B * u);
+            done += m;
+        }
+    }
+}
+
+/// [`deinterleave`], through a staging buffer streamed out when `nt`.
+///
+/// # Safety
+/// As [`deinterleave`].
+#[inline(always)]
+unsafe fn staged_deinterleave<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *mut u8, ds: isize, nt: bool) {
+    let u = size_of::<T>();
+    // SAFETY: chunks of the caller's units; the stage holds B streams of `per` units.
+    unsafe {
+        if !nt || n * u < STREAM_MIN {
+            return deinterleave::<T, B>(n, src, dst, ds);
+        }
+        let mut stage = Stage::new();
+        let per = STAGE / (B * u);
+        let lane = (per * u) as isize;
+        let mut done = 0;
+        while done < n {
+            let m = per.min(n - done);
+            deinterleave::<T, B>(m, src.add(done * B * u), stage.ptr(), lane);
+            for j in 0..B as isize {
+                stream_copy(stage.ptr().offset(j * lane), dst.offset(j * ds).add(done * u), m * u);
+            }
+            done += m;
+        }
+    }
+}
+
+/// Generic tile: one strided run per row of the shorter side.
+///
+/// # Safety
+/// As [`copy_tile`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut u8, dsx: isize, unit: usize, nt: bool) {
+    let u = unit as isize;
+    // SAFETY: rows of the tile, each inside it.
+    unsafe {
+        if nx <= ny {
+            for x in 0..nx as isize {
+                copy_run(ny, src.offset(x * u), ssy, dst.offset(x * dsx), u, unit, nt);
+            }
+        } else {
+            for y in 0..ny as isize {
+                copy_run(nx, src.offset(y * ssy), u, dst.offset(y * u), dsx, unit, nt);
+            }
+        }
+    }
+}
+
+/// `dst[x * B + j] = stream_j[x]` for `x < n`, where stream `j` starts at
+/// `src + j * ss` and is contiguous.
+///
+/// # Safety
+/// `n` units readable in each stream, `n * B` writable at `dst`, no overlap.
+#[inline(always)]
+unsafe fn interleave<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8) {
+    let streams: [*const T; B] = std::array::from_fn(|j| src.wrapping_offset(j as isize * ss).cast::<T>());
+    let dst = dst.cast::<T>();
+    for x in 0..n {
+        for (j, s) in streams.iter().enumerate() {
+            // SAFETY: unit x of stream j and unit x*B+j of the destination (caller).
+            unsafe { dst.add(x * B + j).write_unaligned(s.add(x).read_unaligned()) };
+        }
+    }
+}
+
+/// `stream_j[y] = src[y * B + j]` for `y < n`, where destination stream `j`
+/// starts at `dst + j * ds` and is contiguous.
+///
+/// # Safety
+/// `n * B` units readable at `src`, `n` writable in each stream, no overlap.
+#[inline(always)]
+unsafe fn deinterleave<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *mut u8, ds: isize) {
+    let streams: [*mut T; B] = std::array::from_fn(|j| dst.wrapping_offset(j as isize * ds).cast::<T>());
+    let src = src.cast::<T>();
+    for y in 0..n {
+        for (j, d) in streams.iter().enumerate() {
+            // SAFETY: unit y*B+j of the source and unit y of stream j (caller).
+            unsafe { d.add(y).write_unaligned(src.add(y * B + j).read_unaligned()) };
+        }
+    }
+}
+
+/// Runs shorter than this are copied with ordinary stores even in streaming mode.
+const STREAM_MIN: usize = 64;
+
+/// Bytes of the staging buffer that short-run kernels gather into before
+/// streaming out (small enough to stay in L1).
+const STAGE: usize = 8 << 10;
+
+/// A cache-line-aligned staging buffer on the stack.
+#[repr(C, align(64))]
+struct Stage([MaybeUninit<u8>; STAGE]);
+
+impl Stage {
+    #[inline(always)]
+    fn new() -> Self {
+        Stage([MaybeUninit::uninit(); STAGE])
+    }
+
+    #[inline(always)]
+    fn ptr(&mut self) -> *mut u8 {
+        self.0.as_mut_ptr().cast()
+    }
+}
+
+/// Copies `len` bytes, streaming (non-temporal stores) when `nt`.
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, not overlapping.
+#[inline(always)]
+pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize, nt: bool) {
+    // SAFETY: forwarded.
+    unsafe {
+        if nt && len >= STREAM_MIN {
+            stream_copy(src, dst, len)
+        } else {
+            ptr::copy_nonoverlapping(src, dst, len)
+        }
+    }
+}
+
+/// Copies `len` bytes with non-temporal stores for the 16-byte-aligned body
+/// of the destination (ordinary stores for the unaligned head and tail), so
+/// a large output does not first read every destination line into the cache.
+/// The executor issues the store fence when a run ends ([`fence`]).
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, not overlapping.
+#[inline]
+pub(crate) unsafe fn stream_copy(src: *const u8, dst: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of the x86_64 baseline. Every load reads 16 bytes
+    // inside `src[..len]` (unaligned loads), every store writes 16 aligned
+    // bytes inside `dst[..len]`; head and tail are plain copies inside the range.
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let head = dst.align_offset(16).min(len);
+        ptr::copy_nonoverlapping(src, dst, head);
+        let mut i = head;
+        while i + 64 <= len {
+            let a = _mm_loadu_si128(src.add(i).cast::<__m128i>());
+            let b = _mm_loadu_si128(src.add(i + 16).cast::<__m128i>());
+            let c = _mm_loadu_si128(src.add(i + 32).cast::<__m128i>());
+            let d = _mm_loadu_si128(src.add(i + 48).cast::<__m128i>());
+            _mm_stream_si128(dst.add(i).cast::<__m128i>(), a);
+            _mm_stream_si128(dst.add(i + 16).cast::<__m128i>(), b);
+            _mm_stream_si128(dst.add(i + 32).cast::<__m128i>(), c);
+            _mm_stream_si128(dst.add(i + 48).cast::<__m128i>(), d);
+            i += 64;
+        }
+        while i + 16 <= len {
+            _mm_stream_si128(dst.add(i).cast::<__m128i>(), _mm_loadu_si128(src.add(i).cast::<__m128i>()));
+            i += 16;
+        }
+        ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: forwarded.
+    unsafe {
+        ptr::copy_nonoverlapping(src, dst, len)
+    }
+}
+
+/// Fills `len` bytes with zeros, streaming when `nt`.
+///
+/// # Safety
+/// `len` bytes writable at `dst`.
+#[inline]
+pub(crate) unsafe fn zero_bytes(dst: *mut u8, len: usize, nt: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if nt && len >= STREAM_MIN {
+        // SAFETY: as `stream_copy`, with a zero register as the source.
+        unsafe {
+            use std::arch::x86_64::{__m128i, _mm_setzero_si128, _mm_stream_si128};
+            let head = dst.align_offset(16).min(len);
+            ptr::write_bytes(dst, 0, head);
+            let mut i = head;
+            let z = _mm_setzero_si128();
+            while i + 16 <= len {
+                _mm_stream_si128(dst.add(i).cast::<__m128i>(), z);
+                i += 16;
+            }
+            ptr::write_bytes(dst.add(i), 0, len - i);
+        }
+        return;
+    }
+    // SAFETY: forwarded.
+    unsafe { ptr::write_bytes(dst, 0, len) }
+}
+
+/// Orders this thread's streaming stores before anything that follows.
+#[inline]
+pub(crate) fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` has no preconditions (SSE, x86_64 baseline).
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    }
+}
