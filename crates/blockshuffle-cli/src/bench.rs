@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use blockshuffle::catalog::OpSpec;
-use blockshuffle::{Operator, Parallelism};
+use blockshuffle::{Operator, Parallelism, Streaming};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +26,7 @@ USAGE:
     --reps R          timed repetitions per workload, after one warm-up (default 7); the median is reported
     --json FILE       also write the results as JSON
     --filter IDS      only these workload ids (comma-separated)
+    --streaming MODE  auto (default), always or never: cache-bypassing stores for the output
 ";
 
 #[derive(Deserialize)]
@@ -84,10 +85,11 @@ struct Options {
     reps: usize,
     json: Option<PathBuf>,
     filter: Option<Vec<String>>,
+    streaming: Streaming,
 }
 
 fn parse(args: &[String]) -> Result<Option<Options>, Failure> {
-    let mut o = Options { workloads: None, threads: 0, reps: 7, json: None, filter: None };
+    let mut o = Options { workloads: None, threads: 0, reps: 7, json: None, filter: None, streaming: Streaming::Auto };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         if arg == "--help" || arg == "-h" {
@@ -111,6 +113,14 @@ fn parse(args: &[String]) -> Result<Option<Options>, Failure> {
             }
             "--json" => o.json = Some(value()?.into()),
             "--filter" => o.filter = Some(value()?.split(',').map(str::to_string).collect()),
+            "--streaming" => {
+                o.streaming = match value()?.as_str() {
+                    "auto" => Streaming::Auto,
+                    "always" => Streaming::Always,
+                    "never" => Streaming::Never,
+                    other => return Err(usage(format!("--streaming {other:?} is not auto, always or never"))),
+                }
+            }
             _ => return Err(usage(format!("bench: unknown argument {arg:?}"))),
         }
     }
@@ -159,7 +169,7 @@ pub fn main(args: &[String]) -> Result<(), Failure> {
     let mut rows = Vec::new();
     let mut log_sum = 0.0;
     for wl in w.large.iter().filter(|wl| keep(wl)) {
-        let row = pool.install(|| large(wl, parallelism, threads, o.reps))?;
+        let row = pool.install(|| large(wl, parallelism, o.streaming, threads, o.reps))?;
         outln!(
             "{:<5} {:>9.1} {:>11.3} {:>11.3} {:>7.3} {:>8.2} {:>10.3}  {} {} {}",
             row.id,
@@ -222,9 +232,15 @@ fn filled(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(7)).collect()
 }
 
-fn large(wl: &Workload, parallelism: Parallelism, threads: usize, reps: usize) -> Result<Row, Failure> {
+fn large(
+    wl: &Workload,
+    parallelism: Parallelism,
+    streaming: Streaming,
+    threads: usize,
+    reps: usize,
+) -> Result<Row, Failure> {
     let (spec, esize) = prepare(wl)?;
-    let plan = spec.plan(&wl.shape)?.with_parallelism(parallelism);
+    let plan = spec.plan(&wl.shape)?.with_parallelism(parallelism).with_streaming(streaming);
     let input = filled(plan.input_len() * esize);
     let out_bytes = plan.output_len() * esize;
     let mut out = vec![1u8; out_bytes];

@@ -5,7 +5,7 @@ use std::mem::{size_of, MaybeUninit};
 
 use arrayvec::ArrayVec;
 
-use crate::engine::exec::{self, Fill};
+use crate::engine::exec::{self, Fill, STREAM_THRESHOLD};
 use crate::engine::geometry::Geometry;
 use crate::engine::plan::{CopyPlan, Layouts};
 use crate::engine::Direction;
@@ -37,6 +37,24 @@ impl Parallelism {
     }
 }
 
+/// Whether a plan writes its output with non-temporal (cache-bypassing)
+/// stores and orders its loops for them.
+///
+/// `Auto` streams outputs of 16 MiB and more, which would not stay in the
+/// cache anyway; streaming then saves reading each destination line before
+/// writing it. `Always` and `Never` force the choice (for benchmarks, and so
+/// that tests run both code paths on small tensors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Streaming {
+    /// Stream outputs of at least 16 MiB.
+    #[default]
+    Auto,
+    /// Always stream.
+    Always,
+    /// Never stream.
+    Never,
+}
+
 /// A validated operator applied to one input shape: the output shape is
 /// known, and the data movement is ready to run.
 ///
@@ -62,6 +80,7 @@ pub struct Plan {
     geom: Geometry,
     dir: Direction,
     parallelism: Parallelism,
+    streaming: Streaming,
     input_shape: Shape,
     output_shape: Shape,
 }
@@ -98,7 +117,15 @@ impl Plan {
             Direction::Forward => (space, block),
             Direction::Backward => (block, space),
         };
-        Ok(Plan { op, geom, dir, parallelism: Parallelism::Sequential, input_shape, output_shape })
+        Ok(Plan {
+            op,
+            geom,
+            dir,
+            parallelism: Parallelism::Sequential,
+            streaming: Streaming::Auto,
+            input_shape,
+            output_shape,
+        })
     }
 
     /// The operator this plan runs, as `"framework op"`.
@@ -140,6 +167,7 @@ impl Plan {
             geom: self.geom.clone(),
             dir: self.dir.reverse(),
             parallelism: self.parallelism,
+            streaming: self.streaming,
             input_shape: self.output_shape.clone(),
             output_shape: self.input_shape.clone(),
         }
@@ -156,6 +184,28 @@ impl Plan {
     pub fn with_parallelism(mut self, parallelism: Parallelism) -> Self {
         self.parallelism = parallelism;
         self
+    }
+
+    /// Sets whether runs stream their output past the cache (see [`Streaming`]).
+    ///
+    /// ```
+    /// use blockshuffle::{onnx, Operator, Streaming};
+    /// let plan = onnx::SpaceToDepth::new(2).plan(&[1, 1, 2, 2])?.with_streaming(Streaming::Always);
+    /// assert_eq!(plan.run(&[1u32, 2, 3, 4])?, vec![1, 2, 3, 4]);
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn with_streaming(mut self, streaming: Streaming) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// Whether a run with `elem`-byte elements streams its output.
+    fn streams(&self, elem: usize) -> bool {
+        match self.streaming {
+            Streaming::Always => true,
+            Streaming::Never => false,
+            Streaming::Auto => self.output_len().saturating_mul(elem) >= STREAM_THRESHOLD,
+        }
     }
 
     /// The plan's parallelism setting.
@@ -193,7 +243,7 @@ impl Plan {
     fn compile_contiguous(&self, elem: usize) -> CopyPlan {
         let space = c_strides(&self.geom_space_shape(), elem);
         let block = c_strides(&self.geom_block_shape(), elem);
-        CopyPlan::compile(&self.geom, self.dir, elem, &Layouts { space: &space, block: &block })
+        CopyPlan::compile(&self.geom, self.dir, elem, &Layouts { space: &space, block: &block }, self.streams(elem))
     }
 
     fn geom_space_shape(&self) -> Shape {
@@ -380,7 +430,13 @@ impl Plan {
             Direction::Forward => (strides, out_strides),
             Direction::Backward => (out_strides, strides),
         };
-        let plan = CopyPlan::compile(&self.geom, self.dir, elem_size, &Layouts { space: &space, block: &block });
+        let plan = CopyPlan::compile(
+            &self.geom,
+            self.dir,
+            elem_size,
+            &Layouts { space: &space, block: &block },
+            self.streams(elem_size),
+        );
         // SAFETY: every input element addressed by the strides lies inside
         // `input` (checked above); the output holds exactly the row-major
         // output shape; the two cannot overlap.
@@ -420,7 +476,13 @@ impl Plan {
             Direction::Forward => (bytes(input_strides), bytes(output_strides)),
             Direction::Backward => (bytes(output_strides), bytes(input_strides)),
         };
-        let plan = CopyPlan::compile(&self.geom, self.dir, elem, &Layouts { space: &space, block: &block });
+        let plan = CopyPlan::compile(
+            &self.geom,
+            self.dir,
+            elem,
+            &Layouts { space: &space, block: &block },
+            self.streams(elem),
+        );
         let default = T::default();
         // SAFETY: as in `run_uninit`.
         let pattern = unsafe { std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem) };

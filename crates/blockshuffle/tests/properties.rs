@@ -3,7 +3,7 @@
 //! over random ranks, shapes, blocks, paddings/crops, element sizes and
 //! strided views; and round trips.
 
-use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Operator, OperatorNdarray, Parallelism};
+use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Operator, OperatorNdarray, Parallelism, Streaming};
 use proptest::prelude::*;
 
 /// Row-major multi-index of flat index `f` in `shape`.
@@ -166,6 +166,11 @@ fn elem_size() -> impl Strategy<Value = usize> {
     prop::sample::select(vec![1usize, 2, 3, 4, 8, 16])
 }
 
+/// Streaming on small tensors exercises the streaming kernels and loop orders.
+fn streaming() -> impl Strategy<Value = Streaming> {
+    prop::sample::select(vec![Streaming::Auto, Streaming::Always, Streaming::Never])
+}
+
 fn parallelism() -> impl Strategy<Value = Parallelism> {
     prop::sample::select(vec![Parallelism::Sequential, Parallelism::Threads(2), Parallelism::Threads(3)])
 }
@@ -209,9 +214,11 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn tf_space_to_batch_nd_matches_reference((shape, blocks, pads) in s2b_case(), elem in elem_size(), par in parallelism()) {
+    fn tf_space_to_batch_nd_matches_reference(
+        (shape, blocks, pads) in s2b_case(), elem in elem_size(), par in parallelism(), st in streaming(),
+    ) {
         let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
-        let plan = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap().with_parallelism(par);
+        let plan = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap().with_parallelism(par).with_streaming(st);
         let x = bytes(plan.input_len() * elem, 3);
         let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
         prop_assert_eq!(plan.output_shape(), &want_shape[..]);
@@ -219,7 +226,7 @@ proptest! {
     }
 
     #[test]
-    fn tf_batch_to_space_nd_matches_reference((space, blocks, crops) in s2b_case(), elem in elem_size()) {
+    fn tf_batch_to_space_nd_matches_reference((space, blocks, crops) in s2b_case(), elem in elem_size(), st in streaming()) {
         // The batch-side input shape of a batch-to-space that crops `crops`.
         let prod: usize = blocks.iter().product();
         let mut shape = vec![space[0] * prod];
@@ -228,7 +235,7 @@ proptest! {
         }
         shape.extend_from_slice(&space[blocks.len() + 1..]);
         let (b, c) = (as_i64(&blocks), as_i64_pairs(&crops));
-        let plan = tf::BatchToSpaceNd::new(&b, &c).plan(&shape).unwrap();
+        let plan = tf::BatchToSpaceNd::new(&b, &c).plan(&shape).unwrap().with_streaming(st);
         let x = bytes(plan.input_len() * elem, 5);
         let (want, want_shape) = ref_batch_to_space(&x, &shape, elem, &blocks, &crops);
         prop_assert_eq!(plan.output_shape(), &want_shape[..]);
@@ -272,7 +279,7 @@ proptest! {
     #[test]
     fn channels_first_depth_ops_match_reference(
         lead in 0usize..=2, k in 1usize..=3, b in 1usize..=3, c in 0usize..=3, dims in prop::collection::vec(0usize..=3, 5),
-        elem in elem_size(), blocks_first in any::<bool>(), par in parallelism(),
+        elem in elem_size(), blocks_first in any::<bool>(), par in parallelism(), st in streaming(),
     ) {
         // A depth-side shape [lead.., C * b^k, D_1..D_k].
         let mut shape: Vec<usize> = dims[..lead].iter().map(|d| d % 3 + 1).collect();
@@ -302,7 +309,7 @@ proptest! {
                         torch::PixelUnshuffle::new(b as i64).plan(&spatial_in).unwrap()));
         }
         for (d2s, s2d) in plans {
-            let (d2s, s2d) = (d2s.with_parallelism(par), s2d.with_parallelism(par));
+            let (d2s, s2d) = (d2s.with_parallelism(par).with_streaming(st), s2d.with_parallelism(par).with_streaming(st));
             prop_assert_eq!(d2s.output_shape(), &want_shape[..]);
             prop_assert_eq!(d2s.run_bytes(&x, elem).unwrap(), want.clone(), "{}", d2s.op());
             prop_assert_eq!(s2d.output_shape(), &shape[..]);
@@ -313,14 +320,15 @@ proptest! {
     #[test]
     fn tf_nhwc_depth_ops_match_reference(
         n in 0usize..=2, h in 0usize..=3, w in 0usize..=3, c in 0usize..=3, b in 2usize..=3, elem in elem_size(),
+        st in streaming(),
     ) {
         let shape = vec![n, h, w, c * b * b];
         let x = bytes(shape.iter().product::<usize>() * elem, 11);
         let (want, want_shape) = ref_depth_to_space_nhwc(&x, &shape, elem, b);
-        let d2s = tf::DepthToSpace::new(b as i64, DataFormat::Nhwc).plan(&shape).unwrap();
+        let d2s = tf::DepthToSpace::new(b as i64, DataFormat::Nhwc).plan(&shape).unwrap().with_streaming(st);
         prop_assert_eq!(d2s.output_shape(), &want_shape[..]);
         prop_assert_eq!(d2s.run_bytes(&x, elem).unwrap(), want.clone());
-        let s2d = tf::SpaceToDepth::new(b as i64, DataFormat::Nhwc).plan(&want_shape).unwrap();
+        let s2d = tf::SpaceToDepth::new(b as i64, DataFormat::Nhwc).plan(&want_shape).unwrap().with_streaming(st);
         let want_back = invert(&want, x.len() / elem, elem, |labels| ref_depth_to_space_nhwc(labels, &shape, 8, b).0);
         prop_assert_eq!(s2d.run_bytes(&want, elem).unwrap(), want_back);
     }
@@ -377,8 +385,10 @@ fn large_outputs_agree_across_thread_counts() {
         let x = bytes(plan.input_len() * elem, 13);
         let seq = plan.run_bytes(&x, elem).unwrap();
         for threads in [2, 3, 8] {
-            let par = plan.clone().with_parallelism(Parallelism::Threads(threads)).run_bytes(&x, elem).unwrap();
-            assert!(par == seq, "{} with {threads} threads", op.name());
+            for st in [Streaming::Always, Streaming::Never] {
+                let par = plan.clone().with_parallelism(Parallelism::Threads(threads)).with_streaming(st);
+                assert!(par.run_bytes(&x, elem).unwrap() == seq, "{} with {threads} threads, {st:?}", op.name());
+            }
         }
     }
 }

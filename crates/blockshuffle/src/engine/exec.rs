@@ -97,7 +97,7 @@ pub(crate) unsafe fn execute(plan: &CopyPlan, src: *const u8, dst: *mut u8, fill
     if plan.empty {
         return;
     }
-    let ex = Exec { plan, buf: Buffers { src, dst }, fill, nt: plan.dst_bytes >= STREAM_THRESHOLD };
+    let ex = Exec { plan, buf: Buffers { src, dst }, fill, nt: plan.nt };
     let threads = if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.max(1) };
     // SAFETY: forwarded from the caller.
     unsafe {

@@ -103,6 +103,10 @@ pub(crate) struct CopyPlan {
     /// contiguous in the source (`ss == unit`), the inner one in the
     /// destination (`ds == unit`), and neither carries a window.
     pub tile: bool,
+    /// Store with non-temporal (cache-bypassing) stores: for destinations
+    /// much larger than the cache, this saves reading every destination line
+    /// before writing it.
+    pub nt: bool,
 }
 
 /// Strides (in bytes) of both sides of a geometry.
@@ -123,7 +127,9 @@ impl CopyPlan {
     ///
     /// The caller guarantees that both tensors fit in memory (their byte sizes
     /// fit in `isize`), which bounds every count, padding and stride used here.
-    pub fn compile(geom: &Geometry, dir: Direction, elem: usize, strides: &Layouts<'_>) -> Self {
+    /// `streaming`: the destination is large enough to bypass the cache
+    /// (see [`CopyPlan::nt`]); it also changes the loop order.
+    pub fn compile(geom: &Geometry, dir: Direction, elem: usize, strides: &Layouts<'_>, streaming: bool) -> Self {
         let n_space = geom.space.len();
         let space_count = |f: Factor| geom.factor_count(f) as usize;
 
@@ -219,6 +225,7 @@ impl CopyPlan {
             dst_block: ArrayVec::new(),
             dst_bytes,
             tile: false,
+            nt: streaming,
         };
         if empty {
             return plan;
@@ -313,7 +320,16 @@ impl CopyPlan {
         // destination, bring the nearest loop contiguous in the source next to
         // it, so the two run as one transposing tile (read long runs, write
         // long runs, interleave a few streams in between).
-        self.tile = choose_tile(&mut loops, self.unit);
+        if self.unit >= MIN_SOURCE_ORDER_UNIT {
+            // 4'. Long units: keep a long run of the destination innermost (so
+            // stores go out in long sequential runs), and walk the loops
+            // outside it in the source's order, so that the source is swept
+            // once instead of once per block position (a strided sweep also
+            // has the prefetchers fetch the parts it skips).
+            source_order_outside_run(&mut loops, self.unit);
+        } else {
+            self.tile = choose_tile(&mut loops, self.unit);
+        }
 
         // 5. Contiguous destination blocks, for filling padding in whole runs.
         let mut blocks = [0usize; MAX_LOOPS];
@@ -325,6 +341,60 @@ impl CopyPlan {
         self.dst_block = blocks[..loops.len()].iter().copied().collect();
         self.loops = loops;
     }
+}
+
+/// Smallest unit (bytes) for which streaming plans walk the source in order.
+const MIN_SOURCE_ORDER_UNIT: usize = 64;
+
+/// Bytes of contiguous destination kept innermost by [`source_order_outside_run`].
+const MIN_DST_RUN: usize = 4 << 10;
+
+/// Orders the loops outside the innermost contiguous destination run of at
+/// least [`MIN_DST_RUN`] bytes by decreasing source stride.
+fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) {
+    let n = loops.len();
+    let mut run = unit;
+    let mut k = n;
+    while k > 0 && run < MIN_DST_RUN && loops[k - 1].ds == run as isize {
+        run *= loops[k - 1].count;
+        k -= 1;
+    }
+    let mut order: ArrayVec<usize, MAX_LOOPS> = (0..n).collect();
+    order[..k].sort_by_key(|&i| std::cmp::Reverse(loops[i].ss.unsigned_abs()));
+    permute(loops, &order);
+}
+
+/// Puts loop `order[j]` at position `j`, re-anchoring each window on
+/// whichever of its two loops is now inner.
+fn permute(loops: &mut ArrayVec<Loop, MAX_LOOPS>, order: &[usize]) {
+    let n = loops.len();
+    let mut pos = [0usize; MAX_LOOPS];
+    for (new, &old) in order.iter().enumerate() {
+        pos[old] = new;
+    }
+    let mut out: ArrayVec<Loop, MAX_LOOPS> =
+        order.iter().map(|&i| Loop { window: None, is_outer: false, ..loops[i] }).collect();
+    for (old, l) in loops.iter().enumerate() {
+        let Some(w) = l.window else { continue };
+        match w.outer {
+            None => out[pos[old]].window = Some(w),
+            Some(o) => {
+                let (inner, outer) = (pos[old], pos[o as usize]);
+                if outer < inner {
+                    out[inner].window = Some(Window { outer: Some(outer as u8), ..w });
+                } else {
+                    // p = oc * i_outer + ic * i_inner, with the roles swapped.
+                    out[outer].window = Some(Window { outer: Some(inner as u8), oc: w.ic, ic: w.oc, ..w });
+                }
+            }
+        }
+    }
+    for j in 0..n {
+        if let Some(Window { outer: Some(o), .. }) = out[j].window {
+            out[o as usize].is_outer = true;
+        }
+    }
+    *loops = out;
 }
 
 /// Largest unit (bytes) worth a transposing tile.
@@ -391,7 +461,7 @@ mod tests {
         let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]).unwrap();
         let ss = c_strides(&[2, 4, 6, 3], 4);
         let bs = c_strides(&[2, 2, 3, 12], 4);
-        let p = CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs });
+        let p = CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs }, false);
         // Depth-to-space writes runs of block * C = 6 elements = 24 bytes.
         assert_eq!(p.unit, 24);
         // Batch and outer height merge (contiguous on both sides); then block row, outer width.
@@ -405,7 +475,7 @@ mod tests {
         let space = [SpaceAxis::plain(5), SpaceAxis::plain(7)];
         let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)]]).unwrap();
         let s = c_strides(&[5, 7], 2);
-        let p = CopyPlan::compile(&g, Direction::Forward, 2, &Layouts { space: &s, block: &s });
+        let p = CopyPlan::compile(&g, Direction::Forward, 2, &Layouts { space: &s, block: &s }, false);
         assert!(p.loops.is_empty());
         assert_eq!(p.unit, 70);
     }
@@ -418,7 +488,7 @@ mod tests {
         let g = Geometry::new(op, &space, &[&[k(1), o(0)], &[o(1)]]).unwrap();
         let ss = c_strides(&[1, 3], 1);
         let bs = c_strides(&[2, 2], 1);
-        let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs });
+        let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, false);
         assert_eq!(p.loops.len(), 2);
         let w = p.loops[1].window.unwrap();
         assert_eq!((w.outer, w.oc, w.ic, w.lo, w.hi), (Some(0), 1, 2, 1, 4));
