@@ -11,7 +11,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{copy_bytes, copy_run, copy_tile, fence, zero_bytes};
+use super::kernels::{copy_bytes, copy_run, copy_tile, fence, zero_bytes, Mode};
 use super::plan::{CopyPlan, MAX_LOOPS};
 
 /// What padding positions receive.
@@ -263,7 +263,7 @@ impl Exec<'_> {
                     buf.dst.wrapping_offset(dof),
                     l.ds,
                     p.unit,
-                    self.nt,
+                    Mode { nt: self.nt, simd: p.simd },
                 );
             } else {
                 let (mut so, mut dof) = (so, dof);

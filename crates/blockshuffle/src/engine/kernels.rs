@@ -4,6 +4,8 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
+use super::simd;
+
 /// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
 ///
 /// # Safety
@@ -93,18 +95,27 @@ pub(crate) unsafe fn copy_tile(
     dst: *mut u8,
     dsx: isize,
     unit: usize,
-    nt: bool,
+    m: Mode,
 ) {
     // SAFETY: forwarded; each arm addresses exactly the tile's units.
     unsafe {
         match unit {
-            1 => tile::<u8>(nx, ny, src, ssy, dst, dsx, nt),
-            2 => tile::<u16>(nx, ny, src, ssy, dst, dsx, nt),
-            4 => tile::<u32>(nx, ny, src, ssy, dst, dsx, nt),
-            8 => tile::<u64>(nx, ny, src, ssy, dst, dsx, nt),
-            _ => tile_rows(nx, ny, src, ssy, dst, dsx, unit, nt),
+            1 => tile::<u8>(nx, ny, src, ssy, dst, dsx, m),
+            2 => tile::<u16>(nx, ny, src, ssy, dst, dsx, m),
+            4 => tile::<u32>(nx, ny, src, ssy, dst, dsx, m),
+            8 => tile::<u64>(nx, ny, src, ssy, dst, dsx, m),
+            _ => tile_rows(nx, ny, src, ssy, dst, dsx, unit, m.nt),
         }
     }
+}
+
+/// How the kernels store and which instructions they may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mode {
+    /// Non-temporal stores.
+    pub nt: bool,
+    /// The SSE2 short-run kernels (x86_64 only; elsewhere ignored).
+    pub simd: bool,
 }
 
 /// The tile for units that are plain integers of `size_of::<T>()` bytes.
@@ -112,7 +123,7 @@ pub(crate) unsafe fn copy_tile(
 /// # Safety
 /// As [`copy_tile`] with `unit == size_of::<T>()`.
 #[inline(always)]
-unsafe fn tile<T: Copy>(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut u8, dsx: isize, nt: bool) {
+unsafe fn tile<T: Copy>(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut u8, dsx: isize, m: Mode) {
     let u = size_of::<T>() as isize;
     // SAFETY (all arms): forwarded from the caller; the interleave and
     // deinterleave kernels address the same units as the generic rows.
@@ -120,22 +131,25 @@ unsafe fn tile<T: Copy>(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *
         // Interleave a few source streams into one contiguous destination run.
         if dsx == ny as isize * u {
             match ny {
-                2 => return staged_interleave::<T, 2>(nx, src, ssy, dst, nt),
-                3 => return staged_interleave::<T, 3>(nx, src, ssy, dst, nt),
-                4 => return staged_interleave::<T, 4>(nx, src, ssy, dst, nt),
+                2 => return staged_interleave::<T, 2>(nx, src, ssy, dst, m),
+                3 => return staged_interleave::<T, 3>(nx, src, ssy, dst, m),
+                4 => return staged_interleave::<T, 4>(nx, src, ssy, dst, m),
                 _ => {}
             }
         }
-        // Deinterleave one contiguous source run into a few destination streams.
+        // Deinterleave one contiguous source run into a few destination
+        // streams. Always with ordinary stores: streaming stores that
+        // alternate between several short destination runs measure far
+        // slower than cached ones.
         if ssy == nx as isize * u {
             match nx {
-                2 => return staged_deinterleave::<T, 2>(ny, src, dst, dsx, nt),
-                3 => return staged_deinterleave::<T, 3>(ny, src, dst, dsx, nt),
-                4 => return staged_deinterleave::<T, 4>(ny, src, dst, dsx, nt),
+                2 => return deinterleave_any::<T, 2>(ny, src, dst, dsx, m.simd),
+                3 => return deinterleave_any::<T, 3>(ny, src, dst, dsx, m.simd),
+                4 => return deinterleave_any::<T, 4>(ny, src, dst, dsx, m.simd),
                 _ => {}
             }
         }
-        tile_rows(nx, ny, src, ssy, dst, dsx, u as usize, nt)
+        tile_rows(nx, ny, src, ssy, dst, dsx, u as usize, m.nt)
     }
 }
 
@@ -144,49 +158,51 @@ unsafe fn tile<T: Copy>(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *
 /// # Safety
 /// As [`interleave`].
 #[inline(always)]
-unsafe fn staged_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, nt: bool) {
+unsafe fn staged_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, mode: Mode) {
     let u = size_of::<T>();
     // SAFETY: chunks of the caller's units; the stage holds `per * B` units.
     unsafe {
-        if !nt || n * B * u < STREAM_MIN {
-            return interleave::<T, B>(n, src, ss, dst);
+        if !mode.nt || n * B * u < STREAM_MIN {
+            return interleave_any::<T, B>(n, src, ss, dst, mode.simd);
         }
         let mut stage = Stage::new();
         let per = STAGE / (B * u);
         let mut done = 0;
         while done < n {
             let m = per.min(n - done);
-            interleave::<T, B>(m, src.add(done * u), ss, stage.ptr());
+            interleave_any::<T, B>(m, src.add(done * u), ss, stage.ptr(), mode.simd);
             stream_copy(stage.ptr(), dst.add(done * B * u), m * B * u);
             done += m;
         }
     }
 }
 
-/// [`deinterleave`], through a staging buffer streamed out when `nt`.
+/// [`interleave`], its body by the SSE2 kernel where there is one and `simd`.
+///
+/// # Safety
+/// As [`interleave`].
+#[inline(always)]
+unsafe fn interleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, simd: bool) {
+    let u = size_of::<T>();
+    // SAFETY: the SSE2 kernel does the first `done` units of every stream
+    // (the first `done * B` of the destination); the portable one the rest.
+    unsafe {
+        let done = if simd && u <= 2 { simd::interleave(u, B, n, src, ss, dst) } else { 0 };
+        interleave::<T, B>(n - done, src.add(done * u), ss, dst.add(done * B * u));
+    }
+}
+
+/// [`deinterleave`], its body by the SSE2 kernel where there is one and `simd`.
 ///
 /// # Safety
 /// As [`deinterleave`].
 #[inline(always)]
-unsafe fn staged_deinterleave<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *mut u8, ds: isize, nt: bool) {
+unsafe fn deinterleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *mut u8, ds: isize, simd: bool) {
     let u = size_of::<T>();
-    // SAFETY: chunks of the caller's units; the stage holds B streams of `per` units.
+    // SAFETY: as `interleave_any`, mirrored.
     unsafe {
-        if !nt || n * u < STREAM_MIN {
-            return deinterleave::<T, B>(n, src, dst, ds);
-        }
-        let mut stage = Stage::new();
-        let per = STAGE / (B * u);
-        let lane = (per * u) as isize;
-        let mut done = 0;
-        while done < n {
-            let m = per.min(n - done);
-            deinterleave::<T, B>(m, src.add(done * B * u), stage.ptr(), lane);
-            for j in 0..B as isize {
-                stream_copy(stage.ptr().offset(j * lane), dst.offset(j * ds).add(done * u), m * u);
-            }
-            done += m;
-        }
+        let done = if simd && u <= 2 { simd::deinterleave(u, B, n, src, dst, ds) } else { 0 };
+        deinterleave::<T, B>(n - done, src.add(done * B * u), dst.add(done * u), ds);
     }
 }
 

@@ -13,5 +13,6 @@ pub(crate) mod exec;
 pub(crate) mod geometry;
 pub(crate) mod kernels;
 pub(crate) mod plan;
+pub(crate) mod simd;
 
 pub use plan::Direction;

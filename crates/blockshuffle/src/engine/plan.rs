@@ -107,6 +107,8 @@ pub(crate) struct CopyPlan {
     /// much larger than the cache, this saves reading every destination line
     /// before writing it.
     pub nt: bool,
+    /// Use the SSE2 short-run kernels (see `engine::simd`).
+    pub simd: bool,
 }
 
 /// Strides (in bytes) of both sides of a geometry.
@@ -226,6 +228,7 @@ impl CopyPlan {
             dst_bytes,
             tile: false,
             nt: streaming,
+            simd: cfg!(target_arch = "x86_64"),
         };
         if empty {
             return plan;
