@@ -141,7 +141,7 @@ pub use arrayvec;
 pub use engine::Direction;
 pub use error::{Error, Index, Result};
 pub use frameworks::{onnx, openvino, tf, torch};
-pub use run::{Parallelism, Plan, Streaming};
+pub use run::{Kernels, Parallelism, Plan, Streaming};
 pub use tf::DataFormat;
 
 #[cfg(feature = "ndarray")]

@@ -55,6 +55,20 @@ pub enum Streaming {
     Never,
 }
 
+/// Which copy kernels a plan may use.
+///
+/// `Auto` picks the fastest the target has (on x86_64, the SSE2 kernels for
+/// short runs); `Portable` forces the plain-Rust kernels, which every target
+/// has, so tests can run every kernel on one machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kernels {
+    /// The fastest available.
+    #[default]
+    Auto,
+    /// Only the portable kernels.
+    Portable,
+}
+
 /// A validated operator applied to one input shape: the output shape is
 /// known, and the data movement is ready to run.
 ///
@@ -81,6 +95,7 @@ pub struct Plan {
     dir: Direction,
     parallelism: Parallelism,
     streaming: Streaming,
+    kernels: Kernels,
     input_shape: Shape,
     output_shape: Shape,
 }
@@ -123,6 +138,7 @@ impl Plan {
             dir,
             parallelism: Parallelism::Sequential,
             streaming: Streaming::Auto,
+            kernels: Kernels::Auto,
             input_shape,
             output_shape,
         })
@@ -168,6 +184,7 @@ impl Plan {
             dir: self.dir.reverse(),
             parallelism: self.parallelism,
             streaming: self.streaming,
+            kernels: self.kernels,
             input_shape: self.output_shape.clone(),
             output_shape: self.input_shape.clone(),
         }
@@ -197,6 +214,31 @@ impl Plan {
     pub fn with_streaming(mut self, streaming: Streaming) -> Self {
         self.streaming = streaming;
         self
+    }
+
+    /// Sets which kernels runs may use (see [`Kernels`]).
+    ///
+    /// ```
+    /// use blockshuffle::{torch, Kernels, Operator};
+    /// let plan = torch::PixelUnshuffle::new(2).plan(&[1, 2, 2])?.with_kernels(Kernels::Portable);
+    /// assert_eq!(plan.run(&[1u8, 2, 3, 4])?, vec![1, 2, 3, 4]);
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn with_kernels(mut self, kernels: Kernels) -> Self {
+        self.kernels = kernels;
+        self
+    }
+
+    /// Compiles the loop nest for `elem`-byte elements and these byte strides.
+    fn compile(&self, elem: usize, space: &[isize], block: &[isize]) -> CopyPlan {
+        CopyPlan::compile(
+            &self.geom,
+            self.dir,
+            elem,
+            &Layouts { space, block },
+            self.streams(elem),
+            self.kernels == Kernels::Auto,
+        )
     }
 
     /// Whether a run with `elem`-byte elements streams its output.
@@ -243,7 +285,7 @@ impl Plan {
     fn compile_contiguous(&self, elem: usize) -> CopyPlan {
         let space = c_strides(&self.geom_space_shape(), elem);
         let block = c_strides(&self.geom_block_shape(), elem);
-        CopyPlan::compile(&self.geom, self.dir, elem, &Layouts { space: &space, block: &block }, self.streams(elem))
+        self.compile(elem, &space, &block)
     }
 
     fn geom_space_shape(&self) -> Shape {
@@ -430,13 +472,7 @@ impl Plan {
             Direction::Forward => (strides, out_strides),
             Direction::Backward => (out_strides, strides),
         };
-        let plan = CopyPlan::compile(
-            &self.geom,
-            self.dir,
-            elem_size,
-            &Layouts { space: &space, block: &block },
-            self.streams(elem_size),
-        );
+        let plan = self.compile(elem_size, &space, &block);
         // SAFETY: every input element addressed by the strides lies inside
         // `input` (checked above); the output holds exactly the row-major
         // output shape; the two cannot overlap.
@@ -476,13 +512,7 @@ impl Plan {
             Direction::Forward => (bytes(input_strides), bytes(output_strides)),
             Direction::Backward => (bytes(output_strides), bytes(input_strides)),
         };
-        let plan = CopyPlan::compile(
-            &self.geom,
-            self.dir,
-            elem,
-            &Layouts { space: &space, block: &block },
-            self.streams(elem),
-        );
+        let plan = self.compile(elem, &space, &block);
         let default = T::default();
         // SAFETY: as in `run_uninit`.
         let pattern = unsafe { std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem) };

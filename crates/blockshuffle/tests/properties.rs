@@ -3,7 +3,7 @@
 //! over random ranks, shapes, blocks, paddings/crops, element sizes and
 //! strided views; and round trips.
 
-use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Operator, OperatorNdarray, Parallelism, Streaming};
+use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Kernels, Operator, OperatorNdarray, Parallelism, Streaming};
 use proptest::prelude::*;
 
 /// Row-major multi-index of flat index `f` in `shape`.
@@ -171,6 +171,11 @@ fn streaming() -> impl Strategy<Value = Streaming> {
     prop::sample::select(vec![Streaming::Auto, Streaming::Always, Streaming::Never])
 }
 
+/// Both kernel sets, so each runs on this machine.
+fn kernels() -> impl Strategy<Value = Kernels> {
+    prop::sample::select(vec![Kernels::Auto, Kernels::Portable])
+}
+
 fn parallelism() -> impl Strategy<Value = Parallelism> {
     prop::sample::select(vec![Parallelism::Sequential, Parallelism::Threads(2), Parallelism::Threads(3)])
 }
@@ -279,7 +284,7 @@ proptest! {
     #[test]
     fn channels_first_depth_ops_match_reference(
         lead in 0usize..=2, k in 1usize..=3, b in 1usize..=3, c in 0usize..=3, dims in prop::collection::vec(0usize..=3, 5),
-        elem in elem_size(), blocks_first in any::<bool>(), par in parallelism(), st in streaming(),
+        elem in elem_size(), blocks_first in any::<bool>(), par in parallelism(), st in streaming(), kern in kernels(),
     ) {
         // A depth-side shape [lead.., C * b^k, D_1..D_k].
         let mut shape: Vec<usize> = dims[..lead].iter().map(|d| d % 3 + 1).collect();
@@ -309,7 +314,8 @@ proptest! {
                         torch::PixelUnshuffle::new(b as i64).plan(&spatial_in).unwrap()));
         }
         for (d2s, s2d) in plans {
-            let (d2s, s2d) = (d2s.with_parallelism(par).with_streaming(st), s2d.with_parallelism(par).with_streaming(st));
+            let d2s = d2s.with_parallelism(par).with_streaming(st).with_kernels(kern);
+            let s2d = s2d.with_parallelism(par).with_streaming(st).with_kernels(kern);
             prop_assert_eq!(d2s.output_shape(), &want_shape[..]);
             prop_assert_eq!(d2s.run_bytes(&x, elem).unwrap(), want.clone(), "{}", d2s.op());
             prop_assert_eq!(s2d.output_shape(), &shape[..]);
@@ -386,8 +392,18 @@ fn large_outputs_agree_across_thread_counts() {
         let seq = plan.run_bytes(&x, elem).unwrap();
         for threads in [2, 3, 8] {
             for st in [Streaming::Always, Streaming::Never] {
-                let par = plan.clone().with_parallelism(Parallelism::Threads(threads)).with_streaming(st);
-                assert!(par.run_bytes(&x, elem).unwrap() == seq, "{} with {threads} threads, {st:?}", op.name());
+                for kern in [Kernels::Auto, Kernels::Portable] {
+                    let par = plan
+                        .clone()
+                        .with_parallelism(Parallelism::Threads(threads))
+                        .with_streaming(st)
+                        .with_kernels(kern);
+                    assert!(
+                        par.run_bytes(&x, elem).unwrap() == seq,
+                        "{} with {threads} threads, {st:?}, {kern:?}",
+                        op.name()
+                    );
+                }
             }
         }
     }
@@ -409,4 +425,45 @@ fn typed_padding_is_default() {
     assert_eq!(y, [Pixel(0, 0, 255), Pixel(1, 2, 3)]);
     let y = op.plan(&[1, 1]).unwrap().run_bytes(&[1, 2, 3], 3).unwrap();
     assert_eq!(y, [0, 0, 0, 1, 2, 3]);
+}
+
+/// Every short-run kernel (each unit size and stream count, SIMD and
+/// portable, streamed or not), with widths that leave vector tails.
+#[test]
+fn short_run_kernels_agree_with_the_reference() {
+    for elem in [1usize, 2, 3, 4, 8] {
+        for b in [2usize, 3, 4] {
+            for w in [1usize, 7, 16, 17, 33, 67] {
+                // pixel_shuffle input [1, 2 * b * b, 3, w] (interleave), and
+                // its inverse pixel_unshuffle (deinterleave).
+                let shape = vec![1, 2 * b * b, 3, w];
+                let x = bytes(shape.iter().product::<usize>() * elem, (w + b) as u8);
+                let (want, want_shape) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, false);
+                for kern in [Kernels::Auto, Kernels::Portable] {
+                    for st in [Streaming::Always, Streaming::Never] {
+                        let d2s = torch::PixelShuffle::new(b as i64)
+                            .plan(&shape)
+                            .unwrap()
+                            .with_kernels(kern)
+                            .with_streaming(st);
+                        assert_eq!(
+                            d2s.run_bytes(&x, elem).unwrap(),
+                            want,
+                            "shuffle elem {elem} b {b} w {w} {kern:?} {st:?}"
+                        );
+                        let s2d = torch::PixelUnshuffle::new(b as i64)
+                            .plan(&want_shape)
+                            .unwrap()
+                            .with_kernels(kern)
+                            .with_streaming(st);
+                        assert_eq!(
+                            s2d.run_bytes(&want, elem).unwrap(),
+                            x,
+                            "unshuffle elem {elem} b {b} w {w} {kern:?} {st:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

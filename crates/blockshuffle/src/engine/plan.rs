@@ -131,7 +131,15 @@ impl CopyPlan {
     /// fit in `isize`), which bounds every count, padding and stride used here.
     /// `streaming`: the destination is large enough to bypass the cache
     /// (see [`CopyPlan::nt`]); it also changes the loop order.
-    pub fn compile(geom: &Geometry, dir: Direction, elem: usize, strides: &Layouts<'_>, streaming: bool) -> Self {
+    /// `simd`: use the SSE2 short-run kernels where the target has them.
+    pub fn compile(
+        geom: &Geometry,
+        dir: Direction,
+        elem: usize,
+        strides: &Layouts<'_>,
+        streaming: bool,
+        simd: bool,
+    ) -> Self {
         let n_space = geom.space.len();
         let space_count = |f: Factor| geom.factor_count(f) as usize;
 
@@ -228,7 +236,7 @@ impl CopyPlan {
             dst_bytes,
             tile: false,
             nt: streaming,
-            simd: cfg!(target_arch = "x86_64"),
+            simd: simd && cfg!(target_arch = "x86_64"),
         };
         if empty {
             return plan;
@@ -464,7 +472,7 @@ mod tests {
         let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]).unwrap();
         let ss = c_strides(&[2, 4, 6, 3], 4);
         let bs = c_strides(&[2, 2, 3, 12], 4);
-        let p = CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs }, false);
+        let p = CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs }, false, true);
         // Depth-to-space writes runs of block * C = 6 elements = 24 bytes.
         assert_eq!(p.unit, 24);
         // Batch and outer height merge (contiguous on both sides); then block row, outer width.
@@ -478,7 +486,7 @@ mod tests {
         let space = [SpaceAxis::plain(5), SpaceAxis::plain(7)];
         let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)]]).unwrap();
         let s = c_strides(&[5, 7], 2);
-        let p = CopyPlan::compile(&g, Direction::Forward, 2, &Layouts { space: &s, block: &s }, false);
+        let p = CopyPlan::compile(&g, Direction::Forward, 2, &Layouts { space: &s, block: &s }, false, true);
         assert!(p.loops.is_empty());
         assert_eq!(p.unit, 70);
     }
@@ -491,7 +499,7 @@ mod tests {
         let g = Geometry::new(op, &space, &[&[k(1), o(0)], &[o(1)]]).unwrap();
         let ss = c_strides(&[1, 3], 1);
         let bs = c_strides(&[2, 2], 1);
-        let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, false);
+        let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, false, true);
         assert_eq!(p.loops.len(), 2);
         let w = p.loops[1].window.unwrap();
         assert_eq!((w.outer, w.oc, w.ic, w.lo, w.hi), (Some(0), 1, 2, 1, 4));
