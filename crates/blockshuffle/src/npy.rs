@@ -156,27 +156,38 @@ fn read_header(path: &Path, r: &mut impl Read, file_len: u64) -> Result<(NpyHead
 }
 
 /// Checks, before the header is interpreted, that its shape's element count
-/// fits in 64 bits (a header claiming more must be an error, not an overflow).
+/// fits in 64 bits (a header claiming more must be an error, not an
+/// overflow). Every `'shape': (...)` in the text is checked, so a field name
+/// that looks like the key cannot hide the real one.
 fn check_shape_text(path: &Path, text: &[u8]) -> Result<()> {
     let text = String::from_utf8_lossy(text);
-    let Some(at) = text.find("'shape'").or_else(|| text.find("\"shape\"")) else {
-        return Err(npy_error(path, "bad header: no 'shape' key"));
-    };
-    let rest = &text[at + 7..];
-    let (Some(open), Some(close)) = (rest.find('('), rest.find(')')) else {
-        return Err(npy_error(path, "bad header: 'shape' is not a tuple"));
-    };
-    if close < open {
-        return Err(npy_error(path, "bad header: 'shape' is not a tuple"));
+    let mut found = false;
+    for quote in ["'shape'", "\"shape\""] {
+        let mut from = 0;
+        while let Some(at) = text[from..].find(quote) {
+            let rest = text[from + at + quote.len()..].trim_start();
+            from += at + quote.len();
+            let Some(rest) = rest.strip_prefix(':') else { continue };
+            let Some(rest) = rest.trim_start().strip_prefix('(') else {
+                return Err(npy_error(path, "bad header: 'shape' is not a tuple"));
+            };
+            let Some(close) = rest.find(')') else {
+                return Err(npy_error(path, "bad header: 'shape' is not a tuple"));
+            };
+            found = true;
+            let mut count: u64 = 1;
+            for item in rest[..close].split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let d: u64 = item
+                    .parse()
+                    .map_err(|_| npy_error(path, format!("bad header: shape entry {item:?} is not a dimension")))?;
+                count = count.checked_mul(d).ok_or_else(|| {
+                    npy_error(path, format!("shape ({}) has more than 2^64 elements", &rest[..close]))
+                })?;
+            }
+        }
     }
-    let mut count: u64 = 1;
-    for item in rest[open + 1..close].split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let d: u64 = item
-            .parse()
-            .map_err(|_| npy_error(path, format!("bad header: shape entry {item:?} is not a dimension")))?;
-        count = count
-            .checked_mul(d)
-            .ok_or_else(|| npy_error(path, format!("shape {} has more than 2^64 elements", &rest[open..=close])))?;
+    if !found {
+        return Err(npy_error(path, "bad header: no 'shape' key"));
     }
     Ok(())
 }
@@ -185,8 +196,22 @@ fn check_shape_text(path: &Path, text: &[u8]) -> Result<()> {
 pub fn read(path: &Path) -> Result<NpyArray> {
     let mut file = File::open(path).map_err(|e| io_error(path, &e))?;
     let file_len = file.metadata().map_err(|e| io_error(path, &e))?.len();
-    let mut reader = io::BufReader::new(&mut file);
-    let (header, offset) = read_header(path, &mut reader, file_len)?;
+    read_from(path, io::BufReader::new(&mut file), file_len)
+}
+
+/// Parses a `.npy` held in memory (the same checks as [`read`]).
+///
+/// ```
+/// let err = blockshuffle::npy::read_bytes(b"\x93NUMPY\x01\x00\x10\x00{'descr': '<f4'").unwrap_err();
+/// assert!(err.to_string().contains("header claims 16 bytes"), "{err}");
+/// ```
+pub fn read_bytes(bytes: &[u8]) -> Result<NpyArray> {
+    read_from(Path::new("<memory>"), bytes, bytes.len() as u64)
+}
+
+/// Reads a `.npy` of `len` bytes from `reader`.
+fn read_from(path: &Path, mut reader: impl Read, len: u64) -> Result<NpyArray> {
+    let (header, offset) = read_header(path, &mut reader, len)?;
     if header.uses_pickled_array() {
         return Err(npy_error(path, "object arrays (pickled Python objects) are not supported"));
     }
@@ -204,7 +229,7 @@ pub fn read(path: &Path) -> Result<NpyArray> {
         .len()
         .checked_mul(elem_size as u64)
         .ok_or_else(|| npy_error(path, format!("{} elements of {elem_size} bytes overflow 64 bits", header.len())))?;
-    let available = file_len - offset;
+    let available = len - offset;
     if bytes > available {
         return Err(npy_error(
             path,

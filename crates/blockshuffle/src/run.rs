@@ -102,6 +102,9 @@ pub struct Plan {
 
 /// Element count of a shape, checked against `usize`.
 fn element_count(op: &'static str, shape: &[usize]) -> Result<usize> {
+    if shape.contains(&0) {
+        return Ok(0);
+    }
     shape.iter().try_fold(1usize, |acc, &d| {
         acc.checked_mul(d).ok_or(Error::Overflow {
             op,
@@ -257,12 +260,13 @@ impl Plan {
 
     /// Elements in the input.
     pub fn input_len(&self) -> usize {
-        self.input_shape.iter().product()
+        // Shape inference checked that the count fits in 64 bits.
+        element_count(self.op, &self.input_shape).unwrap_or(usize::MAX)
     }
 
     /// Elements in the output.
     pub fn output_len(&self) -> usize {
-        self.output_shape.iter().product()
+        element_count(self.op, &self.output_shape).unwrap_or(usize::MAX)
     }
 
     fn check_len(&self, param: &'static str, len: usize, per_elem: usize) -> Result<()> {

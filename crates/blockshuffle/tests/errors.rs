@@ -367,3 +367,15 @@ fn crops_removing_everything_write_nothing() {
     assert_eq!(plan.output_shape(), &[2, 2, 2]);
     assert_eq!(plan.run::<u8>(&[]).unwrap(), vec![0; 8]);
 }
+
+#[test]
+fn zero_dims_next_to_huge_ones_are_empty_not_overflowing() {
+    // Found by fuzzing: [256, 2^63, 0] has no elements; counting them must not overflow.
+    let shape = [1, 256, 1 << 62, 0];
+    let plan = openvino::SpaceToDepth::new(1, openvino::Mode::BlocksFirst).plan(&shape).unwrap();
+    assert_eq!((plan.input_len(), plan.output_len()), (0, 0));
+    assert_eq!(plan.run::<u8>(&[]).unwrap(), Vec::<u8>::new());
+    let plan = torch::PixelShuffle::new(2).plan(&[0, usize::MAX / 2, 4, 3, 3]).unwrap();
+    assert_eq!(plan.output_shape(), &[0, usize::MAX / 2, 1, 6, 6]);
+    assert_eq!(plan.run::<u8>(&[]).unwrap(), Vec::<u8>::new());
+}

@@ -86,7 +86,12 @@ pub(crate) fn add(op: &'static str, what: &'static str, a: u64, b: u64) -> Resul
 }
 
 /// Checked product of a shape.
+/// Checked product of a shape: zero if any dim is zero (a tensor with a zero
+/// dim has no elements, however large its other dims).
 pub(crate) fn product(op: &'static str, what: &'static str, dims: &[u64]) -> Result<u64> {
+    if dims.contains(&0) {
+        return Ok(0);
+    }
     dims.iter().try_fold(1u64, |acc, &d| mul(op, what, acc, d))
 }
 
@@ -148,10 +153,8 @@ impl Geometry {
         }
         // Both sides' element counts must be representable.
         product(op, "input/output element count", &g.space_extents())?;
-        let mut total = 1u64;
-        for ax in &g.space {
-            total = mul(op, "padded element count", total, ax.padded())?;
-        }
+        let padded: ArrayVec<u64, MAX_RANK> = g.space.iter().map(|a| a.padded()).collect();
+        product(op, "padded element count", &padded)?;
         g.block_shape_u64(op)?;
         Ok(g)
     }

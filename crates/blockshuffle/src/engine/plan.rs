@@ -219,10 +219,12 @@ impl CopyPlan {
 
         // The destination's size: every factor (forward, the block side) or the
         // space extents without padding (backward).
-        let dst_bytes: usize = match dir {
-            Direction::Forward => raw.iter().map(|l| l.count).product(),
-            Direction::Backward => geom.space.iter().map(|a| a.extent as usize).product::<usize>() * elem,
+        let counts: ArrayVec<usize, MAX_LOOPS> = match dir {
+            Direction::Forward => raw.iter().map(|l| l.count).collect(),
+            Direction::Backward => geom.space.iter().map(|a| a.extent as usize).chain([elem]).collect(),
         };
+        // Zero if any count is; otherwise the destination buffer's real size.
+        let dst_bytes = if counts.contains(&0) { 0 } else { counts.iter().product() };
         let empty = dst_bytes == 0;
         let mut plan = CopyPlan {
             loops: ArrayVec::new(),
