@@ -74,6 +74,14 @@ fn usage(message: impl Into<String>) -> Failure {
 }
 
 fn main() -> ExitCode {
+    // A file-size limit (ulimit -f) must fail the write with an error we
+    // report and clean up after, not kill the process mid-file.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to "ignore" before any thread
+    // starts has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -334,3 +334,94 @@ fn bench_runs_a_small_workload_file_and_writes_json() {
         }
     }
 }
+
+/// A 256 KiB input whose output (the same size) cannot be written whole.
+fn big_input(dir: &Path) -> PathBuf {
+    write_input(dir, "x.npy", "<f4", vec![1, 4, 128, 128], (0..4 * 128 * 128 * 4).map(|i| i as u8).collect())
+}
+
+#[test]
+fn a_file_size_limit_fails_cleanly_and_keeps_the_old_output() {
+    // `ulimit -f 64` (64 blocks of 512 bytes = 32 KiB) makes the write fail
+    // part-way, like a full disk: the old output must survive untouched and
+    // no temporary file may remain.
+    let tmp = tempfile::tempdir().unwrap();
+    let input = big_input(tmp.path());
+    let output = tmp.path().join("y.npy");
+    std::fs::write(&output, b"old contents").unwrap();
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 64 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_blockshuffle"))
+        .args(["torch", "pixel-shuffle", "--upscale-factor", "2"])
+        .arg(&input)
+        .arg(&output)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("error: ") && stderr(&o).contains("y.npy"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&output).unwrap(), b"old contents");
+    assert_eq!(listing(tmp.path()), ["x.npy", "y.npy"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_output_directory_fails_cleanly() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let input = big_input(tmp.path());
+    std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let ro = tmp.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::write(ro.join("y.npy"), b"old contents").unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let output = ro.join("y.npy");
+    // Root ignores directory permissions: run as `nobody` then (setpriv).
+    let root = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false);
+    let mut cmd = if root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(env!("CARGO_BIN_EXE_blockshuffle"));
+        c
+    } else {
+        bin()
+    };
+    let o = cmd.args(["torch", "pixel-shuffle", "--upscale-factor", "2"]).arg(&input).arg(&output).output().unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("error: ") && stderr(&o).contains("Permission denied"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&output).unwrap(), b"old contents");
+    assert_eq!(listing(&ro), ["y.npy"]);
+}
+
+#[test]
+fn hostile_parameters_through_the_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = write_input(tmp.path(), "x.npy", "<i8", vec![2, 4, 4, 4], vec![7; 2 * 4 * 4 * 4 * 8]);
+    let out = tmp.path().join("y.npy");
+    let max = i64::MAX.to_string();
+    let min = i64::MIN.to_string();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["tf", "space-to-batch-nd", "--block-shape", &max, "--paddings", "0,0"],
+        vec!["tf", "space-to-batch-nd", "--block-shape", "2,2", "--paddings", &max, "--paddings", "0"],
+        vec!["tf", "space-to-batch-nd", "--block-shape", "1", "--paddings", "9223372036854775807,9223372036854775807"],
+        vec!["tf", "batch-to-space-nd", "--block-shape", "0,2", "--crops", "0,0,0,0"],
+        vec!["tf", "batch-to-space", "--block-size", &min, "--crops", "0,0,0,0"],
+        vec!["tf", "depth-to-space", "--block-size", "4294967296", "--data-format", "NCHW"],
+        vec!["tf", "space-to-depth", "--block-size", "2", "--data-format", "NCHW_VECT_C"],
+        vec!["ov", "space-to-batch", "--block-shape", "1,2", "--pads-begin", "0,0", "--pads-end", "0,0"],
+        vec!["ov", "batch-to-space", "--block-shape", "", "--crops-begin", "", "--crops-end", ""],
+        vec!["ov", "depth-to-space", "--block-size", &max, "--mode", "depth_first"],
+        vec!["onnx", "depth-to-space", "--blocksize", "-1"],
+        vec!["torch", "pixel-shuffle", "--upscale-factor", "4294967296"],
+        vec!["torch", "pixel-unshuffle", "--downscale-factor", "99999999999999999999999"],
+    ];
+    for args in cases {
+        let o = bin().args(&args).arg(&input).arg(&out).output().unwrap();
+        let err = stderr(&o);
+        assert!(matches!(o.status.code(), Some(1 | 2)), "{args:?}: {:?} {err}", o.status);
+        assert!(err.starts_with("error: ") && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?}");
+    }
+    assert_eq!(listing(tmp.path()), ["x.npy"]);
+}

@@ -245,6 +245,13 @@ pub enum Error {
         message: String,
     },
 
+    /// The output does not fit in memory.
+    #[error("cannot allocate {bytes} bytes for the output")]
+    Allocation {
+        /// Bytes asked for.
+        bytes: u128,
+    },
+
     /// An output shape given by the caller differs from the inferred one.
     #[error("output shape {given:?} differs from the operator's output shape {expected:?}")]
     OutputShape {

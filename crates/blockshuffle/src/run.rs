@@ -116,6 +116,14 @@ fn element_count(op: &'static str, shape: &[usize]) -> Result<usize> {
     })
 }
 
+/// An empty vector with room for `n` elements of `size` bytes, or an error
+/// if the memory cannot be had (never an abort).
+pub(crate) fn allocate<T>(n: usize, size: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::Allocation { bytes: n as u128 * size as u128 })?;
+    Ok(v)
+}
+
 /// Row-major strides in bytes for `shape` with `elem`-byte elements.
 fn c_strides(shape: &[usize], elem: usize) -> ArrayVec<isize, MAX_RANK> {
     let mut strides: ArrayVec<isize, MAX_RANK> = shape.iter().map(|_| 0).collect();
@@ -316,8 +324,9 @@ impl Plan {
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
     pub fn run<T: Copy + Default>(&self, input: &[T]) -> Result<Vec<T>> {
+        self.check_len("input", input.len(), 1)?;
         let n = element_count(self.op, &self.output_shape)?;
-        let mut out: Vec<T> = Vec::with_capacity(n);
+        let mut out: Vec<T> = allocate(n, size_of::<T>())?;
         self.run_uninit(input, &mut out.spare_capacity_mut()[..n])?;
         // SAFETY: `run_uninit` succeeded, so it wrote every one of the `n`
         // output elements (each is a copied input element or padding).
@@ -380,14 +389,16 @@ impl Plan {
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
     pub fn run_bytes(&self, input: &[u8], elem_size: usize) -> Result<Vec<u8>> {
-        let n = element_count(self.op, &self.output_shape)?.checked_mul(elem_size).ok_or(Error::Overflow {
+        self.check_len("input", input.len(), elem_size)?;
+        let elems = element_count(self.op, &self.output_shape)?;
+        let n = elems.checked_mul(elem_size).ok_or(Error::Overflow {
             op: self.op,
             what: "byte count",
-            a: 0,
+            a: elems as u128,
             b: elem_size as u128,
             limit: "usize",
         })?;
-        let mut out: Vec<u8> = Vec::with_capacity(n);
+        let mut out: Vec<u8> = allocate(n, 1)?;
         self.run_bytes_uninit(input, elem_size, &mut out.spare_capacity_mut()[..n])?;
         // SAFETY: every output byte was written (see `run`).
         unsafe { out.set_len(n) };

@@ -86,6 +86,15 @@ pub(crate) fn add(op: &'static str, what: &'static str, a: u64, b: u64) -> Resul
 }
 
 /// Checked product of a shape.
+/// Every framework keeps dims in signed 64-bit integers: a dim (or a padded
+/// size) beyond `i64::MAX` is an overflow there, and an error here.
+pub(crate) fn fits_i64(op: &'static str, what: &'static str, v: u64) -> Result<()> {
+    if v > i64::MAX as u64 {
+        return Err(Error::Overflow { op, what, a: v.into(), b: 1, limit: "i64" });
+    }
+    Ok(())
+}
+
 /// Checked product of a shape: zero if any dim is zero (a tensor with a zero
 /// dim has no elements, however large its other dims).
 pub(crate) fn product(op: &'static str, what: &'static str, dims: &[u64]) -> Result<u64> {
@@ -107,6 +116,7 @@ impl SpaceAxis {
     pub fn new(op: &'static str, extent: u64, begin: u64, end: u64, block: u64) -> Result<Self> {
         let padded = add(op, "padded dimension", extent, begin)?;
         let padded = add(op, "padded dimension", padded, end)?;
+        fits_i64(op, "padded dimension", padded)?;
         if block == 0 || padded % block != 0 {
             return Err(Error::NotDivisible {
                 op,
@@ -119,7 +129,8 @@ impl SpaceAxis {
         Ok(SpaceAxis { extent, begin, end, block, outer: padded / block })
     }
 
-    /// An axis carried along unchanged (block 1, no padding).
+    /// An axis carried along unchanged (block 1, no padding). Its extent
+    /// is an input or output dim, checked by [`Geometry::new`].
     pub fn plain(extent: u64) -> Self {
         SpaceAxis { extent, begin: 0, end: 0, block: 1, outer: extent }
     }
@@ -155,7 +166,12 @@ impl Geometry {
         product(op, "input/output element count", &g.space_extents())?;
         let padded: ArrayVec<u64, MAX_RANK> = g.space.iter().map(|a| a.padded()).collect();
         product(op, "padded element count", &padded)?;
-        g.block_shape_u64(op)?;
+        for ax in &g.space {
+            fits_i64(op, "dimension", ax.extent)?;
+        }
+        for d in g.block_shape_u64(op)? {
+            fits_i64(op, "output dimension", d)?;
+        }
         Ok(g)
     }
 
