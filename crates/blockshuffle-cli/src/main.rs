@@ -57,6 +57,17 @@ EXAMPLES:
     blockshuffle list
 ";
 
+const SHAPE_HELP: &str = "\
+blockshuffle shape: print an operator's output shape for an input shape, without data.
+
+USAGE:
+    blockshuffle shape FRAMEWORK OP [FLAGS] --input-shape D0,D1,...
+
+EXAMPLE:
+    blockshuffle shape torch pixel-shuffle --upscale-factor 3 --input-shape 1,18,7,9
+    (prints 1,2,21,27)
+";
+
 /// A failure: its message and exit code (2 for usage, 1 for everything else).
 struct Failure {
     message: String,
@@ -108,6 +119,10 @@ fn run(args: &[String]) -> Result<(), Failure> {
             Ok(())
         }
         "list" => {
+            if args[1..].iter().any(|a| a == "--help" || a == "-h") {
+                outln!("blockshuffle list: print every operator with its flags.");
+                return Ok(());
+            }
             no_more(&args[1..], "list")?;
             print_list();
             Ok(())
@@ -121,6 +136,10 @@ fn run(args: &[String]) -> Result<(), Failure> {
             demo::run().map_err(Failure::from)
         }
         "bench" => bench::main(&args[1..]),
+        "shape" if matches!(args.get(1).map(String::as_str), None | Some("--help" | "-h")) => {
+            out!("{SHAPE_HELP}");
+            Ok(())
+        }
         "shape" => shape(&args[1..]),
         _ => apply(args),
     }

@@ -446,6 +446,7 @@ impl Plan {
     /// let plan = onnx::SpaceToDepth::new(2).plan(&[1, 1, 2, 2])?;
     /// let mut out = [MaybeUninit::<u8>::uninit(); 4];
     /// plan.run_bytes_strided_uninit(&[1, 3, 2, 4], &[1, 1, 1, 2], 1, &mut out)?;
+    /// // SAFETY: the successful run initialised every output byte.
     /// assert_eq!(out.map(|b| unsafe { b.assume_init() }), [1, 2, 3, 4]);
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
