@@ -262,14 +262,25 @@ fn large(
     }
     std::hint::black_box((&out, &copy_dst));
     drop(out);
-    let t = Instant::now();
-    let fresh = plan.run_bytes(&input, esize)?;
-    let alloc_s = t.elapsed().as_secs_f64();
-    std::hint::black_box(&fresh);
+    row(wl, &plan, &input, esize, op_times, copy_times)
+}
 
+/// The report row: medians, and one timed run of the allocating call.
+fn row(
+    wl: &Workload,
+    plan: &blockshuffle::Plan,
+    input: &[u8],
+    esize: usize,
+    op_times: Vec<Duration>,
+    copy_times: Vec<Duration>,
+) -> Result<Row, Failure> {
+    let t = Instant::now();
+    let fresh = plan.run_bytes(input, esize)?;
+    let alloc_s = t.elapsed().as_secs_f64();
+    let bytes_out = std::hint::black_box(fresh).len();
     let op_s = median(op_times);
     let memcpy_s = median(copy_times);
-    Ok(Row { id: wl.id.clone(), bytes_out: out_bytes, op_s, memcpy_s, ratio: op_s / memcpy_s, alloc_s })
+    Ok(Row { id: wl.id.clone(), bytes_out, op_s, memcpy_s, ratio: op_s / memcpy_s, alloc_s })
 }
 
 fn per_call(wl: &Workload) -> Result<Row, Failure> {
@@ -297,11 +308,5 @@ fn per_call(wl: &Workload) -> Result<Row, Failure> {
         }
         copy_times.push(t.elapsed() / iters);
     }
-    let t = Instant::now();
-    let fresh = plan.run_bytes(&input, esize)?;
-    let alloc_s = t.elapsed().as_secs_f64();
-    std::hint::black_box(&fresh);
-    let op_s = median(op_times);
-    let memcpy_s = median(copy_times);
-    Ok(Row { id: wl.id.clone(), bytes_out: out_bytes, op_s, memcpy_s, ratio: op_s / memcpy_s, alloc_s })
+    row(wl, &plan, &input, esize, op_times, copy_times)
 }
