@@ -156,7 +156,9 @@ fn bad_files_are_clean_errors() {
     let out = tmp.path().join("y.npy");
     let mut long_header = b"\x93NUMPY\x01\x00\xff\xff{'descr'".to_vec();
     long_header.extend_from_slice(&[b' '; 100]);
-    let cases: [(&str, Vec<u8>, &str); 7] = [
+    let deep = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {}1{}, }}", "(".repeat(20), ")".repeat(20));
+    let wide = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': '{}'}}", "y".repeat(12_000));
+    let cases: [(&str, Vec<u8>, &str); 9] = [
         ("empty.npy", b"".to_vec(), "not a .npy file"),
         ("text.npy", b"hello world, not numpy".to_vec(), "no \\x93NUMPY magic"),
         (
@@ -180,6 +182,8 @@ fn bad_files_are_clean_errors() {
             "object arrays",
         ),
         ("longheader.npy", long_header, "header claims 65535 bytes"),
+        ("deep.npy", npy_file(&deep, &[0; 4]), "nests brackets 21 deep"),
+        ("wide.npy", npy_file(&wide, &[0; 4]), "exceeds numpy's limit of 10000"),
     ];
     for (name, bytes, words) in cases {
         let path = tmp.path().join(name);

@@ -144,8 +144,15 @@ fn read_header(path: &Path, r: &mut impl Read, file_len: u64) -> Result<(NpyHead
     if data_offset > file_len {
         return Err(npy_error(path, format!("header claims {header_len} bytes but the file has {file_len} in all")));
     }
+    if header_len > MAX_HEADER_LEN {
+        return Err(npy_error(
+            path,
+            format!("header of {header_len} bytes exceeds numpy's limit of {MAX_HEADER_LEN} (max_header_size)"),
+        ));
+    }
     let mut text = vec![0u8; header_len as usize];
     r.read_exact(&mut text).map_err(|e| io_error(path, &e))?;
+    check_nesting(path, &text)?;
     check_shape_text(path, &text)?;
     let mut whole = Vec::with_capacity(data_offset as usize);
     whole.extend_from_slice(&fixed);
@@ -153,6 +160,49 @@ fn read_header(path: &Path, r: &mut impl Read, file_len: u64) -> Result<(NpyHead
     whole.extend_from_slice(&text);
     let header = NpyHeader::from_reader(&whole[..]).map_err(|e| npy_error(path, format!("bad header: {e}")))?;
     Ok((header, data_offset))
+}
+
+/// numpy's own default limit on header size (`np.load(max_header_size=10000)`).
+const MAX_HEADER_LEN: u64 = 10_000;
+
+/// Deepest bracket nesting accepted in a header. A structured dtype with
+/// sub-array fields inside records inside records nests 7 deep; the header
+/// parser's time doubles or triples with each level of nested lists (fuzzing
+/// found a header that hung it), so ten levels take milliseconds at worst.
+const MAX_NESTING: usize = 10;
+
+/// Rejects headers nested deeper than [`MAX_NESTING`]: the header parser
+/// backtracks on nested literals, and a crafted header must be an error,
+/// not a hang.
+///
+/// ```
+/// let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': {}1{}}}", "[".repeat(40), "]".repeat(40));
+/// let mut file = b"\x93NUMPY\x01\x00".to_vec();
+/// file.extend_from_slice(&(header.len() as u16).to_le_bytes());
+/// file.extend_from_slice(header.as_bytes());
+/// let err = blockshuffle::npy::read_bytes(&file).unwrap_err();
+/// assert!(err.to_string().contains("nests brackets 41 deep"), "{err}");
+/// ```
+fn check_nesting(path: &Path, text: &[u8]) -> Result<()> {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut quote: Option<u8> = None;
+    for &c in text {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(c),
+            (None, b'(' | b'[' | b'{') => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            (None, b')' | b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if max > MAX_NESTING {
+        return Err(npy_error(path, format!("header nests brackets {max} deep; at most {MAX_NESTING} are accepted")));
+    }
+    Ok(())
 }
 
 /// Checks, before the header is interpreted, that its shape's element count

@@ -21,6 +21,7 @@ pub(crate) fn check_max_rank(op: &'static str, rank: usize) -> Result<()> {
 /// and `pads[i] = (begin, end)` for spatial dim `i`.
 /// Output: `[batch * prod(blocks)] + [padded_i / block_i] + remaining`,
 /// where the batch index is `(k_1, ..., k_M, n)` (block positions outermost).
+#[inline]
 pub(crate) fn space_to_batch(op: &'static str, input: &[usize], blocks: &[u64], pads: &[(u64, u64)]) -> Result<Plan> {
     check_max_rank(op, input.len())?;
     let mut space: ArrayVec<SpaceAxis, MAX_RANK> = ArrayVec::new();
@@ -38,6 +39,7 @@ pub(crate) fn space_to_batch(op: &'static str, input: &[usize], blocks: &[u64], 
 /// Batch-to-space, the inverse: `input = [batch] + spatial[M] + remaining`
 /// (batch divisible by `prod(blocks)`, crops within `spatial_i * block_i`).
 /// Output: `[batch / prod(blocks)] + [spatial_i * block_i - crops] + remaining`.
+#[inline]
 pub(crate) fn batch_to_space(op: &'static str, input: &[usize], blocks: &[u64], crops: &[(u64, u64)]) -> Result<Plan> {
     check_max_rank(op, input.len())?;
     let prod = geometry::product(op, "product of block sizes", blocks)?;
@@ -72,6 +74,7 @@ pub(crate) fn batch_to_space(op: &'static str, input: &[usize], blocks: &[u64], 
 }
 
 /// Block side of space-to-batch: `[k_1..k_M, n], [o_1], ..., [o_M], [r]...`.
+#[inline]
 fn batch_geometry(op: &'static str, space: &[SpaceAxis], m: usize) -> Result<Geometry> {
     let mut batch: ArrayVec<Factor, MAX_FACTORS> = (1..=m).map(k).collect();
     batch.push(o(0));
@@ -134,6 +137,7 @@ impl DepthAxes {
 
 /// Space-to-depth: every spatial dim (divisible by `block`) shrinks by
 /// `block`, the channel dim grows by `block^k`.
+#[inline]
 pub(crate) fn space_to_depth(op: &'static str, input: &[usize], axes: DepthAxes, block: u64) -> Result<Plan> {
     check_max_rank(op, input.len())?;
     let space: ArrayVec<SpaceAxis, MAX_RANK> = input
@@ -152,6 +156,7 @@ pub(crate) fn space_to_depth(op: &'static str, input: &[usize], axes: DepthAxes,
 
 /// Depth-to-space: the channel dim (divisible by `block^k`) shrinks by
 /// `block^k`, every spatial dim grows by `block`.
+#[inline]
 pub(crate) fn depth_to_space(op: &'static str, input: &[usize], axes: DepthAxes, block: u64) -> Result<Plan> {
     check_max_rank(op, input.len())?;
     let per = block_power(op, block, axes.k)?;
@@ -184,6 +189,7 @@ pub(crate) fn block_power(op: &'static str, block: u64, k: usize) -> Result<u64>
     (0..k).try_fold(1u64, |acc, _| geometry::mul(op, "block_size^spatial_dims", acc, block))
 }
 
+#[inline]
 fn depth_geometry(op: &'static str, space: &[SpaceAxis], axes: DepthAxes) -> Result<Geometry> {
     let c = axes.channel();
     let mut depth: ArrayVec<Factor, MAX_FACTORS> = ArrayVec::new();

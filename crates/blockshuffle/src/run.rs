@@ -136,6 +136,7 @@ fn c_strides(shape: &[usize], elem: usize) -> ArrayVec<isize, MAX_RANK> {
 }
 
 impl Plan {
+    #[inline]
     pub(crate) fn new(op: &'static str, geom: Geometry, dir: Direction) -> Result<Self> {
         let space = geom.space_shape(op)?;
         let block = geom.block_shape(op)?;

