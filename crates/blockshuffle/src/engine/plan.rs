@@ -120,7 +120,7 @@ pub(crate) struct CopyPlan {
 pub(crate) const STAGE_BYTES: usize = 64 << 10;
 
 /// Smallest region worth staging.
-const MIN_STAGE_BYTES: usize = 4 << 10;
+const MIN_STAGE_BYTES: usize = 16 << 10;
 
 /// Strides (in bytes) of both sides of a geometry.
 pub(crate) struct Layouts<'a> {
@@ -365,10 +365,12 @@ impl CopyPlan {
         }
         self.dst_block = blocks[..loops.len()].iter().copied().collect();
 
-        // 6. Streaming plans build whole destination regions in a staging
-        // buffer. Backward, a window marks positions outside the destination,
-        // so a staged region must have none inside it.
-        if self.nt {
+        // 6. Streaming plans of long units build whole destination regions
+        // in a staging buffer (measured: it pays for gathers of long units;
+        // for transposing tiles, whose regions are short, it costs).
+        // Backward, a window marks positions outside the destination, so a
+        // staged region must have none inside it.
+        if self.nt && !self.tile {
             let n = loops.len();
             self.stage_level = (0..n).find(|&j| {
                 let blk = blocks[j];
