@@ -1,0 +1,78 @@
+//! Development benchmarks (divan): the workload shapes of
+//! `shared/bench/workloads.json` at a quarter of their size, each against a
+//! memcpy of its output bytes, and every kernel variant (SIMD or portable,
+//! streaming or cached stores). `blockshuffle bench` is the reporting tool;
+//! these are for comparing changes: `cargo bench -p blockshuffle`.
+
+use blockshuffle::catalog::OpSpec;
+use blockshuffle::{Kernels, Operator, Plan, Streaming};
+use divan::{black_box, Bencher};
+
+fn main() {
+    divan::main();
+}
+
+/// One workload: id, framework, op, flags, element bytes, input shape.
+type Workload = (&'static str, &'static str, &'static str, &'static [&'static str], usize, &'static [usize]);
+
+const WORKLOADS: &[Workload] = &[
+    ("W1", "tf", "space-to-batch-nd", &["--block-shape", "2,2", "--paddings", "0,0,0,0"], 4, &[2, 256, 256, 64]),
+    ("W2", "tf", "batch-to-space-nd", &["--block-shape", "2,2", "--crops", "0,0,0,0"], 4, &[8, 128, 128, 64]),
+    ("W3", "tf", "space-to-batch-nd", &["--block-shape", "4,4", "--paddings", "3,3,3,3"], 4, &[2, 250, 250, 64]),
+    ("W5", "tf", "space-to-depth", &["--block-size", "2"], 4, &[4, 256, 256, 32]),
+    ("W7", "onnx", "space-to-depth", &["--blocksize", "2"], 4, &[2, 16, 512, 512]),
+    ("W8", "torch", "pixel-shuffle", &["--upscale-factor", "2"], 4, &[2, 64, 256, 256]),
+    ("W10", "torch", "pixel-unshuffle", &["--downscale-factor", "4"], 1, &[16, 3, 512, 512]),
+    ("W12", "torch", "pixel-unshuffle", &["--downscale-factor", "2"], 2, &[2, 16, 512, 512]),
+];
+
+fn plan(id: &str) -> (Plan, usize) {
+    let (_, fw, op, args, elem, shape) = WORKLOADS.iter().find(|w| w.0 == id).expect("a workload id");
+    (OpSpec::parse(fw, op, args).unwrap().plan(shape).unwrap(), *elem)
+}
+
+const IDS: &[&str] = &["W1", "W2", "W3", "W5", "W7", "W8", "W10", "W12"];
+
+#[divan::bench(args = IDS)]
+fn operator(bencher: Bencher, id: &str) {
+    let (plan, elem) = plan(id);
+    let input = vec![7u8; plan.input_len() * elem];
+    let mut out = vec![0u8; plan.output_len() * elem];
+    bencher.counter(divan::counter::BytesCount::new(out.len())).bench_local(|| {
+        plan.run_bytes_into(black_box(&input), elem, black_box(&mut out)).unwrap();
+    });
+}
+
+#[divan::bench(args = IDS)]
+fn memcpy_of_the_output(bencher: Bencher, id: &str) {
+    let (plan, elem) = plan(id);
+    let src = vec![7u8; plan.output_len() * elem];
+    let mut dst = vec![0u8; src.len()];
+    bencher.counter(divan::counter::BytesCount::new(dst.len())).bench_local(|| {
+        black_box(&mut dst).copy_from_slice(black_box(&src));
+    });
+}
+
+/// Every kernel variant on the short-run workloads.
+#[divan::bench(args = ["W7", "W8", "W10", "W12"], consts = [0, 1, 2, 3])]
+fn kernel_variants<const V: usize>(bencher: Bencher, id: &str) {
+    let (plan, elem) = plan(id);
+    let kernels = if V & 1 == 0 { Kernels::Auto } else { Kernels::Portable };
+    let streaming = if V & 2 == 0 { Streaming::Always } else { Streaming::Never };
+    let plan = plan.with_kernels(kernels).with_streaming(streaming);
+    let input = vec![7u8; plan.input_len() * elem];
+    let mut out = vec![0u8; plan.output_len() * elem];
+    bencher.bench_local(|| plan.run_bytes_into(black_box(&input), elem, black_box(&mut out)).unwrap());
+}
+
+/// Per-call overhead on the small workloads: plan and run into a buffer.
+#[divan::bench]
+fn small_plan_and_run(bencher: Bencher) {
+    let spec = OpSpec::parse("tf", "space-to-batch-nd", &["--block-shape", "2,2", "--paddings", "0,0,0,0"]).unwrap();
+    let input = [0u8; 64];
+    let mut out = [0u8; 64];
+    bencher.bench_local(|| {
+        let plan = spec.plan(black_box(&[1, 4, 4, 1])).unwrap();
+        plan.run_bytes_into(black_box(&input), 4, &mut out).unwrap();
+    });
+}
