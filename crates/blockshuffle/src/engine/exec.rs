@@ -11,7 +11,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode};
+use super::kernels::{copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Staging};
 use super::plan::STAGE_BYTES;
 use super::plan::{CopyPlan, MAX_LOOPS};
 
@@ -71,21 +71,8 @@ unsafe impl Send for Buffers {}
 // SAFETY: as above.
 unsafe impl Sync for Buffers {}
 
-/// A cache-line-aligned buffer for one staged destination region.
-#[repr(C, align(64))]
-struct StageBuffer([MaybeUninit<u8>; STAGE_BYTES]);
-
-impl StageBuffer {
-    #[inline(always)]
-    fn new() -> Self {
-        StageBuffer([MaybeUninit::uninit(); STAGE_BYTES])
-    }
-
-    #[inline(always)]
-    fn ptr(&mut self) -> *mut u8 {
-        self.0.as_mut_ptr().cast()
-    }
-}
+/// The buffer one staged destination region is built in.
+type StageBuffer = Staging<STAGE_BYTES>;
 
 /// Destination bytes below which work stays on the calling thread.
 pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 20;

@@ -29,18 +29,7 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
                 return;
             }
             if ds == unit as isize {
-                // Gather small units into a staging buffer, stream it out.
-                let mut stage = Stage::new();
-                let per = STAGE / unit;
-                let mut done = 0;
-                while done < n {
-                    let m = per.min(n - done);
-                    let at = done as isize;
-                    copy_run(m, src.offset(at * ss), ss, stage.ptr(), unit as isize, unit, false);
-                    stream_copy(stage.ptr(), dst.offset(at * ds), m * unit);
-                    done += m;
-                }
-                return;
+                return stream_gather(n, src, ss, dst, unit);
             }
         }
         match unit {
@@ -70,6 +59,29 @@ unsafe fn strided<const N: usize>(n: usize, src: *const u8, ss: isize, dst: *mut
         unsafe {
             let v = ptr::read_unaligned(src.offset(i * ss).cast::<MaybeUninit<[u8; N]>>());
             ptr::write_unaligned(dst.offset(i * ds).cast::<MaybeUninit<[u8; N]>>(), v);
+        }
+    }
+}
+
+/// Gathers `n` small units into a staging buffer and streams them out to a
+/// contiguous destination. Kept out of line: its stack buffer must not
+/// weigh on the frames of the hot kernels.
+///
+/// # Safety
+/// As [`copy_run`] with `ds == unit`.
+#[inline(never)]
+unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit: usize) {
+    let mut stage = Stage::new();
+    let per = STAGE / unit;
+    let mut done = 0;
+    // SAFETY: chunks of the caller's units; the stage holds `per` units.
+    unsafe {
+        while done < n {
+            let m = per.min(n - done);
+            let at = done as isize;
+            copy_run(m, src.offset(at * ss), ss, stage.ptr(), unit as isize, unit, false);
+            stream_copy(stage.ptr(), dst.offset(at * unit as isize), m * unit);
+            done += m;
         }
     }
 }
@@ -165,12 +177,26 @@ unsafe fn staged_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, s
         if !mode.nt || n * B * u < STREAM_MIN {
             return interleave_any::<T, B>(n, src, ss, dst, mode.simd);
         }
+        streamed_interleave::<T, B>(n, src, ss, dst, mode.simd)
+    }
+}
+
+/// The streaming half of [`staged_interleave`], out of line for the same
+/// reason as [`stream_gather`].
+///
+/// # Safety
+/// As [`interleave`].
+#[inline(never)]
+unsafe fn streamed_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, simd: bool) {
+    let u = size_of::<T>();
+    // SAFETY: chunks of the caller's units; the stage holds `per * B` units.
+    unsafe {
         let mut stage = Stage::new();
         let per = STAGE / (B * u);
         let mut done = 0;
         while done < n {
             let m = per.min(n - done);
-            interleave_any::<T, B>(m, src.add(done * u), ss, stage.ptr(), mode.simd);
+            interleave_any::<T, B>(m, src.add(done * u), ss, stage.ptr(), simd);
             stream_copy(stage.ptr(), dst.add(done * B * u), m * B * u);
             done += m;
         }
@@ -268,21 +294,24 @@ const STREAM_MIN: usize = 64;
 /// streaming out (small enough to stay in L1).
 const STAGE: usize = 8 << 10;
 
-/// A cache-line-aligned staging buffer on the stack.
+/// A cache-line-aligned, uninitialised staging buffer of `N` bytes on the stack.
 #[repr(C, align(64))]
-struct Stage([MaybeUninit<u8>; STAGE]);
+pub(crate) struct Staging<const N: usize>([MaybeUninit<u8>; N]);
 
-impl Stage {
+impl<const N: usize> Staging<N> {
     #[inline(always)]
-    fn new() -> Self {
-        Stage([MaybeUninit::uninit(); STAGE])
+    pub(crate) fn new() -> Self {
+        Staging([MaybeUninit::uninit(); N])
     }
 
     #[inline(always)]
-    fn ptr(&mut self) -> *mut u8 {
+    pub(crate) fn ptr(&mut self) -> *mut u8 {
         self.0.as_mut_ptr().cast()
     }
 }
+
+/// The short-run kernels' staging buffer.
+type Stage = Staging<STAGE>;
 
 /// Copies `len` bytes, streaming (non-temporal stores) when `nt`.
 ///
