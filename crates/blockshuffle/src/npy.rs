@@ -371,7 +371,7 @@ fn write_with(
 }
 
 /// Reads `input`, runs `op` on it and writes the result to `output`
-/// (atomically, see [`write`]); returns the output shape.
+/// (atomically, see [`write()`]); returns the output shape.
 pub fn run_file(op: &dyn Operator, input: &Path, output: &Path, parallelism: Parallelism) -> Result<Shape> {
     let array = read(input)?;
     let plan = op.plan(&array.shape)?.with_parallelism(parallelism);
