@@ -429,3 +429,22 @@ fn hostile_parameters_through_the_cli() {
     }
     assert_eq!(listing(tmp.path()), ["x.npy"]);
 }
+
+#[cfg(unix)]
+#[test]
+fn outputs_get_ordinary_permissions_and_keep_existing_ones() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let input = write_input(tmp.path(), "x.npy", "|u1", vec![1, 4, 1, 1], vec![1, 2, 3, 4]);
+    let fresh = tmp.path().join("new.npy");
+    let kept = tmp.path().join("kept.npy");
+    std::fs::write(&kept, b"old").unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for out in [&fresh, &kept] {
+        let o = bin().args(["torch", "pixel-shuffle", "--upscale-factor", "2"]).arg(&input).arg(out).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&fresh), 0o644);
+    assert_eq!(mode(&kept), 0o600);
+}

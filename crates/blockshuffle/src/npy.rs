@@ -356,17 +356,17 @@ fn write_with(
         tmp.as_file().sync_data()
     })();
     result.map_err(|e| io_error(path, &e))?;
-    let perms = std::fs::metadata(path).map(|m| m.permissions()).ok();
-    tmp.persist(path).map_err(|e| io_error(path, &e.error))?;
-    // Keep an existing file's permissions; a new file gets the usual rw-r--r--.
+    // Keep an existing file's permissions; a new file gets the usual
+    // rw-r--r-- (the temporary file starts private). Set before the rename,
+    // so the output never appears with the wrong mode.
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let perms = perms.unwrap_or_else(|| std::fs::Permissions::from_mode(0o644));
-        let _ = std::fs::set_permissions(path, perms);
+        let perms =
+            std::fs::metadata(path).map(|m| m.permissions()).unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644));
+        tmp.as_file().set_permissions(perms).map_err(|e| io_error(path, &e))?;
     }
-    #[cfg(not(unix))]
-    let _ = perms;
+    tmp.persist(path).map_err(|e| io_error(path, &e.error))?;
     Ok(())
 }
 

@@ -275,7 +275,8 @@ impl CopyPlan {
                     // The window now constrains the outer loop alone: p = oc * i_outer.
                     Some(o) => {
                         let o = o as usize;
-                        windows[o] = Some(merge_self_window(windows[o], w));
+                        debug_assert!(windows[o].is_none(), "a loop carries at most one window");
+                        windows[o] = Some(self_window(w));
                     }
                     // A constant position: valid or not, whatever the indices.
                     None => {
@@ -468,12 +469,11 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     true
 }
 
-/// Combines an existing self-window on a loop with a window that moved onto it.
-fn merge_self_window(existing: Option<Window>, moved: Window) -> Window {
-    let w = Window { outer: None, oc: 0, ic: moved.oc, lo: moved.lo, hi: moved.hi };
-    debug_assert!(existing.is_none(), "a loop carries at most one window");
-    let _ = existing;
-    w
+/// The window of a dropped inner loop (index always 0), moved onto its outer
+/// loop: `p = oc * i_outer` alone. The outer loop of a window belongs to the
+/// same space axis and carries no window of its own.
+fn self_window(moved: Window) -> Window {
+    Window { outer: None, oc: 0, ic: moved.oc, lo: moved.lo, hi: moved.hi }
 }
 
 #[cfg(test)]
