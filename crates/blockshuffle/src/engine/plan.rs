@@ -255,13 +255,12 @@ impl CopyPlan {
         if empty {
             return plan;
         }
-        plan.canonicalise(&raw, &windows);
+        plan.canonicalise(&raw, windows);
         plan
     }
 
-    fn canonicalise(&mut self, raw: &[RawLoop], windows: &[Option<Window>]) {
+    fn canonicalise(&mut self, raw: &[RawLoop], mut windows: ArrayVec<Option<Window>, MAX_LOOPS>) {
         // 1. Drop loops of count 1, moving windows that depend on them.
-        let mut windows: ArrayVec<Option<Window>, MAX_LOOPS> = windows.iter().copied().collect();
         let mut keep: ArrayVec<usize, MAX_LOOPS> = ArrayVec::new();
         for j in 0..raw.len() {
             // The element loop (last) always stays: it becomes the unit.
@@ -292,7 +291,10 @@ impl CopyPlan {
                 }
             }
         }
-        let mut loops: ArrayVec<Loop, MAX_LOOPS> = ArrayVec::new();
+        // Built in place: these arrays are kilobytes, and copies of them are
+        // most of what a tiny run costs.
+        let loops = &mut self.loops;
+        loops.clear();
         for &j in &keep {
             let mut window = windows[j];
             if let Some(w) = window.as_mut() {
@@ -352,9 +354,9 @@ impl CopyPlan {
             // outside it in the source's order, so that the source is swept
             // once instead of once per block position (a strided sweep also
             // has the prefetchers fetch the parts it skips).
-            source_order_outside_run(&mut loops, self.unit);
+            source_order_outside_run(loops, self.unit);
         } else {
-            self.tile = choose_tile(&mut loops, self.unit);
+            self.tile = choose_tile(loops, self.unit);
         }
 
         // 5. Contiguous destination blocks, for filling padding in whole runs.
@@ -364,7 +366,8 @@ impl CopyPlan {
             blocks[j] = blk.unwrap_or(0);
             blk = blk.and_then(|b| (loops[j].ds == b as isize).then(|| b * loops[j].count));
         }
-        self.dst_block = blocks[..loops.len()].iter().copied().collect();
+        self.dst_block.clear();
+        self.dst_block.extend(blocks[..loops.len()].iter().copied());
 
         // 6. Streaming plans of long units build whole destination regions
         // in a staging buffer (measured: it pays for gathers of long units;
@@ -382,7 +385,6 @@ impl CopyPlan {
                     && (self.fill || loops[j..].iter().all(|l| l.window.is_none()))
             });
         }
-        self.loops = loops;
     }
 }
 
