@@ -110,7 +110,8 @@ pub(crate) struct DepthAxes {
 }
 
 impl DepthAxes {
-    fn channel(&self) -> usize {
+    /// The channel axis of an input shape.
+    pub fn channel_axis(&self) -> usize {
         match self.layout {
             DepthLayout::ChannelsLast => self.lead + self.k,
             _ => self.lead,
@@ -122,11 +123,6 @@ impl DepthAxes {
             DepthLayout::ChannelsLast => self.lead + i,
             _ => self.lead + 1 + i,
         }
-    }
-
-    /// The channel axis of an input shape.
-    pub fn channel_axis(&self) -> usize {
-        self.channel()
     }
 
     /// The spatial axes of an input shape.
@@ -163,7 +159,7 @@ pub(crate) fn depth_to_space(op: &'static str, input: &[usize], axes: DepthAxes,
     let mut space: ArrayVec<SpaceAxis, MAX_RANK> = ArrayVec::new();
     for (i, &d) in input.iter().enumerate() {
         let d = d as u64;
-        let axis = if i == axes.channel() {
+        let axis = if i == axes.channel_axis() {
             if per == 0 || d % per != 0 {
                 return Err(Error::NotDivisible {
                     op,
@@ -191,7 +187,7 @@ pub(crate) fn block_power(op: &'static str, block: u64, k: usize) -> Result<u64>
 
 #[inline]
 fn depth_geometry(op: &'static str, space: &[SpaceAxis], axes: DepthAxes) -> Result<Geometry> {
-    let c = axes.channel();
+    let c = axes.channel_axis();
     let mut depth: ArrayVec<Factor, MAX_FACTORS> = ArrayVec::new();
     match axes.layout {
         DepthLayout::ChannelsLast | DepthLayout::BlocksFirst => {

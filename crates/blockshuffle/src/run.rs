@@ -116,6 +116,13 @@ fn element_count(op: &'static str, shape: &[usize]) -> Result<usize> {
     })
 }
 
+/// The bytes of a value, as `MaybeUninit<u8>` (the padding fill pattern).
+fn bytes_of<T>(value: &T) -> &[MaybeUninit<u8>] {
+    // SAFETY: `size_of::<T>()` bytes behind a live reference, read as
+    // `MaybeUninit<u8>`: any bit pattern, padding included, is valid for it.
+    unsafe { std::slice::from_raw_parts((value as *const T).cast::<MaybeUninit<u8>>(), size_of::<T>()) }
+}
+
 /// An empty vector with room for `n` elements of `size` bytes, or an error
 /// if the memory cannot be had (never an abort).
 pub(crate) fn allocate<T>(n: usize, size: usize) -> Result<Vec<T>> {
@@ -359,9 +366,7 @@ impl Plan {
         self.check_len("output", output.len(), 1)?;
         let elem = size_of::<T>();
         let default = T::default();
-        // SAFETY: the bytes of a `T` value, read as `MaybeUninit<u8>` (any bit
-        // pattern, including padding, is a valid `MaybeUninit<u8>`).
-        let pattern = unsafe { std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem) };
+        let pattern = bytes_of(&default);
         let plan = self.compile_contiguous(elem);
         // SAFETY: both buffers hold exactly the row-major shapes the plan was
         // compiled for (checked above); `&[T]` and `&mut [MaybeUninit<T>]`
@@ -531,8 +536,7 @@ impl Plan {
         };
         let plan = self.compile(elem, &space, &block);
         let default = T::default();
-        // SAFETY: as in `run_uninit`.
-        let pattern = unsafe { std::slice::from_raw_parts((&default as *const T).cast::<MaybeUninit<u8>>(), elem) };
+        let pattern = bytes_of(&default);
         // SAFETY: the caller guarantees the views; the plan only produces offsets
         // of in-range indices.
         unsafe {
