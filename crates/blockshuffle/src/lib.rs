@@ -137,6 +137,11 @@ pub mod npy;
 mod ops;
 mod run;
 
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}
+
 pub use arrayvec;
 pub use engine::Direction;
 pub use error::{Error, Index, Result};
