@@ -194,17 +194,17 @@ impl CopyPlan {
             }
         }
 
-        let mut raw: ArrayVec<RawLoop, MAX_LOOPS> = factors
-            .iter()
-            .map(|&f| {
-                let (ss, ds) = match dir {
-                    Direction::Forward => (space_stride(f), block_stride(f)),
-                    Direction::Backward => (block_stride(f), space_stride(f)),
-                };
-                RawLoop { count: space_count(f), ss, ds }
-            })
-            .collect();
-        let mut windows: ArrayVec<Option<Window>, MAX_LOOPS> = raw.iter().map(|_| None).collect();
+        // Pushed in place rather than collected: these arrays are kilobytes.
+        let mut raw: ArrayVec<RawLoop, MAX_LOOPS> = ArrayVec::new();
+        let mut windows: ArrayVec<Option<Window>, MAX_LOOPS> = ArrayVec::new();
+        for &f in &factors {
+            let (ss, ds) = match dir {
+                Direction::Forward => (space_stride(f), block_stride(f)),
+                Direction::Backward => (block_stride(f), space_stride(f)),
+            };
+            raw.push(RawLoop { count: space_count(f), ss, ds });
+            windows.push(None);
+        }
         for (i, ax) in geom.space.iter().enumerate() {
             if ax.begin == 0 && ax.end == 0 {
                 continue;
@@ -230,12 +230,11 @@ impl CopyPlan {
 
         // The destination's size: every factor (forward, the block side) or the
         // space extents without padding (backward).
-        let counts: ArrayVec<usize, MAX_LOOPS> = match dir {
-            Direction::Forward => raw.iter().map(|l| l.count).collect(),
-            Direction::Backward => geom.space.iter().map(|a| a.extent as usize).chain([elem]).collect(),
-        };
         // Zero if any count is; otherwise the destination buffer's real size.
-        let dst_bytes = if counts.contains(&0) { 0 } else { counts.iter().product() };
+        let dst_bytes = match dir {
+            Direction::Forward => count_product(raw.iter().map(|l| l.count)),
+            Direction::Backward => count_product(geom.space.iter().map(|a| a.extent as usize).chain([elem])),
+        };
         let empty = dst_bytes == 0;
         let mut plan = CopyPlan {
             loops: ArrayVec::new(),
@@ -255,11 +254,11 @@ impl CopyPlan {
         if empty {
             return plan;
         }
-        plan.canonicalise(&raw, windows);
+        plan.canonicalise(&raw, &mut windows);
         plan
     }
 
-    fn canonicalise(&mut self, raw: &[RawLoop], mut windows: ArrayVec<Option<Window>, MAX_LOOPS>) {
+    fn canonicalise(&mut self, raw: &[RawLoop], windows: &mut [Option<Window>]) {
         // 1. Drop loops of count 1, moving windows that depend on them.
         let mut keep: ArrayVec<usize, MAX_LOOPS> = ArrayVec::new();
         for j in 0..raw.len() {
@@ -386,6 +385,12 @@ impl CopyPlan {
             });
         }
     }
+}
+
+/// The product of counts: zero if any is zero, however large the others
+/// (otherwise it is the size of a buffer that exists, so it fits).
+fn count_product(mut counts: impl Iterator<Item = usize>) -> usize {
+    counts.try_fold(1usize, |a, c| (c != 0).then(|| a.wrapping_mul(c))).unwrap_or(0)
 }
 
 /// Smallest unit (bytes) for which streaming plans walk the source in order.
