@@ -6,7 +6,7 @@ use std::mem::{size_of, MaybeUninit};
 use arrayvec::ArrayVec;
 
 use crate::engine::exec::{self, Fill, STREAM_THRESHOLD};
-use crate::engine::geometry::Geometry;
+use crate::engine::geometry::{self, Geometry};
 use crate::engine::plan::{CopyPlan, Layouts};
 use crate::engine::Direction;
 use crate::{Error, Result, Shape, MAX_RANK};
@@ -145,22 +145,30 @@ fn c_strides(shape: &[usize], elem: usize) -> ArrayVec<isize, MAX_RANK> {
 impl Plan {
     #[inline]
     pub(crate) fn new(op: &'static str, geom: Geometry, dir: Direction) -> Result<Self> {
-        let space = geom.space_shape(op)?;
-        let block = geom.block_shape(op)?;
-        let (input_shape, output_shape) = match dir {
-            Direction::Forward => (space, block),
-            Direction::Backward => (block, space),
-        };
-        Ok(Plan {
+        let mut plan = Plan {
             op,
             geom,
             dir,
             parallelism: Parallelism::Sequential,
             streaming: Streaming::Auto,
             kernels: Kernels::Auto,
-            input_shape,
-            output_shape,
-        })
+            input_shape: Shape::new(),
+            output_shape: Shape::new(),
+        };
+        // The shapes are filled in place (these arrays are copied otherwise).
+        let Plan { geom, input_shape, output_shape, .. } = &mut plan;
+        let (space, block) = match dir {
+            Direction::Forward => (input_shape, output_shape),
+            Direction::Backward => (output_shape, input_shape),
+        };
+        for ax in &geom.space {
+            space.push(geometry::to_usize(op, "dimension", ax.extent)?);
+        }
+        geom.for_each_block_dim(op, |d| {
+            block.push(geometry::to_usize(op, "dimension", d)?);
+            Ok(())
+        })?;
+        Ok(plan)
     }
 
     /// The operator this plan runs, as `"framework op"`.

@@ -12,7 +12,9 @@
 
 use arrayvec::ArrayVec;
 
-use crate::{Error, Result, Shape, MAX_RANK};
+#[cfg(test)]
+use crate::Shape;
+use crate::{Error, Result, MAX_RANK};
 
 /// Most factors a geometry can have: an outer and a block factor per axis.
 pub(crate) const MAX_FACTORS: usize = 2 * MAX_RANK;
@@ -98,10 +100,22 @@ pub(crate) fn fits_i64(op: &'static str, what: &'static str, v: u64) -> Result<(
 /// Checked product of a shape: zero if any dim is zero (a tensor with a zero
 /// dim has no elements, however large its other dims).
 pub(crate) fn product(op: &'static str, what: &'static str, dims: &[u64]) -> Result<u64> {
-    if dims.contains(&0) {
-        return Ok(0);
+    product_of(op, what, dims.iter().copied())
+}
+
+/// [`product`] of dims given one by one.
+pub(crate) fn product_of(op: &'static str, what: &'static str, dims: impl Iterator<Item = u64>) -> Result<u64> {
+    let mut acc = Ok(1u64);
+    for d in dims {
+        if d == 0 {
+            return Ok(0);
+        }
+        // An overflow is final unless a zero dim comes later.
+        if let Ok(a) = acc {
+            acc = mul(op, what, a, d);
+        }
     }
-    dims.iter().try_fold(1u64, |acc, &d| mul(op, what, acc, d))
+    acc
 }
 
 /// Converts a u64 dimension back to usize (fails on 32-bit targets for huge dims).
@@ -164,20 +178,13 @@ impl Geometry {
             assert!(seen[i][Part::Block as usize] || ax.block == 1, "block factor of axis {i} unused in {op}");
         }
         // Both sides' element counts must be representable.
-        product(op, "input/output element count", &g.space_extents())?;
-        let padded: ArrayVec<u64, MAX_RANK> = g.space.iter().map(|a| a.padded()).collect();
-        product(op, "padded element count", &padded)?;
+        product_of(op, "input/output element count", g.space.iter().map(|a| a.extent))?;
+        product_of(op, "padded element count", g.space.iter().map(|a| a.padded()))?;
         for ax in &g.space {
             fits_i64(op, "dimension", ax.extent)?;
         }
-        for d in g.block_shape_u64(op)? {
-            fits_i64(op, "output dimension", d)?;
-        }
+        g.for_each_block_dim(op, |d| fits_i64(op, "output dimension", d))?;
         Ok(g)
-    }
-
-    fn space_extents(&self) -> ArrayVec<u64, MAX_RANK> {
-        self.space.iter().map(|a| a.extent).collect()
     }
 
     /// The size of one factor.
@@ -189,26 +196,39 @@ impl Geometry {
         }
     }
 
+    #[cfg(test)]
     /// Block-side shape in u64, checked.
     pub fn block_shape_u64(&self, op: &'static str) -> Result<ArrayVec<u64, MAX_RANK>> {
         let mut out = ArrayVec::new();
-        let mut at = 0;
-        for &n in &self.groups {
-            let mut size = 1u64;
-            for f in &self.order[at..at + n as usize] {
-                size = mul(op, "output dimension", size, self.factor_count(*f))?;
-            }
-            at += n as usize;
-            out.push(size);
-        }
+        self.for_each_block_dim(op, |d| {
+            out.push(d);
+            Ok(())
+        })?;
         Ok(out)
     }
 
+    /// Calls `f` with each block-side dim, checked, outermost first (no
+    /// array is built: shape inference is on every call's path).
+    pub fn for_each_block_dim(&self, op: &'static str, mut f: impl FnMut(u64) -> Result<()>) -> Result<()> {
+        let mut at = 0;
+        for &n in &self.groups {
+            let mut size = 1u64;
+            for factor in &self.order[at..at + n as usize] {
+                size = mul(op, "output dimension", size, self.factor_count(*factor))?;
+            }
+            at += n as usize;
+            f(size)?;
+        }
+        Ok(())
+    }
+
+    #[cfg(test)]
     /// The space-side shape (unpadded extents).
     pub fn space_shape(&self, op: &'static str) -> Result<Shape> {
         self.space.iter().map(|a| to_usize(op, "dimension", a.extent)).collect()
     }
 
+    #[cfg(test)]
     /// The block-side shape.
     pub fn block_shape(&self, op: &'static str) -> Result<Shape> {
         self.block_shape_u64(op)?.iter().map(|&d| to_usize(op, "dimension", d)).collect()

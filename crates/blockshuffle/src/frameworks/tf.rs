@@ -113,23 +113,22 @@ fn nd_params(
     op: &'static str,
     input: &[usize],
     block_shape: &[i64],
-    pads: &[[i64; 2]],
+    pads_in: &[[i64; 2]],
     pads_name: &'static str,
 ) -> Result<BlocksAndPads> {
     let m = block_shape.len();
-    param_len(op, pads_name, pads.len(), m, "one [start, end] pair per block_shape value")?;
+    param_len(op, pads_name, pads_in.len(), m, "one [start, end] pair per block_shape value")?;
     rank_at_least(op, input.len(), 1 + m, "1 + len(block_shape)")?;
     crate::ops::check_max_rank(op, input.len())?;
-    let blocks = block_shape
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| block_at_least(op, "block_shape", Some(i), b, 1))
-        .collect::<Result<ArrayVec<_, MAX_RANK>>>()?;
-    let pads = pads
-        .iter()
-        .enumerate()
-        .map(|(i, &[s, e])| Ok((non_negative(op, pads_name, 2 * i, s)?, non_negative(op, pads_name, 2 * i + 1, e)?)))
-        .collect::<Result<ArrayVec<_, MAX_RANK>>>()?;
+    // Pushed in place rather than collected (shape inference is on every call's path).
+    let mut blocks: ArrayVec<u64, MAX_RANK> = ArrayVec::new();
+    for (i, &b) in block_shape.iter().enumerate() {
+        blocks.push(block_at_least(op, "block_shape", Some(i), b, 1)?);
+    }
+    let mut pads: ArrayVec<(u64, u64), MAX_RANK> = ArrayVec::new();
+    for (i, &[s, e]) in pads_in.iter().enumerate() {
+        pads.push((non_negative(op, pads_name, 2 * i, s)?, non_negative(op, pads_name, 2 * i + 1, e)?));
+    }
     // TensorFlow combines away leading and trailing dims with block 1 and no
     // padding, then handles at most four.
     let neutral = |i: usize| blocks[i] == 1 && pads[i] == (0, 0);
