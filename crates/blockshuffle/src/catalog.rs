@@ -20,6 +20,8 @@ pub struct Entry {
     pub framework: &'static str,
     /// The operator's command-line name.
     pub op: &'static str,
+    /// `"framework op"`, as errors and [`Operator::name`] give it.
+    pub name: &'static str,
     /// The framework's own name for it.
     pub framework_name: &'static str,
     /// Flag synopsis.
@@ -35,6 +37,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "tf",
         op: "space-to-batch-nd",
+        name: "tf space-to-batch-nd",
         framework_name: "SpaceToBatchND",
         flags: "--block-shape B1,..,BM --paddings p1s,p1e,..,pMs,pMe",
         summary: "pad spatial dims 1..M and move blocks into the batch; dims after them are carried along",
@@ -43,6 +46,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "tf",
         op: "batch-to-space-nd",
+        name: "tf batch-to-space-nd",
         framework_name: "BatchToSpaceND",
         flags: "--block-shape B1,..,BM --crops c1s,c1e,..,cMs,cMe",
         summary: "move batch blocks back into spatial dims 1..M, then crop",
@@ -51,6 +55,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "tf",
         op: "space-to-batch",
+        name: "tf space-to-batch",
         framework_name: "SpaceToBatch (v1)",
         flags: "--block-size B --paddings top,bottom,left,right",
         summary: "4-D NHWC space-to-batch with a square block",
@@ -59,6 +64,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "tf",
         op: "batch-to-space",
+        name: "tf batch-to-space",
         framework_name: "BatchToSpace (v1)",
         flags: "--block-size B --crops top,bottom,left,right",
         summary: "4-D NHWC batch-to-space with a square block",
@@ -67,6 +73,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "tf",
         op: "space-to-depth",
+        name: "tf space-to-depth",
         framework_name: "SpaceToDepth",
         flags: "--block-size B [--data-format NHWC|NCHW|NCHW_VECT_C]",
         summary: "move block x block spatial blocks into the channels (blocks first); B >= 2",
@@ -75,6 +82,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "tf",
         op: "depth-to-space",
+        name: "tf depth-to-space",
         framework_name: "DepthToSpace",
         flags: "--block-size B [--data-format NHWC|NCHW|NCHW_VECT_C]",
         summary: "inverse of space-to-depth; B >= 2",
@@ -83,6 +91,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "ov",
         op: "space-to-batch",
+        name: "ov space-to-batch",
         framework_name: "SpaceToBatch-2",
         flags: "--block-shape B0,..,BN-1 --pads-begin .. --pads-end ..",
         summary: "pad and block every non-batch dim into the batch (B0 = 1, batch pads 0)",
@@ -91,6 +100,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "ov",
         op: "batch-to-space",
+        name: "ov batch-to-space",
         framework_name: "BatchToSpace-2",
         flags: "--block-shape B0,..,BN-1 --crops-begin .. --crops-end ..",
         summary: "inverse of space-to-batch, cropping every non-batch dim",
@@ -99,6 +109,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "ov",
         op: "space-to-depth",
+        name: "ov space-to-depth",
         framework_name: "SpaceToDepth-1",
         flags: "--block-size B --mode blocks_first|depth_first",
         summary: "[N, C, D1..DK] to [N, C*B^K, D1/B..DK/B]",
@@ -107,6 +118,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "ov",
         op: "depth-to-space",
+        name: "ov depth-to-space",
         framework_name: "DepthToSpace-1",
         flags: "--block-size B --mode blocks_first|depth_first",
         summary: "[N, C, D1..DK] to [N, C/B^K, D1*B..DK*B]",
@@ -115,6 +127,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "onnx",
         op: "space-to-depth",
+        name: "onnx space-to-depth",
         framework_name: "SpaceToDepth-13",
         flags: "--blocksize B",
         summary: "[N, C, H, W] to [N, C*B*B, H/B, W/B] (DCR order)",
@@ -123,6 +136,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "onnx",
         op: "depth-to-space",
+        name: "onnx depth-to-space",
         framework_name: "DepthToSpace-13",
         flags: "--blocksize B [--mode DCR|CRD]",
         summary: "[N, C, H, W] to [N, C/(B*B), H*B, W*B]; mode DCR (default) or CRD",
@@ -131,6 +145,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "torch",
         op: "pixel-shuffle",
+        name: "torch pixel-shuffle",
         framework_name: "pixel_shuffle",
         flags: "--upscale-factor R",
         summary: "[*, C*R*R, H, W] to [*, C, H*R, W*R] (CRD order)",
@@ -139,6 +154,7 @@ pub const CATALOG: &[Entry] = &[
     Entry {
         framework: "torch",
         op: "pixel-unshuffle",
+        name: "torch pixel-unshuffle",
         framework_name: "pixel_unshuffle",
         flags: "--downscale-factor R",
         summary: "[*, C, H, W] to [*, C*R*R, H/R, W/R]",
@@ -293,7 +309,7 @@ impl OpSpec {
         let Some(e) = entry(framework, op) else {
             return Err(Error::UnknownOperator { framework: framework.to_string(), op: op.to_string() });
         };
-        let name = operator_name(e);
+        let name = e.name;
         let flags = |known: &[&'static str]| Flags::parse(name, args, known);
         Ok(match (framework, op) {
             ("tf", "space-to-batch-nd") => {
@@ -397,26 +413,6 @@ impl OpSpec {
     }
 }
 
-/// `"framework op"` for an entry, as a static string.
-fn operator_name(e: &Entry) -> &'static str {
-    match (e.framework, e.op) {
-        ("tf", "space-to-batch-nd") => "tf space-to-batch-nd",
-        ("tf", "batch-to-space-nd") => "tf batch-to-space-nd",
-        ("tf", "space-to-batch") => "tf space-to-batch",
-        ("tf", "batch-to-space") => "tf batch-to-space",
-        ("tf", "space-to-depth") => "tf space-to-depth",
-        ("tf", "depth-to-space") => "tf depth-to-space",
-        ("ov", "space-to-batch") => "ov space-to-batch",
-        ("ov", "batch-to-space") => "ov batch-to-space",
-        ("ov", "space-to-depth") => "ov space-to-depth",
-        ("ov", "depth-to-space") => "ov depth-to-space",
-        ("onnx", "space-to-depth") => "onnx space-to-depth",
-        ("onnx", "depth-to-space") => "onnx depth-to-space",
-        ("torch", "pixel-shuffle") => "torch pixel-shuffle",
-        _ => "torch pixel-unshuffle",
-    }
-}
-
 impl Operator for OpSpec {
     fn name(&self) -> &'static str {
         self.with(|o| o.name())
@@ -437,6 +433,7 @@ mod tests {
             let args: Vec<&str> = e.example.split_whitespace().collect();
             let spec = OpSpec::parse(e.framework, e.op, &args).unwrap();
             assert_eq!(spec.name(), format!("{} {}", e.framework, e.op));
+            assert_eq!(e.name, spec.name());
         }
     }
 
