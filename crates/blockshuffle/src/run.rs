@@ -311,23 +311,11 @@ impl Plan {
 
     /// Compiles the loop nest for row-major buffers of `elem`-byte elements.
     fn compile_contiguous(&self, elem: usize) -> CopyPlan {
-        let space = c_strides(&self.geom_space_shape(), elem);
-        let block = c_strides(&self.geom_block_shape(), elem);
-        self.compile(elem, &space, &block)
-    }
-
-    fn geom_space_shape(&self) -> Shape {
-        match self.dir {
-            Direction::Forward => self.input_shape.clone(),
-            Direction::Backward => self.output_shape.clone(),
-        }
-    }
-
-    fn geom_block_shape(&self) -> Shape {
-        match self.dir {
-            Direction::Forward => self.output_shape.clone(),
-            Direction::Backward => self.input_shape.clone(),
-        }
+        let (space, block) = match self.dir {
+            Direction::Forward => (&self.input_shape, &self.output_shape),
+            Direction::Backward => (&self.output_shape, &self.input_shape),
+        };
+        self.compile(elem, &c_strides(space, elem), &c_strides(block, elem))
     }
 
     /// Runs into a new vector. Padding positions get `T::default()`, which is

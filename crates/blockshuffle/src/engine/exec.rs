@@ -161,11 +161,9 @@ impl Exec<'_> {
                         let src = buf.src.wrapping_offset(p.src_base + a as isize);
                         if self.nt {
                             stream_region(src, dst, b - a);
+                            fence();
                         } else {
                             copy_bytes(src, dst, b - a, false);
-                        }
-                        if self.nt {
-                            fence();
                         }
                     }
                 }
@@ -174,7 +172,8 @@ impl Exec<'_> {
         }
         // Flatten the smallest prefix of loops that has enough positions
         // (not past the stage level, whose regions must stay whole).
-        let last = p.stage_level.filter(|_| self.nt).unwrap_or(loops.len());
+        // (The plan has a stage level only when it streams.)
+        let last = p.stage_level.unwrap_or(loops.len());
         let mut prefix = 0;
         let mut positions = 1usize;
         while prefix < last && positions < threads * 4 {

@@ -348,14 +348,7 @@ pub(crate) unsafe fn stream_copy(src: *const u8, dst: *mut u8, len: usize) {
         ptr::copy_nonoverlapping(src, dst, head);
         let mut i = head;
         while i + 64 <= len {
-            let a = _mm_loadu_si128(src.add(i).cast::<__m128i>());
-            let b = _mm_loadu_si128(src.add(i + 16).cast::<__m128i>());
-            let c = _mm_loadu_si128(src.add(i + 32).cast::<__m128i>());
-            let d = _mm_loadu_si128(src.add(i + 48).cast::<__m128i>());
-            _mm_stream_si128(dst.add(i).cast::<__m128i>(), a);
-            _mm_stream_si128(dst.add(i + 16).cast::<__m128i>(), b);
-            _mm_stream_si128(dst.add(i + 32).cast::<__m128i>(), c);
-            _mm_stream_si128(dst.add(i + 48).cast::<__m128i>(), d);
+            line(src.add(i), dst.add(i));
             i += 64;
         }
         while i + 16 <= len {
