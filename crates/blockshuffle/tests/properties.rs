@@ -337,7 +337,9 @@ fn short_run_kernels_agree_with_the_reference() {
 
 /// Streaming plans build destination regions of 4 to 64 KiB in a staging
 /// buffer: regions of every kind (padding forward, crops backward, tiles),
-/// compared with the same plans storing directly.
+/// and chunks of deinterleaving tiles gathered per destination stream (chunk
+/// counts that do not divide the staged loop, units of 1 to 8 bytes), compared
+/// with the same plans storing directly.
 #[test]
 fn staged_streaming_agrees_with_direct_stores() {
     let cases: Vec<(Box<dyn Operator>, Vec<usize>, usize)> = vec![
@@ -349,6 +351,12 @@ fn staged_streaming_agrees_with_direct_stores() {
         (Box::new(onnx::SpaceToDepth::new(2)), vec![1, 8, 64, 512], 4),
         (Box::new(openvino::BatchToSpace::new(&[1, 2, 3], &[0, 1, 2], &[0, 3, 0])), vec![12, 40, 300], 3),
         (Box::new(onnx::DepthToSpace::dcr(1)), vec![1, 3, 100, 300], 1),
+        (Box::new(onnx::SpaceToDepth::new(2)), vec![1, 3, 74, 600], 4),
+        (Box::new(onnx::SpaceToDepth::new(3)), vec![2, 2, 150, 1203], 1),
+        (Box::new(torch::PixelUnshuffle::new(4)), vec![2, 3, 76, 520], 1),
+        (Box::new(torch::PixelUnshuffle::new(2)), vec![1, 5, 98, 1024], 2),
+        (Box::new(tf::SpaceToDepth::new(2, DataFormat::Nchw)), vec![1, 3, 64, 2050], 8),
+        (Box::new(openvino::SpaceToDepth::blocks_first(2)), vec![3, 5, 1400], 4),
     ];
     for (op, shape, elem) in cases {
         let plan = op.plan(&shape).unwrap();

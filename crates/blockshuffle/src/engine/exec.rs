@@ -12,8 +12,8 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::kernels::{copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Staging};
-use super::plan::STAGE_BYTES;
-use super::plan::{CopyPlan, MAX_LOOPS};
+use super::plan::{CopyPlan, Loop, MAX_LOOPS};
+use super::plan::{STAGE_BYTES, TILE_STAGE_BYTES};
 
 /// What padding positions receive.
 #[derive(Clone, Copy)]
@@ -263,7 +263,10 @@ impl Exec<'_> {
             }
             let so = so.wrapping_add((s as isize).wrapping_mul(l.ss));
             let dof = dof.wrapping_add((s as isize).wrapping_mul(l.ds));
-            if j + 1 == p.loops.len() {
+            if self.nt && p.tile_stage.is_some_and(|t| t.level == j) {
+                // Loop j has no window (see `tile_stage`), so `[s, e)` is all of it.
+                self.staged_tile(j, so, dof);
+            } else if j + 1 == p.loops.len() {
                 copy_run(e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds, p.unit, self.nt);
             } else if p.tile && j + 2 == p.loops.len() {
                 // The last two loops form a transposing tile (see `CopyPlan::tile`);
@@ -314,6 +317,59 @@ impl Exec<'_> {
         unsafe {
             inner.level(j, so, dof, idx);
             stream_region(stage.ptr(), self.buf.dst.wrapping_offset(dof), region);
+        }
+    }
+
+    /// Runs loop `j`, the plan's [`TileStage`] level, in chunks built in a
+    /// staging buffer, one contiguous run per destination stream, each then
+    /// streamed out.
+    ///
+    /// # Safety
+    /// As `level`, for the stage level of a plan with a `tile_stage`.
+    ///
+    /// [`TileStage`]: super::plan::TileStage
+    #[inline(never)]
+    unsafe fn staged_tile(&self, j: usize, so: isize, dof: isize) {
+        let p = self.plan;
+        let n = p.loops.len();
+        let chunk = p.tile_stage.map_or(1, |t| t.chunk);
+        let (a, x, y) = (p.loops[j], p.loops[n - 2], p.loops[n - 1]);
+        // The streams loop, if any, between the stage level and the tile.
+        let b =
+            if j + 4 == n { p.loops[j + 1] } else { Loop { count: 1, ss: 0, ds: 0, window: None, is_outer: false } };
+        let row = y.count * p.unit;
+        let mut stage = Staging::<TILE_STAGE_BYTES>::new();
+        let mode = Mode { nt: false, simd: p.simd };
+        let mut i = 0;
+        while i < a.count {
+            let k = chunk.min(a.count - i);
+            let pitch = k * row;
+            // SAFETY: the stage holds `b.count * x.count` streams of `pitch`
+            // bytes (`<= TILE_STAGE_BYTES` by `tile_stage`); stream `(ib, xi)`
+            // gets tile row `t` of iteration `i + t` at `t * row`. The source
+            // units are those of iterations `i..i + k` of loop j; stream
+            // `(ib, xi)` of those iterations is the `pitch` contiguous
+            // destination bytes at `dof + i * a.ds + ib * b.ds + xi * x.ds`,
+            // because loop j steps each stream by one row (`a.ds == row`).
+            unsafe {
+                for t in 0..k {
+                    let src = self.buf.src.wrapping_offset(so + ((i + t) as isize).wrapping_mul(a.ss));
+                    for ib in 0..b.count {
+                        let src = src.wrapping_offset((ib as isize).wrapping_mul(b.ss));
+                        let dst = stage.ptr().add(ib * x.count * pitch + t * row);
+                        copy_tile(x.count, y.count, src, y.ss, dst, pitch as isize, p.unit, mode);
+                    }
+                }
+                let dst = self.buf.dst.wrapping_offset(dof + (i as isize).wrapping_mul(a.ds));
+                for ib in 0..b.count {
+                    let dst = dst.wrapping_offset((ib as isize).wrapping_mul(b.ds));
+                    for xi in 0..x.count {
+                        let from = stage.ptr().add((ib * x.count + xi) * pitch);
+                        copy_bytes(from, dst.wrapping_offset(xi as isize * x.ds), pitch, true);
+                    }
+                }
+            }
+            i += k;
         }
     }
 

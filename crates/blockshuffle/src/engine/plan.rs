@@ -114,6 +114,9 @@ pub(crate) struct CopyPlan {
     /// each such region in a cache-resident buffer and streams it out in
     /// one interleaved pass (see `kernels::stream_region`).
     pub stage_level: Option<usize>,
+    /// With streaming stores, a tile whose destination streams each continue
+    /// contiguously across an outer loop: see [`TileStage`].
+    pub tile_stage: Option<TileStage>,
 }
 
 /// Largest destination region built in a staging buffer.
@@ -250,6 +253,7 @@ impl CopyPlan {
             nt: streaming,
             simd: simd && cfg!(target_arch = "x86_64"),
             stage_level: None,
+            tile_stage: None,
         };
         if empty {
             return plan;
@@ -356,6 +360,13 @@ impl CopyPlan {
             source_order_outside_run(loops, self.unit);
         } else {
             self.tile = choose_tile(loops, self.unit);
+            if self.tile && self.nt {
+                // Streaming tiles are staged (see `tile_stage`): walk the
+                // loops outside the tile in the source's order, so that the
+                // source is swept once, and let the staging gather the
+                // destination streams this creates.
+                source_order_outside(loops, loops.len() - 2);
+            }
         }
 
         // 5. Contiguous destination blocks, for filling padding in whole runs.
@@ -373,6 +384,9 @@ impl CopyPlan {
         // for transposing tiles, whose regions are short, it costs).
         // Backward, a window marks positions outside the destination, so a
         // staged region must have none inside it.
+        if self.nt && self.tile {
+            self.tile_stage = tile_stage(loops, self.unit);
+        }
         if self.nt && !self.tile {
             let n = loops.len();
             self.stage_level = (0..n).find(|&j| {
@@ -409,7 +423,13 @@ fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) 
         run *= loops[k - 1].count;
         k -= 1;
     }
-    let mut order: ArrayVec<usize, MAX_LOOPS> = (0..n).collect();
+    source_order_outside(loops, k);
+}
+
+/// Orders loops `..k` by decreasing source stride (a stable sort: ties keep
+/// the destination's order).
+fn source_order_outside(loops: &mut ArrayVec<Loop, MAX_LOOPS>, k: usize) {
+    let mut order: ArrayVec<usize, MAX_LOOPS> = (0..loops.len()).collect();
     order[..k].sort_by_key(|&i| std::cmp::Reverse(loops[i].ss.unsigned_abs()));
     permute(loops, &order);
 }
@@ -474,6 +494,47 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     let moved = loops.remove(x);
     loops.insert(n - 2, moved);
     true
+}
+
+/// Bytes of the buffer a streaming tile is staged in (see [`CopyPlan::tile_chunk`]).
+pub(crate) const TILE_STAGE_BYTES: usize = 32 << 10;
+
+/// Shortest run of one destination stream worth staging a tile for.
+const MIN_TILE_STREAM_RUN: usize = 1 << 10;
+
+/// How a streaming tile plan is staged: `chunk` iterations of loop `level`
+/// at a time, with every loop inside it (at most one more loop, the
+/// *streams* loop, then the tile's two) run into a staging buffer where
+/// each destination stream (a pair of streams-loop and tile-x indices) is
+/// one contiguous run of `chunk` tile rows; each run then leaves with
+/// streaming stores as one long write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TileStage {
+    pub level: usize,
+    pub chunk: usize,
+}
+
+/// The [`TileStage`] of a streaming tile plan, if it has one: the staged
+/// loop must step every destination stream by exactly one tile row
+/// (`ds == ny * unit`), so that `k` of its iterations put `k * ny * unit`
+/// contiguous bytes in each stream, and neither it nor the streams loop may
+/// carry a window.
+fn tile_stage(loops: &[Loop], unit: usize) -> Option<TileStage> {
+    let n = loops.len();
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let row = y.count * unit;
+    if x.ds == row as isize {
+        return None;
+    }
+    let level = (n.saturating_sub(4)..n - 2).rev().find(|&j| loops[j].ds == row as isize)?;
+    let free = |l: &Loop| l.window.is_none() && !l.is_outer;
+    if !loops[level..n - 2].iter().all(free) {
+        return None;
+    }
+    let streams: usize = loops[level + 1..n - 1].iter().map(|l| l.count).product();
+    let per_iteration = streams.checked_mul(row).filter(|&b| b <= TILE_STAGE_BYTES)?;
+    let chunk = (TILE_STAGE_BYTES / per_iteration).min(loops[level].count);
+    (chunk * row >= MIN_TILE_STREAM_RUN).then_some(TileStage { level, chunk })
 }
 
 /// The window of a dropped inner loop (index always 0), moved onto its outer
