@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use blockshuffle::catalog::OpSpec;
-use blockshuffle::{Operator, Parallelism, Streaming};
+use blockshuffle::{Kernels, Operator, Parallelism, Streaming};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +27,7 @@ USAGE:
     --json FILE       also write the results as JSON
     --filter IDS      only these workload ids (comma-separated)
     --streaming MODE  auto (default), always or never: cache-bypassing stores for the output
+    --kernels SET     auto (default: the widest this CPU runs), avx2, baseline or portable
 ";
 
 #[derive(Deserialize)]
@@ -86,10 +87,19 @@ struct Options {
     json: Option<PathBuf>,
     filter: Option<Vec<String>>,
     streaming: Streaming,
+    kernels: Kernels,
 }
 
 fn parse(args: &[String]) -> Result<Option<Options>, Failure> {
-    let mut o = Options { workloads: None, threads: 0, reps: 7, json: None, filter: None, streaming: Streaming::Auto };
+    let mut o = Options {
+        workloads: None,
+        threads: 0,
+        reps: 7,
+        json: None,
+        filter: None,
+        streaming: Streaming::Auto,
+        kernels: Kernels::Auto,
+    };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         if arg == "--help" || arg == "-h" {
@@ -119,6 +129,15 @@ fn parse(args: &[String]) -> Result<Option<Options>, Failure> {
                     "always" => Streaming::Always,
                     "never" => Streaming::Never,
                     other => return Err(usage(format!("--streaming {other:?} is not auto, always or never"))),
+                }
+            }
+            "--kernels" => {
+                o.kernels = match value()?.as_str() {
+                    "auto" => Kernels::Auto,
+                    "avx2" => Kernels::Avx2,
+                    "baseline" => Kernels::Baseline,
+                    "portable" => Kernels::Portable,
+                    other => return Err(usage(format!("--kernels {other:?} is not auto, avx2, baseline or portable"))),
                 }
             }
             _ => return Err(usage(format!("bench: unknown argument {arg:?}"))),
@@ -169,7 +188,7 @@ pub fn main(args: &[String]) -> Result<(), Failure> {
     let mut rows = Vec::new();
     let mut log_sum = 0.0;
     for wl in w.large.iter().filter(|wl| keep(wl)) {
-        let row = pool.install(|| large(wl, parallelism, o.streaming, threads, o.reps))?;
+        let row = pool.install(|| large(wl, parallelism, o.streaming, o.kernels, threads, o.reps))?;
         outln!(
             "{:<5} {:>9.1} {:>11.3} {:>11.3} {:>7.3} {:>8.2} {:>10.3}  {} {} {}",
             row.id,
@@ -236,11 +255,12 @@ fn large(
     wl: &Workload,
     parallelism: Parallelism,
     streaming: Streaming,
+    kernels: Kernels,
     threads: usize,
     reps: usize,
 ) -> Result<Row, Failure> {
     let (spec, esize) = prepare(wl)?;
-    let plan = spec.plan(&wl.shape)?.with_parallelism(parallelism).with_streaming(streaming);
+    let plan = spec.plan(&wl.shape)?.with_parallelism(parallelism).with_streaming(streaming).with_kernels(kernels);
     let input = filled(plan.input_len() * esize);
     let out_bytes = plan.output_len() * esize;
     let mut out = vec![1u8; out_bytes];

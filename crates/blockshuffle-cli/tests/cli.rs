@@ -139,7 +139,7 @@ fn a_missing_output_directory_is_a_clean_error() {
 /// A version 1.0 `.npy` file with this header dict and data, padded as numpy pads.
 fn npy_file(dict: &str, data: &[u8]) -> Vec<u8> {
     let mut header = dict.as_bytes().to_vec();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(b' ');
     }
     header.push(b'\n');

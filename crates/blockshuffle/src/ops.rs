@@ -44,7 +44,7 @@ pub(crate) fn batch_to_space(op: &'static str, input: &[usize], blocks: &[u64], 
     check_max_rank(op, input.len())?;
     let prod = geometry::product(op, "product of block sizes", blocks)?;
     let batch = input[0] as u64;
-    if prod == 0 || batch % prod != 0 {
+    if prod == 0 || !batch.is_multiple_of(prod) {
         return Err(Error::NotDivisible {
             op,
             what: format!("batch dim {batch}"),
@@ -160,7 +160,7 @@ pub(crate) fn depth_to_space(op: &'static str, input: &[usize], axes: DepthAxes,
     for (i, &d) in input.iter().enumerate() {
         let d = d as u64;
         let axis = if i == axes.channel_axis() {
-            if per == 0 || d % per != 0 {
+            if per == 0 || !d.is_multiple_of(per) {
                 return Err(Error::NotDivisible {
                     op,
                     what: format!("channel dim {d}"),

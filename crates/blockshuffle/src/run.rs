@@ -8,6 +8,7 @@ use arrayvec::ArrayVec;
 use crate::engine::exec::{self, Fill, STREAM_THRESHOLD};
 use crate::engine::geometry::{self, Geometry};
 use crate::engine::plan::{CopyPlan, Layouts};
+use crate::engine::simd::Isa;
 use crate::engine::Direction;
 use crate::{Error, Result, Shape, MAX_RANK};
 
@@ -57,14 +58,22 @@ pub enum Streaming {
 
 /// Which copy kernels a plan may use.
 ///
-/// `Auto` picks the fastest the target has (on x86_64, the SSE2 kernels for
-/// short runs); `Portable` forces the plain-Rust kernels, which every target
-/// has, so tests can run every kernel on one machine.
+/// `Auto` picks the fastest this CPU runs, detected when the plan is
+/// compiled (on x86_64: AVX-512, AVX2 or SSE2 vector kernels for short
+/// runs); `Avx2` goes no wider than AVX2; `Baseline` stays with the
+/// target's baseline (SSE2 on x86_64); `Portable` forces the plain-Rust
+/// kernels, which every target has. The last three let tests run every
+/// kernel on one machine; none of them picks instructions the CPU lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Kernels {
-    /// The fastest available.
+    /// The fastest this CPU runs.
     #[default]
     Auto,
+    /// At most AVX2 (on CPUs without it, and on other targets, as `Auto`).
+    Avx2,
+    /// The target's baseline vector kernels, without runtime-detected extensions.
+    Baseline,
     /// Only the portable kernels.
     Portable,
 }
@@ -264,7 +273,12 @@ impl Plan {
             elem,
             &Layouts { space, block },
             self.streams(elem),
-            self.kernels == Kernels::Auto,
+            match self.kernels {
+                Kernels::Auto => Isa::detect(),
+                Kernels::Avx2 => Isa::detect().min(Isa::Avx2),
+                Kernels::Baseline => Isa::baseline(),
+                Kernels::Portable => Isa::Portable,
+            },
         )
     }
 

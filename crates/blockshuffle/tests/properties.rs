@@ -40,7 +40,7 @@ fn streaming() -> impl Strategy<Value = Streaming> {
 
 /// Both kernel sets, so each runs on this machine.
 fn kernels() -> impl Strategy<Value = Kernels> {
-    prop::sample::select(vec![Kernels::Auto, Kernels::Portable])
+    prop::sample::select(vec![Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable])
 }
 
 fn parallelism() -> impl Strategy<Value = Parallelism> {
@@ -259,7 +259,7 @@ fn large_outputs_agree_across_thread_counts() {
         let seq = plan.run_bytes(&x, elem).unwrap();
         for threads in [2, 3, 8] {
             for st in [Streaming::Always, Streaming::Never] {
-                for kern in [Kernels::Auto, Kernels::Portable] {
+                for kern in [Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
                     let par = plan
                         .clone()
                         .with_parallelism(Parallelism::Threads(threads))
@@ -306,7 +306,7 @@ fn short_run_kernels_agree_with_the_reference() {
                 let shape = vec![1, 2 * b * b, 3, w];
                 let x = bytes(shape.iter().product::<usize>() * elem, (w + b) as u8);
                 let (want, want_shape) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, false);
-                for kern in [Kernels::Auto, Kernels::Portable] {
+                for kern in [Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
                     for st in [Streaming::Always, Streaming::Never] {
                         let d2s = torch::PixelShuffle::new(b as i64)
                             .plan(&shape)

@@ -280,7 +280,7 @@ impl Exec<'_> {
                     buf.dst.wrapping_offset(dof),
                     l.ds,
                     p.unit,
-                    Mode { nt: self.nt, simd: p.simd },
+                    Mode { nt: self.nt, isa: p.isa },
                 );
             } else {
                 let (mut so, mut dof) = (so, dof);
@@ -339,7 +339,7 @@ impl Exec<'_> {
             if j + 4 == n { p.loops[j + 1] } else { Loop { count: 1, ss: 0, ds: 0, window: None, is_outer: false } };
         let row = y.count * p.unit;
         let mut stage = Staging::<TILE_STAGE_BYTES>::new();
-        let mode = Mode { nt: false, simd: p.simd };
+        let mode = Mode { nt: false, isa: p.isa };
         let mut i = 0;
         while i < a.count {
             let k = chunk.min(a.count - i);

@@ -4,7 +4,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::simd;
+use super::simd::{self, Isa};
 
 /// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
 ///
@@ -126,8 +126,8 @@ pub(crate) unsafe fn copy_tile(
 pub(crate) struct Mode {
     /// Non-temporal stores.
     pub nt: bool,
-    /// The SSE2 short-run kernels (x86_64 only; elsewhere ignored).
-    pub simd: bool,
+    /// The vector kernels for short runs.
+    pub isa: Isa,
 }
 
 /// The tile for units that are plain integers of `size_of::<T>()` bytes.
@@ -155,9 +155,9 @@ unsafe fn tile<T: Copy>(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *
         // slower than cached ones.
         if ssy == nx as isize * u {
             match nx {
-                2 => return deinterleave_any::<T, 2>(ny, src, dst, dsx, m.simd),
-                3 => return deinterleave_any::<T, 3>(ny, src, dst, dsx, m.simd),
-                4 => return deinterleave_any::<T, 4>(ny, src, dst, dsx, m.simd),
+                2 => return deinterleave_any::<T, 2>(ny, src, dst, dsx, m.isa),
+                3 => return deinterleave_any::<T, 3>(ny, src, dst, dsx, m.isa),
+                4 => return deinterleave_any::<T, 4>(ny, src, dst, dsx, m.isa),
                 _ => {}
             }
         }
@@ -175,9 +175,9 @@ unsafe fn staged_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, s
     // SAFETY: chunks of the caller's units; the stage holds `per * B` units.
     unsafe {
         if !mode.nt || n * B * u < STREAM_MIN {
-            return interleave_any::<T, B>(n, src, ss, dst, mode.simd);
+            return interleave_any::<T, B>(n, src, ss, dst, mode.isa);
         }
-        streamed_interleave::<T, B>(n, src, ss, dst, mode.simd)
+        streamed_interleave::<T, B>(n, src, ss, dst, mode.isa)
     }
 }
 
@@ -187,7 +187,7 @@ unsafe fn staged_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, s
 /// # Safety
 /// As [`interleave`].
 #[inline(never)]
-unsafe fn streamed_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, simd: bool) {
+unsafe fn streamed_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, isa: Isa) {
     let u = size_of::<T>();
     // SAFETY: chunks of the caller's units; the stage holds `per * B` units.
     unsafe {
@@ -196,38 +196,39 @@ unsafe fn streamed_interleave<T: Copy, const B: usize>(n: usize, src: *const u8,
         let mut done = 0;
         while done < n {
             let m = per.min(n - done);
-            interleave_any::<T, B>(m, src.add(done * u), ss, stage.ptr(), simd);
+            interleave_any::<T, B>(m, src.add(done * u), ss, stage.ptr(), isa);
             stream_copy(stage.ptr(), dst.add(done * B * u), m * B * u);
             done += m;
         }
     }
 }
 
-/// [`interleave`], its body by the SSE2 kernel where there is one and `simd`.
+/// [`interleave`], its body by the vector kernel of `isa` where there is one.
 ///
 /// # Safety
 /// As [`interleave`].
 #[inline(always)]
-unsafe fn interleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, simd: bool) {
+unsafe fn interleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, isa: Isa) {
     let u = size_of::<T>();
-    // SAFETY: the SSE2 kernel does the first `done` units of every stream
+    // SAFETY: the vector kernel does the first `done` units of every stream
     // (the first `done * B` of the destination); the portable one the rest.
+    // `isa` is one the CPU runs (the plan detected it).
     unsafe {
-        let done = if simd && u <= 2 { simd::interleave(u, B, n, src, ss, dst) } else { 0 };
+        let done = simd::interleave(isa, u, B, n, src, ss, dst);
         interleave::<T, B>(n - done, src.add(done * u), ss, dst.add(done * B * u));
     }
 }
 
-/// [`deinterleave`], its body by the SSE2 kernel where there is one and `simd`.
+/// [`deinterleave`], its body by the vector kernel of `isa` where there is one.
 ///
 /// # Safety
 /// As [`deinterleave`].
 #[inline(always)]
-unsafe fn deinterleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *mut u8, ds: isize, simd: bool) {
+unsafe fn deinterleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *mut u8, ds: isize, isa: Isa) {
     let u = size_of::<T>();
     // SAFETY: as `interleave_any`, mirrored.
     unsafe {
-        let done = if simd && u <= 2 { simd::deinterleave(u, B, n, src, dst, ds) } else { 0 };
+        let done = simd::deinterleave(isa, u, B, n, src, dst, ds);
         deinterleave::<T, B>(n - done, src.add(done * B * u), dst.add(done * u), ds);
     }
 }

@@ -13,6 +13,7 @@
 use arrayvec::ArrayVec;
 
 use super::geometry::{Factor, Geometry, Part, MAX_FACTORS};
+use super::simd::Isa;
 use crate::MAX_RANK;
 
 /// Which way a geometry is run.
@@ -107,8 +108,8 @@ pub(crate) struct CopyPlan {
     /// much larger than the cache, this saves reading every destination line
     /// before writing it.
     pub nt: bool,
-    /// Use the SSE2 short-run kernels (see `engine::simd`).
-    pub simd: bool,
+    /// The vector kernels for short runs (see `engine::simd`).
+    pub isa: Isa,
     /// With streaming stores: the loop whose whole range is one contiguous
     /// destination region of at most [`STAGE_BYTES`]. The executor builds
     /// each such region in a cache-resident buffer and streams it out in
@@ -145,14 +146,14 @@ impl CopyPlan {
     /// fit in `isize`), which bounds every count, padding and stride used here.
     /// `streaming`: the destination is large enough to bypass the cache
     /// (see [`CopyPlan::nt`]); it also changes the loop order.
-    /// `simd`: use the SSE2 short-run kernels where the target has them.
+    /// `isa`: the vector kernels for short runs (one the CPU runs).
     pub fn compile(
         geom: &Geometry,
         dir: Direction,
         elem: usize,
         strides: &Layouts<'_>,
         streaming: bool,
-        simd: bool,
+        isa: Isa,
     ) -> Self {
         let n_space = geom.space.len();
         let space_count = |f: Factor| geom.factor_count(f) as usize;
@@ -251,7 +252,7 @@ impl CopyPlan {
             dst_bytes,
             tile: false,
             nt: streaming,
-            simd: simd && cfg!(target_arch = "x86_64"),
+            isa,
             stage_level: None,
             tile_stage: None,
         };
@@ -571,7 +572,8 @@ mod tests {
         let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]).unwrap();
         let ss = c_strides(&[2, 4, 6, 3], 4);
         let bs = c_strides(&[2, 2, 3, 12], 4);
-        let p = CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs }, false, true);
+        let p =
+            CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs }, false, Isa::baseline());
         // Depth-to-space writes runs of block * C = 6 elements = 24 bytes.
         assert_eq!(p.unit, 24);
         // Batch and outer height merge (contiguous on both sides); then block row, outer width.
@@ -585,7 +587,7 @@ mod tests {
         let space = [SpaceAxis::plain(5), SpaceAxis::plain(7)];
         let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)]]).unwrap();
         let s = c_strides(&[5, 7], 2);
-        let p = CopyPlan::compile(&g, Direction::Forward, 2, &Layouts { space: &s, block: &s }, false, true);
+        let p = CopyPlan::compile(&g, Direction::Forward, 2, &Layouts { space: &s, block: &s }, false, Isa::baseline());
         assert!(p.loops.is_empty());
         assert_eq!(p.unit, 70);
     }
@@ -598,7 +600,8 @@ mod tests {
         let g = Geometry::new(op, &space, &[&[k(1), o(0)], &[o(1)]]).unwrap();
         let ss = c_strides(&[1, 3], 1);
         let bs = c_strides(&[2, 2], 1);
-        let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, false, true);
+        let p =
+            CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, false, Isa::baseline());
         assert_eq!(p.loops.len(), 2);
         let w = p.loops[1].window.unwrap();
         assert_eq!((w.outer, w.oc, w.ic, w.lo, w.hi), (Some(0), 1, 2, 1, 4));

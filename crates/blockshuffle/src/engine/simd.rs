@@ -1,180 +1,518 @@
-//! SSE2 kernels for the short runs the compiler does not vectorise well:
-//! interleaving and deinterleaving 2 or 4 streams of 1- and 2-byte units
-//! (uint8 images, float16 pixel shuffles). SSE2 is part of the x86_64
-//! baseline, so no runtime detection is needed; other targets (and the
-//! `Isa::Scalar` setting) use the portable kernels.
+//! Vector kernels for the short runs the compiler does not vectorise well:
+//! interleaving and deinterleaving 2 or 4 streams of 1-, 2-, 4- and 8-byte
+//! units (uint8 images, float16 and float32 pixel shuffles, NCHW
+//! space-to-depth).
 //!
-//! Each function handles the multiple-of-16-bytes body of its `n` units per
+//! One body per direction, generic over the vector ([`Vector`]): SSE2
+//! (16 bytes, the x86_64 baseline), AVX2 (32 bytes) and AVX-512 (64 bytes,
+//! with AVX-512BW). The wider ones are chosen once, when a plan is compiled,
+//! by runtime feature detection ([`Isa::detect`]); every one can be forced
+//! (`Kernels`), so tests run them all on one machine. Other targets use the
+//! portable kernels.
+//!
+//! The wide vectors work in 16-byte lanes: each step does the SSE2 operation
+//! in every lane, then one cross-lane permutation puts the 8-byte halves
+//! back in order.
+//!
+//! Each entry point handles the whole-vector body of its `n` units per
 //! stream and returns how many units per stream it did; the caller finishes
 //! the tail with the portable kernel.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-/// `dst[x * b + j] = stream_j[x]`, streams at `src + j * ss`; units of `size` bytes.
+/// The instruction set a plan's short-run kernels use, narrowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Isa {
+    /// The portable kernels only.
+    Portable,
+    /// SSE2, the x86_64 baseline.
+    Sse2,
+    /// AVX2 (detected at run time).
+    Avx2,
+    /// AVX-512F and AVX-512BW (detected at run time).
+    Avx512,
+}
+
+impl Isa {
+    /// The widest vector kernels this CPU runs.
+    pub(crate) fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") {
+                return Isa::Avx512;
+            }
+            if is_x86_feature_detected!("avx2") {
+                return Isa::Avx2;
+            }
+            Isa::Sse2
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Isa::Portable
+    }
+
+    /// The target's baseline vector kernels (no runtime-detected extensions).
+    pub(crate) fn baseline() -> Isa {
+        if cfg!(target_arch = "x86_64") {
+            Isa::Sse2
+        } else {
+            Isa::Portable
+        }
+    }
+}
+
+/// The register operations the kernels are written in. `S` is the unit size
+/// in bytes (1, 2, 4 or 8).
+///
+/// # Safety
+/// Implementations use instructions of their instruction set: call them only
+/// from code compiled for it (the `#[target_feature]` entry points below).
+#[cfg(target_arch = "x86_64")]
+trait Vector: Copy {
+    const BYTES: usize;
+    /// Loads `BYTES` bytes from `p` (unaligned).
+    unsafe fn load(p: *const u8) -> Self;
+    /// Stores `BYTES` bytes to `p` (unaligned).
+    unsafe fn store(p: *mut u8, v: Self);
+    /// The even and the odd units of the concatenation `a ++ b`.
+    unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self);
+    /// `a0 b0 a1 b1 ...`: the first and the second half of the interleaving.
+    unsafe fn zip<const S: usize>(a: Self, b: Self) -> (Self, Self);
+}
+
+/// SSE2 lane operations, shared by every width: even/odd units of two lanes
+/// (packed into one, in the order `a`'s then `b`'s), and interleavings.
+#[cfg(target_arch = "x86_64")]
+macro_rules! lane_ops {
+    ($S:ident, $a:ident, $b:ident,
+     and: $and:ident, set1_16: $set1:ident, packus16: $packus:ident, srli16: $srli16:ident,
+     slli32: $slli32:ident, srai32: $srai32:ident, packs32: $packs:ident, castsi_ps: $tops:ident,
+     castps_si: $tosi:ident, shuffle_ps: $shuf:ident, unpacklo64: $lo64:ident, unpackhi64: $hi64:ident) => {{
+        match $S {
+            1 => {
+                let mask = $set1(0x00ff);
+                ($packus($and($a, mask), $and($b, mask)), $packus($srli16::<8>($a), $srli16::<8>($b)))
+            }
+            // Sign-extend each 16-bit half, then pack with signed saturation:
+            // the values fit, so the pack is exact.
+            2 => (
+                $packs($srai32::<16>($slli32::<16>($a)), $srai32::<16>($slli32::<16>($b))),
+                $packs($srai32::<16>($a), $srai32::<16>($b)),
+            ),
+            4 => ($tosi($shuf::<0x88>($tops($a), $tops($b))), $tosi($shuf::<0xDD>($tops($a), $tops($b)))),
+            _ => ($lo64($a, $b), $hi64($a, $b)),
+        }
+    }};
+}
+
+#[cfg(target_arch = "x86_64")]
+macro_rules! lane_zip {
+    ($S:ident, $a:ident, $b:ident, $lo8:ident, $hi8:ident, $lo16:ident, $hi16:ident, $lo32:ident, $hi32:ident,
+     $lo64:ident, $hi64:ident) => {{
+        match $S {
+            1 => ($lo8($a, $b), $hi8($a, $b)),
+            2 => ($lo16($a, $b), $hi16($a, $b)),
+            4 => ($lo32($a, $b), $hi32($a, $b)),
+            _ => ($lo64($a, $b), $hi64($a, $b)),
+        }
+    }};
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Vector for __m128i {
+    const BYTES: usize = 16;
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: the caller guarantees 16 readable bytes.
+        unsafe { _mm_loadu_si128(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: Self) {
+        // SAFETY: the caller guarantees 16 writable bytes.
+        unsafe { _mm_storeu_si128(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        // SAFETY: SSE2 register operations (x86_64 baseline).
+        unsafe {
+            lane_ops!(S, a, b, and: _mm_and_si128, set1_16: _mm_set1_epi16, packus16: _mm_packus_epi16,
+                srli16: _mm_srli_epi16, slli32: _mm_slli_epi32, srai32: _mm_srai_epi32, packs32: _mm_packs_epi32,
+                castsi_ps: _mm_castsi128_ps, castps_si: _mm_castps_si128, shuffle_ps: _mm_shuffle_ps,
+                unpacklo64: _mm_unpacklo_epi64, unpackhi64: _mm_unpackhi_epi64)
+        }
+    }
+    #[inline(always)]
+    unsafe fn zip<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        // SAFETY: SSE2 register operations (x86_64 baseline).
+        unsafe {
+            lane_zip!(
+                S,
+                a,
+                b,
+                _mm_unpacklo_epi8,
+                _mm_unpackhi_epi8,
+                _mm_unpacklo_epi16,
+                _mm_unpackhi_epi16,
+                _mm_unpacklo_epi32,
+                _mm_unpackhi_epi32,
+                _mm_unpacklo_epi64,
+                _mm_unpackhi_epi64
+            )
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Vector for __m256i {
+    const BYTES: usize = 32;
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: the caller guarantees 32 readable bytes and AVX2.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: Self) {
+        // SAFETY: the caller guarantees 32 writable bytes and AVX2.
+        unsafe { _mm256_storeu_si256(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        // SAFETY: register operations (AVX2, the caller's guarantee). Per
+        // lane the result's 8-byte halves are `[a's, b's]`; across the two
+        // lanes `[a0 b0 a1 b1]`, reordered to `[a0 a1 b0 b1]`.
+        unsafe {
+            let (e, o) = lane_ops!(S, a, b, and: _mm256_and_si256, set1_16: _mm256_set1_epi16,
+                packus16: _mm256_packus_epi16, srli16: _mm256_srli_epi16, slli32: _mm256_slli_epi32,
+                srai32: _mm256_srai_epi32, packs32: _mm256_packs_epi32, castsi_ps: _mm256_castsi256_ps,
+                castps_si: _mm256_castps_si256, shuffle_ps: _mm256_shuffle_ps,
+                unpacklo64: _mm256_unpacklo_epi64, unpackhi64: _mm256_unpackhi_epi64);
+            (_mm256_permute4x64_epi64::<0xD8>(e), _mm256_permute4x64_epi64::<0xD8>(o))
+        }
+    }
+    #[inline(always)]
+    unsafe fn zip<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        // SAFETY: register operations (AVX2). Halves `[0 2 1 3]` put halves
+        // 0 and 1 in the low 8 bytes of the two lanes, so the per-lane
+        // unpacks produce the interleaving in order.
+        unsafe {
+            let a = _mm256_permute4x64_epi64::<0xD8>(a);
+            let b = _mm256_permute4x64_epi64::<0xD8>(b);
+            lane_zip!(
+                S,
+                a,
+                b,
+                _mm256_unpacklo_epi8,
+                _mm256_unpackhi_epi8,
+                _mm256_unpacklo_epi16,
+                _mm256_unpackhi_epi16,
+                _mm256_unpacklo_epi32,
+                _mm256_unpackhi_epi32,
+                _mm256_unpacklo_epi64,
+                _mm256_unpackhi_epi64
+            )
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Vector for __m512i {
+    const BYTES: usize = 64;
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: the caller guarantees 64 readable bytes and AVX-512F.
+        unsafe { _mm512_loadu_si512(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: Self) {
+        // SAFETY: the caller guarantees 64 writable bytes and AVX-512F.
+        unsafe { _mm512_storeu_si512(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        // SAFETY: register operations (AVX-512F/BW). Per lane `[a's, b's]`;
+        // across four lanes `[a0 b0 a1 b1 a2 b2 a3 b3]`, reordered to
+        // `[a0 a1 a2 a3 b0 b1 b2 b3]`.
+        unsafe {
+            let (e, o) = lane_ops!(S, a, b, and: _mm512_and_si512, set1_16: _mm512_set1_epi16,
+                packus16: _mm512_packus_epi16, srli16: _mm512_srli_epi16, slli32: _mm512_slli_epi32,
+                srai32: _mm512_srai_epi32, packs32: _mm512_packs_epi32, castsi_ps: _mm512_castsi512_ps,
+                castps_si: _mm512_castps_si512, shuffle_ps: _mm512_shuffle_ps,
+                unpacklo64: _mm512_unpacklo_epi64, unpackhi64: _mm512_unpackhi_epi64);
+            let order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+            (_mm512_permutexvar_epi64(order, e), _mm512_permutexvar_epi64(order, o))
+        }
+    }
+    #[inline(always)]
+    unsafe fn zip<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        // SAFETY: register operations (AVX-512F/BW). Halves `[0 4 1 5 2 6 3 7]`
+        // put halves 0..4 in the low 8 bytes of the four lanes.
+        unsafe {
+            let order = _mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7);
+            let a = _mm512_permutexvar_epi64(order, a);
+            let b = _mm512_permutexvar_epi64(order, b);
+            lane_zip!(
+                S,
+                a,
+                b,
+                _mm512_unpacklo_epi8,
+                _mm512_unpackhi_epi8,
+                _mm512_unpacklo_epi16,
+                _mm512_unpackhi_epi16,
+                _mm512_unpacklo_epi32,
+                _mm512_unpackhi_epi32,
+                _mm512_unpacklo_epi64,
+                _mm512_unpackhi_epi64
+            )
+        }
+    }
+}
+
+/// `dst[x * B + j] = stream_j[x]` for the whole vectors of `n` units of `S`
+/// bytes, stream `j` at `src + j * ss`. Returns the units done per stream.
+///
+/// # Safety
+/// As the portable `interleave`, and the CPU runs `V`'s instructions.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn interleave_body<V: Vector, const S: usize, const B: usize>(
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+) -> usize {
+    let per = V::BYTES / S;
+    let body = n / per * per;
+    let s = |j: isize, x: usize| src.wrapping_offset(j * ss).wrapping_add(x * S);
+    // SAFETY: every load reads one vector (`per` units) of one stream below
+    // `body <= n`; every store writes one vector inside `dst[..n * B * S]`.
+    unsafe {
+        let mut x = 0;
+        while x < body {
+            let d = dst.add(x * B * S);
+            if B == 2 {
+                let (lo, hi) = V::zip::<S>(V::load(s(0, x)), V::load(s(1, x)));
+                V::store(d, lo);
+                V::store(d.add(V::BYTES), hi);
+            } else {
+                let (ac_lo, ac_hi) = V::zip::<S>(V::load(s(0, x)), V::load(s(2, x)));
+                let (bd_lo, bd_hi) = V::zip::<S>(V::load(s(1, x)), V::load(s(3, x)));
+                let (o0, o1) = V::zip::<S>(ac_lo, bd_lo);
+                let (o2, o3) = V::zip::<S>(ac_hi, bd_hi);
+                V::store(d, o0);
+                V::store(d.add(V::BYTES), o1);
+                V::store(d.add(2 * V::BYTES), o2);
+                V::store(d.add(3 * V::BYTES), o3);
+            }
+            x += per;
+        }
+        body
+    }
+}
+
+/// `stream_j[y] = src[y * B + j]` for the whole vectors of `n` units of `S`
+/// bytes per stream, stream `j` at `dst + j * ds`. Returns the units done.
+///
+/// # Safety
+/// As the portable `deinterleave`, and the CPU runs `V`'s instructions.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn deinterleave_body<V: Vector, const S: usize, const B: usize>(
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    ds: isize,
+) -> usize {
+    let per = V::BYTES / S;
+    let body = n / per * per;
+    let d = |j: isize, y: usize| dst.wrapping_offset(j * ds).wrapping_add(y * S);
+    // SAFETY: loads read vectors of `src[..body * B * S]`; stores write one
+    // vector (`per` units) of one stream below `body <= n`.
+    unsafe {
+        let mut y = 0;
+        while y < body {
+            let sp = src.add(y * B * S);
+            let v = |k: usize| V::load(sp.add(k * V::BYTES));
+            if B == 2 {
+                let (even, odd) = V::split::<S>(v(0), v(1));
+                V::store(d(0, y), even);
+                V::store(d(1, y), odd);
+            } else {
+                let (e01, o01) = V::split::<S>(v(0), v(1));
+                let (e23, o23) = V::split::<S>(v(2), v(3));
+                let (s0, s2) = V::split::<S>(e01, e23);
+                let (s1, s3) = V::split::<S>(o01, o23);
+                V::store(d(0, y), s0);
+                V::store(d(1, y), s1);
+                V::store(d(2, y), s2);
+                V::store(d(3, y), s3);
+            }
+            y += per;
+        }
+        body
+    }
+}
+
+/// Monomorphises a kernel for each unit size and stream count it has.
+#[cfg(target_arch = "x86_64")]
+macro_rules! dispatch {
+    ($kernel:ident, $V:ty, $size:expr, $b:expr, ($($arg:expr),*)) => {
+        match ($size, $b) {
+            (1, 2) => $kernel::<$V, 1, 2>($($arg),*),
+            (1, 4) => $kernel::<$V, 1, 4>($($arg),*),
+            (2, 2) => $kernel::<$V, 2, 2>($($arg),*),
+            (2, 4) => $kernel::<$V, 2, 4>($($arg),*),
+            (4, 2) => $kernel::<$V, 4, 2>($($arg),*),
+            (4, 4) => $kernel::<$V, 4, 4>($($arg),*),
+            (8, 2) => $kernel::<$V, 8, 2>($($arg),*),
+            (8, 4) => $kernel::<$V, 8, 4>($($arg),*),
+            _ => 0,
+        }
+    };
+}
+
+/// The entry points compiled for each instruction set.
+#[cfg(target_arch = "x86_64")]
+mod entry {
+    use super::*;
+
+    pub(super) unsafe fn interleave_sse2(
+        size: usize,
+        b: usize,
+        n: usize,
+        s: *const u8,
+        ss: isize,
+        d: *mut u8,
+    ) -> usize {
+        // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
+        unsafe { dispatch!(interleave_body, __m128i, size, b, (n, s, ss, d)) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn interleave_avx2(
+        size: usize,
+        b: usize,
+        n: usize,
+        s: *const u8,
+        ss: isize,
+        d: *mut u8,
+    ) -> usize {
+        // SAFETY: the caller detected AVX2; the rest is forwarded.
+        unsafe { dispatch!(interleave_body, __m256i, size, b, (n, s, ss, d)) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn interleave_avx512(
+        size: usize,
+        b: usize,
+        n: usize,
+        s: *const u8,
+        ss: isize,
+        d: *mut u8,
+    ) -> usize {
+        // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
+        unsafe { dispatch!(interleave_body, __m512i, size, b, (n, s, ss, d)) }
+    }
+
+    pub(super) unsafe fn deinterleave_sse2(
+        size: usize,
+        b: usize,
+        n: usize,
+        s: *const u8,
+        d: *mut u8,
+        ds: isize,
+    ) -> usize {
+        // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
+        unsafe { dispatch!(deinterleave_body, __m128i, size, b, (n, s, d, ds)) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn deinterleave_avx2(
+        size: usize,
+        b: usize,
+        n: usize,
+        s: *const u8,
+        d: *mut u8,
+        ds: isize,
+    ) -> usize {
+        // SAFETY: the caller detected AVX2; the rest is forwarded.
+        unsafe { dispatch!(deinterleave_body, __m256i, size, b, (n, s, d, ds)) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn deinterleave_avx512(
+        size: usize,
+        b: usize,
+        n: usize,
+        s: *const u8,
+        d: *mut u8,
+        ds: isize,
+    ) -> usize {
+        // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
+        unsafe { dispatch!(deinterleave_body, __m512i, size, b, (n, s, d, ds)) }
+    }
+}
+
+/// `dst[x * b + j] = stream_j[x]`, streams at `src + j * ss`; units of
+/// `size` bytes. Does the whole-vector body; returns the units done per stream.
 ///
 /// # Safety
 /// As the portable `interleave`: `n` units readable per stream, `n * b`
-/// writable at `dst`, no overlap.
-#[cfg(target_arch = "x86_64")]
-pub(crate) unsafe fn interleave(size: usize, b: usize, n: usize, src: *const u8, ss: isize, dst: *mut u8) -> usize {
-    let per = 16 / size; // units per stream in one 16-byte vector
-    let body = n / per * per;
-    let s = |j: isize, x: usize| src.wrapping_offset(j * ss).wrapping_add(x * size).cast::<__m128i>();
-    // SAFETY: every load reads 16 bytes = `per` units of one stream below
-    // `body <= n`; every store writes 16 bytes inside `dst[..n * b * size]`.
+/// writable at `dst`, no overlap; `isa` is one this CPU runs (from
+/// [`Isa::detect`] or below it).
+pub(crate) unsafe fn interleave(
+    isa: Isa,
+    size: usize,
+    b: usize,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+) -> usize {
+    // SAFETY: forwarded; the instruction set was detected.
+    #[cfg(target_arch = "x86_64")]
     unsafe {
-        let mut x = 0;
-        match (size, b) {
-            (1, 2) | (2, 2) => {
-                while x < body {
-                    let (a, c) = (_mm_loadu_si128(s(0, x)), _mm_loadu_si128(s(1, x)));
-                    let (lo, hi) = if size == 1 {
-                        (_mm_unpacklo_epi8(a, c), _mm_unpackhi_epi8(a, c))
-                    } else {
-                        (_mm_unpacklo_epi16(a, c), _mm_unpackhi_epi16(a, c))
-                    };
-                    let d = dst.add(x * 2 * size).cast::<__m128i>();
-                    _mm_storeu_si128(d, lo);
-                    _mm_storeu_si128(d.add(1), hi);
-                    x += per;
-                }
-            }
-            (1, 4) | (2, 4) => {
-                while x < body {
-                    let (a, bb) = (_mm_loadu_si128(s(0, x)), _mm_loadu_si128(s(1, x)));
-                    let (c, d) = (_mm_loadu_si128(s(2, x)), _mm_loadu_si128(s(3, x)));
-                    let out = if size == 1 {
-                        let (ac_lo, ac_hi) = (_mm_unpacklo_epi8(a, c), _mm_unpackhi_epi8(a, c));
-                        let (bd_lo, bd_hi) = (_mm_unpacklo_epi8(bb, d), _mm_unpackhi_epi8(bb, d));
-                        [
-                            _mm_unpacklo_epi8(ac_lo, bd_lo),
-                            _mm_unpackhi_epi8(ac_lo, bd_lo),
-                            _mm_unpacklo_epi8(ac_hi, bd_hi),
-                            _mm_unpackhi_epi8(ac_hi, bd_hi),
-                        ]
-                    } else {
-                        let (ac_lo, ac_hi) = (_mm_unpacklo_epi16(a, c), _mm_unpackhi_epi16(a, c));
-                        let (bd_lo, bd_hi) = (_mm_unpacklo_epi16(bb, d), _mm_unpackhi_epi16(bb, d));
-                        [
-                            _mm_unpacklo_epi16(ac_lo, bd_lo),
-                            _mm_unpackhi_epi16(ac_lo, bd_lo),
-                            _mm_unpacklo_epi16(ac_hi, bd_hi),
-                            _mm_unpackhi_epi16(ac_hi, bd_hi),
-                        ]
-                    };
-                    let dp = dst.add(x * 4 * size).cast::<__m128i>();
-                    for (k, v) in out.into_iter().enumerate() {
-                        _mm_storeu_si128(dp.add(k), v);
-                    }
-                    x += per;
-                }
-            }
-            _ => return 0,
+        match isa {
+            Isa::Portable => 0,
+            Isa::Sse2 => entry::interleave_sse2(size, b, n, src, ss, dst),
+            Isa::Avx2 => entry::interleave_avx2(size, b, n, src, ss, dst),
+            Isa::Avx512 => entry::interleave_avx512(size, b, n, src, ss, dst),
         }
-        body
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (isa, size, b, n, src, ss, dst);
+        0
     }
 }
 
-/// Splits 16-byte vectors `v0, v1` into their even and odd units of `size` bytes.
-///
-/// # Safety
-/// None beyond SSE2 (x86_64 baseline).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn split(size: usize, v0: __m128i, v1: __m128i) -> (__m128i, __m128i) {
-    // SAFETY: SSE2 register operations only.
-    unsafe {
-        if size == 1 {
-            let mask = _mm_set1_epi16(0x00ff);
-            let even = _mm_packus_epi16(_mm_and_si128(v0, mask), _mm_and_si128(v1, mask));
-            let odd = _mm_packus_epi16(_mm_srli_epi16(v0, 8), _mm_srli_epi16(v1, 8));
-            (even, odd)
-        } else {
-            // Sign-extend each 16-bit half, then pack with signed saturation:
-            // the values fit, so the pack is exact.
-            let even =
-                _mm_packs_epi32(_mm_srai_epi32(_mm_slli_epi32(v0, 16), 16), _mm_srai_epi32(_mm_slli_epi32(v1, 16), 16));
-            let odd = _mm_packs_epi32(_mm_srai_epi32(v0, 16), _mm_srai_epi32(v1, 16));
-            (even, odd)
-        }
-    }
-}
-
-/// `stream_j[y] = src[y * b + j]`, streams at `dst + j * ds`; units of `size` bytes.
+/// `stream_j[y] = src[y * b + j]`, streams at `dst + j * ds`; units of
+/// `size` bytes. Does the whole-vector body; returns the units done per stream.
 ///
 /// # Safety
 /// As the portable `deinterleave`: `n * b` units readable at `src`, `n`
-/// writable per stream, no overlap.
-#[cfg(target_arch = "x86_64")]
-pub(crate) unsafe fn deinterleave(size: usize, b: usize, n: usize, src: *const u8, dst: *mut u8, ds: isize) -> usize {
-    let per = 16 / size;
-    let body = n / per * per;
-    let d = |j: isize, y: usize| dst.wrapping_offset(j * ds).wrapping_add(y * size).cast::<__m128i>();
-    // SAFETY: loads read 16-byte pieces of `src[..body * b * size]`; stores
-    // write `per` units of one stream below `body <= n`.
-    unsafe {
-        let mut y = 0;
-        match (size, b) {
-            (1, 2) | (2, 2) => {
-                while y < body {
-                    let sp = src.add(y * 2 * size).cast::<__m128i>();
-                    let (even, odd) = split(size, _mm_loadu_si128(sp), _mm_loadu_si128(sp.add(1)));
-                    _mm_storeu_si128(d(0, y), even);
-                    _mm_storeu_si128(d(1, y), odd);
-                    y += per;
-                }
-            }
-            (1, 4) | (2, 4) => {
-                while y < body {
-                    let sp = src.add(y * 4 * size).cast::<__m128i>();
-                    let (v0, v1) = (_mm_loadu_si128(sp), _mm_loadu_si128(sp.add(1)));
-                    let (v2, v3) = (_mm_loadu_si128(sp.add(2)), _mm_loadu_si128(sp.add(3)));
-                    let (e01, o01) = split(size, v0, v1);
-                    let (e23, o23) = split(size, v2, v3);
-                    let (a, c) = split(size, e01, e23);
-                    let (bb, dd) = split(size, o01, o23);
-                    _mm_storeu_si128(d(0, y), a);
-                    _mm_storeu_si128(d(1, y), bb);
-                    _mm_storeu_si128(d(2, y), c);
-                    _mm_storeu_si128(d(3, y), dd);
-                    y += per;
-                }
-            }
-            _ => return 0,
-        }
-        body
-    }
-}
-
-/// Without SSE2 kernels, nothing is done here.
-///
-/// # Safety
-/// None.
-#[cfg(not(target_arch = "x86_64"))]
-pub(crate) unsafe fn interleave(
-    _size: usize,
-    _b: usize,
-    _n: usize,
-    _src: *const u8,
-    _ss: isize,
-    _dst: *mut u8,
-) -> usize {
-    0
-}
-
-/// Without SSE2 kernels, nothing is done here.
-///
-/// # Safety
-/// None.
-#[cfg(not(target_arch = "x86_64"))]
+/// writable per stream, no overlap; `isa` is one this CPU runs.
 pub(crate) unsafe fn deinterleave(
-    _size: usize,
-    _b: usize,
-    _n: usize,
-    _src: *const u8,
-    _dst: *mut u8,
-    _ds: isize,
+    isa: Isa,
+    size: usize,
+    b: usize,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    ds: isize,
 ) -> usize {
-    0
+    // SAFETY: forwarded; the instruction set was detected.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        match isa {
+            Isa::Portable => 0,
+            Isa::Sse2 => entry::deinterleave_sse2(size, b, n, src, dst, ds),
+            Isa::Avx2 => entry::deinterleave_avx2(size, b, n, src, dst, ds),
+            Isa::Avx512 => entry::deinterleave_avx512(size, b, n, src, dst, ds),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (isa, size, b, n, src, dst, ds);
+        0
+    }
 }

@@ -76,7 +76,7 @@ pub(crate) fn divisible(
     divisor_name: impl FnOnce() -> String,
     divisor: u64,
 ) -> Result<()> {
-    if divisor == 0 || size % divisor != 0 {
+    if divisor == 0 || !size.is_multiple_of(divisor) {
         return Err(Error::NotDivisible { op, what: what(), size, divisor_name: divisor_name(), divisor });
     }
     Ok(())
