@@ -57,7 +57,11 @@ pub(crate) fn batch_to_space(op: &'static str, input: &[usize], blocks: &[u64], 
     space.push(SpaceAxis::plain(batch / prod));
     for (i, (&b, &(cb, ce))) in blocks.iter().zip(crops).enumerate() {
         let full = geometry::mul(op, "uncropped spatial dimension", input[i + 1] as u64, b)?;
-        let extent = full.checked_sub(cb).and_then(|v| v.checked_sub(ce)).ok_or(Error::CropTooLarge {
+        #[allow(
+            clippy::unnecessary_lazy_evaluations,
+            reason = "an `Error` has drop glue: built eagerly, it is built and dropped on every success"
+        )]
+        let extent = full.checked_sub(cb).and_then(|v| v.checked_sub(ce)).ok_or_else(|| Error::CropTooLarge {
             op,
             axis: i,
             size: full,

@@ -107,15 +107,23 @@ pub struct Plan {
     kernels: Kernels,
     input_shape: Shape,
     output_shape: Shape,
+    /// Element counts of the two shapes (`None`: beyond `usize`), computed
+    /// once: every run checks its buffers against them.
+    input_elems: Option<usize>,
+    output_elems: Option<usize>,
 }
 
 /// Element count of a shape, checked against `usize`.
+#[allow(
+    clippy::unnecessary_lazy_evaluations,
+    reason = "an `Error` has drop glue: built eagerly, it is built and dropped on every success"
+)]
 fn element_count(op: &'static str, shape: &[usize]) -> Result<usize> {
     if shape.contains(&0) {
         return Ok(0);
     }
     shape.iter().try_fold(1usize, |acc, &d| {
-        acc.checked_mul(d).ok_or(Error::Overflow {
+        acc.checked_mul(d).ok_or_else(|| Error::Overflow {
             op,
             what: "element count",
             a: acc as u128,
@@ -163,6 +171,8 @@ impl Plan {
             kernels: Kernels::Auto,
             input_shape: Shape::new(),
             output_shape: Shape::new(),
+            input_elems: None,
+            output_elems: None,
         };
         // The shapes are filled in place (these arrays are copied otherwise).
         let Plan { geom, input_shape, output_shape, .. } = &mut plan;
@@ -177,6 +187,8 @@ impl Plan {
             block.push(geometry::to_usize(op, "dimension", d)?);
             Ok(())
         })?;
+        plan.input_elems = element_count(op, &plan.input_shape).ok();
+        plan.output_elems = element_count(op, &plan.output_shape).ok();
         Ok(plan)
     }
 
@@ -223,6 +235,8 @@ impl Plan {
             kernels: self.kernels,
             input_shape: self.output_shape.clone(),
             output_shape: self.input_shape.clone(),
+            input_elems: self.output_elems,
+            output_elems: self.input_elems,
         }
     }
 
@@ -265,9 +279,10 @@ impl Plan {
         self
     }
 
-    /// Compiles the loop nest for `elem`-byte elements and these byte strides.
-    fn compile(&self, elem: usize, space: &[isize], block: &[isize]) -> CopyPlan {
-        CopyPlan::compile(
+    /// Compiles the loop nest for `elem`-byte elements and these byte
+    /// strides into `plan` (built in place: plans are kilobytes).
+    fn compile(&self, elem: usize, space: &[isize], block: &[isize], plan: &mut CopyPlan) {
+        plan.build(
             &self.geom,
             self.dir,
             elem,
@@ -299,18 +314,31 @@ impl Plan {
     /// Elements in the input.
     pub fn input_len(&self) -> usize {
         // Shape inference checked that the count fits in 64 bits.
-        element_count(self.op, &self.input_shape).unwrap_or(usize::MAX)
+        self.input_elems.unwrap_or(usize::MAX)
     }
 
     /// Elements in the output.
     pub fn output_len(&self) -> usize {
-        element_count(self.op, &self.output_shape).unwrap_or(usize::MAX)
+        self.output_elems.unwrap_or(usize::MAX)
     }
 
+    /// Elements in the output (`output`) or the input, or the overflow error.
+    fn count(&self, output: bool) -> Result<usize> {
+        let (shape, elems) =
+            if output { (&self.output_shape, self.output_elems) } else { (&self.input_shape, self.input_elems) };
+        // `None` only when the count overflows: produce that error.
+        elems.map_or_else(|| element_count(self.op, shape), Ok)
+    }
+
+    #[allow(
+        clippy::unnecessary_lazy_evaluations,
+        reason = "an `Error` has drop glue: built eagerly, it is built and dropped on every success"
+    )]
     fn check_len(&self, param: &'static str, len: usize, per_elem: usize) -> Result<()> {
-        let shape = if param == "input" { &self.input_shape } else { &self.output_shape };
-        let elems = element_count(self.op, shape)?;
-        let expected = elems.checked_mul(per_elem).ok_or(Error::Overflow {
+        let output = param != "input";
+        let shape = if output { &self.output_shape } else { &self.input_shape };
+        let elems = self.count(output)?;
+        let expected = elems.checked_mul(per_elem).ok_or_else(|| Error::Overflow {
             op: self.op,
             what: "byte count",
             a: elems as u128,
@@ -324,12 +352,12 @@ impl Plan {
     }
 
     /// Compiles the loop nest for row-major buffers of `elem`-byte elements.
-    fn compile_contiguous(&self, elem: usize) -> CopyPlan {
+    fn compile_contiguous(&self, elem: usize, plan: &mut CopyPlan) {
         let (space, block) = match self.dir {
             Direction::Forward => (&self.input_shape, &self.output_shape),
             Direction::Backward => (&self.output_shape, &self.input_shape),
         };
-        self.compile(elem, &c_strides(space, elem), &c_strides(block, elem))
+        self.compile(elem, &c_strides(space, elem), &c_strides(block, elem), plan)
     }
 
     /// Runs into a new vector. Padding positions get `T::default()`, which is
@@ -343,7 +371,7 @@ impl Plan {
     /// ```
     pub fn run<T: Copy + Default>(&self, input: &[T]) -> Result<Vec<T>> {
         self.check_len("input", input.len(), 1)?;
-        let n = element_count(self.op, &self.output_shape)?;
+        let n = self.count(true)?;
         let mut out: Vec<T> = allocate(n, size_of::<T>())?;
         self.run_uninit(input, &mut out.spare_capacity_mut()[..n])?;
         // SAFETY: `run_uninit` succeeded, so it wrote every one of the `n`
@@ -377,7 +405,8 @@ impl Plan {
         let elem = size_of::<T>();
         let default = T::default();
         let pattern = bytes_of(&default);
-        let plan = self.compile_contiguous(elem);
+        let mut plan = CopyPlan::placeholder();
+        self.compile_contiguous(elem, &mut plan);
         // SAFETY: both buffers hold exactly the row-major shapes the plan was
         // compiled for (checked above); `&[T]` and `&mut [MaybeUninit<T>]`
         // cannot overlap.
@@ -404,10 +433,14 @@ impl Plan {
     /// assert_eq!(y, b"aaabbbcccddd");
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
+    #[allow(
+        clippy::unnecessary_lazy_evaluations,
+        reason = "an `Error` has drop glue: built eagerly, it is built and dropped on every success"
+    )]
     pub fn run_bytes(&self, input: &[u8], elem_size: usize) -> Result<Vec<u8>> {
         self.check_len("input", input.len(), elem_size)?;
-        let elems = element_count(self.op, &self.output_shape)?;
-        let n = elems.checked_mul(elem_size).ok_or(Error::Overflow {
+        let elems = self.count(true)?;
+        let n = elems.checked_mul(elem_size).ok_or_else(|| Error::Overflow {
             op: self.op,
             what: "byte count",
             a: elems as u128,
@@ -442,7 +475,8 @@ impl Plan {
     pub fn run_bytes_uninit(&self, input: &[u8], elem_size: usize, output: &mut [MaybeUninit<u8>]) -> Result<()> {
         self.check_len("input", input.len(), elem_size)?;
         self.check_len("output", output.len(), elem_size)?;
-        let plan = self.compile_contiguous(elem_size);
+        let mut plan = CopyPlan::placeholder();
+        self.compile_contiguous(elem_size, &mut plan);
         // SAFETY: lengths checked above against the row-major shapes.
         unsafe {
             exec::execute(&plan, input.as_ptr(), output.as_mut_ptr().cast(), Fill::Zero, self.parallelism.threads())
@@ -504,7 +538,8 @@ impl Plan {
             Direction::Forward => (strides, out_strides),
             Direction::Backward => (out_strides, strides),
         };
-        let plan = self.compile(elem_size, &space, &block);
+        let mut plan = CopyPlan::placeholder();
+        self.compile(elem_size, &space, &block, &mut plan);
         // SAFETY: every input element addressed by the strides lies inside
         // `input` (checked above); the output holds exactly the row-major
         // output shape; the two cannot overlap.
@@ -544,7 +579,8 @@ impl Plan {
             Direction::Forward => (bytes(input_strides), bytes(output_strides)),
             Direction::Backward => (bytes(output_strides), bytes(input_strides)),
         };
-        let plan = self.compile(elem, &space, &block);
+        let mut plan = CopyPlan::placeholder();
+        self.compile(elem, &space, &block, &mut plan);
         let default = T::default();
         let pattern = bytes_of(&default);
         // SAFETY: the caller guarantees the views; the plan only produces offsets

@@ -79,12 +79,12 @@ pub(crate) struct Geometry {
 
 /// Checked `a * b` in u64, worded for `op`.
 pub(crate) fn mul(op: &'static str, what: &'static str, a: u64, b: u64) -> Result<u64> {
-    a.checked_mul(b).ok_or(Error::Overflow { op, what, a: a.into(), b: b.into(), limit: "u64" })
+    a.checked_mul(b).ok_or_else(|| Error::Overflow { op, what, a: a.into(), b: b.into(), limit: "u64" })
 }
 
 /// Checked `a + b` in u64, worded for `op`.
 pub(crate) fn add(op: &'static str, what: &'static str, a: u64, b: u64) -> Result<u64> {
-    a.checked_add(b).ok_or(Error::Overflow { op, what, a: a.into(), b: b.into(), limit: "u64" })
+    a.checked_add(b).ok_or_else(|| Error::Overflow { op, what, a: a.into(), b: b.into(), limit: "u64" })
 }
 
 /// Checked product of a shape.

@@ -38,11 +38,47 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
             4 => strided::<4>(n, src, ss, dst, ds),
             8 => strided::<8>(n, src, ss, dst, ds),
             16 => strided::<16>(n, src, ss, dst, ds),
+            3..=32 => {
+                for i in 0..n as isize {
+                    copy_short(src.offset(i * ss), dst.offset(i * ds), unit);
+                }
+            }
             _ => {
                 for i in 0..n as isize {
                     ptr::copy_nonoverlapping(src.offset(i * ss), dst.offset(i * ds), unit);
                 }
             }
+        }
+    }
+}
+
+/// Copies `len` bytes, `2 < len <= 32`, as two overlapping moves of the
+/// largest power of two not above `len` (no call into the C library for
+/// units like 3, 6 or 12 bytes).
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, not overlapping.
+#[inline(always)]
+unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
+    #[inline(always)]
+    unsafe fn pair<const N: usize>(src: *const u8, dst: *mut u8, len: usize) {
+        // SAFETY: `N <= len`, so `[0, N)` and `[len - N, len)` are inside both ranges;
+        // both values are read before either is written.
+        unsafe {
+            let a = ptr::read_unaligned(src.cast::<MaybeUninit<[u8; N]>>());
+            let b = ptr::read_unaligned(src.add(len - N).cast::<MaybeUninit<[u8; N]>>());
+            ptr::write_unaligned(dst.cast::<MaybeUninit<[u8; N]>>(), a);
+            ptr::write_unaligned(dst.add(len - N).cast::<MaybeUninit<[u8; N]>>(), b);
+        }
+    }
+    // SAFETY: forwarded; each arm's `N` is at most `len`.
+    unsafe {
+        match len {
+            0..=2 => ptr::copy_nonoverlapping(src, dst, len),
+            3 => pair::<2>(src, dst, len),
+            4..=7 => pair::<4>(src, dst, len),
+            8..=15 => pair::<8>(src, dst, len),
+            _ => pair::<16>(src, dst, len),
         }
     }
 }

@@ -54,8 +54,12 @@ impl Window {
     pub fn range(&self, outer_index: usize, count: usize) -> (usize, usize) {
         let base = self.oc * outer_index as i64;
         let clamp = |v: i64| v.clamp(0, count as i64) as usize;
-        let s = clamp(ceil_div(self.lo - base, self.ic));
-        let e = clamp(ceil_div(self.hi - base, self.ic));
+        let (s, e) = if self.ic == 1 {
+            // The common case (the window's loop is the block factor): no division.
+            (clamp(self.lo - base), clamp(self.hi - base))
+        } else {
+            (clamp(ceil_div(self.lo - base, self.ic)), clamp(ceil_div(self.hi - base, self.ic)))
+        };
         (s, e.max(s))
     }
 }
@@ -147,6 +151,7 @@ impl CopyPlan {
     /// `streaming`: the destination is large enough to bypass the cache
     /// (see [`CopyPlan::nt`]); it also changes the loop order.
     /// `isa`: the vector kernels for short runs (one the CPU runs).
+    #[cfg(test)]
     pub fn compile(
         geom: &Geometry,
         dir: Direction,
@@ -155,6 +160,42 @@ impl CopyPlan {
         streaming: bool,
         isa: Isa,
     ) -> Self {
+        let mut plan = CopyPlan::placeholder();
+        plan.build(geom, dir, elem, strides, streaming, isa);
+        plan
+    }
+
+    /// A plan with nothing in it, to [`CopyPlan::build`] in place (plans
+    /// are kilobytes: building one where it will be used saves copying it).
+    pub const fn placeholder() -> Self {
+        CopyPlan {
+            loops: ArrayVec::new_const(),
+            unit: 1,
+            src_base: 0,
+            dst_base: 0,
+            fill: false,
+            empty: true,
+            all_padding: false,
+            dst_block: ArrayVec::new_const(),
+            dst_bytes: 0,
+            tile: false,
+            nt: false,
+            isa: Isa::Portable,
+            stage_level: None,
+            tile_stage: None,
+        }
+    }
+
+    /// [`CopyPlan::compile`], into `self` (whatever it held before).
+    pub fn build(
+        &mut self,
+        geom: &Geometry,
+        dir: Direction,
+        elem: usize,
+        strides: &Layouts<'_>,
+        streaming: bool,
+        isa: Isa,
+    ) {
         let n_space = geom.space.len();
         let space_count = |f: Factor| geom.factor_count(f) as usize;
 
@@ -174,7 +215,8 @@ impl CopyPlan {
 
         // Per-factor strides on the block side: within a group, the last factor
         // varies fastest.
-        let mut block_stride = [[0isize; 2]; MAX_RANK];
+        // Only the space axes' entries are used (every factor's is set below).
+        let mut block_stride: ArrayVec<[isize; 2], MAX_RANK> = (0..n_space).map(|_| [0isize; 2]).collect();
         let mut at = 0;
         for (g, &n) in geom.groups.iter().enumerate() {
             let mut s = strides.block[g];
@@ -240,27 +282,24 @@ impl CopyPlan {
             Direction::Backward => count_product(geom.space.iter().map(|a| a.extent as usize).chain([elem])),
         };
         let empty = dst_bytes == 0;
-        let mut plan = CopyPlan {
-            loops: ArrayVec::new(),
-            unit: 1,
-            src_base,
-            dst_base,
-            fill: dir == Direction::Forward,
-            empty,
-            all_padding: false,
-            dst_block: ArrayVec::new(),
-            dst_bytes,
-            tile: false,
-            nt: streaming,
-            isa,
-            stage_level: None,
-            tile_stage: None,
-        };
-        if empty {
-            return plan;
+        // Every field is set: `self` may hold an earlier plan.
+        self.loops.clear();
+        self.unit = 1;
+        self.src_base = src_base;
+        self.dst_base = dst_base;
+        self.fill = dir == Direction::Forward;
+        self.empty = empty;
+        self.all_padding = false;
+        self.dst_block.clear();
+        self.dst_bytes = dst_bytes;
+        self.tile = false;
+        self.nt = streaming;
+        self.isa = isa;
+        self.stage_level = None;
+        self.tile_stage = None;
+        if !empty {
+            self.canonicalise(&raw, &mut windows);
         }
-        plan.canonicalise(&raw, &mut windows);
-        plan
     }
 
     fn canonicalise(&mut self, raw: &[RawLoop], windows: &mut [Option<Window>]) {
@@ -371,14 +410,15 @@ impl CopyPlan {
         }
 
         // 5. Contiguous destination blocks, for filling padding in whole runs.
-        let mut blocks = [0usize; MAX_LOOPS];
+        let blocks = &mut self.dst_block;
+        blocks.clear();
+        blocks.extend(loops.iter().map(|_| 0));
         let mut blk = Some(self.unit);
         for j in (0..loops.len()).rev() {
             blocks[j] = blk.unwrap_or(0);
             blk = blk.and_then(|b| (loops[j].ds == b as isize).then(|| b * loops[j].count));
         }
-        self.dst_block.clear();
-        self.dst_block.extend(blocks[..loops.len()].iter().copied());
+        let blocks = &self.dst_block;
 
         // 6. Streaming plans of long units build whole destination regions
         // in a staging buffer (measured: it pays for gathers of long units;
