@@ -11,7 +11,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Staging};
+use super::kernels::{copy_2d, copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Staging};
 use super::plan::{CopyPlan, Loop, MAX_LOOPS};
 use super::plan::{STAGE_BYTES, TILE_STAGE_BYTES};
 
@@ -281,6 +281,22 @@ impl Exec<'_> {
                     l.ds,
                     p.unit,
                     Mode { nt: self.nt, isa: p.isa },
+                );
+            } else if j + 2 == p.loops.len() && p.loops[j + 1].window.is_none() && p.stage_level != Some(j + 1) {
+                // The last two loops, the inner one without a window and not
+                // staged: one call.
+                let y = p.loops[j + 1];
+                copy_2d(
+                    e - s,
+                    l.ss,
+                    l.ds,
+                    y.count,
+                    buf.src.wrapping_offset(so),
+                    y.ss,
+                    buf.dst.wrapping_offset(dof),
+                    y.ds,
+                    p.unit,
+                    self.nt,
                 );
             } else {
                 let (mut so, mut dof) = (so, dof);

@@ -52,6 +52,73 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
     }
 }
 
+/// `n1` rows of [`copy_run`]: row `i` copies `n0` units from
+/// `src + i*ss1` (stride `ss0`) to `dst + i*ds1` (stride `ds0`). The
+/// innermost two loops of a plan in one call, with the choice of unit
+/// kernel made once for all rows (tiny tensors are mostly this overhead).
+///
+/// # Safety
+/// As [`copy_run`] for every row.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn copy_2d(
+    n1: usize,
+    ss1: isize,
+    ds1: isize,
+    n0: usize,
+    src: *const u8,
+    ss0: isize,
+    dst: *mut u8,
+    ds0: isize,
+    unit: usize,
+    nt: bool,
+) {
+    let row = |i: usize| (src.wrapping_offset(i as isize * ss1), dst.wrapping_offset(i as isize * ds1));
+    // SAFETY: forwarded; row `i` is the caller's row `i`.
+    unsafe {
+        if nt || (ss0 == unit as isize && ds0 == unit as isize) {
+            for i in 0..n1 {
+                let (s, d) = row(i);
+                copy_run(n0, s, ss0, d, ds0, unit, nt);
+            }
+            return;
+        }
+        macro_rules! rows {
+            ($copy:expr) => {
+                for i in 0..n1 {
+                    let (s, d) = row(i);
+                    for k in 0..n0 as isize {
+                        $copy(s.offset(k * ss0), d.offset(k * ds0));
+                    }
+                }
+            };
+        }
+        match unit {
+            1 => rows!(|s, d| unit_copy::<1>(s, d)),
+            2 => rows!(|s, d| unit_copy::<2>(s, d)),
+            4 => rows!(|s, d| unit_copy::<4>(s, d)),
+            8 => rows!(|s, d| unit_copy::<8>(s, d)),
+            16 => rows!(|s, d| unit_copy::<16>(s, d)),
+            3..=32 => rows!(|s, d| copy_short(s, d, unit)),
+            _ => rows!(|s, d| ptr::copy_nonoverlapping(s, d, unit)),
+        }
+    }
+}
+
+/// Copies one unit of `N` bytes as one (unaligned) value.
+///
+/// # Safety
+/// `N` bytes readable at `src` and writable at `dst`, not overlapping.
+#[inline(always)]
+unsafe fn unit_copy<const N: usize>(src: *const u8, dst: *mut u8) {
+    // SAFETY: forwarded; `MaybeUninit` makes copying padding bytes of a
+    // caller's type sound.
+    unsafe {
+        let v = ptr::read_unaligned(src.cast::<MaybeUninit<[u8; N]>>());
+        ptr::write_unaligned(dst.cast::<MaybeUninit<[u8; N]>>(), v);
+    }
+}
+
 /// Copies `len` bytes, `2 < len <= 32`, as two overlapping moves of the
 /// largest power of two not above `len` (no call into the C library for
 /// units like 3, 6 or 12 bytes).
@@ -90,12 +157,8 @@ unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
 #[inline(always)]
 unsafe fn strided<const N: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
     for i in 0..n as isize {
-        // SAFETY: unit `i` is readable at `src + i*ss` and writable at `dst + i*ds`
-        // (caller); `MaybeUninit` makes copying padding bytes of a caller's type sound.
-        unsafe {
-            let v = ptr::read_unaligned(src.offset(i * ss).cast::<MaybeUninit<[u8; N]>>());
-            ptr::write_unaligned(dst.offset(i * ds).cast::<MaybeUninit<[u8; N]>>(), v);
-        }
+        // SAFETY: unit `i` is readable at `src + i*ss` and writable at `dst + i*ds` (caller).
+        unsafe { unit_copy::<N>(src.offset(i * ss), dst.offset(i * ds)) };
     }
 }
 
@@ -250,7 +313,8 @@ unsafe fn interleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, ss: 
     // (the first `done * B` of the destination); the portable one the rest.
     // `isa` is one the CPU runs (the plan detected it).
     unsafe {
-        let done = simd::interleave(isa, u, B, n, src, ss, dst);
+        // (Runs shorter than one 16-byte vector skip the vector entry point.)
+        let done = if n * u >= 16 { simd::interleave(isa, u, B, n, src, ss, dst) } else { 0 };
         interleave::<T, B>(n - done, src.add(done * u), ss, dst.add(done * B * u));
     }
 }
@@ -264,7 +328,7 @@ unsafe fn deinterleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, ds
     let u = size_of::<T>();
     // SAFETY: as `interleave_any`, mirrored.
     unsafe {
-        let done = simd::deinterleave(isa, u, B, n, src, dst, ds);
+        let done = if n * u >= 16 { simd::deinterleave(isa, u, B, n, src, dst, ds) } else { 0 };
         deinterleave::<T, B>(n - done, src.add(done * B * u), dst.add(done * u), ds);
     }
 }
