@@ -5,7 +5,7 @@ use std::mem::{size_of, MaybeUninit};
 
 use arrayvec::ArrayVec;
 
-use crate::engine::exec::{self, Fill, STREAM_THRESHOLD};
+use crate::engine::exec::{self, Fill, Progress, STREAM_THRESHOLD};
 use crate::engine::geometry::{self, Geometry};
 use crate::engine::plan::{CopyPlan, Layouts};
 use crate::engine::simd::Isa;
@@ -417,6 +417,7 @@ impl Plan {
                 output.as_mut_ptr().cast(),
                 Fill::Pattern(pattern),
                 self.parallelism.threads(),
+                None,
             )
         };
         Ok(())
@@ -473,13 +474,51 @@ impl Plan {
 
     /// [`Plan::run_bytes_into`] into possibly uninitialised memory.
     pub fn run_bytes_uninit(&self, input: &[u8], elem_size: usize, output: &mut [MaybeUninit<u8>]) -> Result<()> {
+        self.bytes_uninit(input, elem_size, output, None)
+    }
+
+    /// [`Plan::run_bytes_uninit`], reporting progress: the run goes in chunks
+    /// of about 16 MiB of output (as finely as the plan's loop nest can be
+    /// cut, which may be coarser), and after each `progress` gets the output
+    /// bytes done so far and the total (the last call has both equal; a run
+    /// of one chunk makes just that call, an empty output none). For
+    /// front-ends that show a progress bar on long runs.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    /// use blockshuffle::{onnx, Operator};
+    /// let plan = onnx::SpaceToDepth::new(2).plan(&[1, 1, 2, 2])?;
+    /// let mut out = [MaybeUninit::<u8>::uninit(); 4];
+    /// let mut seen = Vec::new();
+    /// plan.run_bytes_uninit_with_progress(&[1, 2, 3, 4], 1, &mut out, &mut |done, total| seen.push((done, total)))?;
+    /// assert_eq!(seen.last(), Some(&(4, 4)));
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn run_bytes_uninit_with_progress(
+        &self,
+        input: &[u8],
+        elem_size: usize,
+        output: &mut [MaybeUninit<u8>],
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<()> {
+        self.bytes_uninit(input, elem_size, output, Some(progress))
+    }
+
+    fn bytes_uninit(
+        &self,
+        input: &[u8],
+        elem_size: usize,
+        output: &mut [MaybeUninit<u8>],
+        progress: Option<Progress<'_>>,
+    ) -> Result<()> {
         self.check_len("input", input.len(), elem_size)?;
         self.check_len("output", output.len(), elem_size)?;
         let mut plan = CopyPlan::placeholder();
         self.compile_contiguous(elem_size, &mut plan);
         // SAFETY: lengths checked above against the row-major shapes.
         unsafe {
-            exec::execute(&plan, input.as_ptr(), output.as_mut_ptr().cast(), Fill::Zero, self.parallelism.threads())
+            let (src, dst) = (input.as_ptr(), output.as_mut_ptr().cast());
+            exec::execute(&plan, src, dst, Fill::Zero, self.parallelism.threads(), progress)
         };
         Ok(())
     }
@@ -506,6 +545,43 @@ impl Plan {
         input_strides: &[isize],
         elem_size: usize,
         output: &mut [MaybeUninit<u8>],
+    ) -> Result<()> {
+        self.bytes_strided_uninit(input, input_strides, elem_size, output, None)
+    }
+
+    /// [`Plan::run_bytes_strided_uninit`], reporting progress as
+    /// [`Plan::run_bytes_uninit_with_progress`] does.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    /// use blockshuffle::{onnx, Operator};
+    /// let plan = onnx::SpaceToDepth::new(2).plan(&[1, 1, 2, 2])?;
+    /// let mut out = [MaybeUninit::<u8>::uninit(); 4];
+    /// let mut last = None;
+    /// plan.run_bytes_strided_uninit_with_progress(&[1, 3, 2, 4], &[1, 1, 1, 2], 1, &mut out, &mut |d, t| {
+    ///     last = Some((d, t))
+    /// })?;
+    /// assert_eq!(last, Some((4, 4)));
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    pub fn run_bytes_strided_uninit_with_progress(
+        &self,
+        input: &[u8],
+        input_strides: &[isize],
+        elem_size: usize,
+        output: &mut [MaybeUninit<u8>],
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<()> {
+        self.bytes_strided_uninit(input, input_strides, elem_size, output, Some(progress))
+    }
+
+    fn bytes_strided_uninit(
+        &self,
+        input: &[u8],
+        input_strides: &[isize],
+        elem_size: usize,
+        output: &mut [MaybeUninit<u8>],
+        progress: Option<Progress<'_>>,
     ) -> Result<()> {
         if input_strides.len() != self.input_shape.len() {
             return Err(Error::StrideCount { param: "input", len: input_strides.len(), rank: self.input_shape.len() });
@@ -544,7 +620,8 @@ impl Plan {
         // `input` (checked above); the output holds exactly the row-major
         // output shape; the two cannot overlap.
         unsafe {
-            exec::execute(&plan, input.as_ptr(), output.as_mut_ptr().cast(), Fill::Zero, self.parallelism.threads())
+            let (src, dst) = (input.as_ptr(), output.as_mut_ptr().cast());
+            exec::execute(&plan, src, dst, Fill::Zero, self.parallelism.threads(), progress)
         };
         Ok(())
     }
@@ -586,7 +663,7 @@ impl Plan {
         // SAFETY: the caller guarantees the views; the plan only produces offsets
         // of in-range indices.
         unsafe {
-            exec::execute(&plan, input.cast(), output.cast(), Fill::Pattern(pattern), self.parallelism.threads())
+            exec::execute(&plan, input.cast(), output.cast(), Fill::Pattern(pattern), self.parallelism.threads(), None)
         };
         Ok(())
     }

@@ -368,3 +368,40 @@ fn staged_streaming_agrees_with_direct_stores() {
         }
     }
 }
+
+/// Runs that report progress go in chunks of about 16 MiB of output (as
+/// finely as the loop nest can be cut): the same bytes as one run, with
+/// reports that rise to the total. Plans of
+/// every shape of nest: padding filled (forward), crops (backward), a staged
+/// tile, a long-unit gather and a plain copy (no loops), on one thread and two.
+#[test]
+fn chunked_runs_with_progress_agree_with_whole_runs() {
+    let cases: Vec<(Box<dyn Operator>, Vec<usize>, usize)> = vec![
+        (Box::new(tf::SpaceToBatchNd::new(&[2, 2], &[[1, 3], [2, 0]])), vec![4, 300, 300, 40], 4),
+        (Box::new(tf::BatchToSpaceNd::new(&[2, 2], &[[1, 3], [2, 0]])), vec![16, 151, 150, 40], 4),
+        (Box::new(onnx::SpaceToDepth::new(2)), vec![4, 10, 512, 520], 4),
+        (Box::new(tf::DepthToSpace::new(2, DataFormat::Nhwc)), vec![4, 100, 128, 256], 4),
+        (Box::new(onnx::DepthToSpace::dcr(1)), vec![1, 3, 1000, 3000], 4),
+    ];
+    for (op, shape, elem) in cases {
+        let plan = op.plan(&shape).unwrap();
+        let x = bytes(plan.input_len() * elem, 23);
+        let whole = plan.run_bytes(&x, elem).unwrap();
+        assert!(whole.len() > 32 << 20, "{}: {} bytes is less than three chunks", op.name(), whole.len());
+        for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
+            let plan = plan.clone().with_parallelism(par);
+            let mut out = vec![std::mem::MaybeUninit::new(0xA5u8); whole.len()];
+            let mut reports = Vec::new();
+            plan.run_bytes_uninit_with_progress(&x, elem, &mut out, &mut |done, total| reports.push((done, total)))
+                .unwrap();
+            // SAFETY: the run succeeded, so every output byte was written.
+            let out = unsafe { &*(out.as_slice() as *const [std::mem::MaybeUninit<u8>] as *const [u8]) };
+            assert!(out == whole.as_slice(), "{} {par:?}: chunked output differs", op.name());
+            let total = whole.len() as u64;
+            assert!(reports.len() >= 2, "{} {par:?}: {} reports", op.name(), reports.len());
+            assert!(reports.windows(2).all(|w| w[0].0 < w[1].0), "{} {par:?}: {reports:?}", op.name());
+            assert!(reports.iter().all(|&(_, t)| t == total));
+            assert_eq!(reports.last(), Some(&(total, total)), "{} {par:?}", op.name());
+        }
+    }
+}

@@ -90,25 +90,71 @@ struct Exec<'a> {
     nt: bool,
 }
 
-/// Runs `plan` from `src` into `dst` on up to `threads` threads.
+/// Called between the chunks of a long run with `(destination bytes done, total)`.
+pub(crate) type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+/// Destination bytes per chunk of a run that reports progress.
+pub(crate) const CHUNK_BYTES: usize = 16 << 20;
+
+/// Runs `plan` from `src` into `dst` on up to `threads` threads; with a
+/// `progress` callback, in chunks of about [`CHUNK_BYTES`] of destination,
+/// reporting after each.
 ///
 /// # Safety
 /// `src` and `dst` must point to buffers holding exactly the source and
 /// destination layouts `plan` was compiled for (every offset the plan yields
 /// for a valid position is inside them), and the destination must not overlap
 /// the source.
-pub(crate) unsafe fn execute(plan: &CopyPlan, src: *const u8, dst: *mut u8, fill: Fill<'_>, threads: usize) {
+pub(crate) unsafe fn execute(
+    plan: &CopyPlan,
+    src: *const u8,
+    dst: *mut u8,
+    fill: Fill<'_>,
+    threads: usize,
+    mut progress: Option<Progress<'_>>,
+) {
     if plan.empty {
         return;
     }
     let ex = Exec { plan, buf: Buffers { src, dst }, fill, nt: plan.nt };
     let threads = if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.max(1) };
+    let chunks = if progress.is_some() { plan.dst_bytes.div_ceil(CHUNK_BYTES) } else { 1 };
+    let total = plan.dst_bytes as u64;
     // SAFETY: forwarded from the caller.
     unsafe {
-        if threads == 1 {
+        if plan.all_padding || (threads == 1 && chunks == 1 && !plan.loops.is_empty()) {
+            // One piece (only padding is rare enough, an empty input padded
+            // to full blocks, to stay sequential).
             ex.sequential();
+            if let Some(report) = progress.as_mut() {
+                report(total, total);
+            }
+        } else if plan.loops.is_empty() {
+            // A pure contiguous copy: ranges of bytes.
+            let step = plan.dst_bytes.div_ceil(chunks);
+            let mut a = 0;
+            while a < plan.dst_bytes {
+                let b = plan.dst_bytes.min(a + step);
+                ex.bytes_on(a, b, threads);
+                if let Some(report) = progress.as_mut() {
+                    report(b as u64, total);
+                }
+                a = b;
+            }
         } else {
-            ex.parallel(threads);
+            // Ranges of the flattened outer loops: every position of the
+            // prefix is a destination block of the same size.
+            let (prefix, positions) = ex.prefix(chunks.max(if threads > 1 { threads * 4 } else { 1 }));
+            let step = positions.div_ceil(chunks.min(positions));
+            let mut a = 0;
+            while a < positions {
+                let b = positions.min(a + step);
+                ex.range_on(prefix, a, b, threads);
+                if let Some(report) = progress.as_mut() {
+                    report((total as u128 * b as u128 / positions as u128) as u64, total);
+                }
+                a = b;
+            }
         }
         if ex.nt {
             fence();
@@ -132,58 +178,50 @@ impl Exec<'_> {
         }
     }
 
-    /// Splits the flattened outermost loops into `threads` ranges.
-    #[cfg(feature = "rayon")]
-    unsafe fn parallel(&self, threads: usize) {
-        use rayon::prelude::*;
+    /// The smallest prefix of the loops whose flattened positions number at
+    /// least `want` (or as many as it may take: not past a stage level,
+    /// whose regions must stay whole), and its number of positions.
+    fn prefix(&self, want: usize) -> (usize, usize) {
         let p = self.plan;
-        let loops = &p.loops;
-        if p.all_padding {
-            // Only padding: rare enough (an empty input padded to full blocks) to stay sequential.
-            // SAFETY: forwarded.
-            return unsafe { self.sequential() };
-        }
-        // A pure contiguous copy: split the bytes.
-        if loops.is_empty() {
-            let total = p.dst_bytes;
-            let step = total.div_ceil(threads);
-            let step = step.div_ceil(p.unit.max(1)) * p.unit.max(1);
-            (0..threads).into_par_iter().for_each(|t| {
-                let a = (t * step).min(total);
-                let b = ((t + 1) * step).min(total);
-                if a < b {
-                    let buf = self.buf;
-                    // SAFETY: `[a, b)` is a sub-range of the destination; with no
-                    // loops the plan is one contiguous copy of `total` bytes from
-                    // `src_base` to `dst_base`.
-                    unsafe {
-                        let dst = buf.dst.wrapping_offset(p.dst_base + a as isize);
-                        let src = buf.src.wrapping_offset(p.src_base + a as isize);
-                        if self.nt {
-                            stream_region(src, dst, b - a);
-                            fence();
-                        } else {
-                            copy_bytes(src, dst, b - a, false);
-                        }
-                    }
-                }
-            });
-            return;
-        }
-        // Flatten the smallest prefix of loops that has enough positions
-        // (not past the stage level, whose regions must stay whole).
-        // (The plan has a stage level only when it streams.)
-        let last = p.stage_level.unwrap_or(loops.len());
+        let staged = [p.stage_level, p.tile_stage.map(|t| t.level)];
+        let last = staged.into_iter().flatten().min().unwrap_or(p.loops.len());
         let mut prefix = 0;
         let mut positions = 1usize;
-        while prefix < last && positions < threads * 4 {
-            positions *= loops[prefix].count;
+        while prefix < last && positions < want {
+            positions *= p.loops[prefix].count;
             prefix += 1;
         }
-        let step = positions.div_ceil(threads);
-        (0..threads).into_par_iter().for_each(|t| {
-            let a = (t * step).min(positions);
-            let b = ((t + 1) * step).min(positions);
+        (prefix, positions)
+    }
+
+    /// Copies destination bytes `[a, b)` of a plan without loops (one
+    /// contiguous copy), split over `threads`.
+    unsafe fn bytes_on(&self, a: usize, b: usize, threads: usize) {
+        split(a, b, threads, self.plan.unit.max(1), |a, b| {
+            // SAFETY: `[a, b)` is a sub-range of the destination.
+            unsafe { self.span(a, b) };
+            if self.nt {
+                fence();
+            }
+        });
+    }
+
+    /// Destination bytes `[a, b)` of a plan without loops.
+    ///
+    /// # Safety
+    /// `[a, b)` inside the destination; with no loops the plan is one
+    /// contiguous copy of `dst_bytes` from `src_base` to `dst_base`.
+    unsafe fn span(&self, a: usize, b: usize) {
+        let p = self.plan;
+        let dst = self.buf.dst.wrapping_offset(p.dst_base + a as isize);
+        let src = self.buf.src.wrapping_offset(p.src_base + a as isize);
+        // SAFETY: forwarded.
+        unsafe { copy_bytes(src, dst, b - a, self.nt) };
+    }
+
+    /// Runs flat positions `[a, b)` of the first `prefix` loops, split over `threads`.
+    unsafe fn range_on(&self, prefix: usize, a: usize, b: usize, threads: usize) {
+        split(a, b, threads, 1, |a, b| {
             // SAFETY: each flat position is a disjoint destination block.
             unsafe { self.flat_range(prefix, a, b) };
             if self.nt {
@@ -192,14 +230,7 @@ impl Exec<'_> {
         });
     }
 
-    #[cfg(not(feature = "rayon"))]
-    unsafe fn parallel(&self, _threads: usize) {
-        // SAFETY: forwarded.
-        unsafe { self.sequential() }
-    }
-
     /// Runs flat positions `[a, b)` of the first `prefix` loops.
-    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
     unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
         let p = self.plan;
         let mut idx = [0usize; MAX_LOOPS];
@@ -421,5 +452,26 @@ impl Exec<'_> {
                 self.fill_range(j, dof, 0, p.loops[j].count);
             }
         }
+    }
+}
+
+/// Runs `work` over `[a, b)`: split into `threads` ranges (multiples of
+/// `align` from `a`) on the rayon pool, or at once on this thread.
+fn split(a: usize, b: usize, threads: usize, align: usize, work: impl Fn(usize, usize) + Sync) {
+    #[cfg(feature = "rayon")]
+    if threads > 1 {
+        use rayon::prelude::*;
+        let step = (b - a).div_ceil(threads).div_ceil(align) * align;
+        (0..threads).into_par_iter().for_each(|t| {
+            let (x, y) = ((a + t * step).min(b), (a + (t + 1) * step).min(b));
+            if x < y {
+                work(x, y);
+            }
+        });
+        return;
+    }
+    let _ = (threads, align);
+    if a < b {
+        work(a, b);
     }
 }
