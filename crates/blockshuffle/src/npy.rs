@@ -111,16 +111,31 @@ impl NpyArray {
 
     /// Element strides of the data, in elements.
     pub fn strides(&self) -> Vec<isize> {
-        let n = self.shape.len();
-        let mut strides = vec![0isize; n];
-        let mut acc = 1isize;
-        let order: Vec<usize> = if self.fortran_order { (0..n).collect() } else { (0..n).rev().collect() };
-        for i in order {
-            strides[i] = acc;
-            acc = acc.wrapping_mul(self.shape[i] as isize);
-        }
-        strides
+        element_strides(&self.shape, self.fortran_order)
     }
+}
+
+/// Element strides of a C- or Fortran-order array of `shape`.
+fn element_strides(shape: &[usize], fortran_order: bool) -> Vec<isize> {
+    let n = shape.len();
+    let mut strides = vec![0isize; n];
+    let mut acc = 1isize;
+    let order: Vec<usize> = if fortran_order { (0..n).collect() } else { (0..n).rev().collect() };
+    for i in order {
+        strides[i] = acc;
+        acc = acc.wrapping_mul(shape[i] as isize);
+    }
+    strides
+}
+
+/// What a checked header says of the data: everything but the bytes.
+struct Layout {
+    dtype: DType,
+    shape: Vec<usize>,
+    fortran_order: bool,
+    elem_size: usize,
+    /// Data bytes, at most what the file holds after the header.
+    bytes: u64,
 }
 
 /// Reads the fixed part and header text of a `.npy`; returns the parsed
@@ -259,9 +274,9 @@ pub fn read_bytes(bytes: &[u8]) -> Result<NpyArray> {
     read_from(Path::new("<memory>"), bytes, bytes.len() as u64)
 }
 
-/// Reads a `.npy` of `len` bytes from `reader`.
-fn read_from(path: &Path, mut reader: impl Read, len: u64) -> Result<NpyArray> {
-    let (header, offset) = read_header(path, &mut reader, len)?;
+/// Checks a parsed header (at data offset `offset` of a `len`-byte file)
+/// and says what it describes.
+fn layout(path: &Path, header: &NpyHeader, offset: u64, len: u64) -> Result<Layout> {
     if header.uses_pickled_array() {
         return Err(npy_error(path, "object arrays (pickled Python objects) are not supported"));
     }
@@ -289,12 +304,25 @@ fn read_from(path: &Path, mut reader: impl Read, len: u64) -> Result<NpyArray> {
             ),
         ));
     }
+    Ok(Layout { dtype, shape, fortran_order: header.order() == Order::Fortran, elem_size, bytes })
+}
+
+/// Reads a `.npy` of `len` bytes from `reader`.
+fn read_from(path: &Path, mut reader: impl Read, len: u64) -> Result<NpyArray> {
+    let (header, offset) = read_header(path, &mut reader, len)?;
+    let Layout { dtype, shape, fortran_order, elem_size, bytes } = layout(path, &header, offset, len)?;
+    let data = read_data(path, reader, bytes)?;
+    Ok(NpyArray { dtype, shape, fortran_order, elem_size, data })
+}
+
+/// Reads exactly `bytes` data bytes.
+fn read_data(path: &Path, reader: impl Read, bytes: u64) -> Result<Vec<u8>> {
     let mut data = Vec::new();
     reader.take(bytes).read_to_end(&mut data).map_err(|e| io_error(path, &e))?;
     if data.len() as u64 != bytes {
         return Err(npy_error(path, "file shrank while being read"));
     }
-    Ok(NpyArray { dtype, shape, fortran_order: header.order() == Order::Fortran, elem_size, data })
+    Ok(data)
 }
 
 /// Writes `array` to `path` in C order, atomically: a temporary file beside
@@ -337,25 +365,41 @@ fn write_with(
     shape: &[usize],
     body: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<()> {
+    let tmp = temp_beside(path)?;
+    let result = (|| -> io::Result<()> {
+        let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
+        let mut w = header_writer(&mut w, dtype, shape)?;
+        body(&mut w)?;
+        w.flush()
+    })();
+    result.map_err(|e| io_error(path, &e))?;
+    persist(tmp, path)
+}
+
+/// A new temporary file beside `path`, deleted unless persisted.
+fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix(".blockshuffle-")
         .suffix(".npy.tmp")
         .tempfile_in(dir)
-        .map_err(|e| io_error(path, &e))?;
+        .map_err(|e| io_error(path, &e))
+}
+
+/// Writes the `.npy` header for `dtype` and `shape` to `w`; the returned
+/// writer takes the data bytes.
+fn header_writer<'w>(w: &'w mut dyn Write, dtype: &DType, shape: &[usize]) -> io::Result<impl Write + 'w> {
     let shape_u64: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
-    let result = (|| -> io::Result<()> {
-        let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
-        let mut w =
-            WriteOptions::<u8>::new().dtype(dtype.clone()).shape(&shape_u64).writer(&mut w).write_header_only()?;
-        body(&mut w)?;
-        w.flush()?;
-        tmp.as_file().sync_data()
-    })();
-    result.map_err(|e| io_error(path, &e))?;
+    WriteOptions::<u8>::new().dtype(dtype.clone()).shape(&shape_u64).writer(w).write_header_only()
+}
+
+/// Makes the completely written `tmp` the file at `path`: synced, with
+/// `path`'s permissions if it exists, renamed over it.
+fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> Result<()> {
+    tmp.as_file().sync_data().map_err(|e| io_error(path, &e))?;
     // Keep an existing file's permissions; a new file gets the usual
     // rw-r--r-- (the temporary file starts private). Set before the rename,
     // so the output never appears with the wrong mode.
@@ -371,25 +415,136 @@ fn write_with(
 }
 
 /// Reads `input`, runs `op` on it and writes the result to `output`
-/// (atomically, see [`write()`]); returns the output shape.
+/// (atomically, see [`write()`]); returns the output shape. The same as
+/// [`run_file_with_progress`] without the reports.
 pub fn run_file(op: &dyn Operator, input: &Path, output: &Path, parallelism: Parallelism) -> Result<Shape> {
-    let array = read(input)?;
-    let plan = op.plan(&array.shape)?.with_parallelism(parallelism);
+    run_file_with_progress(op, input, output, parallelism, &mut |_, _| {})
+}
+
+/// [`run_file`] in bounded memory, reporting progress as
+/// [`Plan::run_bytes_uninit_with_progress`] does.
+///
+/// The input's data is memory-mapped, not read, and the output is written
+/// through a memory map of its (temporary) file, whose space is reserved
+/// first: the run needs no memory of its own beyond the page cache, which the
+/// system reclaims as it writes the output back, so files larger than memory
+/// work. An input that cannot be mapped (a pipe, say) is read instead. The
+/// input file must not change while it is being read.
+///
+/// ```
+/// use blockshuffle::{npy, onnx, Parallelism};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let input = dir.path().join("x.npy");
+/// # let output = dir.path().join("y.npy");
+/// let x = npy::NpyArray::from_bytes("|u1", vec![1, 1, 2, 2], vec![1, 2, 3, 4])?;
+/// npy::write(&input, &x)?;
+/// let mut done = 0;
+/// let op = onnx::SpaceToDepth::new(2);
+/// npy::run_file_with_progress(&op, &input, &output, Parallelism::Sequential, &mut |d, _| done = d)?;
+/// assert_eq!((done, npy::read(&output)?.shape()), (4, &[1, 4, 1, 1][..]));
+/// # Ok::<(), blockshuffle::Error>(())
+/// ```
+///
+/// [`Plan::run_bytes_uninit_with_progress`]: crate::Plan::run_bytes_uninit_with_progress
+pub fn run_file_with_progress(
+    op: &dyn Operator,
+    input: &Path,
+    output: &Path,
+    parallelism: Parallelism,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Shape> {
+    let file = File::open(input).map_err(|e| io_error(input, &e))?;
+    let file_len = file.metadata().map_err(|e| io_error(input, &e))?.len();
+    let mut reader = io::BufReader::new(&file);
+    let (header, offset) = read_header(input, &mut reader, file_len)?;
+    let layout = layout(input, &header, offset, file_len)?;
+    let plan = op.plan(&layout.shape)?.with_parallelism(parallelism);
     let out_len = plan
         .output_len()
-        .checked_mul(array.elem_size)
+        .checked_mul(layout.elem_size)
         .ok_or_else(|| npy_error(output, "output byte count overflows"))?;
-    let mut out = Vec::new();
-    out.try_reserve_exact(out_len)
-        .map_err(|_| npy_error(output, format!("cannot allocate {out_len} bytes for the output")))?;
-    let spare = &mut out.spare_capacity_mut()[..out_len];
-    if array.fortran_order {
-        plan.run_bytes_strided_uninit(&array.data, &array.strides(), array.elem_size, spare)?;
-    } else {
-        plan.run_bytes_uninit(&array.data, array.elem_size, spare)?;
+
+    // The input's data: mapped, or (if the file cannot be mapped) read.
+    let data = Data::open(input, &file, offset, layout.bytes, reader)?;
+
+    let tmp = temp_beside(output)?;
+    let out_file = tmp.as_file();
+    let header_len = {
+        let mut w = BufWriter::new(out_file);
+        header_writer(&mut w, &layout.dtype, plan.output_shape())
+            .and_then(|mut h| h.flush())
+            .map_err(|e| io_error(output, &e))?;
+        w.flush().map_err(|e| io_error(output, &e))?;
+        drop(w);
+        out_file.metadata().map_err(|e| io_error(output, &e))?.len()
+    };
+    if out_len > 0 {
+        reserve(out_file, header_len, out_len as u64).map_err(|e| io_error(output, &e))?;
+        // SAFETY: the temporary file is ours alone (created private, not yet
+        // renamed into place), so nothing else changes it while it is mapped;
+        // its space is reserved, so writes to the map cannot hit a full disk.
+        let mut map = unsafe { memmap2::MmapOptions::new().offset(header_len).len(out_len).map_mut(out_file) }
+            .map_err(|e| io_error(output, &e))?;
+        // SAFETY: `[u8]` as `[MaybeUninit<u8>]`, written only with bytes.
+        let out = unsafe { &mut *(&mut map[..] as *mut [u8] as *mut [std::mem::MaybeUninit<u8>]) };
+        if layout.fortran_order {
+            let strides = element_strides(&layout.shape, true);
+            plan.run_bytes_strided_uninit_with_progress(data.bytes(), &strides, layout.elem_size, out, progress)?;
+        } else {
+            plan.run_bytes_uninit_with_progress(data.bytes(), layout.elem_size, out, progress)?;
+        }
+        map.flush().map_err(|e| io_error(output, &e))?;
     }
-    // SAFETY: the run succeeded, so every output byte was written.
-    unsafe { out.set_len(out_len) };
-    write_with(output, &array.dtype, plan.output_shape(), |w| w.write_all(&out))?;
+    persist(tmp, output)?;
     Ok(plan.output_shape().iter().copied().collect())
+}
+
+/// An input's data bytes: a read-only map of the file, or read into memory.
+enum Data {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl Data {
+    fn open(path: &Path, file: &File, offset: u64, bytes: u64, reader: impl Read) -> Result<Data> {
+        if bytes == 0 {
+            return Ok(Data::Read(Vec::new()));
+        }
+        let len = usize::try_from(bytes).map_err(|_| npy_error(path, "data larger than the address space"))?;
+        // SAFETY: the map is read-only and only read; the file must not change
+        // while it is mapped (documented on `run_file_with_progress`).
+        match unsafe { memmap2::MmapOptions::new().offset(offset).len(len).map(file) } {
+            Ok(map) => Ok(Data::Mapped(map)),
+            // Not a mappable file (a pipe, a character device): read it.
+            Err(_) => read_data(path, reader, bytes).map(Data::Read),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Data::Mapped(m) => m,
+            Data::Read(v) => v,
+        }
+    }
+}
+
+/// Sets `file`'s length to `start + len` with the last `len` bytes' disk
+/// space allocated, so that writing them through a map cannot fail on a full
+/// disk (which would kill the process with SIGBUS) or beyond a file-size
+/// limit: those fail here, as errors.
+fn reserve(file: &File, start: u64, len: u64) -> io::Result<()> {
+    let end = start.checked_add(len).ok_or_else(|| io::Error::other("file size overflows"))?;
+    file.set_len(end)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        let (start, len) = (libc::off_t::try_from(start), libc::off_t::try_from(len));
+        let (Ok(start), Ok(len)) = (start, len) else { return Err(io::Error::other("file size overflows")) };
+        // SAFETY: a plain system call on an open file descriptor we own.
+        let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), start, len) };
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+    }
+    Ok(())
 }
