@@ -25,6 +25,7 @@ macro_rules! out {
 
 mod bench;
 mod demo;
+mod progress;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -244,7 +245,12 @@ fn apply(args: &[String]) -> Result<(), Failure> {
     for (_, v) in &p.own {
         parallelism = parse_threads(v)?;
     }
-    npy::run_file(&spec, Path::new(input), Path::new(output), parallelism)?;
+    let mut bar = progress::Bar::new();
+    let result = npy::run_file_with_progress(&spec, Path::new(input), Path::new(output), parallelism, &mut |d, t| {
+        bar.update(d, t)
+    });
+    bar.finish();
+    result?;
     Ok(())
 }
 
