@@ -11,7 +11,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{copy_2d, copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Staging};
+use super::kernels::{copy_2d, copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Rows, Staging};
 use super::plan::{CopyPlan, Loop, MAX_LOOPS};
 use super::plan::{STAGE_BYTES, TILE_STAGE_BYTES};
 
@@ -299,11 +299,27 @@ impl Exec<'_> {
                 self.staged_tile(j, so, dof);
             } else if j + 1 == p.loops.len() {
                 copy_run(e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds, p.unit, self.nt);
+            } else if p.tile && j + 3 == p.loops.len() {
+                // The loop around the tile: its range `[s, e)` as repetitions
+                // of the tile, in one call.
+                let (x, y) = (p.loops[j + 1], p.loops[j + 2]);
+                copy_tile(
+                    Rows { count: e - s, ss: l.ss, ds: l.ds },
+                    x.count,
+                    y.count,
+                    buf.src.wrapping_offset(so),
+                    y.ss,
+                    buf.dst.wrapping_offset(dof),
+                    x.ds,
+                    p.unit,
+                    Mode { nt: self.nt, isa: p.isa },
+                );
             } else if p.tile && j + 2 == p.loops.len() {
                 // The last two loops form a transposing tile (see `CopyPlan::tile`);
                 // neither has a window, so `[s, e)` is the whole of loop j.
                 let y = p.loops[j + 1];
                 copy_tile(
+                    Rows::ONE,
                     l.count,
                     y.count,
                     buf.src.wrapping_offset(so),
@@ -399,13 +415,12 @@ impl Exec<'_> {
             // destination bytes at `dof + i * a.ds + ib * b.ds + xi * x.ds`,
             // because loop j steps each stream by one row (`a.ds == row`).
             unsafe {
-                for t in 0..k {
-                    let src = self.buf.src.wrapping_offset(so + ((i + t) as isize).wrapping_mul(a.ss));
-                    for ib in 0..b.count {
-                        let src = src.wrapping_offset((ib as isize).wrapping_mul(b.ss));
-                        let dst = stage.ptr().add(ib * x.count * pitch + t * row);
-                        copy_tile(x.count, y.count, src, y.ss, dst, pitch as isize, p.unit, mode);
-                    }
+                let src = self.buf.src.wrapping_offset(so + (i as isize).wrapping_mul(a.ss));
+                let rows = Rows { count: k, ss: a.ss, ds: row as isize };
+                for ib in 0..b.count {
+                    let src = src.wrapping_offset((ib as isize).wrapping_mul(b.ss));
+                    let dst = stage.ptr().add(ib * x.count * pitch);
+                    copy_tile(rows, x.count, y.count, src, y.ss, dst, pitch as isize, p.unit, mode);
                 }
                 let dst = self.buf.dst.wrapping_offset(dof + (i as isize).wrapping_mul(a.ds));
                 for ib in 0..b.count {

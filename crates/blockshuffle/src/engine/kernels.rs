@@ -196,9 +196,13 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
 /// # Safety
 /// Every one of those source units must be readable and destination units
 /// writable, without overlap between source and destination.
+///
+/// The tile is repeated `rows.count` times (see [`Rows`]), so that a loop
+/// around it costs one call, and one choice of kernel, in all.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn copy_tile(
+    rows: Rows,
     nx: usize,
     ny: usize,
     src: *const u8,
@@ -208,15 +212,40 @@ pub(crate) unsafe fn copy_tile(
     unit: usize,
     m: Mode,
 ) {
-    // SAFETY: forwarded; each arm addresses exactly the tile's units.
+    // SAFETY: forwarded; each arm addresses exactly the tiles' units.
     unsafe {
         match unit {
-            1 => tile::<u8>(nx, ny, src, ssy, dst, dsx, m),
-            2 => tile::<u16>(nx, ny, src, ssy, dst, dsx, m),
-            4 => tile::<u32>(nx, ny, src, ssy, dst, dsx, m),
-            8 => tile::<u64>(nx, ny, src, ssy, dst, dsx, m),
-            _ => tile_rows(nx, ny, src, ssy, dst, dsx, unit, m.nt),
+            1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m),
+            2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m),
+            4 => tile::<u32>(rows, nx, ny, src, ssy, dst, dsx, m),
+            8 => tile::<u64>(rows, nx, ny, src, ssy, dst, dsx, m),
+            _ => {
+                for r in 0..rows.count {
+                    let (src, dst) = rows.at(r, src, dst);
+                    tile_rows(nx, ny, src, ssy, dst, dsx, unit, m.nt);
+                }
+            }
         }
+    }
+}
+
+/// A kernel's work repeated `count` times: repetition `r` reads from
+/// `src + r*ss` and writes to `dst + r*ds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rows {
+    pub count: usize,
+    pub ss: isize,
+    pub ds: isize,
+}
+
+impl Rows {
+    /// Once.
+    pub(crate) const ONE: Rows = Rows { count: 1, ss: 0, ds: 0 };
+
+    /// The source and destination of repetition `r`.
+    #[inline(always)]
+    pub(crate) fn at(&self, r: usize, src: *const u8, dst: *mut u8) -> (*const u8, *mut u8) {
+        (src.wrapping_offset(r as isize * self.ss), dst.wrapping_offset(r as isize * self.ds))
     }
 }
 
@@ -234,7 +263,17 @@ pub(crate) struct Mode {
 /// # Safety
 /// As [`copy_tile`] with `unit == size_of::<T>()`.
 #[inline(always)]
-unsafe fn tile<T: Copy>(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut u8, dsx: isize, m: Mode) {
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile<T: Copy>(
+    rows: Rows,
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    dst: *mut u8,
+    dsx: isize,
+    m: Mode,
+) {
     let u = size_of::<T>() as isize;
     // SAFETY (all arms): forwarded from the caller; the interleave and
     // deinterleave kernels address the same units as the generic rows.
@@ -242,9 +281,9 @@ unsafe fn tile<T: Copy>(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *
         // Interleave a few source streams into one contiguous destination run.
         if dsx == ny as isize * u {
             match ny {
-                2 => return staged_interleave::<T, 2>(nx, src, ssy, dst, m),
-                3 => return staged_interleave::<T, 3>(nx, src, ssy, dst, m),
-                4 => return staged_interleave::<T, 4>(nx, src, ssy, dst, m),
+                2 => return staged_interleave::<T, 2>(rows, nx, src, ssy, dst, m),
+                3 => return staged_interleave::<T, 3>(rows, nx, src, ssy, dst, m),
+                4 => return staged_interleave::<T, 4>(rows, nx, src, ssy, dst, m),
                 _ => {}
             }
         }
@@ -254,29 +293,42 @@ unsafe fn tile<T: Copy>(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *
         // slower than cached ones.
         if ssy == nx as isize * u {
             match nx {
-                2 => return deinterleave_any::<T, 2>(ny, src, dst, dsx, m.isa),
-                3 => return deinterleave_any::<T, 3>(ny, src, dst, dsx, m.isa),
-                4 => return deinterleave_any::<T, 4>(ny, src, dst, dsx, m.isa),
+                2 => return deinterleave_any::<T, 2>(rows, ny, src, dst, dsx, m.isa),
+                3 => return deinterleave_any::<T, 3>(rows, ny, src, dst, dsx, m.isa),
+                4 => return deinterleave_any::<T, 4>(rows, ny, src, dst, dsx, m.isa),
                 _ => {}
             }
         }
-        tile_rows(nx, ny, src, ssy, dst, dsx, u as usize, m.nt)
+        for r in 0..rows.count {
+            let (src, dst) = rows.at(r, src, dst);
+            tile_rows(nx, ny, src, ssy, dst, dsx, u as usize, m.nt);
+        }
     }
 }
 
 /// [`interleave`], through a staging buffer streamed out when `nt`.
 ///
 /// # Safety
-/// As [`interleave`].
+/// As [`interleave`], for each of `rows`.
 #[inline(always)]
-unsafe fn staged_interleave<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, mode: Mode) {
+unsafe fn staged_interleave<T: Copy, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    mode: Mode,
+) {
     let u = size_of::<T>();
-    // SAFETY: chunks of the caller's units; the stage holds `per * B` units.
+    // SAFETY: forwarded, row by row.
     unsafe {
         if !mode.nt || n * B * u < STREAM_MIN {
-            return interleave_any::<T, B>(n, src, ss, dst, mode.isa);
+            return interleave_any::<T, B>(rows, n, src, ss, dst, mode.isa);
         }
-        streamed_interleave::<T, B>(n, src, ss, dst, mode.isa)
+        for r in 0..rows.count {
+            let (src, dst) = rows.at(r, src, dst);
+            streamed_interleave::<T, B>(n, src, ss, dst, mode.isa);
+        }
     }
 }
 
@@ -295,41 +347,67 @@ unsafe fn streamed_interleave<T: Copy, const B: usize>(n: usize, src: *const u8,
         let mut done = 0;
         while done < n {
             let m = per.min(n - done);
-            interleave_any::<T, B>(m, src.add(done * u), ss, stage.ptr(), isa);
+            interleave_any::<T, B>(Rows::ONE, m, src.add(done * u), ss, stage.ptr(), isa);
             stream_copy(stage.ptr(), dst.add(done * B * u), m * B * u);
             done += m;
         }
     }
 }
 
-/// [`interleave`], its body by the vector kernel of `isa` where there is one.
+/// [`interleave`] for each of `rows`, its body by the vector kernel of `isa`
+/// where there is one.
 ///
 /// # Safety
-/// As [`interleave`].
+/// As [`interleave`], for each of `rows`.
 #[inline(always)]
-unsafe fn interleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, isa: Isa) {
+unsafe fn interleave_any<T: Copy, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    isa: Isa,
+) {
     let u = size_of::<T>();
     // SAFETY: the vector kernel does the first `done` units of every stream
-    // (the first `done * B` of the destination); the portable one the rest.
-    // `isa` is one the CPU runs (the plan detected it).
+    // (the first `done * B` of the destination) of every row; the portable
+    // one the rest. `isa` is one the CPU runs (the plan detected it).
+    // (Runs shorter than one 16-byte vector skip the vector entry point.)
     unsafe {
-        // (Runs shorter than one 16-byte vector skip the vector entry point.)
-        let done = if n * u >= 16 { simd::interleave(isa, u, B, n, src, ss, dst) } else { 0 };
-        interleave::<T, B>(n - done, src.add(done * u), ss, dst.add(done * B * u));
+        let done = if n * u >= 16 { simd::interleave(isa, u, B, rows, n, src, ss, dst) } else { 0 };
+        if done < n {
+            for r in 0..rows.count {
+                let (src, dst) = rows.at(r, src, dst);
+                interleave::<T, B>(n - done, src.add(done * u), ss, dst.add(done * B * u));
+            }
+        }
     }
 }
 
-/// [`deinterleave`], its body by the vector kernel of `isa` where there is one.
+/// [`deinterleave`] for each of `rows`, its body by the vector kernel of
+/// `isa` where there is one.
 ///
 /// # Safety
-/// As [`deinterleave`].
+/// As [`deinterleave`], for each of `rows`.
 #[inline(always)]
-unsafe fn deinterleave_any<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *mut u8, ds: isize, isa: Isa) {
+unsafe fn deinterleave_any<T: Copy, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    ds: isize,
+    isa: Isa,
+) {
     let u = size_of::<T>();
     // SAFETY: as `interleave_any`, mirrored.
     unsafe {
-        let done = if n * u >= 16 { simd::deinterleave(isa, u, B, n, src, dst, ds) } else { 0 };
-        deinterleave::<T, B>(n - done, src.add(done * B * u), dst.add(done * u), ds);
+        let done = if n * u >= 16 { simd::deinterleave(isa, u, B, rows, n, src, dst, ds) } else { 0 };
+        if done < n {
+            for r in 0..rows.count {
+                let (src, dst) = rows.at(r, src, dst);
+                deinterleave::<T, B>(n - done, src.add(done * B * u), dst.add(done * u), ds);
+            }
+        }
     }
 }
 

@@ -21,6 +21,8 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+use super::kernels::Rows;
+
 /// The instruction set a plan's short-run kernels use, narrowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Isa {
@@ -268,13 +270,16 @@ impl Vector for __m512i {
 }
 
 /// `dst[x * B + j] = stream_j[x]` for the whole vectors of `n` units of `S`
-/// bytes, stream `j` at `src + j * ss`. Returns the units done per stream.
+/// bytes, stream `j` at `src + j * ss`, for each of `rows`. Returns the units
+/// done per stream.
 ///
 /// # Safety
-/// As the portable `interleave`, and the CPU runs `V`'s instructions.
+/// As the portable `interleave` for each of `rows`, and the CPU runs `V`'s
+/// instructions.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn interleave_body<V: Vector, const S: usize, const B: usize>(
+    rows: Rows,
     n: usize,
     src: *const u8,
     ss: isize,
@@ -282,6 +287,27 @@ unsafe fn interleave_body<V: Vector, const S: usize, const B: usize>(
 ) -> usize {
     let per = V::BYTES / S;
     let body = n / per * per;
+    for r in 0..rows.count {
+        let (src, dst) = rows.at(r, src, dst);
+        // SAFETY: forwarded, for row `r`.
+        unsafe { interleave_row::<V, S, B>(body, src, ss, dst) };
+    }
+    body
+}
+
+/// One row of [`interleave_body`]: `body` units per stream, a whole number of vectors.
+///
+/// # Safety
+/// As [`interleave_body`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn interleave_row<V: Vector, const S: usize, const B: usize>(
+    body: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+) {
+    let per = V::BYTES / S;
     let s = |j: isize, x: usize| src.wrapping_offset(j * ss).wrapping_add(x * S);
     // SAFETY: every load reads one vector (`per` units) of one stream below
     // `body <= n`; every store writes one vector inside `dst[..n * B * S]`.
@@ -305,18 +331,20 @@ unsafe fn interleave_body<V: Vector, const S: usize, const B: usize>(
             }
             x += per;
         }
-        body
     }
 }
 
 /// `stream_j[y] = src[y * B + j]` for the whole vectors of `n` units of `S`
-/// bytes per stream, stream `j` at `dst + j * ds`. Returns the units done.
+/// bytes per stream, stream `j` at `dst + j * ds`, for each of `rows`.
+/// Returns the units done per stream.
 ///
 /// # Safety
-/// As the portable `deinterleave`, and the CPU runs `V`'s instructions.
+/// As the portable `deinterleave` for each of `rows`, and the CPU runs `V`'s
+/// instructions.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn deinterleave_body<V: Vector, const S: usize, const B: usize>(
+    rows: Rows,
     n: usize,
     src: *const u8,
     dst: *mut u8,
@@ -324,6 +352,27 @@ unsafe fn deinterleave_body<V: Vector, const S: usize, const B: usize>(
 ) -> usize {
     let per = V::BYTES / S;
     let body = n / per * per;
+    for r in 0..rows.count {
+        let (src, dst) = rows.at(r, src, dst);
+        // SAFETY: forwarded, for row `r`.
+        unsafe { deinterleave_row::<V, S, B>(body, src, dst, ds) };
+    }
+    body
+}
+
+/// One row of [`deinterleave_body`]: `body` units per stream, a whole number of vectors.
+///
+/// # Safety
+/// As [`deinterleave_body`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn deinterleave_row<V: Vector, const S: usize, const B: usize>(
+    body: usize,
+    src: *const u8,
+    dst: *mut u8,
+    ds: isize,
+) {
+    let per = V::BYTES / S;
     let d = |j: isize, y: usize| dst.wrapping_offset(j * ds).wrapping_add(y * S);
     // SAFETY: loads read vectors of `src[..body * B * S]`; stores write one
     // vector (`per` units) of one stream below `body <= n`.
@@ -348,7 +397,6 @@ unsafe fn deinterleave_body<V: Vector, const S: usize, const B: usize>(
             }
             y += per;
         }
-        body
     }
 }
 
@@ -378,91 +426,100 @@ mod entry {
     pub(super) unsafe fn interleave_sse2(
         size: usize,
         b: usize,
+        rows: Rows,
         n: usize,
         s: *const u8,
         ss: isize,
         d: *mut u8,
     ) -> usize {
         // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
-        unsafe { dispatch!(interleave_body, __m128i, size, b, (n, s, ss, d)) }
+        unsafe { dispatch!(interleave_body, __m128i, size, b, (rows, n, s, ss, d)) }
     }
 
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn interleave_avx2(
         size: usize,
         b: usize,
+        rows: Rows,
         n: usize,
         s: *const u8,
         ss: isize,
         d: *mut u8,
     ) -> usize {
         // SAFETY: the caller detected AVX2; the rest is forwarded.
-        unsafe { dispatch!(interleave_body, __m256i, size, b, (n, s, ss, d)) }
+        unsafe { dispatch!(interleave_body, __m256i, size, b, (rows, n, s, ss, d)) }
     }
 
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn interleave_avx512(
         size: usize,
         b: usize,
+        rows: Rows,
         n: usize,
         s: *const u8,
         ss: isize,
         d: *mut u8,
     ) -> usize {
         // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
-        unsafe { dispatch!(interleave_body, __m512i, size, b, (n, s, ss, d)) }
+        unsafe { dispatch!(interleave_body, __m512i, size, b, (rows, n, s, ss, d)) }
     }
 
     pub(super) unsafe fn deinterleave_sse2(
         size: usize,
         b: usize,
+        rows: Rows,
         n: usize,
         s: *const u8,
         d: *mut u8,
         ds: isize,
     ) -> usize {
         // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
-        unsafe { dispatch!(deinterleave_body, __m128i, size, b, (n, s, d, ds)) }
+        unsafe { dispatch!(deinterleave_body, __m128i, size, b, (rows, n, s, d, ds)) }
     }
 
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn deinterleave_avx2(
         size: usize,
         b: usize,
+        rows: Rows,
         n: usize,
         s: *const u8,
         d: *mut u8,
         ds: isize,
     ) -> usize {
         // SAFETY: the caller detected AVX2; the rest is forwarded.
-        unsafe { dispatch!(deinterleave_body, __m256i, size, b, (n, s, d, ds)) }
+        unsafe { dispatch!(deinterleave_body, __m256i, size, b, (rows, n, s, d, ds)) }
     }
 
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn deinterleave_avx512(
         size: usize,
         b: usize,
+        rows: Rows,
         n: usize,
         s: *const u8,
         d: *mut u8,
         ds: isize,
     ) -> usize {
         // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
-        unsafe { dispatch!(deinterleave_body, __m512i, size, b, (n, s, d, ds)) }
+        unsafe { dispatch!(deinterleave_body, __m512i, size, b, (rows, n, s, d, ds)) }
     }
 }
 
 /// `dst[x * b + j] = stream_j[x]`, streams at `src + j * ss`; units of
-/// `size` bytes. Does the whole-vector body; returns the units done per stream.
+/// `size` bytes; for each of `rows`. Does the whole-vector body of every
+/// row; returns the units done per stream.
 ///
 /// # Safety
-/// As the portable `interleave`: `n` units readable per stream, `n * b`
-/// writable at `dst`, no overlap; `isa` is one this CPU runs (from
-/// [`Isa::detect`] or below it).
+/// As the portable `interleave` for each of `rows`: `n` units readable per
+/// stream, `n * b` writable at `dst`, no overlap; `isa` is one this CPU runs
+/// (from [`Isa::detect`] or below it).
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn interleave(
     isa: Isa,
     size: usize,
     b: usize,
+    rows: Rows,
     n: usize,
     src: *const u8,
     ss: isize,
@@ -473,28 +530,31 @@ pub(crate) unsafe fn interleave(
     unsafe {
         match isa {
             Isa::Portable => 0,
-            Isa::Sse2 => entry::interleave_sse2(size, b, n, src, ss, dst),
-            Isa::Avx2 => entry::interleave_avx2(size, b, n, src, ss, dst),
-            Isa::Avx512 => entry::interleave_avx512(size, b, n, src, ss, dst),
+            Isa::Sse2 => entry::interleave_sse2(size, b, rows, n, src, ss, dst),
+            Isa::Avx2 => entry::interleave_avx2(size, b, rows, n, src, ss, dst),
+            Isa::Avx512 => entry::interleave_avx512(size, b, rows, n, src, ss, dst),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (isa, size, b, n, src, ss, dst);
+        let _ = (isa, size, b, rows, n, src, ss, dst);
         0
     }
 }
 
 /// `stream_j[y] = src[y * b + j]`, streams at `dst + j * ds`; units of
-/// `size` bytes. Does the whole-vector body; returns the units done per stream.
+/// `size` bytes; for each of `rows`. Does the whole-vector body of every
+/// row; returns the units done per stream.
 ///
 /// # Safety
-/// As the portable `deinterleave`: `n * b` units readable at `src`, `n`
-/// writable per stream, no overlap; `isa` is one this CPU runs.
+/// As the portable `deinterleave` for each of `rows`: `n * b` units readable
+/// at `src`, `n` writable per stream, no overlap; `isa` is one this CPU runs.
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn deinterleave(
     isa: Isa,
     size: usize,
     b: usize,
+    rows: Rows,
     n: usize,
     src: *const u8,
     dst: *mut u8,
@@ -505,14 +565,14 @@ pub(crate) unsafe fn deinterleave(
     unsafe {
         match isa {
             Isa::Portable => 0,
-            Isa::Sse2 => entry::deinterleave_sse2(size, b, n, src, dst, ds),
-            Isa::Avx2 => entry::deinterleave_avx2(size, b, n, src, dst, ds),
-            Isa::Avx512 => entry::deinterleave_avx512(size, b, n, src, dst, ds),
+            Isa::Sse2 => entry::deinterleave_sse2(size, b, rows, n, src, dst, ds),
+            Isa::Avx2 => entry::deinterleave_avx2(size, b, rows, n, src, dst, ds),
+            Isa::Avx512 => entry::deinterleave_avx512(size, b, rows, n, src, dst, ds),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (isa, size, b, n, src, dst, ds);
+        let _ = (isa, size, b, rows, n, src, dst, ds);
         0
     }
 }
