@@ -280,7 +280,7 @@ impl Exec<'_> {
             unsafe { copy_bytes(buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof), p.unit, self.nt) };
             return;
         }
-        let l = p.loops[j];
+        let l = &p.loops[j];
         let (s, e) = match l.window {
             None => (0, l.count),
             Some(w) => w.range(w.outer.map_or(0, |o| idx[o as usize]), l.count),
@@ -302,7 +302,7 @@ impl Exec<'_> {
             } else if p.tile && j + 3 == p.loops.len() {
                 // The loop around the tile: its range `[s, e)` as repetitions
                 // of the tile, in one call.
-                let (x, y) = (p.loops[j + 1], p.loops[j + 2]);
+                let (x, y) = (&p.loops[j + 1], &p.loops[j + 2]);
                 copy_tile(
                     Rows { count: e - s, ss: l.ss, ds: l.ds },
                     x.count,
@@ -317,7 +317,7 @@ impl Exec<'_> {
             } else if p.tile && j + 2 == p.loops.len() {
                 // The last two loops form a transposing tile (see `CopyPlan::tile`);
                 // neither has a window, so `[s, e)` is the whole of loop j.
-                let y = p.loops[j + 1];
+                let y = &p.loops[j + 1];
                 copy_tile(
                     Rows::ONE,
                     l.count,
@@ -332,7 +332,7 @@ impl Exec<'_> {
             } else if j + 2 == p.loops.len() && p.loops[j + 1].window.is_none() && p.stage_level != Some(j + 1) {
                 // The last two loops, the inner one without a window and not
                 // staged: one call.
-                let y = p.loops[j + 1];
+                let y = &p.loops[j + 1];
                 copy_2d(
                     e - s,
                     l.ss,
@@ -441,7 +441,7 @@ impl Exec<'_> {
             return;
         }
         let p = self.plan;
-        let l = p.loops[j];
+        let l = &p.loops[j];
         let blk = p.dst_block[j];
         // SAFETY: destination positions of loop j's indices `[a, b)`.
         unsafe {

@@ -99,7 +99,11 @@ pub(crate) unsafe fn copy_2d(
             4 => rows!(|s, d| unit_copy::<4>(s, d)),
             8 => rows!(|s, d| unit_copy::<8>(s, d)),
             16 => rows!(|s, d| unit_copy::<16>(s, d)),
-            3..=32 => rows!(|s, d| copy_short(s, d, unit)),
+            // The pair's size chosen once, not per unit.
+            3 => rows!(|s, d| pair::<2>(s, d, 3)),
+            5..=7 => rows!(|s, d| pair::<4>(s, d, unit)),
+            9..=15 => rows!(|s, d| pair::<8>(s, d, unit)),
+            17..=32 => rows!(|s, d| pair::<16>(s, d, unit)),
             _ => rows!(|s, d| ptr::copy_nonoverlapping(s, d, unit)),
         }
     }
@@ -127,17 +131,6 @@ unsafe fn unit_copy<const N: usize>(src: *const u8, dst: *mut u8) {
 /// `len` bytes readable at `src` and writable at `dst`, not overlapping.
 #[inline(always)]
 unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
-    #[inline(always)]
-    unsafe fn pair<const N: usize>(src: *const u8, dst: *mut u8, len: usize) {
-        // SAFETY: `N <= len`, so `[0, N)` and `[len - N, len)` are inside both ranges;
-        // both values are read before either is written.
-        unsafe {
-            let a = ptr::read_unaligned(src.cast::<MaybeUninit<[u8; N]>>());
-            let b = ptr::read_unaligned(src.add(len - N).cast::<MaybeUninit<[u8; N]>>());
-            ptr::write_unaligned(dst.cast::<MaybeUninit<[u8; N]>>(), a);
-            ptr::write_unaligned(dst.add(len - N).cast::<MaybeUninit<[u8; N]>>(), b);
-        }
-    }
     // SAFETY: forwarded; each arm's `N` is at most `len`.
     unsafe {
         match len {
@@ -147,6 +140,23 @@ unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
             8..=15 => pair::<8>(src, dst, len),
             _ => pair::<16>(src, dst, len),
         }
+    }
+}
+
+/// Copies `len` bytes, `N <= len <= 2 * N`, as two overlapping `N`-byte moves.
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, not overlapping, and
+/// `N <= len`.
+#[inline(always)]
+unsafe fn pair<const N: usize>(src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: `N <= len`, so `[0, N)` and `[len - N, len)` are inside both ranges;
+    // both values are read before either is written.
+    unsafe {
+        let a = ptr::read_unaligned(src.cast::<MaybeUninit<[u8; N]>>());
+        let b = ptr::read_unaligned(src.add(len - N).cast::<MaybeUninit<[u8; N]>>());
+        ptr::write_unaligned(dst.cast::<MaybeUninit<[u8; N]>>(), a);
+        ptr::write_unaligned(dst.add(len - N).cast::<MaybeUninit<[u8; N]>>(), b);
     }
 }
 
