@@ -430,3 +430,27 @@ fn every_unit_size_agrees_with_the_reference() {
         }
     }
 }
+
+/// Destination runs longer than a staging region are cut, and the loop
+/// outside them walks the source in order: long 1-D and 2-D space-to-batch
+/// runs (one with padding on the other axis, one whose count has no divisor
+/// to cut at), streamed and not, against the reference.
+#[test]
+fn long_runs_cut_for_locality_agree_with_the_reference() {
+    type Case = (&'static [usize], &'static [usize], &'static [[usize; 2]], usize);
+    let cases: [Case; 3] = [
+        (&[8, 2048, 32], &[4], &[[0, 0]], 4),
+        (&[2, 6, 1024, 24], &[2, 4], &[[1, 1], [0, 0]], 4),
+        (&[1, 4099, 40], &[1], &[[0, 0]], 8),
+    ];
+    for (shape, blocks, pads, elem) in cases {
+        let x = bytes(shape.iter().product::<usize>() * elem, 9);
+        let (want, want_shape) = ref_space_to_batch(&x, shape, elem, blocks, pads);
+        for st in [Streaming::Always, Streaming::Never] {
+            let plan = tf::SpaceToBatchNd::new(&as_i64(blocks), &as_i64_pairs(pads)).plan(shape).unwrap();
+            let plan = plan.with_streaming(st);
+            assert_eq!(plan.output_shape(), &want_shape[..]);
+            assert!(plan.run_bytes(&x, elem).unwrap() == want, "{shape:?} {blocks:?} {st:?}");
+        }
+    }
+}
