@@ -83,28 +83,56 @@ pub(crate) unsafe fn copy_2d(
             }
             return;
         }
-        macro_rules! rows {
-            ($copy:expr) => {
-                for i in 0..n1 {
-                    let (s, d) = row(i);
-                    for k in 0..n0 as isize {
-                        $copy(s.offset(k * ss0), d.offset(k * ds0));
-                    }
-                }
-            };
-        }
+        // One out-of-line loop nest per kind of unit, so that each runs
+        // without re-dispatching on the unit inside it. (The closures, built
+        // in this unsafe block, copy whatever they are given: `Grid::run`
+        // gives them only the grid's units, which the caller vouches for.)
+        let g = Grid { n1, ss1, ds1, n0, ss0, ds0 };
         match unit {
-            1 => rows!(|s, d| unit_copy::<1>(s, d)),
-            2 => rows!(|s, d| unit_copy::<2>(s, d)),
-            4 => rows!(|s, d| unit_copy::<4>(s, d)),
-            8 => rows!(|s, d| unit_copy::<8>(s, d)),
-            16 => rows!(|s, d| unit_copy::<16>(s, d)),
+            1 => g.run(src, dst, |s, d| unit_copy::<1>(s, d)),
+            2 => g.run(src, dst, |s, d| unit_copy::<2>(s, d)),
+            4 => g.run(src, dst, |s, d| unit_copy::<4>(s, d)),
+            8 => g.run(src, dst, |s, d| unit_copy::<8>(s, d)),
+            16 => g.run(src, dst, |s, d| unit_copy::<16>(s, d)),
             // The pair's size chosen once, not per unit.
-            3 => rows!(|s, d| pair::<2>(s, d, 3)),
-            5..=7 => rows!(|s, d| pair::<4>(s, d, unit)),
-            9..=15 => rows!(|s, d| pair::<8>(s, d, unit)),
-            17..=32 => rows!(|s, d| pair::<16>(s, d, unit)),
-            _ => rows!(|s, d| ptr::copy_nonoverlapping(s, d, unit)),
+            3 => g.run(src, dst, |s, d| pair::<2>(s, d, 3)),
+            5..=7 => g.run(src, dst, |s, d| pair::<4>(s, d, unit)),
+            9..=15 => g.run(src, dst, |s, d| pair::<8>(s, d, unit)),
+            17..=32 => g.run(src, dst, |s, d| pair::<16>(s, d, unit)),
+            _ => g.run(src, dst, |s, d| ptr::copy_nonoverlapping(s, d, unit)),
+        }
+    }
+}
+
+/// The `n1 x n0` grid of units of [`copy_2d`].
+#[derive(Clone, Copy)]
+struct Grid {
+    n1: usize,
+    ss1: isize,
+    ds1: isize,
+    n0: usize,
+    ss0: isize,
+    ds0: isize,
+}
+
+impl Grid {
+    /// Calls `copy` for every unit of the grid.
+    ///
+    /// # Safety
+    /// `copy` must be sound for every unit's source and destination (as
+    /// [`copy_2d`]'s caller guarantees).
+    #[inline(never)]
+    unsafe fn run(self, src: *const u8, dst: *mut u8, copy: impl Fn(*const u8, *mut u8)) {
+        let (mut s1, mut d1) = (src, dst);
+        for _ in 0..self.n1 {
+            let (mut s, mut d) = (s1, d1);
+            for _ in 0..self.n0 {
+                copy(s, d);
+                s = s.wrapping_offset(self.ss0);
+                d = d.wrapping_offset(self.ds0);
+            }
+            s1 = s1.wrapping_offset(self.ss1);
+            d1 = d1.wrapping_offset(self.ds1);
         }
     }
 }
