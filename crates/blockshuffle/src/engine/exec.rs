@@ -299,33 +299,25 @@ impl Exec<'_> {
                 self.staged_tile(j, so, dof);
             } else if j + 1 == p.loops.len() {
                 copy_run(e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds, p.unit, self.nt);
-            } else if p.tile && j + 3 == p.loops.len() {
-                // The loop around the tile: its range `[s, e)` as repetitions
-                // of the tile, in one call.
-                let (x, y) = (&p.loops[j + 1], &p.loops[j + 2]);
+            } else if p.tile && j + 3 >= p.loops.len() {
+                // The transposing tile (the last two loops, see `CopyPlan::tile`;
+                // neither has a window). From the loop around it, that loop's
+                // range `[s, e)` runs as repetitions of the tile, in one call;
+                // a plan of the tile alone has it once.
+                let (rows, at) = if j + 3 == p.loops.len() {
+                    (Rows { count: e - s, ss: l.ss, ds: l.ds }, j + 1)
+                } else {
+                    (Rows::ONE, j)
+                };
+                let (x, y) = (&p.loops[at], &p.loops[at + 1]);
                 copy_tile(
-                    Rows { count: e - s, ss: l.ss, ds: l.ds },
+                    rows,
                     x.count,
                     y.count,
                     buf.src.wrapping_offset(so),
                     y.ss,
                     buf.dst.wrapping_offset(dof),
                     x.ds,
-                    p.unit,
-                    Mode { nt: self.nt, isa: p.isa },
-                );
-            } else if p.tile && j + 2 == p.loops.len() {
-                // The last two loops form a transposing tile (see `CopyPlan::tile`);
-                // neither has a window, so `[s, e)` is the whole of loop j.
-                let y = &p.loops[j + 1];
-                copy_tile(
-                    Rows::ONE,
-                    l.count,
-                    y.count,
-                    buf.src.wrapping_offset(so),
-                    y.ss,
-                    buf.dst.wrapping_offset(dof),
-                    l.ds,
                     p.unit,
                     Mode { nt: self.nt, isa: p.isa },
                 );
