@@ -337,6 +337,25 @@ impl Exec<'_> {
                     p.unit,
                     self.nt,
                 );
+            } else if j + 2 == p.loops.len()
+                && !p.fill
+                && p.stage_level != Some(j + 1)
+                && p.loops[j + 1].window.is_some_and(|w| w.outer == Some(j as u8))
+            {
+                // The last two loops, the inner one cropped by a window that
+                // depends on this loop alone (backward: nothing to fill):
+                // each row's range, copied without a call per row.
+                let y = &p.loops[j + 1];
+                let w = y.window.expect("checked above");
+                let (mut so, mut dof) = (so, dof);
+                for i in s..e {
+                    let (a, b) = w.range(i, y.count);
+                    let (sa, da) = ((a as isize).wrapping_mul(y.ss), (a as isize).wrapping_mul(y.ds));
+                    let (src, dst) = (buf.src.wrapping_offset(so + sa), buf.dst.wrapping_offset(dof + da));
+                    copy_run(b - a, src, y.ss, dst, y.ds, p.unit, self.nt);
+                    so = so.wrapping_add(l.ss);
+                    dof = dof.wrapping_add(l.ds);
+                }
             } else {
                 let (mut so, mut dof) = (so, dof);
                 for i in s..e {
