@@ -339,6 +339,24 @@ fn bench_runs_a_small_workload_file_and_writes_json() {
     }
 }
 
+#[test]
+fn bench_takes_every_kernel_setting_and_rejects_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workloads = tmp.path().join("w.json");
+    std::fs::write(
+        &workloads,
+        r#"{"large": [{"id": "K1", "framework": "torch", "op": "pixel-unshuffle", "args": ["--downscale-factor", "2"], "dtype": "float16", "shape": [1, 2, 64, 64]}], "small": []}"#,
+    )
+    .unwrap();
+    for k in ["auto", "avx2", "baseline", "portable"] {
+        let o = run(&["bench", "--workloads", workloads.to_str().unwrap(), "--reps", "1", "--kernels", k]);
+        assert!(o.status.success() && stdout(&o).contains("K1"), "{k}: {}", stderr(&o));
+    }
+    let o = run(&["bench", "--workloads", workloads.to_str().unwrap(), "--kernels", "avx1024"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--kernels \"avx1024\" is not auto, avx2, baseline or portable"), "{}", stderr(&o));
+}
+
 /// A 256 KiB input whose output (the same size) cannot be written whole.
 fn big_input(dir: &Path) -> PathBuf {
     write_input(dir, "x.npy", "<f4", vec![1, 4, 128, 128], (0..4 * 128 * 128 * 4).map(|i| i as u8).collect())
