@@ -60,6 +60,10 @@ fn every_conformance_case_through_the_cli() {
                     failures.push(format!("{id}: exit {:?}: {}", o.status.code(), stderr(&o)));
                     continue;
                 }
+                // Nothing on stderr: no progress bar when it is not a terminal.
+                if !o.stderr.is_empty() {
+                    failures.push(format!("{id}: wrote to stderr: {:?}", stderr(&o)));
+                }
                 let got = npy::read(&out).unwrap();
                 let want = npy::read(&dir.join(expect)).unwrap();
                 if got.descr() != want.descr() || got.shape() != want.shape() || got.data() != want.data() {
