@@ -15,8 +15,9 @@
 //! back in order.
 //!
 //! Each entry point handles the whole-vector body of its `n` units per
-//! stream and returns how many units per stream it did; the caller finishes
-//! the tail with the portable kernel.
+//! stream, for each of its rows (a loop around the tile, see `Rows`), and
+//! returns how many units per stream it did; the caller finishes the tails
+//! with the portable kernel.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
