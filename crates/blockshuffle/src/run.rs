@@ -330,21 +330,27 @@ impl Plan {
         elems.map_or_else(|| element_count(self.op, shape), Ok)
     }
 
+    /// Bytes of the output (`output`) or the input for `per_elem`-byte
+    /// elements, or the overflow error.
     #[allow(
         clippy::unnecessary_lazy_evaluations,
         reason = "an `Error` has drop glue: built eagerly, it is built and dropped on every success"
     )]
-    fn check_len(&self, param: &'static str, len: usize, per_elem: usize) -> Result<()> {
-        let output = param != "input";
-        let shape = if output { &self.output_shape } else { &self.input_shape };
+    fn byte_count(&self, output: bool, per_elem: usize) -> Result<usize> {
         let elems = self.count(output)?;
-        let expected = elems.checked_mul(per_elem).ok_or_else(|| Error::Overflow {
+        elems.checked_mul(per_elem).ok_or_else(|| Error::Overflow {
             op: self.op,
             what: "byte count",
             a: elems as u128,
             b: per_elem as u128,
             limit: "usize",
-        })?;
+        })
+    }
+
+    fn check_len(&self, param: &'static str, len: usize, per_elem: usize) -> Result<()> {
+        let output = param != "input";
+        let shape = if output { &self.output_shape } else { &self.input_shape };
+        let expected = self.byte_count(output, per_elem)?;
         if len != expected || expected > isize::MAX as usize {
             return Err(Error::BufferLength { param, len, expected, shape: shape.to_vec() });
         }
@@ -434,20 +440,9 @@ impl Plan {
     /// assert_eq!(y, b"aaabbbcccddd");
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
-    #[allow(
-        clippy::unnecessary_lazy_evaluations,
-        reason = "an `Error` has drop glue: built eagerly, it is built and dropped on every success"
-    )]
     pub fn run_bytes(&self, input: &[u8], elem_size: usize) -> Result<Vec<u8>> {
         self.check_len("input", input.len(), elem_size)?;
-        let elems = self.count(true)?;
-        let n = elems.checked_mul(elem_size).ok_or_else(|| Error::Overflow {
-            op: self.op,
-            what: "byte count",
-            a: elems as u128,
-            b: elem_size as u128,
-            limit: "usize",
-        })?;
+        let n = self.byte_count(true, elem_size)?;
         let mut out: Vec<u8> = allocate(n, 1)?;
         self.run_bytes_uninit(input, elem_size, &mut out.spare_capacity_mut()[..n])?;
         // SAFETY: every output byte was written (see `run`).
