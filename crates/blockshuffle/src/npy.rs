@@ -469,15 +469,12 @@ pub fn run_file_with_progress(
 
     let tmp = temp_beside(output)?;
     let out_file = tmp.as_file();
-    let header_len = {
-        let mut w = BufWriter::new(out_file);
-        header_writer(&mut w, &layout.dtype, plan.output_shape())
-            .and_then(|mut h| h.flush())
-            .map_err(|e| io_error(output, &e))?;
-        w.flush().map_err(|e| io_error(output, &e))?;
-        drop(w);
-        out_file.metadata().map_err(|e| io_error(output, &e))?.len()
-    };
+    // The header goes straight to the file (it is short); the data follows
+    // through the map.
+    header_writer(&mut { out_file }, &layout.dtype, plan.output_shape())
+        .and_then(|mut h| h.flush())
+        .map_err(|e| io_error(output, &e))?;
+    let header_len = out_file.metadata().map_err(|e| io_error(output, &e))?.len();
     if out_len > 0 {
         reserve(out_file, header_len, out_len as u64).map_err(|e| io_error(output, &e))?;
         // SAFETY: the temporary file is ours alone (created private, not yet
