@@ -12,6 +12,7 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::kernels::{copy_2d, copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Rows, Staging};
+use super::lines::Writers;
 use super::plan::{CopyPlan, Loop, MAX_LOOPS};
 use super::plan::{STAGE_BYTES, TILE_STAGE_BYTES};
 
@@ -88,6 +89,9 @@ struct Exec<'a> {
     fill: Fill<'a>,
     /// Stream stores past the cache.
     nt: bool,
+    /// Write every unit and padding block through [`Writers`] (streaming
+    /// plans of long units, see `CopyPlan::lines`).
+    lines: bool,
 }
 
 /// Called between the chunks of a long run with `(destination bytes done, total)`.
@@ -116,7 +120,7 @@ pub(crate) unsafe fn execute(
     if plan.empty {
         return;
     }
-    let ex = Exec { plan, buf: Buffers { src, dst }, fill, nt: plan.nt };
+    let ex = Exec { plan, buf: Buffers { src, dst }, fill, nt: plan.nt, lines: plan.nt && plan.lines };
     let threads = if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.max(1) };
     let chunks = if progress.is_some() { plan.dst_bytes.div_ceil(CHUNK_BYTES) } else { 1 };
     let total = plan.dst_bytes as u64;
@@ -169,12 +173,16 @@ impl Exec<'_> {
         unsafe {
             if p.all_padding {
                 if p.fill {
-                    self.fill_block(0, p.dst_base);
+                    let mut w = Writers::new();
+                    self.fill_block(0, p.dst_base, &mut w);
+                    w.finish();
                 }
                 return;
             }
             let mut idx = [0usize; MAX_LOOPS];
-            self.level(0, p.src_base, p.dst_base, &mut idx);
+            let mut w = Writers::new();
+            self.level(0, p.src_base, p.dst_base, &mut idx, &mut w);
+            w.finish();
         }
     }
 
@@ -234,6 +242,7 @@ impl Exec<'_> {
     unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
         let p = self.plan;
         let mut idx = [0usize; MAX_LOOPS];
+        let mut w = Writers::new();
         for flat in a..b {
             let mut rest = flat;
             for j in (0..prefix).rev() {
@@ -257,27 +266,29 @@ impl Exec<'_> {
             // the destination.
             unsafe {
                 if valid {
-                    self.level(prefix, so, dof, &mut idx);
+                    self.level(prefix, so, dof, &mut idx, &mut w);
                 } else if p.fill {
-                    self.fill_block(prefix, dof);
+                    self.fill_block(prefix, dof, &mut w);
                 }
             }
         }
+        // SAFETY: the writers hold only runs of this range's positions.
+        unsafe { w.finish() };
     }
 
     /// Runs loop `j` and everything inside it.
     #[inline]
-    unsafe fn level(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS]) {
+    unsafe fn level(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS], w: &mut Writers) {
         let p = self.plan;
         let buf = self.buf;
         if self.nt && p.stage_level == Some(j) {
             // SAFETY: the region of loop j is contiguous destination bytes,
             // every one of them written by the staged run (see `stage`).
-            return unsafe { self.staged(j, so, dof, idx) };
+            return unsafe { self.staged(j, so, dof, idx, w) };
         }
         if j == p.loops.len() {
             // SAFETY: a valid position: `unit` bytes on both sides.
-            unsafe { copy_bytes(buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof), p.unit, self.nt) };
+            unsafe { self.units(w, 1, buf.src.wrapping_offset(so), 0, buf.dst.wrapping_offset(dof), 0) };
             return;
         }
         let l = &p.loops[j];
@@ -289,8 +300,8 @@ impl Exec<'_> {
         // `[s, e)` holds valid positions only.
         unsafe {
             if p.fill && (s > 0 || e < l.count) {
-                self.fill_range(j, dof, 0, s);
-                self.fill_range(j, dof, e, l.count);
+                self.fill_range(j, dof, 0, s, w);
+                self.fill_range(j, dof, e, l.count, w);
             }
             let so = so.wrapping_add((s as isize).wrapping_mul(l.ss));
             let dof = dof.wrapping_add((s as isize).wrapping_mul(l.ds));
@@ -298,7 +309,7 @@ impl Exec<'_> {
                 // Loop j has no window (see `tile_stage`), so `[s, e)` is all of it.
                 self.staged_tile(j, so, dof);
             } else if j + 1 == p.loops.len() {
-                copy_run(e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds, p.unit, self.nt);
+                self.units(w, e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds);
             } else if p.tile && j + 3 >= p.loops.len() {
                 // The transposing tile (the last two loops, see `CopyPlan::tile`;
                 // neither has a window). From the loop around it, that loop's
@@ -325,6 +336,15 @@ impl Exec<'_> {
                 // The last two loops, the inner one without a window and not
                 // staged: one call.
                 let y = &p.loops[j + 1];
+                if self.lines {
+                    let (mut so, mut dof) = (so, dof);
+                    for _ in s..e {
+                        self.units(w, y.count, buf.src.wrapping_offset(so), y.ss, buf.dst.wrapping_offset(dof), y.ds);
+                        so = so.wrapping_add(l.ss);
+                        dof = dof.wrapping_add(l.ds);
+                    }
+                    return;
+                }
                 copy_2d(
                     e - s,
                     l.ss,
@@ -346,13 +366,13 @@ impl Exec<'_> {
                 // depends on this loop alone (backward: nothing to fill):
                 // each row's range, copied without a call per row.
                 let y = &p.loops[j + 1];
-                let w = y.window.expect("checked above");
+                let win = y.window.expect("checked above");
                 let (mut so, mut dof) = (so, dof);
                 for i in s..e {
-                    let (a, b) = w.range(i, y.count);
+                    let (a, b) = win.range(i, y.count);
                     let (sa, da) = ((a as isize).wrapping_mul(y.ss), (a as isize).wrapping_mul(y.ds));
                     let (src, dst) = (buf.src.wrapping_offset(so + sa), buf.dst.wrapping_offset(dof + da));
-                    copy_run(b - a, src, y.ss, dst, y.ds, p.unit, self.nt);
+                    self.units(w, b - a, src, y.ss, dst, y.ds);
                     so = so.wrapping_add(l.ss);
                     dof = dof.wrapping_add(l.ds);
                 }
@@ -360,7 +380,7 @@ impl Exec<'_> {
                 let (mut so, mut dof) = (so, dof);
                 for i in s..e {
                     idx[j] = i;
-                    self.level(j + 1, so, dof, idx);
+                    self.level(j + 1, so, dof, idx, w);
                     so = so.wrapping_add(l.ss);
                     dof = dof.wrapping_add(l.ds);
                 }
@@ -375,7 +395,7 @@ impl Exec<'_> {
     /// loop `j` at `dof` is `count * dst_block[j]` contiguous destination
     /// bytes, all of which the run writes (copied or padding).
     #[inline(never)]
-    unsafe fn staged(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS]) {
+    unsafe fn staged(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS], w: &mut Writers) {
         let p = self.plan;
         let region = p.loops[j].count * p.dst_block[j];
         let mut stage = StageBuffer::new();
@@ -385,11 +405,12 @@ impl Exec<'_> {
             buf: Buffers { src: self.buf.src, dst: stage.ptr().wrapping_offset(dof.wrapping_neg()) },
             fill: self.fill,
             nt: false,
+            lines: false,
         };
         // SAFETY: the inner run writes exactly the region, now inside the
         // stage (`region <= STAGE_BYTES`); the region is then copied out whole.
         unsafe {
-            inner.level(j, so, dof, idx);
+            inner.level(j, so, dof, idx, w);
             stream_region(stage.ptr(), self.buf.dst.wrapping_offset(dof), region);
         }
     }
@@ -446,8 +467,43 @@ impl Exec<'_> {
         }
     }
 
+    /// Copies `n` units: unit `i` from `src + i*ss` to `dst + i*ds`, through
+    /// the writers when the plan streams through them.
+    ///
+    /// # Safety
+    /// As [`copy_run`].
+    #[inline(always)]
+    unsafe fn units(&self, w: &mut Writers, n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+        let unit = self.plan.unit;
+        // SAFETY: forwarded.
+        unsafe {
+            if self.lines {
+                for i in 0..n as isize {
+                    w.push(src.wrapping_offset(i * ss), dst.wrapping_offset(i * ds), unit);
+                }
+            } else {
+                copy_run(n, src, ss, dst, ds, unit, self.nt);
+            }
+        }
+    }
+
+    /// Fills `len` destination bytes at `dst` (whole elements).
+    ///
+    /// # Safety
+    /// `len` bytes writable at `dst`.
+    #[inline]
+    unsafe fn fill_bytes(&self, w: &mut Writers, dst: *mut u8, len: usize) {
+        // SAFETY: forwarded.
+        unsafe {
+            match self.fill {
+                Fill::Zero if self.lines => w.zero(dst, len),
+                _ => self.fill.fill(dst, len, self.nt),
+            }
+        }
+    }
+
     /// Fills indices `[a, b)` of loop `j` (each a whole destination block).
-    unsafe fn fill_range(&self, j: usize, dof: isize, a: usize, b: usize) {
+    unsafe fn fill_range(&self, j: usize, dof: isize, a: usize, b: usize, w: &mut Writers) {
         if a >= b {
             return;
         }
@@ -458,24 +514,24 @@ impl Exec<'_> {
         unsafe {
             if blk != 0 && l.ds == blk as isize {
                 let start = self.buf.dst.wrapping_offset(dof + a as isize * l.ds);
-                self.fill.fill(start, (b - a) * blk, self.nt);
+                self.fill_bytes(w, start, (b - a) * blk);
             } else {
                 for i in a..b {
-                    self.fill_block(j + 1, dof.wrapping_add((i as isize).wrapping_mul(l.ds)));
+                    self.fill_block(j + 1, dof.wrapping_add((i as isize).wrapping_mul(l.ds)), w);
                 }
             }
         }
     }
 
     /// Fills the whole destination block of loops `j..` at `dof`.
-    unsafe fn fill_block(&self, j: usize, dof: isize) {
+    unsafe fn fill_block(&self, j: usize, dof: isize, w: &mut Writers) {
         let p = self.plan;
         // SAFETY: destination positions of the block.
         unsafe {
             if j == p.loops.len() {
-                self.fill.fill(self.buf.dst.wrapping_offset(dof), p.unit, self.nt);
+                self.fill_bytes(w, self.buf.dst.wrapping_offset(dof), p.unit);
             } else {
-                self.fill_range(j, dof, 0, p.loops[j].count);
+                self.fill_range(j, dof, 0, p.loops[j].count, w);
             }
         }
     }

@@ -122,6 +122,10 @@ pub(crate) struct CopyPlan {
     /// With streaming stores, a tile whose destination streams each continue
     /// contiguously across an outer loop: see [`TileStage`].
     pub tile_stage: Option<TileStage>,
+    /// With streaming stores: every unit goes through the line writers
+    /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
+    /// few destination streams advance together.
+    pub lines: bool,
 }
 
 /// Largest destination region built in a staging buffer.
@@ -183,6 +187,7 @@ impl CopyPlan {
             isa: Isa::Portable,
             stage_level: None,
             tile_stage: None,
+            lines: false,
         }
     }
 
@@ -297,6 +302,7 @@ impl CopyPlan {
         self.isa = isa;
         self.stage_level = None;
         self.tile_stage = None;
+        self.lines = false;
         if !empty {
             self.canonicalise(&raw, &mut windows);
         }
@@ -391,7 +397,11 @@ impl CopyPlan {
         // destination, bring the nearest loop contiguous in the source next to
         // it, so the two run as one transposing tile (read long runs, write
         // long runs, interleave a few streams in between).
-        if self.unit >= MIN_SOURCE_ORDER_UNIT {
+        if self.nt && self.unit >= MIN_LINES_UNIT && stream_order(loops) {
+            // 4''. Streaming long units: a few destination streams written
+            // together through the line writers.
+            self.lines = true;
+        } else if self.unit >= MIN_SOURCE_ORDER_UNIT {
             // 4'. Long units: keep a long run of the destination innermost (so
             // stores go out in long sequential runs), and walk the loops
             // outside it in the source's order, so that the source is swept
@@ -444,7 +454,7 @@ impl CopyPlan {
         // for transposing tiles, whose regions are short, it costs).
         // Backward, a window marks positions outside the destination, so a
         // staged region must have none inside it.
-        if self.nt && !self.tile {
+        if self.nt && !self.tile && !self.lines {
             let n = loops.len();
             self.stage_level = (0..n).find(|&j| {
                 let blk = blocks[j];
@@ -462,6 +472,68 @@ impl CopyPlan {
 /// (otherwise it is the size of a buffer that exists, so it fits).
 fn count_product(mut counts: impl Iterator<Item = usize>) -> usize {
     counts.try_fold(1usize, |a, c| (c != 0).then(|| a.wrapping_mul(c))).unwrap_or(0)
+}
+
+/// Smallest unit (bytes) that streaming plans write through the line writers.
+const MIN_LINES_UNIT: usize = 64;
+
+/// Most destination streams, and most source streams, that [`stream_order`]
+/// has advance together (each destination stream takes one line writer).
+const MAX_WRITE_STREAMS: usize = 8;
+const MAX_READ_STREAMS: usize = 8;
+
+/// Orders the loops for the line writers: one *sweep* loop, the one whose
+/// steps are shortest on both sides, with the loops that must run inside it
+/// (those with a shorter step on either side) and, as far as there are
+/// writers for them, more loops of short source steps: each destination
+/// stream (a position of the inner loops, up to those interleaving inside
+/// the sweep's destination step) then advances through the sweep as one
+/// contiguous stretch, written in whole lines. The loops outside the sweep
+/// go in the source's order.
+///
+/// Returns false, leaving the loops as they were, if the loops that must
+/// run inside the sweep already make more destination streams than there
+/// are writers.
+fn stream_order(loops: &mut ArrayVec<Loop, MAX_LOOPS>) -> bool {
+    let n = loops.len();
+    let (ss, ds) = (|l: &Loop| l.ss.unsigned_abs(), |l: &Loop| l.ds.unsigned_abs());
+    let Some(r) = (0..n).rev().min_by_key(|&j| ss(&loops[j]).max(ds(&loops[j]))) else {
+        return true;
+    };
+    let (rs, rd) = (ss(&loops[r]), ds(&loops[r]));
+    // Streams a loop inside the sweep multiplies: a destination stream
+    // unless it interleaves inside the sweep's step, a source stream likewise.
+    let writes = |l: &Loop| if ds(l) > rd { l.count } else { 1 };
+    let reads = |l: &Loop| if ss(l) > rs { l.count } else { 1 };
+    let mut inner = [false; MAX_LOOPS];
+    let (mut w, mut rd_streams) = (1usize, 1usize);
+    for (j, l) in loops.iter().enumerate() {
+        if j != r && (ss(l) < rs || ds(l) < rd) {
+            inner[j] = true;
+            w = w.saturating_mul(writes(l));
+            rd_streams = rd_streams.saturating_mul(reads(l));
+        }
+    }
+    if w > MAX_WRITE_STREAMS {
+        return false;
+    }
+    let mut candidates: ArrayVec<usize, MAX_LOOPS> = (0..n).filter(|&j| j != r && !inner[j]).collect();
+    candidates.sort_by_key(|&j| ss(&loops[j]));
+    for j in candidates {
+        let (w2, r2) = (w.saturating_mul(writes(&loops[j])), rd_streams.saturating_mul(reads(&loops[j])));
+        if w2 <= MAX_WRITE_STREAMS && r2 <= MAX_READ_STREAMS {
+            inner[j] = true;
+            (w, rd_streams) = (w2, r2);
+        }
+    }
+    let mut order: ArrayVec<usize, MAX_LOOPS> = (0..n).filter(|&j| j != r && !inner[j]).collect();
+    order.sort_by_key(|&j| std::cmp::Reverse(ss(&loops[j])));
+    order.push(r);
+    let at = order.len();
+    order.extend((0..n).filter(|&j| inner[j]));
+    order[at..].sort_by_key(|&j| std::cmp::Reverse(ds(&loops[j])));
+    permute(loops, &order);
+    true
 }
 
 /// Smallest unit (bytes) for which streaming plans walk the source in order.

@@ -1,0 +1,334 @@
+//! Line writers: streaming stores of whole cache lines for a few destination
+//! streams at once, wherever the runs that fill them begin.
+//!
+//! A streaming (non-temporal) store is fast when it fills a whole 64-byte
+//! line at once; a line left half-written while other streams are written
+//! (a run that ends 16 bytes into a line, say) costs a partial write to
+//! memory, and ordinary and streaming stores mixed on one line are slower
+//! still. Runs of an operator's output start wherever the tensor's layout
+//! puts them (a `Vec` is 16 bytes off a line), so a writer carries the bytes
+//! of an unfinished line until the run that finishes it arrives, and stores
+//! every line whole. Only the first and last partial lines of a contiguous
+//! stretch are written with ordinary stores (and those lines never see a
+//! streaming store).
+//!
+//! [`Writers`] holds up to [`WRITERS`] streams and recognises them by
+//! address: a run that continues a stream's last one goes on with it; any
+//! other run starts a stream (finishing the least recently started). Any
+//! order of runs is therefore correct; orders that keep a few streams going
+//! (the plan's job) are fast.
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+/// Destination streams a [`Writers`] keeps open at once.
+pub(crate) const WRITERS: usize = 8;
+
+/// Bytes of a cache line.
+const LINE: usize = 64;
+
+#[repr(C, align(64))]
+struct LineBuf([MaybeUninit<u8>; LINE]);
+
+/// One destination stream.
+struct Writer {
+    /// The next destination byte of the stream (null: no stream).
+    next: *mut u8,
+    /// Where the stream began: bytes before it are not the stream's.
+    start: *mut u8,
+    /// The stream's unfinished line: bytes `[0, next % 64)` of the line
+    /// that holds `next`, those at or after `start`.
+    line: LineBuf,
+}
+
+/// Up to [`WRITERS`] destination streams, written with whole-line streaming
+/// stores. [`Writers::finish`] must be called before the destination is read
+/// (it writes the unfinished lines); the executor's store fence follows.
+pub(crate) struct Writers {
+    w: [Writer; WRITERS],
+    /// The stream a new one replaces next (round robin).
+    victim: usize,
+}
+
+/// Where a run's bytes come from.
+#[derive(Clone, Copy)]
+enum Source {
+    Bytes(*const u8),
+    Zeros,
+}
+
+impl Writers {
+    #[inline]
+    pub(crate) fn new() -> Self {
+        Writers {
+            w: std::array::from_fn(|_| Writer {
+                next: ptr::null_mut(),
+                start: ptr::null_mut(),
+                line: LineBuf([MaybeUninit::uninit(); LINE]),
+            }),
+            victim: 0,
+        }
+    }
+
+    /// Writes `len` bytes from `src` to `dst`.
+    ///
+    /// # Safety
+    /// `len` bytes readable at `src` and writable at `dst`, not overlapping;
+    /// the destination bytes of every run pushed since the last
+    /// [`Writers::finish`] stay writable until that call, and no two runs
+    /// write the same byte.
+    #[inline]
+    pub(crate) unsafe fn push(&mut self, src: *const u8, dst: *mut u8, len: usize) {
+        // SAFETY: forwarded.
+        unsafe { self.write(Source::Bytes(src), dst, len) }
+    }
+
+    /// Writes `len` zero bytes to `dst`.
+    ///
+    /// # Safety
+    /// As [`Writers::push`], without a source.
+    #[inline]
+    pub(crate) unsafe fn zero(&mut self, dst: *mut u8, len: usize) {
+        // SAFETY: forwarded.
+        unsafe { self.write(Source::Zeros, dst, len) }
+    }
+
+    /// Writes every stream's unfinished line and closes all streams.
+    ///
+    /// # Safety
+    /// As [`Writers::push`]: the pushed runs' destinations are writable.
+    #[inline]
+    pub(crate) unsafe fn finish(&mut self) {
+        for w in &mut self.w {
+            // SAFETY: forwarded.
+            unsafe { w.finish() };
+        }
+    }
+
+    #[inline]
+    unsafe fn write(&mut self, src: Source, dst: *mut u8, len: usize) {
+        if len == 0 {
+            return;
+        }
+        let i = match self.w.iter().position(|w| w.next == dst) {
+            Some(i) => i,
+            None => {
+                let i = self.victim;
+                self.victim = (i + 1) % WRITERS;
+                let w = &mut self.w[i];
+                // SAFETY: forwarded (a stream of earlier runs).
+                unsafe { w.finish() };
+                w.start = dst;
+                w.next = dst;
+                i
+            }
+        };
+        // SAFETY: forwarded; the stream continues at `dst`.
+        unsafe { self.w[i].write(src, len) }
+    }
+}
+
+impl Writer {
+    /// Appends `len` bytes from `src` to the stream.
+    ///
+    /// # Safety
+    /// As [`Writers::push`], at `self.next`.
+    #[inline]
+    unsafe fn write(&mut self, mut src: Source, mut len: usize) {
+        let buf = self.line.0.as_mut_ptr().cast::<u8>();
+        // SAFETY: every store is inside `[start, next + len)`, the stream's
+        // bytes (earlier runs' and this one's); `buf` offsets stay below 64.
+        unsafe {
+            let f = self.next as usize % LINE;
+            if f != 0 {
+                // Complete the unfinished line in the buffer.
+                let k = (LINE - f).min(len);
+                src.copy_to(buf.add(f), k);
+                self.next = self.next.add(k);
+                src = src.advance(k);
+                len -= k;
+                if !(self.next as usize).is_multiple_of(LINE) {
+                    return;
+                }
+                let line = self.next.sub(LINE);
+                if line >= self.start {
+                    store_line(buf, line);
+                } else {
+                    // The stream's first line: only its own part, ordinary stores.
+                    let skip = self.start.offset_from(line) as usize;
+                    ptr::copy_nonoverlapping(buf.add(skip), self.start, LINE - skip);
+                }
+            }
+            // Whole lines straight from the source.
+            while len >= LINE {
+                match src {
+                    Source::Bytes(s) => store_line(s, self.next),
+                    Source::Zeros => zero_line(self.next),
+                }
+                self.next = self.next.add(LINE);
+                src = src.advance(LINE);
+                len -= LINE;
+            }
+            if len > 0 {
+                src.copy_to(buf, len);
+                self.next = self.next.add(len);
+            }
+        }
+    }
+
+    /// Writes the unfinished line's bytes with ordinary stores and closes the stream.
+    ///
+    /// # Safety
+    /// The stream's bytes are writable.
+    #[inline]
+    unsafe fn finish(&mut self) {
+        let f = self.next as usize % LINE;
+        if f != 0 {
+            // SAFETY: the bytes `[max(line, start), next)` are the stream's,
+            // held at the same offsets in the buffer.
+            unsafe {
+                let line = self.next.sub(f);
+                let from = if line >= self.start { line } else { self.start };
+                let skip = from.offset_from(line) as usize;
+                ptr::copy_nonoverlapping(self.line.0.as_ptr().cast::<u8>().add(skip), from, f - skip);
+            }
+        }
+        self.next = ptr::null_mut();
+    }
+}
+
+impl Source {
+    /// Copies `len` bytes of the source to `dst`.
+    ///
+    /// # Safety
+    /// `len` bytes readable at the source (if any), writable at `dst`.
+    #[inline(always)]
+    unsafe fn copy_to(self, dst: *mut u8, len: usize) {
+        // SAFETY: forwarded.
+        unsafe {
+            match self {
+                Source::Bytes(s) => ptr::copy_nonoverlapping(s, dst, len),
+                Source::Zeros => ptr::write_bytes(dst, 0, len),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn advance(self, n: usize) -> Self {
+        match self {
+            Source::Bytes(s) => Source::Bytes(s.wrapping_add(n)),
+            Source::Zeros => Source::Zeros,
+        }
+    }
+}
+
+/// Stores the 64 bytes at `src` to the line at `dst` with streaming stores.
+///
+/// # Safety
+/// 64 bytes readable at `src`, writable at `dst`, which is 64-byte aligned.
+#[inline(always)]
+unsafe fn store_line(src: *const u8, dst: *mut u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is baseline on x86_64; unaligned loads inside `src[..64]`,
+    // aligned streaming stores inside the line.
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let a = _mm_loadu_si128(src.cast::<__m128i>());
+        let b = _mm_loadu_si128(src.add(16).cast::<__m128i>());
+        let c = _mm_loadu_si128(src.add(32).cast::<__m128i>());
+        let e = _mm_loadu_si128(src.add(48).cast::<__m128i>());
+        _mm_stream_si128(dst.cast::<__m128i>(), a);
+        _mm_stream_si128(dst.add(16).cast::<__m128i>(), b);
+        _mm_stream_si128(dst.add(32).cast::<__m128i>(), c);
+        _mm_stream_si128(dst.add(48).cast::<__m128i>(), e);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: forwarded.
+    unsafe {
+        ptr::copy_nonoverlapping(src, dst, LINE)
+    }
+}
+
+/// Stores 64 zero bytes to the line at `dst` with streaming stores.
+///
+/// # Safety
+/// 64 bytes writable at `dst`, which is 64-byte aligned.
+#[inline(always)]
+unsafe fn zero_line(dst: *mut u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is baseline on x86_64; aligned streaming stores inside the line.
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_setzero_si128, _mm_stream_si128};
+        let z = _mm_setzero_si128();
+        for k in 0..4 {
+            _mm_stream_si128(dst.add(16 * k).cast::<__m128i>(), z);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: forwarded.
+    unsafe {
+        ptr::write_bytes(dst, 0, LINE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pushes `runs` (source offset, destination offset, length) into a
+    /// buffer at `base` bytes past a line, and checks every byte.
+    fn check(base: usize, len: usize, runs: &[(usize, usize, usize)], zeros: &[(usize, usize)]) {
+        let src: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
+        let mut dst = vec![0xAAu8; len + 128];
+        let at = dst.as_ptr().align_offset(64) + base;
+        let mut want = dst.clone();
+        for &(s, d, n) in runs {
+            want[at + d..at + d + n].copy_from_slice(&src[s..s + n]);
+        }
+        for &(d, n) in zeros {
+            want[at + d..at + d + n].fill(0);
+        }
+        let mut w = Writers::new();
+        let p = dst.as_mut_ptr();
+        // SAFETY: every run is inside both buffers; runs do not overlap.
+        unsafe {
+            for &(s, d, n) in runs {
+                w.push(src.as_ptr().add(s), p.add(at + d), n);
+            }
+            for &(d, n) in zeros {
+                w.zero(p.add(at + d), n);
+            }
+            w.finish();
+        }
+        assert_eq!(dst, want, "base {base}, runs {runs:?}, zeros {zeros:?}");
+    }
+
+    #[test]
+    fn contiguous_runs_at_every_offset() {
+        for base in [0, 1, 16, 48, 63] {
+            for run in [1, 3, 16, 63, 64, 65, 200, 256] {
+                let runs: Vec<_> = (0..9).map(|i| (i * run * 2, i * run, run)).collect();
+                check(base, 20 * run, &runs, &[]);
+            }
+        }
+    }
+
+    #[test]
+    fn interleaved_streams_and_more_streams_than_writers() {
+        // Streams `s` of 100-byte runs, round robin: 3 fit, 11 evict each other.
+        for streams in [3, WRITERS, 11] {
+            let stride = 1000;
+            let runs: Vec<_> = (0..8)
+                .flat_map(|i| (0..streams).map(move |s| (s * stride + i * 100, s * stride + i * 100 + 5, 100)))
+                .collect();
+            check(16, streams * stride + 100, &runs, &[]);
+        }
+    }
+
+    #[test]
+    fn zeros_continue_a_stream_and_gaps_restart_it() {
+        let runs = [(0, 0, 80), (200, 150, 90), (400, 300, 70)];
+        let zeros = [(80, 70), (240, 60)];
+        check(16, 600, &runs, &zeros);
+    }
+}
