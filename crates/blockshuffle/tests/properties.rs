@@ -335,11 +335,11 @@ fn short_run_kernels_agree_with_the_reference() {
     }
 }
 
-/// Streaming plans build destination regions of 4 to 64 KiB in a staging
-/// buffer: regions of every kind (padding forward, crops backward, tiles),
-/// and chunks of deinterleaving tiles gathered per destination stream (chunk
-/// counts that do not divide the staged loop, units of 1 to 8 bytes), compared
-/// with the same plans storing directly.
+/// Streaming plans, compared with the same plans storing directly: long
+/// units through the line writers (padding forward, crops backward), short
+/// units in staged regions, and chunks of deinterleaving tiles gathered per
+/// destination stream (chunk counts that do not divide the staged loop,
+/// units of 1 to 8 bytes).
 #[test]
 fn staged_streaming_agrees_with_direct_stores() {
     let cases: Vec<(Box<dyn Operator>, Vec<usize>, usize)> = vec![
@@ -451,6 +451,94 @@ fn long_runs_cut_for_locality_agree_with_the_reference() {
             let plan = plan.with_streaming(st);
             assert_eq!(plan.output_shape(), &want_shape[..]);
             assert!(plan.run_bytes(&x, elem).unwrap() == want, "{shape:?} {blocks:?} {st:?}");
+        }
+    }
+}
+
+/// Streaming plans of long units (64 bytes and more) go through the line
+/// writers, which hold each destination stream's unfinished cache line until
+/// the run that completes it: outputs at every offset from a line boundary,
+/// padding (zeros, and a typed default that is not zero), crops, loops split
+/// to make streams, one thread and two, against the reference.
+mod line_writers {
+    use super::*;
+
+    fn long_unit_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<[usize; 2]>, usize)> {
+        // Two or three blocked axes, then channels that make units of 64 bytes or more.
+        (2usize..=3, prop::collection::vec((1usize..=4, 1usize..=5, 0usize..=3, 0usize..=3), 3), 1usize..=3)
+            .prop_flat_map(|(m, spatial, batch)| {
+                (Just((m, spatial, batch)), prop::sample::select(vec![64usize, 96, 128, 200, 256, 320]))
+            })
+            .prop_map(|((m, spatial, batch), unit)| {
+                let mut shape = vec![batch];
+                let (mut blocks, mut pads) = (Vec::new(), Vec::new());
+                for &(b, outer, pb, extra) in &spatial[..m] {
+                    let padded = outer * b;
+                    let pb = pb.min(padded);
+                    let pe = extra.min(padded - pb);
+                    shape.push(padded - pb - pe);
+                    blocks.push(b);
+                    pads.push([pb, pe]);
+                }
+                shape.push(unit / 4);
+                (shape, blocks, pads, unit)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn long_units_at_every_line_offset_match_reference(
+            (shape, blocks, pads, _unit) in long_unit_case(), offset in 0usize..64, par in parallelism(),
+        ) {
+            let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
+            let elem = 4;
+            let x = bytes(shape.iter().product::<usize>() * elem, 5);
+            let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
+            let s2b = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap();
+            let s2b = s2b.with_streaming(Streaming::Always).with_parallelism(par);
+            let mut out = vec![0xA5u8; want.len() + 64];
+            s2b.run_bytes_into(&x, elem, &mut out[offset..offset + want.len()]).unwrap();
+            prop_assert!(out[offset..offset + want.len()] == want[..]);
+            prop_assert!(out[..offset].iter().chain(&out[offset + want.len()..]).all(|&v| v == 0xA5));
+            // And back, cropping the padding away.
+            let b2s = tf::BatchToSpaceNd::new(&b, &p).plan(&want_shape).unwrap();
+            let b2s = b2s.with_streaming(Streaming::Always).with_parallelism(par);
+            let mut back = vec![0x5Au8; x.len() + 64];
+            b2s.run_bytes_into(&want, elem, &mut back[offset..offset + x.len()]).unwrap();
+            prop_assert!(back[offset..offset + x.len()] == x[..]);
+            prop_assert!(back[..offset].iter().chain(&back[offset + x.len()..]).all(|&v| v == 0x5A));
+        }
+
+        #[test]
+        fn typed_padding_through_line_writers_is_default(
+            (shape, blocks, pads, _unit) in long_unit_case(), offset in 0usize..16,
+        ) {
+            #[derive(Clone, Copy, Debug, PartialEq)]
+            struct Px(u32);
+            impl Default for Px {
+                fn default() -> Self {
+                    Px(0xDEAD_BEEF)
+                }
+            }
+            let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
+            let n: usize = shape.iter().product();
+            let x: Vec<Px> = (0..n as u32).map(|v| Px(v.wrapping_mul(2654435761) | 1)).collect();
+            let plan = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap().with_streaming(Streaming::Always);
+            // The reference on labels: each output element is an input index + 1, or 0 for padding.
+            let labels: Vec<u8> = (1..=n as u32).flat_map(|i| i.to_le_bytes()).collect();
+            let (moved, _) = ref_space_to_batch(&labels, &shape, 4, &blocks, &pads);
+            let want: Vec<Px> = moved
+                .chunks(4)
+                .map(|c| match u32::from_le_bytes(c.try_into().unwrap()) {
+                    0 => Px::default(),
+                    i => x[i as usize - 1],
+                })
+                .collect();
+            let mut out = vec![Px(7); want.len() + 16];
+            plan.run_into(&x, &mut out[offset..offset + want.len()]).unwrap();
+            prop_assert_eq!(&out[offset..offset + want.len()], &want[..]);
         }
     }
 }

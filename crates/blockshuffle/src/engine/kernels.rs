@@ -151,22 +151,25 @@ unsafe fn unit_copy<const N: usize>(src: *const u8, dst: *mut u8) {
     }
 }
 
-/// Copies `len` bytes, `2 < len <= 32`, as two overlapping moves of the
+/// Copies `len <= 64` bytes, from 3 on as two overlapping moves of the
 /// largest power of two not above `len` (no call into the C library for
-/// units like 3, 6 or 12 bytes).
+/// units like 3, 6 or 12 bytes, or for the pieces of a line).
 ///
 /// # Safety
-/// `len` bytes readable at `src` and writable at `dst`, not overlapping.
+/// `len` bytes readable at `src` and writable at `dst`, not overlapping,
+/// and `len <= 64`.
 #[inline(always)]
-unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
-    // SAFETY: forwarded; each arm's `N` is at most `len`.
+pub(crate) unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
+    debug_assert!(len <= 64);
+    // SAFETY: forwarded; each arm's `N` is at most `len`, and `len <= 2 * N`.
     unsafe {
         match len {
             0..=2 => ptr::copy_nonoverlapping(src, dst, len),
             3 => pair::<2>(src, dst, len),
             4..=7 => pair::<4>(src, dst, len),
             8..=15 => pair::<8>(src, dst, len),
-            _ => pair::<16>(src, dst, len),
+            16..=31 => pair::<16>(src, dst, len),
+            _ => pair::<32>(src, dst, len),
         }
     }
 }

@@ -21,14 +21,19 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
+use super::kernels::copy_short;
+
 /// Destination streams a [`Writers`] keeps open at once.
-pub(crate) const WRITERS: usize = 8;
+pub(crate) const WRITERS: usize = 16;
 
 /// Bytes of a cache line.
 const LINE: usize = 64;
 
 #[repr(C, align(64))]
 struct LineBuf([MaybeUninit<u8>; LINE]);
+
+/// A line of zeros, the source of zero runs' partial lines.
+static ZEROS: LineBuf = LineBuf([MaybeUninit::new(0); LINE]);
 
 /// One destination stream.
 struct Writer {
@@ -48,14 +53,33 @@ pub(crate) struct Writers {
     w: [Writer; WRITERS],
     /// The stream a new one replaces next (round robin).
     victim: usize,
+    /// The stream written last: runs mostly continue it or the next one.
+    last: usize,
 }
 
-/// Where a run's bytes come from.
-#[derive(Clone, Copy)]
-enum Source {
-    Bytes(*const u8),
-    Zeros,
+/// Where a run's bytes come from: a source buffer ([`Bytes`]) or nowhere
+/// ([`Zeros`]). A trait rather than an enum so that each writer loop is
+/// compiled for one kind.
+trait Source: Copy {
+    /// Copies `len < 64` bytes of the source to `dst` (a part of a line).
+    ///
+    /// # Safety
+    /// `len` bytes readable at the source (if any), writable at `dst`, and `len < 64`.
+    unsafe fn copy_to(self, dst: *mut u8, len: usize);
+    /// Stores the source's next 64 bytes to the line at `dst`, streaming.
+    ///
+    /// # Safety
+    /// 64 bytes readable at the source (if any), writable at `dst`, which is 64-byte aligned.
+    unsafe fn store_line(self, dst: *mut u8);
+    /// The source `n` bytes on.
+    fn advance(self, n: usize) -> Self;
 }
+
+#[derive(Clone, Copy)]
+struct Bytes(*const u8);
+
+#[derive(Clone, Copy)]
+struct Zeros;
 
 impl Writers {
     #[inline]
@@ -67,6 +91,7 @@ impl Writers {
                 line: LineBuf([MaybeUninit::uninit(); LINE]),
             }),
             victim: 0,
+            last: 0,
         }
     }
 
@@ -80,7 +105,7 @@ impl Writers {
     #[inline]
     pub(crate) unsafe fn push(&mut self, src: *const u8, dst: *mut u8, len: usize) {
         // SAFETY: forwarded.
-        unsafe { self.write(Source::Bytes(src), dst, len) }
+        unsafe { self.write(Bytes(src), dst, len) }
     }
 
     /// Writes `len` zero bytes to `dst`.
@@ -90,7 +115,7 @@ impl Writers {
     #[inline]
     pub(crate) unsafe fn zero(&mut self, dst: *mut u8, len: usize) {
         // SAFETY: forwarded.
-        unsafe { self.write(Source::Zeros, dst, len) }
+        unsafe { self.write(Zeros, dst, len) }
     }
 
     /// Writes every stream's unfinished line and closes all streams.
@@ -105,26 +130,45 @@ impl Writers {
         }
     }
 
-    #[inline]
-    unsafe fn write(&mut self, src: Source, dst: *mut u8, len: usize) {
-        if len == 0 {
-            return;
-        }
-        let i = match self.w.iter().position(|w| w.next == dst) {
-            Some(i) => i,
-            None => {
-                let i = self.victim;
-                self.victim = (i + 1) % WRITERS;
-                let w = &mut self.w[i];
-                // SAFETY: forwarded (a stream of earlier runs).
-                unsafe { w.finish() };
-                w.start = dst;
-                w.next = dst;
-                i
+    #[inline(always)]
+    unsafe fn write(&mut self, src: impl Source, dst: *mut u8, len: usize) {
+        // The stream written last, or the one after it: the common cases
+        // (one stream continued, or streams taken in turn).
+        let last = self.last % WRITERS;
+        let i = if self.w[last].next == dst {
+            last
+        } else {
+            let after = (last + 1) % WRITERS;
+            // SAFETY: forwarded.
+            if self.w[after].next == dst {
+                after
+            } else {
+                unsafe { self.find(dst) }
             }
         };
+        self.last = i;
         // SAFETY: forwarded; the stream continues at `dst`.
-        unsafe { self.w[i].write(src, len) }
+        unsafe { self.w[i % WRITERS].write(src, len) }
+    }
+
+    /// The stream that continues at `dst`, or a new one there (finishing
+    /// the stream it replaces).
+    ///
+    /// # Safety
+    /// As [`Writers::push`].
+    #[inline(never)]
+    unsafe fn find(&mut self, dst: *mut u8) -> usize {
+        if let Some(i) = self.w.iter().position(|w| w.next == dst) {
+            return i;
+        }
+        let i = self.victim % WRITERS;
+        self.victim = (i + 1) % WRITERS;
+        let w = &mut self.w[i];
+        // SAFETY: forwarded (the stream's runs were pushed under it).
+        unsafe { w.finish() };
+        w.start = dst;
+        w.next = dst;
+        i
     }
 }
 
@@ -133,8 +177,8 @@ impl Writer {
     ///
     /// # Safety
     /// As [`Writers::push`], at `self.next`.
-    #[inline]
-    unsafe fn write(&mut self, mut src: Source, mut len: usize) {
+    #[inline(always)]
+    unsafe fn write<S: Source>(&mut self, mut src: S, mut len: usize) {
         let buf = self.line.0.as_mut_ptr().cast::<u8>();
         // SAFETY: every store is inside `[start, next + len)`, the stream's
         // bytes (earlier runs' and this one's); `buf` offsets stay below 64.
@@ -156,15 +200,12 @@ impl Writer {
                 } else {
                     // The stream's first line: only its own part, ordinary stores.
                     let skip = self.start.offset_from(line) as usize;
-                    ptr::copy_nonoverlapping(buf.add(skip), self.start, LINE - skip);
+                    copy_short(buf.add(skip), self.start, LINE - skip);
                 }
             }
             // Whole lines straight from the source.
             while len >= LINE {
-                match src {
-                    Source::Bytes(s) => store_line(s, self.next),
-                    Source::Zeros => zero_line(self.next),
-                }
+                src.store_line(self.next);
                 self.next = self.next.add(LINE);
                 src = src.advance(LINE);
                 len -= LINE;
@@ -190,35 +231,48 @@ impl Writer {
                 let line = self.next.sub(f);
                 let from = if line >= self.start { line } else { self.start };
                 let skip = from.offset_from(line) as usize;
-                ptr::copy_nonoverlapping(self.line.0.as_ptr().cast::<u8>().add(skip), from, f - skip);
+                copy_short(self.line.0.as_ptr().cast::<u8>().add(skip), from, f - skip);
             }
         }
         self.next = ptr::null_mut();
     }
 }
 
-impl Source {
-    /// Copies `len` bytes of the source to `dst`.
-    ///
-    /// # Safety
-    /// `len` bytes readable at the source (if any), writable at `dst`.
+impl Source for Bytes {
     #[inline(always)]
     unsafe fn copy_to(self, dst: *mut u8, len: usize) {
         // SAFETY: forwarded.
-        unsafe {
-            match self {
-                Source::Bytes(s) => ptr::copy_nonoverlapping(s, dst, len),
-                Source::Zeros => ptr::write_bytes(dst, 0, len),
-            }
-        }
+        unsafe { copy_short(self.0, dst, len) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_line(self, dst: *mut u8) {
+        // SAFETY: forwarded.
+        unsafe { store_line(self.0, dst) }
     }
 
     #[inline(always)]
     fn advance(self, n: usize) -> Self {
-        match self {
-            Source::Bytes(s) => Source::Bytes(s.wrapping_add(n)),
-            Source::Zeros => Source::Zeros,
-        }
+        Bytes(self.0.wrapping_add(n))
+    }
+}
+
+impl Source for Zeros {
+    #[inline(always)]
+    unsafe fn copy_to(self, dst: *mut u8, len: usize) {
+        // SAFETY: forwarded; the line of zeros holds 64 bytes.
+        unsafe { copy_short(ZEROS.0.as_ptr().cast(), dst, len) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_line(self, dst: *mut u8) {
+        // SAFETY: forwarded.
+        unsafe { zero_line(dst) }
+    }
+
+    #[inline(always)]
+    fn advance(self, _: usize) -> Self {
+        Zeros
     }
 }
 
