@@ -307,7 +307,7 @@ impl Exec<'_> {
             let dof = dof.wrapping_add((s as isize).wrapping_mul(l.ds));
             if self.nt && p.tile_stage.is_some_and(|t| t.level == j) {
                 // Loop j has no window (see `tile_stage`), so `[s, e)` is all of it.
-                self.staged_tile(j, so, dof);
+                self.staged_tile(j, so, dof, w);
             } else if j + 1 == p.loops.len() {
                 self.units(w, e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds);
             } else if p.tile && j + 3 >= p.loops.len() {
@@ -424,7 +424,7 @@ impl Exec<'_> {
     ///
     /// [`TileStage`]: super::plan::TileStage
     #[inline(never)]
-    unsafe fn staged_tile(&self, j: usize, so: isize, dof: isize) {
+    unsafe fn staged_tile(&self, j: usize, so: isize, dof: isize, w: &mut Writers) {
         let p = self.plan;
         let n = p.loops.len();
         let chunk = p.tile_stage.map_or(1, |t| t.chunk);
@@ -459,7 +459,7 @@ impl Exec<'_> {
                     let dst = dst.wrapping_offset((ib as isize).wrapping_mul(b.ds));
                     for xi in 0..x.count {
                         let from = stage.ptr().add((ib * x.count + xi) * pitch);
-                        copy_bytes(from, dst.wrapping_offset(xi as isize * x.ds), pitch, true);
+                        w.push(from, dst.wrapping_offset(xi as isize * x.ds), pitch);
                     }
                 }
             }

@@ -366,6 +366,12 @@ unsafe fn staged_interleave<T: Copy, const B: usize>(
         if !mode.nt || n * B * u < STREAM_MIN {
             return interleave_any::<T, B>(rows, n, src, ss, dst, mode.isa);
         }
+        // Straight to the destination where the vector kernel can stream
+        // every unit (measured: float32 pixel_shuffle 1.0x memcpy so, 1.4x
+        // through the stage).
+        if simd::interleave_streamed(mode.isa, u, B, rows, n, src, ss, dst) {
+            return;
+        }
         for r in 0..rows.count {
             let (src, dst) = rows.at(r, src, dst);
             streamed_interleave::<T, B>(n, src, ss, dst, mode.isa);

@@ -77,6 +77,10 @@ trait Vector: Copy {
     unsafe fn load(p: *const u8) -> Self;
     /// Stores `BYTES` bytes to `p` (unaligned).
     unsafe fn store(p: *mut u8, v: Self);
+    /// Stores `BYTES` bytes to `p`, 16-byte aligned, with streaming stores
+    /// of each 16-byte lane (the wider streaming stores need their own
+    /// alignment, which outputs rarely have).
+    unsafe fn stream(p: *mut u8, v: Self);
     /// The even and the odd units of the concatenation `a ++ b`.
     unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self);
     /// `a0 b0 a1 b1 ...`: the first and the second half of the interleaving.
@@ -135,6 +139,11 @@ impl Vector for __m128i {
         unsafe { _mm_storeu_si128(p.cast(), v) }
     }
     #[inline(always)]
+    unsafe fn stream(p: *mut u8, v: Self) {
+        // SAFETY: the caller guarantees 16 writable, 16-byte aligned bytes.
+        unsafe { _mm_stream_si128(p.cast(), v) }
+    }
+    #[inline(always)]
     unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self) {
         // SAFETY: SSE2 register operations (x86_64 baseline).
         unsafe {
@@ -177,6 +186,14 @@ impl Vector for __m256i {
     unsafe fn store(p: *mut u8, v: Self) {
         // SAFETY: the caller guarantees 32 writable bytes and AVX2.
         unsafe { _mm256_storeu_si256(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn stream(p: *mut u8, v: Self) {
+        // SAFETY: the caller guarantees 32 writable bytes, 16-byte aligned, and AVX2.
+        unsafe {
+            _mm_stream_si128(p.cast(), _mm256_castsi256_si128(v));
+            _mm_stream_si128(p.add(16).cast(), _mm256_extracti128_si256::<1>(v));
+        }
     }
     #[inline(always)]
     unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self) {
@@ -229,6 +246,16 @@ impl Vector for __m512i {
     unsafe fn store(p: *mut u8, v: Self) {
         // SAFETY: the caller guarantees 64 writable bytes and AVX-512F.
         unsafe { _mm512_storeu_si512(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn stream(p: *mut u8, v: Self) {
+        // SAFETY: the caller guarantees 64 writable bytes, 16-byte aligned, and AVX-512F.
+        unsafe {
+            _mm_stream_si128(p.cast(), _mm512_extracti32x4_epi32::<0>(v));
+            _mm_stream_si128(p.add(16).cast(), _mm512_extracti32x4_epi32::<1>(v));
+            _mm_stream_si128(p.add(32).cast(), _mm512_extracti32x4_epi32::<2>(v));
+            _mm_stream_si128(p.add(48).cast(), _mm512_extracti32x4_epi32::<3>(v));
+        }
     }
     #[inline(always)]
     unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self) {
@@ -291,9 +318,44 @@ unsafe fn interleave_body<V: Vector, const S: usize, const B: usize>(
     for r in 0..rows.count {
         let (src, dst) = rows.at(r, src, dst);
         // SAFETY: forwarded, for row `r`.
-        unsafe { interleave_row::<V, S, B>(body, src, ss, dst) };
+        unsafe { interleave_row::<V, S, B, false>(body, src, ss, dst) };
     }
     body
+}
+
+/// [`interleave_body`] with streaming stores, if it can do every unit with
+/// them: each row's `n` units per stream a whole number of vectors, and
+/// each row's destination 16-byte aligned. Returns whether it did (if not,
+/// it did nothing).
+///
+/// A streamed interleaving writes one destination run from start to end,
+/// so every line is filled by consecutive stores, aligned or not. (A tail
+/// left to ordinary stores would share lines with streaming ones, which is
+/// slow, hence all or nothing.)
+///
+/// # Safety
+/// As [`interleave_body`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn interleave_streamed_body<V: Vector, const S: usize, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+) -> bool {
+    let per = V::BYTES / S;
+    let aligned = (dst as usize).is_multiple_of(16) && (rows.count == 1 || rows.ds.unsigned_abs().is_multiple_of(16));
+    if !n.is_multiple_of(per) || !aligned {
+        return false;
+    }
+    for r in 0..rows.count {
+        let (src, dst) = rows.at(r, src, dst);
+        // SAFETY: forwarded, for row `r`; its destination is 16-byte aligned
+        // and each store is a whole vector from its start.
+        unsafe { interleave_row::<V, S, B, true>(n, src, ss, dst) };
+    }
+    true
 }
 
 /// One row of [`interleave_body`]: `body` units per stream, a whole number of vectors.
@@ -302,7 +364,7 @@ unsafe fn interleave_body<V: Vector, const S: usize, const B: usize>(
 /// As [`interleave_body`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn interleave_row<V: Vector, const S: usize, const B: usize>(
+unsafe fn interleave_row<V: Vector, const S: usize, const B: usize, const NT: bool>(
     body: usize,
     src: *const u8,
     ss: isize,
@@ -311,24 +373,26 @@ unsafe fn interleave_row<V: Vector, const S: usize, const B: usize>(
     let per = V::BYTES / S;
     let s = |j: isize, x: usize| src.wrapping_offset(j * ss).wrapping_add(x * S);
     // SAFETY: every load reads one vector (`per` units) of one stream below
-    // `body <= n`; every store writes one vector inside `dst[..n * B * S]`.
+    // `body <= n`; every store writes one vector inside `dst[..n * B * S]`
+    // (streaming: at a multiple of `V::BYTES` from `dst`, 16-byte aligned).
     unsafe {
+        let store = |p: *mut u8, v: V| if NT { V::stream(p, v) } else { V::store(p, v) };
         let mut x = 0;
         while x < body {
             let d = dst.add(x * B * S);
             if B == 2 {
                 let (lo, hi) = V::zip::<S>(V::load(s(0, x)), V::load(s(1, x)));
-                V::store(d, lo);
-                V::store(d.add(V::BYTES), hi);
+                store(d, lo);
+                store(d.add(V::BYTES), hi);
             } else {
                 let (ac_lo, ac_hi) = V::zip::<S>(V::load(s(0, x)), V::load(s(2, x)));
                 let (bd_lo, bd_hi) = V::zip::<S>(V::load(s(1, x)), V::load(s(3, x)));
                 let (o0, o1) = V::zip::<S>(ac_lo, bd_lo);
                 let (o2, o3) = V::zip::<S>(ac_hi, bd_hi);
-                V::store(d, o0);
-                V::store(d.add(V::BYTES), o1);
-                V::store(d.add(2 * V::BYTES), o2);
-                V::store(d.add(3 * V::BYTES), o3);
+                store(d, o0);
+                store(d.add(V::BYTES), o1);
+                store(d.add(2 * V::BYTES), o2);
+                store(d.add(3 * V::BYTES), o3);
             }
             x += per;
         }
@@ -405,6 +469,9 @@ unsafe fn deinterleave_row<V: Vector, const S: usize, const B: usize>(
 #[cfg(target_arch = "x86_64")]
 macro_rules! dispatch {
     ($kernel:ident, $V:ty, $size:expr, $b:expr, ($($arg:expr),*)) => {
+        dispatch!($kernel, $V, $size, $b, ($($arg),*), 0)
+    };
+    ($kernel:ident, $V:ty, $size:expr, $b:expr, ($($arg:expr),*), $none:expr) => {
         match ($size, $b) {
             (1, 2) => $kernel::<$V, 1, 2>($($arg),*),
             (1, 4) => $kernel::<$V, 1, 4>($($arg),*),
@@ -414,7 +481,7 @@ macro_rules! dispatch {
             (4, 4) => $kernel::<$V, 4, 4>($($arg),*),
             (8, 2) => $kernel::<$V, 8, 2>($($arg),*),
             (8, 4) => $kernel::<$V, 8, 4>($($arg),*),
-            _ => 0,
+            _ => $none,
         }
     };
 }
@@ -463,6 +530,47 @@ mod entry {
     ) -> usize {
         // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
         unsafe { dispatch!(interleave_body, __m512i, size, b, (rows, n, s, ss, d)) }
+    }
+
+    pub(super) unsafe fn interleave_streamed_sse2(
+        size: usize,
+        b: usize,
+        rows: Rows,
+        n: usize,
+        s: *const u8,
+        ss: isize,
+        d: *mut u8,
+    ) -> bool {
+        // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
+        unsafe { dispatch!(interleave_streamed_body, __m128i, size, b, (rows, n, s, ss, d), false) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn interleave_streamed_avx2(
+        size: usize,
+        b: usize,
+        rows: Rows,
+        n: usize,
+        s: *const u8,
+        ss: isize,
+        d: *mut u8,
+    ) -> bool {
+        // SAFETY: the caller detected AVX2; the rest is forwarded.
+        unsafe { dispatch!(interleave_streamed_body, __m256i, size, b, (rows, n, s, ss, d), false) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn interleave_streamed_avx512(
+        size: usize,
+        b: usize,
+        rows: Rows,
+        n: usize,
+        s: *const u8,
+        ss: isize,
+        d: *mut u8,
+    ) -> bool {
+        // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
+        unsafe { dispatch!(interleave_streamed_body, __m512i, size, b, (rows, n, s, ss, d), false) }
     }
 
     pub(super) unsafe fn deinterleave_sse2(
@@ -540,6 +648,40 @@ pub(crate) unsafe fn interleave(
     {
         let _ = (isa, size, b, rows, n, src, ss, dst);
         0
+    }
+}
+
+/// [`interleave`] with streaming stores for every unit of every row, if
+/// the vector kernel of `isa` can do them all (see `interleave_streamed_body`);
+/// returns whether it did (if not, nothing is written).
+///
+/// # Safety
+/// As [`interleave`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn interleave_streamed(
+    isa: Isa,
+    size: usize,
+    b: usize,
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+) -> bool {
+    // SAFETY: forwarded; the instruction set was detected.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        match isa {
+            Isa::Portable => false,
+            Isa::Sse2 => entry::interleave_streamed_sse2(size, b, rows, n, src, ss, dst),
+            Isa::Avx2 => entry::interleave_streamed_avx2(size, b, rows, n, src, ss, dst),
+            Isa::Avx512 => entry::interleave_streamed_avx512(size, b, rows, n, src, ss, dst),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (isa, size, b, rows, n, src, ss, dst);
+        false
     }
 }
 
