@@ -485,6 +485,43 @@ mod line_writers {
             })
     }
 
+    /// Streaming deinterleaving tiles (NCHW space-to-depth, pixel_unshuffle)
+    /// with rows of 512 bytes and more per stream write whole lines straight
+    /// from the vector kernels, the parts of lines at row ends through the
+    /// writers: 2 and 4 streams, units of 1 to 8 bytes, rows that leave
+    /// heads and tails, outputs at offsets the kernels take and at some they
+    /// refuse (units not aligned), each vector width, one thread and two.
+    #[test]
+    fn deinterleaving_tiles_into_whole_lines_match_direct_stores() {
+        for elem in [1usize, 2, 4, 8] {
+            for block in [2usize, 4] {
+                for extra in [0, 3] {
+                    let width = 512 / elem * block + extra * block;
+                    let shape = [2, 3, 2 * block, width];
+                    let op = onnx::SpaceToDepth::new(block as i64);
+                    let plan = op.plan(&shape).unwrap();
+                    let x = bytes(plan.input_len() * elem, 41);
+                    let want = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
+                    for offset in [0, elem, 16, 40, 3] {
+                        for kern in [Kernels::Auto, Kernels::Avx2, Kernels::Baseline] {
+                            for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
+                                let p = plan.clone().with_streaming(Streaming::Always).with_kernels(kern);
+                                let p = p.with_parallelism(par);
+                                let mut out = vec![0x5Au8; want.len() + 64];
+                                p.run_bytes_into(&x, elem, &mut out[offset..offset + want.len()]).unwrap();
+                                let what =
+                                    format!("elem {elem} block {block} width {width} +{offset} {kern:?} {par:?}");
+                                assert!(out[offset..offset + want.len()] == want[..], "{what}");
+                                let outside = out[..offset].iter().chain(&out[offset + want.len()..]);
+                                assert!(outside.into_iter().all(|&v| v == 0x5A), "{what}: wrote outside");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
 

@@ -331,6 +331,7 @@ impl Exec<'_> {
                     x.ds,
                     p.unit,
                     Mode { nt: self.nt, isa: p.isa },
+                    w,
                 );
             } else if j + 2 == p.loops.len() && p.loops[j + 1].window.is_none() && p.stage_level != Some(j + 1) {
                 // The last two loops, the inner one without a window and not
@@ -452,7 +453,7 @@ impl Exec<'_> {
                 for ib in 0..b.count {
                     let src = src.wrapping_offset((ib as isize).wrapping_mul(b.ss));
                     let dst = stage.ptr().add(ib * x.count * pitch);
-                    copy_tile(rows, x.count, y.count, src, y.ss, dst, pitch as isize, p.unit, mode);
+                    copy_tile(rows, x.count, y.count, src, y.ss, dst, pitch as isize, p.unit, mode, w);
                 }
                 let dst = self.buf.dst.wrapping_offset(dof + (i as isize).wrapping_mul(a.ds));
                 for ib in 0..b.count {

@@ -4,6 +4,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
+use super::lines::Writers;
 use super::simd::{self, Isa};
 
 /// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
@@ -252,14 +253,15 @@ pub(crate) unsafe fn copy_tile(
     dsx: isize,
     unit: usize,
     m: Mode,
+    w: &mut Writers,
 ) {
     // SAFETY: forwarded; each arm addresses exactly the tiles' units.
     unsafe {
         match unit {
-            1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m),
-            2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m),
-            4 => tile::<u32>(rows, nx, ny, src, ssy, dst, dsx, m),
-            8 => tile::<u64>(rows, nx, ny, src, ssy, dst, dsx, m),
+            1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+            2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+            4 => tile::<u32>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+            8 => tile::<u64>(rows, nx, ny, src, ssy, dst, dsx, m, w),
             _ => {
                 for r in 0..rows.count {
                     let (src, dst) = rows.at(r, src, dst);
@@ -314,6 +316,7 @@ unsafe fn tile<T: Copy>(
     dst: *mut u8,
     dsx: isize,
     m: Mode,
+    w: &mut Writers,
 ) {
     let u = size_of::<T>() as isize;
     // SAFETY (all arms): forwarded from the caller; the interleave and
@@ -333,6 +336,9 @@ unsafe fn tile<T: Copy>(
         // alternate between several short destination runs measure far
         // slower than cached ones.
         if ssy == nx as isize * u {
+            if m.nt && simd::deinterleave_streamed(m.isa, u as usize, nx, rows, ny, src, dst, dsx, w) {
+                return;
+            }
             match nx {
                 2 => return deinterleave_any::<T, 2>(rows, ny, src, dst, dsx, m.isa),
                 3 => return deinterleave_any::<T, 3>(rows, ny, src, dst, dsx, m.isa),

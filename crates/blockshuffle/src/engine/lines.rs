@@ -118,6 +118,28 @@ impl Writers {
         unsafe { self.write(Zeros, dst, len) }
     }
 
+    /// Records that the caller wrote `len` bytes at `dst`, whole lines with
+    /// streaming stores, continuing the stream that reached `dst` (a line
+    /// boundary) or starting one there.
+    ///
+    /// # Safety
+    /// `dst` and `len` are multiples of 64, and no run pushed since the
+    /// last [`Writers::finish`] has an unfinished line there.
+    #[inline]
+    pub(crate) unsafe fn skip(&mut self, dst: *mut u8, len: usize) {
+        debug_assert!((dst as usize).is_multiple_of(LINE) && len.is_multiple_of(LINE));
+        let last = self.last % WRITERS;
+        let i = if self.w[last].next == dst {
+            last
+        } else {
+            // SAFETY: forwarded.
+            unsafe { self.find(dst) }
+        };
+        self.last = i;
+        let w = &mut self.w[i % WRITERS];
+        w.next = w.next.wrapping_add(len);
+    }
+
     /// Writes every stream's unfinished line and closes all streams.
     ///
     /// # Safety

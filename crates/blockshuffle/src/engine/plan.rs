@@ -412,27 +412,36 @@ impl CopyPlan {
         } else {
             self.tile = choose_tile(loops, self.unit);
             if self.tile && self.nt {
-                // Streaming tiles that write several destination streams are
-                // staged (see `tile_stage`): walk the loops outside the tile
-                // in the source's order, so that the source is swept once,
-                // and let the staging gather the destination streams this
-                // creates.
+                // Streaming tiles walk the loops outside the tile in the
+                // source's order, so that the source is swept once; the
+                // destination streams this creates are written in whole
+                // lines by the deinterleaving kernel, or gathered in a
+                // staging buffer (see `tile_stage`).
                 let dst_order = loops.clone();
                 source_order_outside(loops, loops.len() - 2);
-                self.tile_stage = tile_stage(loops, self.unit);
-                if self.tile_stage.is_none() {
+                let n = loops.len();
+                let (x, y) = (loops[n - 2], loops[n - 1]);
+                let row = y.count * self.unit;
+                let deinterleaving = x.ds != row as isize;
+                let lines = matches!(x.count, 2 | 4)
+                    && matches!(self.unit, 1 | 2 | 4 | 8)
+                    && self.isa != Isa::Portable
+                    && row >= MIN_LINES_DEINTERLEAVE_ROW;
+                if !(deinterleaving && lines) {
+                    self.tile_stage = tile_stage(loops, self.unit);
+                }
+                if !(deinterleaving && lines) && self.tile_stage.is_none() {
                     // Unstaged, the destination's order is the better one
                     // (measured: uint8 and float16 pixel_shuffle 2.0x
                     // memcpy in the source's, 1.6-1.7x in it).
                     *loops = dst_order;
-                    let (x, y) = (&loops[loops.len() - 2], &loops[loops.len() - 1]);
-                    if x.ds != (y.count * self.unit) as isize {
-                        // A deinterleaving tile (several destination streams)
-                        // with too many streams to stage: streaming stores
-                        // alternating between their short runs are slow, so
-                        // it stores through the cache (measured: uint8
-                        // pixel_unshuffle by 4, 16 streams, 2.2x memcpy
-                        // staged, 1.6x so).
+                    if deinterleaving {
+                        // A deinterleaving tile with rows too short for
+                        // whole lines and too many streams to stage:
+                        // streaming stores alternating between their short
+                        // runs are slow, so it stores through the cache
+                        // (measured: uint8 pixel_unshuffle by 4, 16 streams,
+                        // 2.2x memcpy staged, 1.6x so).
                         self.nt = false;
                     }
                 }
@@ -743,6 +752,12 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     loops.insert(n - 2, moved);
     true
 }
+
+/// Shortest row (bytes per destination stream) of a streaming deinterleaving
+/// tile written straight into whole lines rather than staged (measured:
+/// float32 and float16 rows of 512 bytes and more 1.2-1.45x memcpy so,
+/// 1.45-2.8x staged; uint8 rows of 128 and 256 bytes slower so).
+const MIN_LINES_DEINTERLEAVE_ROW: usize = 512;
 
 /// Bytes of the buffer a streaming tile is staged in (see [`CopyPlan::tile_chunk`]).
 pub(crate) const TILE_STAGE_BYTES: usize = 32 << 10;

@@ -23,6 +23,7 @@
 use std::arch::x86_64::*;
 
 use super::kernels::Rows;
+use super::lines::Writers;
 
 /// The instruction set a plan's short-run kernels use, narrowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -438,29 +439,136 @@ unsafe fn deinterleave_row<V: Vector, const S: usize, const B: usize>(
     ds: isize,
 ) {
     let per = V::BYTES / S;
-    let d = |j: isize, y: usize| dst.wrapping_offset(j * ds).wrapping_add(y * S);
+    let d = |j: usize, y: usize| dst.wrapping_offset(j as isize * ds).wrapping_add(y * S);
     // SAFETY: loads read vectors of `src[..body * B * S]`; stores write one
     // vector (`per` units) of one stream below `body <= n`.
     unsafe {
         let mut y = 0;
         while y < body {
-            let sp = src.add(y * B * S);
-            let v = |k: usize| V::load(sp.add(k * V::BYTES));
-            if B == 2 {
-                let (even, odd) = V::split::<S>(v(0), v(1));
-                V::store(d(0, y), even);
-                V::store(d(1, y), odd);
-            } else {
-                let (e01, o01) = V::split::<S>(v(0), v(1));
-                let (e23, o23) = V::split::<S>(v(2), v(3));
-                let (s0, s2) = V::split::<S>(e01, e23);
-                let (s1, s3) = V::split::<S>(o01, o23);
-                V::store(d(0, y), s0);
-                V::store(d(1, y), s1);
-                V::store(d(2, y), s2);
-                V::store(d(3, y), s3);
+            let v = deinterleave_step::<V, S, B>(src.add(y * B * S));
+            for (j, v) in v.into_iter().enumerate() {
+                V::store(d(j, y), v);
             }
             y += per;
+        }
+    }
+}
+
+/// One vector of each of the `B` streams, from the `B` vectors at `sp`.
+///
+/// # Safety
+/// `B * V::BYTES` bytes readable at `sp`; `B` is 2 or 4; the CPU runs `V`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn deinterleave_step<V: Vector, const S: usize, const B: usize>(sp: *const u8) -> [V; B] {
+    // SAFETY: the loads are inside `sp[..B * V::BYTES]`.
+    unsafe {
+        let v = |k: usize| V::load(sp.add(k * V::BYTES));
+        let (e01, o01) = V::split::<S>(v(0), v(1));
+        if B == 2 {
+            return std::array::from_fn(|j| if j == 0 { e01 } else { o01 });
+        }
+        let (e23, o23) = V::split::<S>(v(2), v(3));
+        let (s0, s2) = V::split::<S>(e01, e23);
+        let (s1, s3) = V::split::<S>(o01, o23);
+        let all = [s0, s1, s2, s3];
+        std::array::from_fn(|j| all[j])
+    }
+}
+
+/// [`deinterleave_body`] with streaming stores of whole cache lines, if it
+/// can do every row so: the `B` destination streams an equal distance from
+/// a line boundary (`ds` a multiple of 64), units aligned in every row.
+/// Each stream's units up to its first line boundary, and after its last,
+/// go through the line writers `w` (which complete the line a row shares
+/// with the stream's previous or next row, so that no line mixes ordinary
+/// and streaming stores: measured, ordinary stores for those lines alone
+/// made float32 NCHW space-to-depth 1.7x memcpy, against 1.2x); in between,
+/// each step writes one whole line of every stream. Returns whether it did
+/// (if not, it did nothing).
+///
+/// # Safety
+/// As [`deinterleave_body`]; `w` holds only runs of this run's destination.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn deinterleave_streamed_body<V: Vector, const S: usize, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    ds: isize,
+    w: &mut Writers,
+) -> bool {
+    let lines_apart = ds.unsigned_abs().is_multiple_of(64);
+    let units_aligned = (dst as usize).is_multiple_of(S) && rows.ds.unsigned_abs().is_multiple_of(S);
+    if !lines_apart || !units_aligned {
+        return false;
+    }
+    let per_line = 64 / S;
+    let d = |dst: *mut u8, j: usize, y: usize| dst.wrapping_offset(j as isize * ds).wrapping_add(y * S);
+    for r in 0..rows.count {
+        let (src, dst) = rows.at(r, src, dst);
+        // SAFETY: the head `[0, h)`, the lines `[h, done)` and the tail
+        // `[done, n)` partition each stream's `n` units; every streaming
+        // store is a 16-byte lane of a line that lies inside the stream's
+        // units (64-byte aligned: `h` brings stream 0, and so every stream,
+        // to a boundary); loads stay inside `src[..n * B * S]`; the writers
+        // get the heads and tails, and are told of the lines between.
+        unsafe {
+            let h = (((64 - dst as usize % 64) % 64) / S).min(n);
+            let lines = (n - h) / per_line;
+            let done = h + lines * per_line;
+            through_writers::<S, B>(w, h, src, dst, ds);
+            for l in 0..lines {
+                let y = h + l * per_line;
+                let mut k = 0;
+                while k < 64 {
+                    let v = deinterleave_step::<V, S, B>(src.add(y * B * S + k * B));
+                    for (j, v) in v.into_iter().enumerate() {
+                        V::stream(d(dst, j, y).add(k), v);
+                    }
+                    k += V::BYTES;
+                }
+            }
+            if lines > 0 {
+                for j in 0..B {
+                    w.skip(d(dst, j, h), lines * 64);
+                }
+            }
+            through_writers::<S, B>(w, n - done, src.add(done * B * S), d(dst, 0, done), ds);
+        }
+    }
+    true
+}
+
+/// Deinterleaves `n < 64 / S` units per stream through the line writers.
+///
+/// # Safety
+/// As the portable `deinterleave`, and as [`Writers::push`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn through_writers<const S: usize, const B: usize>(
+    w: &mut Writers,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    ds: isize,
+) {
+    if n == 0 {
+        return;
+    }
+    let mut part = [[0u8; 64]; B];
+    // SAFETY: unit `y * B + j` of the source into `part[j]` (`n * S < 64`),
+    // then each part to its stream.
+    unsafe {
+        for y in 0..n {
+            for (j, p) in part.iter_mut().enumerate() {
+                let v = src.add((y * B + j) * S).cast::<[u8; S]>().read_unaligned();
+                p.as_mut_ptr().add(y * S).cast::<[u8; S]>().write_unaligned(v);
+            }
+        }
+        for (j, p) in part.iter().enumerate() {
+            w.push(p.as_ptr(), dst.wrapping_offset(j as isize * ds), n * S);
         }
     }
 }
@@ -571,6 +679,53 @@ mod entry {
     ) -> bool {
         // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
         unsafe { dispatch!(interleave_streamed_body, __m512i, size, b, (rows, n, s, ss, d), false) }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn deinterleave_streamed_sse2(
+        size: usize,
+        b: usize,
+        rows: Rows,
+        n: usize,
+        s: *const u8,
+        d: *mut u8,
+        ds: isize,
+        w: &mut Writers,
+    ) -> bool {
+        // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
+        unsafe { dispatch!(deinterleave_streamed_body, __m128i, size, b, (rows, n, s, d, ds, w), false) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn deinterleave_streamed_avx2(
+        size: usize,
+        b: usize,
+        rows: Rows,
+        n: usize,
+        s: *const u8,
+        d: *mut u8,
+        ds: isize,
+        w: &mut Writers,
+    ) -> bool {
+        // SAFETY: the caller detected AVX2; the rest is forwarded.
+        unsafe { dispatch!(deinterleave_streamed_body, __m256i, size, b, (rows, n, s, d, ds, w), false) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn deinterleave_streamed_avx512(
+        size: usize,
+        b: usize,
+        rows: Rows,
+        n: usize,
+        s: *const u8,
+        d: *mut u8,
+        ds: isize,
+        w: &mut Writers,
+    ) -> bool {
+        // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
+        unsafe { dispatch!(deinterleave_streamed_body, __m512i, size, b, (rows, n, s, d, ds, w), false) }
     }
 
     pub(super) unsafe fn deinterleave_sse2(
@@ -717,5 +872,41 @@ pub(crate) unsafe fn deinterleave(
     {
         let _ = (isa, size, b, rows, n, src, dst, ds);
         0
+    }
+}
+
+/// [`deinterleave`] with streaming stores of whole lines, if the vector
+/// kernel of `isa` can do every row so (see `deinterleave_streamed_body`),
+/// the parts of lines through the line writers `w`; returns whether it did
+/// (if not, nothing is written).
+///
+/// # Safety
+/// As [`deinterleave`]; `w` holds only runs of this run's destination.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn deinterleave_streamed(
+    isa: Isa,
+    size: usize,
+    b: usize,
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    ds: isize,
+    w: &mut Writers,
+) -> bool {
+    // SAFETY: forwarded; the instruction set was detected.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        match isa {
+            Isa::Portable => false,
+            Isa::Sse2 => entry::deinterleave_streamed_sse2(size, b, rows, n, src, dst, ds, w),
+            Isa::Avx2 => entry::deinterleave_streamed_avx2(size, b, rows, n, src, dst, ds, w),
+            Isa::Avx512 => entry::deinterleave_streamed_avx512(size, b, rows, n, src, dst, ds, w),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (isa, size, b, rows, n, src, dst, ds, w);
+        false
     }
 }
