@@ -7,6 +7,9 @@
 //! nest only produces offsets of positions inside those shapes; positions
 //! outside a window (padding or crop) are never dereferenced on the side where
 //! they do not exist.
+//!
+//! Each task (the whole run, or one thread's range) writes through its own
+//! line writers (`engine::lines`), which it finishes before it ends.
 
 use std::mem::MaybeUninit;
 use std::ptr;

@@ -332,9 +332,10 @@ unsafe fn tile<T: Copy>(
             }
         }
         // Deinterleave one contiguous source run into a few destination
-        // streams. Always with ordinary stores: streaming stores that
-        // alternate between several short destination runs measure far
-        // slower than cached ones.
+        // streams: streaming, in whole lines of each stream where the
+        // vector kernel can (parts of lines through the writers);
+        // otherwise with ordinary stores (streaming stores that alternate
+        // between several short destination runs measure far slower).
         if ssy == nx as isize * u {
             if m.nt && simd::deinterleave_streamed(m.isa, u as usize, nx, rows, ny, src, dst, dsx, w) {
                 return;

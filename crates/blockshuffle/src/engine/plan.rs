@@ -9,6 +9,9 @@
 //!
 //! Canonicalisation drops loops of count 1, merges loops that are contiguous
 //! on both sides, and folds the innermost contiguous run into one wide unit.
+//! Then, for large (streaming) outputs, it reorders the loops: long units
+//! sweep a few destination streams together for the line writers
+//! ([`stream_order`]); transposing tiles walk the source in its order.
 
 use arrayvec::ArrayVec;
 
@@ -115,8 +118,9 @@ pub(crate) struct CopyPlan {
     pub nt: bool,
     /// The vector kernels for short runs (see `engine::simd`).
     pub isa: Isa,
-    /// With streaming stores: the loop whose whole range is one contiguous
-    /// destination region of at most [`STAGE_BYTES`]. The executor builds
+    /// With streaming stores, in a plan without `lines` or a tile: the loop
+    /// whose whole range is one contiguous destination region of at most
+    /// [`STAGE_BYTES`]. The executor builds
     /// each such region in a cache-resident buffer and streams it out in
     /// one interleaved pass (see `kernels::stream_region`).
     pub stage_level: Option<usize>,
@@ -192,7 +196,7 @@ impl CopyPlan {
         }
     }
 
-    /// [`CopyPlan::compile`], into `self` (whatever it held before).
+    /// `CopyPlan::compile` (tests only), into `self` (whatever it held before).
     pub fn build(
         &mut self,
         geom: &Geometry,
@@ -459,11 +463,11 @@ impl CopyPlan {
         }
         let blocks = &self.dst_block;
 
-        // 6. Streaming plans of long units build whole destination regions
-        // in a staging buffer (measured: it pays for gathers of long units;
-        // for transposing tiles, whose regions are short, it costs).
-        // Backward, a window marks positions outside the destination, so a
-        // staged region must have none inside it.
+        // 6. Other streaming plans (short units that make no tile, and long
+        // ones whose streams outnumber the line writers) build whole
+        // destination regions in a staging buffer. Backward, a window marks
+        // positions outside the destination, so a staged region must have
+        // none inside it.
         if self.nt && !self.tile && !self.lines {
             let n = loops.len();
             self.stage_level = (0..n).find(|&j| {
@@ -759,7 +763,7 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
 /// 1.45-2.8x staged; uint8 rows of 128 and 256 bytes slower so).
 const MIN_LINES_DEINTERLEAVE_ROW: usize = 512;
 
-/// Bytes of the buffer a streaming tile is staged in (see [`CopyPlan::tile_chunk`]).
+/// Bytes of the buffer a streaming tile is staged in (see [`TileStage`]).
 pub(crate) const TILE_STAGE_BYTES: usize = 32 << 10;
 
 /// Most destination streams a staged tile may write (each leaves as its own
