@@ -60,18 +60,24 @@ fn s2b_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<[usize; 2]>)
                 let mut blocks = Vec::new();
                 let mut pads = Vec::new();
                 for (b, outer, pb, extra) in spatial {
-                    // padded = outer * b; choose input dim and pads that add up.
-                    let padded = outer * b;
-                    let pb = pb.min(padded);
-                    let pe = extra.min(padded - pb);
-                    shape.push(padded - pb - pe);
+                    let (dim, pad) = padded_axis(b, outer, pb, extra);
+                    shape.push(dim);
                     blocks.push(b);
-                    pads.push([pb, pe]);
+                    pads.push(pad);
                 }
                 shape.extend(remaining);
                 (shape, blocks, pads)
             })
     })
+}
+
+/// An axis padded to `outer * b`: the input dim and the pads (at most
+/// `pb` before, `extra` after) that add up to it.
+fn padded_axis(b: usize, outer: usize, pb: usize, extra: usize) -> (usize, [usize; 2]) {
+    let padded = outer * b;
+    let pb = pb.min(padded);
+    let pe = extra.min(padded - pb);
+    (padded - pb - pe, [pb, pe])
 }
 
 fn as_i64(v: &[usize]) -> Vec<i64> {
@@ -463,7 +469,20 @@ fn long_runs_cut_for_locality_agree_with_the_reference() {
 mod line_writers {
     use super::*;
 
-    fn long_unit_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<[usize; 2]>, usize)> {
+    /// Runs `plan` into an output `offset` bytes into a larger buffer: the
+    /// output, or what went wrong (bytes written outside it).
+    fn run_at_offset(plan: &blockshuffle::Plan, x: &[u8], elem: usize, offset: usize) -> Result<Vec<u8>, String> {
+        let len = plan.output_len() * elem;
+        let mut buf = vec![0x5Au8; len + 64];
+        plan.run_bytes_into(x, elem, &mut buf[offset..offset + len]).unwrap();
+        let outside = buf[..offset].iter().chain(&buf[offset + len..]);
+        if !outside.into_iter().all(|&v| v == 0x5A) {
+            return Err(format!("bytes written outside the output at offset {offset}"));
+        }
+        Ok(buf[offset..offset + len].to_vec())
+    }
+
+    fn long_unit_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<[usize; 2]>)> {
         // Two or three blocked axes, then channels that make units of 64 bytes or more.
         (2usize..=3, prop::collection::vec((1usize..=4, 1usize..=5, 0usize..=3, 0usize..=3), 3), 1usize..=3)
             .prop_flat_map(|(m, spatial, batch)| {
@@ -473,15 +492,13 @@ mod line_writers {
                 let mut shape = vec![batch];
                 let (mut blocks, mut pads) = (Vec::new(), Vec::new());
                 for &(b, outer, pb, extra) in &spatial[..m] {
-                    let padded = outer * b;
-                    let pb = pb.min(padded);
-                    let pe = extra.min(padded - pb);
-                    shape.push(padded - pb - pe);
+                    let (dim, pad) = padded_axis(b, outer, pb, extra);
+                    shape.push(dim);
                     blocks.push(b);
-                    pads.push([pb, pe]);
+                    pads.push(pad);
                 }
                 shape.push(unit / 4);
-                (shape, blocks, pads, unit)
+                (shape, blocks, pads)
             })
     }
 
@@ -507,13 +524,10 @@ mod line_writers {
                             for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
                                 let p = plan.clone().with_streaming(Streaming::Always).with_kernels(kern);
                                 let p = p.with_parallelism(par);
-                                let mut out = vec![0x5Au8; want.len() + 64];
-                                p.run_bytes_into(&x, elem, &mut out[offset..offset + want.len()]).unwrap();
+                                let got = run_at_offset(&p, &x, elem, offset);
                                 let what =
                                     format!("elem {elem} block {block} width {width} +{offset} {kern:?} {par:?}");
-                                assert!(out[offset..offset + want.len()] == want[..], "{what}");
-                                let outside = out[..offset].iter().chain(&out[offset + want.len()..]);
-                                assert!(outside.into_iter().all(|&v| v == 0x5A), "{what}: wrote outside");
+                                assert!(got.as_ref() == Ok(&want), "{what}: {:?}", got.err());
                             }
                         }
                     }
@@ -527,7 +541,7 @@ mod line_writers {
 
         #[test]
         fn long_units_at_every_line_offset_match_reference(
-            (shape, blocks, pads, _unit) in long_unit_case(), offset in 0usize..64, par in parallelism(),
+            (shape, blocks, pads) in long_unit_case(), offset in 0usize..64, par in parallelism(),
         ) {
             let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
             let elem = 4;
@@ -535,22 +549,16 @@ mod line_writers {
             let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
             let s2b = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap();
             let s2b = s2b.with_streaming(Streaming::Always).with_parallelism(par);
-            let mut out = vec![0xA5u8; want.len() + 64];
-            s2b.run_bytes_into(&x, elem, &mut out[offset..offset + want.len()]).unwrap();
-            prop_assert!(out[offset..offset + want.len()] == want[..]);
-            prop_assert!(out[..offset].iter().chain(&out[offset + want.len()..]).all(|&v| v == 0xA5));
+            prop_assert_eq!(run_at_offset(&s2b, &x, elem, offset), Ok(want.clone()));
             // And back, cropping the padding away.
             let b2s = tf::BatchToSpaceNd::new(&b, &p).plan(&want_shape).unwrap();
             let b2s = b2s.with_streaming(Streaming::Always).with_parallelism(par);
-            let mut back = vec![0x5Au8; x.len() + 64];
-            b2s.run_bytes_into(&want, elem, &mut back[offset..offset + x.len()]).unwrap();
-            prop_assert!(back[offset..offset + x.len()] == x[..]);
-            prop_assert!(back[..offset].iter().chain(&back[offset + x.len()..]).all(|&v| v == 0x5A));
+            prop_assert_eq!(run_at_offset(&b2s, &want, elem, offset), Ok(x));
         }
 
         #[test]
         fn typed_padding_through_line_writers_is_default(
-            (shape, blocks, pads, _unit) in long_unit_case(), offset in 0usize..16,
+            (shape, blocks, pads) in long_unit_case(), offset in 0usize..16,
         ) {
             #[derive(Clone, Copy, Debug, PartialEq)]
             struct Px(u32);

@@ -4,7 +4,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::lines::Writers;
+use super::lines::{store_line as line, Writers};
 use super::simd::{self, Isa};
 
 /// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
@@ -643,27 +643,6 @@ pub(crate) unsafe fn stream_region(src: *const u8, dst: *mut u8, len: usize) {
     // SAFETY: forwarded.
     unsafe {
         ptr::copy_nonoverlapping(src, dst, len)
-    }
-}
-
-/// Copies one 64-byte line to a 64-byte-aligned destination with streaming stores.
-///
-/// # Safety
-/// 64 bytes readable at `src`, writable at `dst` (16-byte aligned at least).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn line(src: *const u8, dst: *mut u8) {
-    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-    // SAFETY: four 16-byte loads and aligned streaming stores inside the line.
-    unsafe {
-        let a = _mm_loadu_si128(src.cast::<__m128i>());
-        let b = _mm_loadu_si128(src.add(16).cast::<__m128i>());
-        let c = _mm_loadu_si128(src.add(32).cast::<__m128i>());
-        let e = _mm_loadu_si128(src.add(48).cast::<__m128i>());
-        _mm_stream_si128(dst.cast::<__m128i>(), a);
-        _mm_stream_si128(dst.add(16).cast::<__m128i>(), b);
-        _mm_stream_si128(dst.add(32).cast::<__m128i>(), c);
-        _mm_stream_si128(dst.add(48).cast::<__m128i>(), e);
     }
 }
 

@@ -298,15 +298,16 @@ impl Source for Zeros {
     }
 }
 
-/// Stores the 64 bytes at `src` to the line at `dst` with streaming stores.
+/// Stores the 64 bytes at `src` to `dst` with streaming stores (a whole
+/// line when `dst` is 64-byte aligned).
 ///
 /// # Safety
-/// 64 bytes readable at `src`, writable at `dst`, which is 64-byte aligned.
+/// 64 bytes readable at `src`, writable at `dst`, which is 16-byte aligned.
 #[inline(always)]
-unsafe fn store_line(src: *const u8, dst: *mut u8) {
+pub(crate) unsafe fn store_line(src: *const u8, dst: *mut u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: SSE2 is baseline on x86_64; unaligned loads inside `src[..64]`,
-    // aligned streaming stores inside the line.
+    // aligned streaming stores inside `dst[..64]`.
     unsafe {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
         let a = _mm_loadu_si128(src.cast::<__m128i>());

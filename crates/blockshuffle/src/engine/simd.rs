@@ -606,9 +606,6 @@ unsafe fn line_parts<V: Vector, const S: usize, const B: usize>(sp: *const u8) -
 /// Monomorphises a kernel for each unit size and stream count it has.
 #[cfg(target_arch = "x86_64")]
 macro_rules! dispatch {
-    ($kernel:ident, $V:ty, $size:expr, $b:expr, ($($arg:expr),*)) => {
-        dispatch!($kernel, $V, $size, $b, ($($arg),*), 0)
-    };
     ($kernel:ident, $V:ty, $size:expr, $b:expr, ($($arg:expr),*), $none:expr) => {
         match ($size, $b) {
             (1, 2) => $kernel::<$V, 1, 2>($($arg),*),
@@ -624,319 +621,94 @@ macro_rules! dispatch {
     };
 }
 
-/// The entry points compiled for each instruction set.
-#[cfg(target_arch = "x86_64")]
-mod entry {
-    use super::*;
-
-    pub(super) unsafe fn interleave_sse2(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        ss: isize,
-        d: *mut u8,
-    ) -> usize {
-        // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
-        unsafe { dispatch!(interleave_body, __m128i, size, b, (rows, n, s, ss, d)) }
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn interleave_avx2(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        ss: isize,
-        d: *mut u8,
-    ) -> usize {
-        // SAFETY: the caller detected AVX2; the rest is forwarded.
-        unsafe { dispatch!(interleave_body, __m256i, size, b, (rows, n, s, ss, d)) }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) unsafe fn interleave_avx512(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        ss: isize,
-        d: *mut u8,
-    ) -> usize {
-        // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
-        unsafe { dispatch!(interleave_body, __m512i, size, b, (rows, n, s, ss, d)) }
-    }
-
-    pub(super) unsafe fn interleave_streamed_sse2(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        ss: isize,
-        d: *mut u8,
-    ) -> bool {
-        // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
-        unsafe { dispatch!(interleave_streamed_body, __m128i, size, b, (rows, n, s, ss, d), false) }
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn interleave_streamed_avx2(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        ss: isize,
-        d: *mut u8,
-    ) -> bool {
-        // SAFETY: the caller detected AVX2; the rest is forwarded.
-        unsafe { dispatch!(interleave_streamed_body, __m256i, size, b, (rows, n, s, ss, d), false) }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) unsafe fn interleave_streamed_avx512(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        ss: isize,
-        d: *mut u8,
-    ) -> bool {
-        // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
-        unsafe { dispatch!(interleave_streamed_body, __m512i, size, b, (rows, n, s, ss, d), false) }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn deinterleave_streamed_sse2(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        d: *mut u8,
-        ds: isize,
-        w: &mut Writers,
-    ) -> bool {
-        // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
-        unsafe { dispatch!(deinterleave_streamed_body, __m128i, size, b, (rows, n, s, d, ds, w), false) }
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn deinterleave_streamed_avx2(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        d: *mut u8,
-        ds: isize,
-        w: &mut Writers,
-    ) -> bool {
-        // SAFETY: the caller detected AVX2; the rest is forwarded.
-        unsafe { dispatch!(deinterleave_streamed_body, __m256i, size, b, (rows, n, s, d, ds, w), false) }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw")]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn deinterleave_streamed_avx512(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        d: *mut u8,
-        ds: isize,
-        w: &mut Writers,
-    ) -> bool {
-        // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
-        unsafe { dispatch!(deinterleave_streamed_body, __m512i, size, b, (rows, n, s, d, ds, w), false) }
-    }
-
-    pub(super) unsafe fn deinterleave_sse2(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        d: *mut u8,
-        ds: isize,
-    ) -> usize {
-        // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
-        unsafe { dispatch!(deinterleave_body, __m128i, size, b, (rows, n, s, d, ds)) }
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn deinterleave_avx2(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        d: *mut u8,
-        ds: isize,
-    ) -> usize {
-        // SAFETY: the caller detected AVX2; the rest is forwarded.
-        unsafe { dispatch!(deinterleave_body, __m256i, size, b, (rows, n, s, d, ds)) }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) unsafe fn deinterleave_avx512(
-        size: usize,
-        b: usize,
-        rows: Rows,
-        n: usize,
-        s: *const u8,
-        d: *mut u8,
-        ds: isize,
-    ) -> usize {
-        // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
-        unsafe { dispatch!(deinterleave_body, __m512i, size, b, (rows, n, s, d, ds)) }
-    }
+/// Defines `$name(isa, size, b, args...)`: the kernel `$body` compiled for
+/// each instruction set (SSE2, AVX2, AVX-512) and for each unit size and
+/// stream count (`dispatch!`), run for `isa`; without vector kernels (the
+/// portable `isa`, or another target) it returns `$none`.
+macro_rules! entry_point {
+    ($(#[$doc:meta])* $name:ident => $body:ident($($arg:ident: $ty:ty),*) -> $ret:ty, none: $none:expr) => {
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe fn $name(isa: Isa, size: usize, b: usize, $($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            {
+                unsafe fn sse2(size: usize, b: usize, $($arg: $ty),*) -> $ret {
+                    // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
+                    unsafe { dispatch!($body, __m128i, size, b, ($($arg),*), $none) }
+                }
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2(size: usize, b: usize, $($arg: $ty),*) -> $ret {
+                    // SAFETY: the caller detected AVX2; the rest is forwarded.
+                    unsafe { dispatch!($body, __m256i, size, b, ($($arg),*), $none) }
+                }
+                #[target_feature(enable = "avx512f,avx512bw")]
+                unsafe fn avx512(size: usize, b: usize, $($arg: $ty),*) -> $ret {
+                    // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
+                    unsafe { dispatch!($body, __m512i, size, b, ($($arg),*), $none) }
+                }
+                // SAFETY: forwarded; the instruction set was detected.
+                unsafe {
+                    match isa {
+                        Isa::Portable => $none,
+                        Isa::Sse2 => sse2(size, b, $($arg),*),
+                        Isa::Avx2 => avx2(size, b, $($arg),*),
+                        Isa::Avx512 => avx512(size, b, $($arg),*),
+                    }
+                }
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            {
+                let _ = (isa, size, b, $($arg),*);
+                $none
+            }
+        }
+    };
 }
 
-/// `dst[x * b + j] = stream_j[x]`, streams at `src + j * ss`; units of
-/// `size` bytes; for each of `rows`. Does the whole-vector body of every
-/// row; returns the units done per stream.
-///
-/// # Safety
-/// As the portable `interleave` for each of `rows`: `n` units readable per
-/// stream, `n * b` writable at `dst`, no overlap; `isa` is one this CPU runs
-/// (from [`Isa::detect`] or below it).
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn interleave(
-    isa: Isa,
-    size: usize,
-    b: usize,
-    rows: Rows,
-    n: usize,
-    src: *const u8,
-    ss: isize,
-    dst: *mut u8,
-) -> usize {
-    // SAFETY: forwarded; the instruction set was detected.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        match isa {
-            Isa::Portable => 0,
-            Isa::Sse2 => entry::interleave_sse2(size, b, rows, n, src, ss, dst),
-            Isa::Avx2 => entry::interleave_avx2(size, b, rows, n, src, ss, dst),
-            Isa::Avx512 => entry::interleave_avx512(size, b, rows, n, src, ss, dst),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (isa, size, b, rows, n, src, ss, dst);
-        0
-    }
+entry_point! {
+    /// `dst[x * b + j] = stream_j[x]`, streams at `src + j * ss`; units of
+    /// `size` bytes; for each of `rows`. Does the whole-vector body of every
+    /// row; returns the units done per stream.
+    ///
+    /// # Safety
+    /// As the portable `interleave` for each of `rows`: `n` units readable per
+    /// stream, `n * b` writable at `dst`, no overlap; `isa` is one this CPU runs
+    /// (from [`Isa::detect`] or below it).
+    interleave => interleave_body(rows: Rows, n: usize, src: *const u8, ss: isize, dst: *mut u8) -> usize, none: 0
 }
 
-/// [`interleave`] with streaming stores for every unit of every row, if
-/// the vector kernel of `isa` can do them all (see `interleave_streamed_body`);
-/// returns whether it did (if not, nothing is written).
-///
-/// # Safety
-/// As [`interleave`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn interleave_streamed(
-    isa: Isa,
-    size: usize,
-    b: usize,
-    rows: Rows,
-    n: usize,
-    src: *const u8,
-    ss: isize,
-    dst: *mut u8,
-) -> bool {
-    // SAFETY: forwarded; the instruction set was detected.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        match isa {
-            Isa::Portable => false,
-            Isa::Sse2 => entry::interleave_streamed_sse2(size, b, rows, n, src, ss, dst),
-            Isa::Avx2 => entry::interleave_streamed_avx2(size, b, rows, n, src, ss, dst),
-            Isa::Avx512 => entry::interleave_streamed_avx512(size, b, rows, n, src, ss, dst),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (isa, size, b, rows, n, src, ss, dst);
-        false
-    }
+entry_point! {
+    /// [`interleave`] with streaming stores for every unit of every row, if
+    /// the vector kernel of `isa` can do them all (see `interleave_streamed_body`);
+    /// returns whether it did (if not, nothing is written).
+    ///
+    /// # Safety
+    /// As [`interleave`].
+    interleave_streamed => interleave_streamed_body(
+        rows: Rows, n: usize, src: *const u8, ss: isize, dst: *mut u8
+    ) -> bool, none: false
 }
 
-/// `stream_j[y] = src[y * b + j]`, streams at `dst + j * ds`; units of
-/// `size` bytes; for each of `rows`. Does the whole-vector body of every
-/// row; returns the units done per stream.
-///
-/// # Safety
-/// As the portable `deinterleave` for each of `rows`: `n * b` units readable
-/// at `src`, `n` writable per stream, no overlap; `isa` is one this CPU runs.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn deinterleave(
-    isa: Isa,
-    size: usize,
-    b: usize,
-    rows: Rows,
-    n: usize,
-    src: *const u8,
-    dst: *mut u8,
-    ds: isize,
-) -> usize {
-    // SAFETY: forwarded; the instruction set was detected.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        match isa {
-            Isa::Portable => 0,
-            Isa::Sse2 => entry::deinterleave_sse2(size, b, rows, n, src, dst, ds),
-            Isa::Avx2 => entry::deinterleave_avx2(size, b, rows, n, src, dst, ds),
-            Isa::Avx512 => entry::deinterleave_avx512(size, b, rows, n, src, dst, ds),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (isa, size, b, rows, n, src, dst, ds);
-        0
-    }
+entry_point! {
+    /// `stream_j[y] = src[y * b + j]`, streams at `dst + j * ds`; units of
+    /// `size` bytes; for each of `rows`. Does the whole-vector body of every
+    /// row; returns the units done per stream.
+    ///
+    /// # Safety
+    /// As the portable `deinterleave` for each of `rows`: `n * b` units readable
+    /// at `src`, `n` writable per stream, no overlap; `isa` is one this CPU runs.
+    deinterleave => deinterleave_body(rows: Rows, n: usize, src: *const u8, dst: *mut u8, ds: isize) -> usize, none: 0
 }
 
-/// [`deinterleave`] with streaming stores of whole lines, if the vector
-/// kernel of `isa` can do every row so (see `deinterleave_streamed_body`),
-/// the parts of lines through the line writers `w`; returns whether it did
-/// (if not, nothing is written).
-///
-/// # Safety
-/// As [`deinterleave`]; `w` holds only runs of this run's destination.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn deinterleave_streamed(
-    isa: Isa,
-    size: usize,
-    b: usize,
-    rows: Rows,
-    n: usize,
-    src: *const u8,
-    dst: *mut u8,
-    ds: isize,
-    w: &mut Writers,
-) -> bool {
-    // SAFETY: forwarded; the instruction set was detected.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        match isa {
-            Isa::Portable => false,
-            Isa::Sse2 => entry::deinterleave_streamed_sse2(size, b, rows, n, src, dst, ds, w),
-            Isa::Avx2 => entry::deinterleave_streamed_avx2(size, b, rows, n, src, dst, ds, w),
-            Isa::Avx512 => entry::deinterleave_streamed_avx512(size, b, rows, n, src, dst, ds, w),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (isa, size, b, rows, n, src, dst, ds, w);
-        false
-    }
+entry_point! {
+    /// [`deinterleave`] with streaming stores of whole lines, if the vector
+    /// kernel of `isa` can do every row so (see `deinterleave_streamed_body`),
+    /// the parts of lines through the line writers `w`; returns whether it did
+    /// (if not, nothing is written).
+    ///
+    /// # Safety
+    /// As [`deinterleave`]; `w` holds only runs of this run's destination.
+    deinterleave_streamed => deinterleave_streamed_body(
+        rows: Rows, n: usize, src: *const u8, dst: *mut u8, ds: isize, w: &mut Writers
+    ) -> bool, none: false
 }
