@@ -35,15 +35,14 @@ struct LineBuf([MaybeUninit<u8>; LINE]);
 /// A line of zeros, the source of zero runs' partial lines.
 static ZEROS: LineBuf = LineBuf([MaybeUninit::new(0); LINE]);
 
-/// One destination stream.
+/// One destination stream; its unfinished line is held beside it (in
+/// `Writers::lines`: bytes `[0, next % 64)` of the line that holds `next`,
+/// those at or after `start`).
 struct Writer {
     /// The next destination byte of the stream (null: no stream).
     next: *mut u8,
     /// Where the stream began: bytes before it are not the stream's.
     start: *mut u8,
-    /// The stream's unfinished line: bytes `[0, next % 64)` of the line
-    /// that holds `next`, those at or after `start`.
-    line: LineBuf,
 }
 
 /// Up to [`WRITERS`] destination streams, written with whole-line streaming
@@ -51,6 +50,10 @@ struct Writer {
 /// (it writes the unfinished lines); the executor's store fence follows.
 pub(crate) struct Writers {
     w: [Writer; WRITERS],
+    /// The streams' unfinished lines (uninitialised until written: making
+    /// a `Writers` costs no more than its pointers, which tiny runs that
+    /// never use it also pay).
+    lines: [LineBuf; WRITERS],
     /// The stream a new one replaces next (round robin).
     victim: usize,
     /// The stream written last: runs mostly continue it or the next one.
@@ -82,14 +85,11 @@ struct Bytes(*const u8);
 struct Zeros;
 
 impl Writers {
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new() -> Self {
         Writers {
-            w: std::array::from_fn(|_| Writer {
-                next: ptr::null_mut(),
-                start: ptr::null_mut(),
-                line: LineBuf([MaybeUninit::uninit(); LINE]),
-            }),
+            w: [const { Writer { next: ptr::null_mut(), start: ptr::null_mut() } }; WRITERS],
+            lines: [const { LineBuf([MaybeUninit::uninit(); LINE]) }; WRITERS],
             victim: 0,
             last: 0,
         }
@@ -146,9 +146,9 @@ impl Writers {
     /// As [`Writers::push`]: the pushed runs' destinations are writable.
     #[inline]
     pub(crate) unsafe fn finish(&mut self) {
-        for w in &mut self.w {
+        for (w, line) in self.w.iter_mut().zip(&self.lines) {
             // SAFETY: forwarded.
-            unsafe { w.finish() };
+            unsafe { w.finish(line) };
         }
     }
 
@@ -169,8 +169,9 @@ impl Writers {
             }
         };
         self.last = i;
+        let i = i % WRITERS;
         // SAFETY: forwarded; the stream continues at `dst`.
-        unsafe { self.w[i % WRITERS].write(src, len) }
+        unsafe { self.w[i].write(&mut self.lines[i], src, len) }
     }
 
     /// The stream that continues at `dst`, or a new one there (finishing
@@ -187,7 +188,7 @@ impl Writers {
         self.victim = (i + 1) % WRITERS;
         let w = &mut self.w[i];
         // SAFETY: forwarded (the stream's runs were pushed under it).
-        unsafe { w.finish() };
+        unsafe { w.finish(&self.lines[i]) };
         w.start = dst;
         w.next = dst;
         i
@@ -195,13 +196,13 @@ impl Writers {
 }
 
 impl Writer {
-    /// Appends `len` bytes from `src` to the stream.
+    /// Appends `len` bytes from `src` to the stream, whose unfinished line is `line`.
     ///
     /// # Safety
     /// As [`Writers::push`], at `self.next`.
     #[inline(always)]
-    unsafe fn write<S: Source>(&mut self, mut src: S, mut len: usize) {
-        let buf = self.line.0.as_mut_ptr().cast::<u8>();
+    unsafe fn write<S: Source>(&mut self, line: &mut LineBuf, mut src: S, mut len: usize) {
+        let buf = line.0.as_mut_ptr().cast::<u8>();
         // SAFETY: every store is inside `[start, next + len)`, the stream's
         // bytes (earlier runs' and this one's); `buf` offsets stay below 64.
         unsafe {
@@ -239,12 +240,13 @@ impl Writer {
         }
     }
 
-    /// Writes the unfinished line's bytes with ordinary stores and closes the stream.
+    /// Writes the unfinished line's bytes (`held`) with ordinary stores and
+    /// closes the stream.
     ///
     /// # Safety
     /// The stream's bytes are writable.
     #[inline]
-    unsafe fn finish(&mut self) {
+    unsafe fn finish(&mut self, held: &LineBuf) {
         let f = self.next as usize % LINE;
         if f != 0 {
             // SAFETY: the bytes `[max(line, start), next)` are the stream's,
@@ -253,7 +255,7 @@ impl Writer {
                 let line = self.next.sub(f);
                 let from = if line >= self.start { line } else { self.start };
                 let skip = from.offset_from(line) as usize;
-                copy_short(self.line.0.as_ptr().cast::<u8>().add(skip), from, f - skip);
+                copy_short(held.0.as_ptr().cast::<u8>().add(skip), from, f - skip);
             }
         }
         self.next = ptr::null_mut();
