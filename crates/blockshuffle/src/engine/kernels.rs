@@ -169,7 +169,7 @@ pub(crate) unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
             3 => pair::<2>(src, dst, len),
             4..=7 => pair::<4>(src, dst, len),
             8..=15 => pair::<8>(src, dst, len),
-            16..=31 => pair::<16>(src, dst, len),
+            16..=32 => pair::<16>(src, dst, len),
             _ => pair::<32>(src, dst, len),
         }
     }
