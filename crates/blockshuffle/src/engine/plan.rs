@@ -499,14 +499,14 @@ const MIN_LINES_UNIT: usize = 128;
 const MAX_WRITE_STREAMS: usize = WRITERS;
 const MAX_READ_STREAMS: usize = 16;
 
-/// Units from which [`stream_order`] runs more streams together than it
-/// must: from [`MANY_STREAMS_UNIT`] on, or from [`SOME_STREAMS_UNIT`] on when
-/// each stream's stretch over one sweep is at least [`MANY_STREAMS_STRETCH`].
-/// Measured (ratio to memcpy): 256-byte units with 16 streams 1.0-1.2 where
-/// 2 to 4 streams took 1.3-1.5; 128-byte units likewise over long sweeps,
-/// but 1.6-1.8 (against 1.4) over 1 KiB sweeps; 64-byte units always slower.
+/// [`stream_order`] runs more streams together than it must for units from
+/// [`MANY_STREAMS_UNIT`] on, and for shorter ones (down to
+/// [`MIN_LINES_UNIT`]) when each stream's stretch over one sweep is at least
+/// [`MANY_STREAMS_STRETCH`]. Measured (ratio to memcpy): 256-byte units
+/// with 16 streams 1.0-1.2 where 2 to 4 streams took 1.3-1.5; 128-byte
+/// units likewise over long sweeps, but 1.6-1.8 (against 1.4) over 1 KiB
+/// sweeps.
 const MANY_STREAMS_UNIT: usize = 256;
-const SOME_STREAMS_UNIT: usize = 128;
 const MANY_STREAMS_STRETCH: usize = 4 << 10;
 
 /// Orders the loops for the line writers.
@@ -566,7 +566,7 @@ fn stream_order_once(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> Orde
         return Ordering::Done(false);
     }
     let stretch = rd.saturating_mul(loops[r].count);
-    if unit >= MANY_STREAMS_UNIT || (unit >= SOME_STREAMS_UNIT && stretch >= MANY_STREAMS_STRETCH) {
+    if unit >= MANY_STREAMS_UNIT || stretch >= MANY_STREAMS_STRETCH {
         let mut candidates: ArrayVec<usize, MAX_LOOPS> = (0..n).filter(|&j| j != r && !inner[j]).collect();
         candidates.sort_by_key(|&j| ss(&loops[j]));
         for j in candidates {
