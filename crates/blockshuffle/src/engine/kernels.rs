@@ -17,9 +17,10 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
     if n == 0 {
         return;
     }
-    // SAFETY: forwarded; a contiguous run on both sides is one block of `n * unit` bytes.
+    // SAFETY: forwarded; a contiguous run on both sides (or a single unit)
+    // is one block of `n * unit` bytes.
     unsafe {
-        if ss == unit as isize && ds == unit as isize {
+        if n == 1 || (ss == unit as isize && ds == unit as isize) {
             return copy_bytes(src, dst, n * unit, nt);
         }
         if nt {

@@ -522,9 +522,9 @@ const MANY_STREAMS_STRETCH: usize = 4 << 10;
 /// the loops go in the source's order, except that loops which would keep
 /// more streams open than there are writers are moved outermost.
 ///
-/// Returns false, leaving the loops as they were, if the loops that must
-/// run inside the sweep already make more destination streams than there
-/// are writers.
+/// Returns false, leaving the loops in their order (a loop may have been
+/// split, which copies the same), if the loops that must run inside the
+/// sweep already make more destination streams than there are writers.
 fn stream_order(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     loop {
         match stream_order_once(loops, unit) {
@@ -536,7 +536,7 @@ fn stream_order(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
 
 /// What one attempt of [`stream_order`] ended with.
 enum Ordering {
-    /// The loops are ordered (true), or left alone (false).
+    /// The loops are ordered (true), or left in their order (false).
     Done(bool),
     /// Loop `.0` is to be split, its inner factor `.1` joining the streams.
     Split(usize, usize),
@@ -885,6 +885,59 @@ mod tests {
         // k = 0: p = 2*o in [1, 4) -> o in [1, 2); k = 1: p = 2*o + 1 -> o in [0, 2).
         assert_eq!(w.range(0, 2), (1, 2));
         assert_eq!(w.range(1, 2), (0, 2));
+    }
+
+    /// Streaming NHWC space-to-batch 2x2 (W1 of the benchmarks): the output
+    /// row is the sweep (128 units of 256 bytes, read every other unit),
+    /// with the four block positions inside it and, split off the loop over
+    /// output rows, four rows: sixteen destination streams, through the line
+    /// writers.
+    #[test]
+    fn streaming_long_units_sweep_block_positions_and_rows() {
+        let op = "t";
+        let space = [
+            SpaceAxis::plain(8),
+            SpaceAxis::new(op, 256, 0, 0, 2).unwrap(),
+            SpaceAxis::new(op, 256, 0, 0, 2).unwrap(),
+            SpaceAxis::plain(64),
+        ];
+        let g = Geometry::new(op, &space, &[&[k(1), k(2), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
+        let ss = c_strides(&[8, 256, 256, 64], 4);
+        let bs = c_strides(&[32, 128, 128, 64], 4);
+        let p =
+            CopyPlan::compile(&g, Direction::Forward, 4, &Layouts { space: &ss, block: &bs }, true, Isa::baseline());
+        assert!(p.lines && p.nt && p.stage_level.is_none());
+        assert_eq!(p.unit, 256);
+        let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
+        let (row, batch) = (256 * 256, 8 * 128 * 128 * 256);
+        assert_eq!(inner, vec![(128, 512, 256), (2, row, 2 * batch), (2, 256, batch), (4, 2 * row, 128 * 256)]);
+        // Not streaming: no writers, the destination's order.
+        let p =
+            CopyPlan::compile(&g, Direction::Forward, 4, &Layouts { space: &ss, block: &bs }, false, Isa::baseline());
+        assert!(!p.lines && !p.nt);
+    }
+
+    /// Streaming NHWC depth-to-space by 2 (W6): each input row writes two
+    /// output rows; the loop over rows is split so that 8 input rows, 16
+    /// destination streams, run inside the sweep.
+    #[test]
+    fn streaming_long_units_split_a_loop_for_streams() {
+        let op = "t";
+        let space = [
+            SpaceAxis::plain(16),
+            SpaceAxis::new(op, 256, 0, 0, 2).unwrap(),
+            SpaceAxis::new(op, 256, 0, 0, 2).unwrap(),
+            SpaceAxis::plain(32),
+        ];
+        let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]).unwrap();
+        let ss = c_strides(&[16, 256, 256, 32], 4);
+        let bs = c_strides(&[16, 128, 128, 128], 4);
+        let p =
+            CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs }, true, Isa::baseline());
+        assert!(p.lines);
+        let counts: Vec<_> = p.loops.iter().map(|l| l.count).collect();
+        assert_eq!(counts, vec![256, 128, 8, 2]);
+        assert_eq!(p.loops.iter().map(|l| l.ds).collect::<Vec<_>>(), vec![8 * 2 * 32768, 256, 2 * 32768, 32768]);
     }
 
     #[test]
