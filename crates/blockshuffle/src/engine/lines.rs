@@ -161,10 +161,10 @@ impl Writers {
             last
         } else {
             let after = (last + 1) % WRITERS;
-            // SAFETY: forwarded.
             if self.w[after].next == dst {
                 after
             } else {
+                // SAFETY: forwarded.
                 unsafe { self.find(dst) }
             }
         };
