@@ -92,9 +92,6 @@ struct Exec<'a> {
     fill: Fill<'a>,
     /// Stream stores past the cache.
     nt: bool,
-    /// Write every unit and padding block through [`Writers`] (streaming
-    /// plans of long units, see `CopyPlan::lines`).
-    lines: bool,
 }
 
 /// Called between the chunks of a long run with `(destination bytes done, total)`.
@@ -123,7 +120,7 @@ pub(crate) unsafe fn execute(
     if plan.empty {
         return;
     }
-    let ex = Exec { plan, buf: Buffers { src, dst }, fill, nt: plan.nt, lines: plan.nt && plan.lines };
+    let ex = Exec { plan, buf: Buffers { src, dst }, fill, nt: plan.nt };
     let threads = if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.max(1) };
     let chunks = if progress.is_some() { plan.dst_bytes.div_ceil(CHUNK_BYTES) } else { 1 };
     let total = plan.dst_bytes as u64;
@@ -170,6 +167,14 @@ pub(crate) unsafe fn execute(
 }
 
 impl Exec<'_> {
+    /// Whether every unit and padding block goes through the [`Writers`]
+    /// (streaming plans of long units, see `CopyPlan::lines`; not a staged
+    /// run, which stores through the cache).
+    #[inline(always)]
+    fn lines(&self) -> bool {
+        self.nt && self.plan.lines
+    }
+
     unsafe fn sequential(&self) {
         let p = self.plan;
         // SAFETY (whole block): offsets come from the plan, see `execute`.
@@ -340,7 +345,7 @@ impl Exec<'_> {
                 // The last two loops, the inner one without a window and not
                 // staged: one call.
                 let y = &p.loops[j + 1];
-                if self.lines {
+                if self.lines() {
                     let (mut so, mut dof) = (so, dof);
                     for _ in s..e {
                         self.units(w, y.count, buf.src.wrapping_offset(so), y.ss, buf.dst.wrapping_offset(dof), y.ds);
@@ -409,7 +414,6 @@ impl Exec<'_> {
             buf: Buffers { src: self.buf.src, dst: stage.ptr().wrapping_offset(dof.wrapping_neg()) },
             fill: self.fill,
             nt: false,
-            lines: false,
         };
         // SAFETY: the inner run writes exactly the region, now inside the
         // stage (`region <= STAGE_BYTES`); the region is then copied out whole.
@@ -481,7 +485,7 @@ impl Exec<'_> {
         let unit = self.plan.unit;
         // SAFETY: forwarded.
         unsafe {
-            if self.lines {
+            if self.lines() {
                 for i in 0..n as isize {
                     w.push(src.wrapping_offset(i * ss), dst.wrapping_offset(i * ds), unit);
                 }
@@ -500,7 +504,7 @@ impl Exec<'_> {
         // SAFETY: forwarded.
         unsafe {
             match self.fill {
-                Fill::Zero if self.lines => w.zero(dst, len),
+                Fill::Zero if self.lines() => w.zero(dst, len),
                 _ => self.fill.fill(dst, len, self.nt),
             }
         }

@@ -128,15 +128,9 @@ impl Writers {
     #[inline]
     pub(crate) unsafe fn skip(&mut self, dst: *mut u8, len: usize) {
         debug_assert!((dst as usize).is_multiple_of(LINE) && len.is_multiple_of(LINE));
-        let last = self.last % WRITERS;
-        let i = if self.w[last].next == dst {
-            last
-        } else {
-            // SAFETY: forwarded.
-            unsafe { self.find(dst) }
-        };
-        self.last = i;
-        let w = &mut self.w[i % WRITERS];
+        // SAFETY: forwarded.
+        let i = unsafe { self.stream_at(dst) };
+        let w = &mut self.w[i];
         w.next = w.next.wrapping_add(len);
     }
 
@@ -154,24 +148,34 @@ impl Writers {
 
     #[inline(always)]
     unsafe fn write(&mut self, src: impl Source, dst: *mut u8, len: usize) {
+        // SAFETY: forwarded; the stream continues at `dst`.
+        unsafe {
+            let i = self.stream_at(dst);
+            self.w[i].write(&mut self.lines[i], src, len)
+        }
+    }
+
+    /// The index of the stream that continues at `dst` (started there if
+    /// none does), which becomes the stream written last.
+    ///
+    /// # Safety
+    /// As [`Writers::push`].
+    #[inline(always)]
+    unsafe fn stream_at(&mut self, dst: *mut u8) -> usize {
         // The stream written last, or the one after it: the common cases
         // (one stream continued, or streams taken in turn).
         let last = self.last % WRITERS;
+        let after = (last + 1) % WRITERS;
         let i = if self.w[last].next == dst {
             last
+        } else if self.w[after].next == dst {
+            after
         } else {
-            let after = (last + 1) % WRITERS;
-            if self.w[after].next == dst {
-                after
-            } else {
-                // SAFETY: forwarded.
-                unsafe { self.find(dst) }
-            }
+            // SAFETY: forwarded.
+            unsafe { self.find(dst) }
         };
         self.last = i;
-        let i = i % WRITERS;
-        // SAFETY: forwarded; the stream continues at `dst`.
-        unsafe { self.w[i].write(&mut self.lines[i], src, len) }
+        i % WRITERS
     }
 
     /// The stream that continues at `dst`, or a new one there (finishing
