@@ -484,11 +484,9 @@ mod line_writers {
 
     fn long_unit_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<[usize; 2]>)> {
         // Two or three blocked axes, then channels that make units of 64 bytes or more.
-        (2usize..=3, prop::collection::vec((1usize..=4, 1usize..=5, 0usize..=3, 0usize..=3), 3), 1usize..=3)
-            .prop_flat_map(|(m, spatial, batch)| {
-                (Just((m, spatial, batch)), prop::sample::select(vec![64usize, 96, 128, 200, 256, 320]))
-            })
-            .prop_map(|((m, spatial, batch), unit)| {
+        let units = prop::sample::select(vec![64usize, 96, 128, 200, 256, 320]);
+        (2usize..=3, prop::collection::vec((1usize..=4, 1usize..=5, 0usize..=3, 0usize..=3), 3), 1usize..=3, units)
+            .prop_map(|(m, spatial, batch, unit)| {
                 let mut shape = vec![batch];
                 let (mut blocks, mut pads) = (Vec::new(), Vec::new());
                 for &(b, outer, pb, extra) in &spatial[..m] {

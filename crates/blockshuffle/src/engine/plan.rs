@@ -837,20 +837,37 @@ mod tests {
         s
     }
 
+    /// An NHWC tensor of `shape` blocked by `block` on H and W: the block
+    /// positions go to the batch (space-to-batch) or to the channels
+    /// (depth-to-space's input).
+    fn nhwc(shape: [usize; 4], block: usize, to_batch: bool) -> Geometry {
+        let op = "t";
+        let [n, h, w, c] = shape.map(|d| d as u64);
+        let block = block as u64;
+        let space = [
+            SpaceAxis::plain(n),
+            SpaceAxis::new(op, h, 0, 0, block).unwrap(),
+            SpaceAxis::new(op, w, 0, 0, block).unwrap(),
+            SpaceAxis::plain(c),
+        ];
+        let groups: [&[Factor]; 4] = if to_batch {
+            [&[k(1), k(2), o(0)], &[o(1)], &[o(2)], &[o(3)]]
+        } else {
+            [&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]
+        };
+        Geometry::new(op, &space, &groups).unwrap()
+    }
+
+    /// Compiles `g` for float32 row-major tensors of the two shapes.
+    fn compile_f32(g: &Geometry, dir: Direction, space: &[usize], block: &[usize], streaming: bool) -> CopyPlan {
+        let (ss, bs) = (c_strides(space, 4), c_strides(block, 4));
+        CopyPlan::compile(g, dir, 4, &Layouts { space: &ss, block: &bs }, streaming, Isa::baseline())
+    }
+
     #[test]
     fn nhwc_space_to_depth_backward_coalesces_block_and_channels() {
-        let op = "t";
-        let space = [
-            SpaceAxis::plain(2),
-            SpaceAxis::new(op, 4, 0, 0, 2).unwrap(),
-            SpaceAxis::new(op, 6, 0, 0, 2).unwrap(),
-            SpaceAxis::plain(3),
-        ];
-        let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]).unwrap();
-        let ss = c_strides(&[2, 4, 6, 3], 4);
-        let bs = c_strides(&[2, 2, 3, 12], 4);
-        let p =
-            CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs }, false, Isa::baseline());
+        let g = nhwc([2, 4, 6, 3], 2, false);
+        let p = compile_f32(&g, Direction::Backward, &[2, 4, 6, 3], &[2, 2, 3, 12], false);
         // Depth-to-space writes runs of block * C = 6 elements = 24 bytes.
         assert_eq!(p.unit, 24);
         // Batch and outer height merge (contiguous on both sides); then block row, outer width.
@@ -894,26 +911,16 @@ mod tests {
     /// writers.
     #[test]
     fn streaming_long_units_sweep_block_positions_and_rows() {
-        let op = "t";
-        let space = [
-            SpaceAxis::plain(8),
-            SpaceAxis::new(op, 256, 0, 0, 2).unwrap(),
-            SpaceAxis::new(op, 256, 0, 0, 2).unwrap(),
-            SpaceAxis::plain(64),
-        ];
-        let g = Geometry::new(op, &space, &[&[k(1), k(2), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
-        let ss = c_strides(&[8, 256, 256, 64], 4);
-        let bs = c_strides(&[32, 128, 128, 64], 4);
-        let p =
-            CopyPlan::compile(&g, Direction::Forward, 4, &Layouts { space: &ss, block: &bs }, true, Isa::baseline());
+        let (space, block) = ([8, 256, 256, 64], [32, 128, 128, 64]);
+        let g = nhwc(space, 2, true);
+        let p = compile_f32(&g, Direction::Forward, &space, &block, true);
         assert!(p.lines && p.nt && p.stage_level.is_none());
         assert_eq!(p.unit, 256);
         let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
         let (row, batch) = (256 * 256, 8 * 128 * 128 * 256);
         assert_eq!(inner, vec![(128, 512, 256), (2, row, 2 * batch), (2, 256, batch), (4, 2 * row, 128 * 256)]);
         // Not streaming: no writers, the destination's order.
-        let p =
-            CopyPlan::compile(&g, Direction::Forward, 4, &Layouts { space: &ss, block: &bs }, false, Isa::baseline());
+        let p = compile_f32(&g, Direction::Forward, &space, &block, false);
         assert!(!p.lines && !p.nt);
     }
 
@@ -922,18 +929,9 @@ mod tests {
     /// destination streams, run inside the sweep.
     #[test]
     fn streaming_long_units_split_a_loop_for_streams() {
-        let op = "t";
-        let space = [
-            SpaceAxis::plain(16),
-            SpaceAxis::new(op, 256, 0, 0, 2).unwrap(),
-            SpaceAxis::new(op, 256, 0, 0, 2).unwrap(),
-            SpaceAxis::plain(32),
-        ];
-        let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[k(1), k(2), o(3)]]).unwrap();
-        let ss = c_strides(&[16, 256, 256, 32], 4);
-        let bs = c_strides(&[16, 128, 128, 128], 4);
-        let p =
-            CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs }, true, Isa::baseline());
+        let (space, block) = ([16, 256, 256, 32], [16, 128, 128, 128]);
+        let g = nhwc(space, 2, false);
+        let p = compile_f32(&g, Direction::Backward, &space, &block, true);
         assert!(p.lines);
         let counts: Vec<_> = p.loops.iter().map(|l| l.count).collect();
         assert_eq!(counts, vec![256, 128, 8, 2]);
