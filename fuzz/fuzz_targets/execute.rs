@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let mut it = data.iter().copied().chain(std::iter::repeat(0));
     let mut next = move |m: u8| it.next().unwrap() % m;
     let elem = [1usize, 2, 3, 4, 8, 16][next(6) as usize];
-    let kernels = [Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable][next(4) as usize];
+    let kernels = [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable][next(5) as usize];
     let streaming = [Streaming::Auto, Streaming::Always, Streaming::Never][next(3) as usize];
     let parallelism = if next(2) == 0 { Parallelism::Sequential } else { Parallelism::Threads(3) };
     let tune = |p: blockshuffle::Plan| p.with_kernels(kernels).with_streaming(streaming).with_parallelism(parallelism);

@@ -27,7 +27,7 @@ USAGE:
     --json FILE       also write the results as JSON
     --filter IDS      only these workload ids (comma-separated)
     --streaming MODE  auto (default), always or never: cache-bypassing stores for the output
-    --kernels SET     auto (default: the widest this CPU runs), avx2, baseline or portable
+    --kernels SET     auto (default: the widest this CPU runs), avx512, avx2, baseline or portable
 ";
 
 #[derive(Deserialize)]
@@ -134,10 +134,15 @@ fn parse(args: &[String]) -> Result<Option<Options>, Failure> {
             "--kernels" => {
                 o.kernels = match value()?.as_str() {
                     "auto" => Kernels::Auto,
+                    "avx512" => Kernels::Avx512,
                     "avx2" => Kernels::Avx2,
                     "baseline" => Kernels::Baseline,
                     "portable" => Kernels::Portable,
-                    other => return Err(usage(format!("--kernels {other:?} is not auto, avx2, baseline or portable"))),
+                    other => {
+                        return Err(usage(format!(
+                            "--kernels {other:?} is not auto, avx512, avx2, baseline or portable"
+                        )))
+                    }
                 }
             }
             _ => return Err(usage(format!("bench: unknown argument {arg:?}"))),

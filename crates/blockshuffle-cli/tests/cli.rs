@@ -352,13 +352,17 @@ fn bench_takes_every_kernel_setting_and_rejects_others() {
         r#"{"large": [{"id": "K1", "framework": "torch", "op": "pixel-unshuffle", "args": ["--downscale-factor", "2"], "dtype": "float16", "shape": [1, 2, 64, 64]}], "small": []}"#,
     )
     .unwrap();
-    for k in ["auto", "avx2", "baseline", "portable"] {
+    for k in ["auto", "avx512", "avx2", "baseline", "portable"] {
         let o = run(&["bench", "--workloads", workloads.to_str().unwrap(), "--reps", "1", "--kernels", k]);
         assert!(o.status.success() && stdout(&o).contains("K1"), "{k}: {}", stderr(&o));
     }
     let o = run(&["bench", "--workloads", workloads.to_str().unwrap(), "--kernels", "avx1024"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--kernels \"avx1024\" is not auto, avx2, baseline or portable"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--kernels \"avx1024\" is not auto, avx512, avx2, baseline or portable"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// A 256 KiB input whose output (the same size) cannot be written whole.

@@ -59,17 +59,22 @@ pub enum Streaming {
 /// Which copy kernels a plan may use.
 ///
 /// `Auto` picks the fastest this CPU runs, detected when the plan is
-/// compiled (on x86_64: AVX-512, AVX2 or SSE2 vector kernels for short
-/// runs); `Avx2` goes no wider than AVX2; `Baseline` stays with the
-/// target's baseline (SSE2 on x86_64); `Portable` forces the plain-Rust
-/// kernels, which every target has. The last three let tests run every
-/// kernel on one machine; none of them picks instructions the CPU lacks.
+/// compiled (on x86_64: AVX-512 with or without AVX512-VBMI, AVX2 or SSE2
+/// vector kernels for short runs); `Avx512` goes no further than
+/// AVX-512F/BW (without the VBMI byte permutes); `Avx2` no wider than AVX2;
+/// `Baseline` stays with the target's baseline (SSE2 on x86_64); `Portable`
+/// forces the plain-Rust kernels, which every target has. The last four
+/// let tests run every kernel on one machine; none of them picks
+/// instructions the CPU lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Kernels {
     /// The fastest this CPU runs.
     #[default]
     Auto,
+    /// At most AVX-512F/BW, without AVX512-VBMI (on CPUs without VBMI, and
+    /// on other targets, as `Auto`).
+    Avx512,
     /// At most AVX2 (on CPUs without it, and on other targets, as `Auto`).
     Avx2,
     /// The target's baseline vector kernels, without runtime-detected extensions.
@@ -290,6 +295,7 @@ impl Plan {
             self.streams(elem),
             match self.kernels {
                 Kernels::Auto => Isa::detect(),
+                Kernels::Avx512 => Isa::detect().min(Isa::Avx512),
                 Kernels::Avx2 => Isa::detect().min(Isa::Avx2),
                 Kernels::Baseline => Isa::baseline(),
                 Kernels::Portable => Isa::Portable,

@@ -40,7 +40,7 @@ fn streaming() -> impl Strategy<Value = Streaming> {
 
 /// Both kernel sets, so each runs on this machine.
 fn kernels() -> impl Strategy<Value = Kernels> {
-    prop::sample::select(vec![Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable])
+    prop::sample::select(vec![Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable])
 }
 
 fn parallelism() -> impl Strategy<Value = Parallelism> {
@@ -265,7 +265,7 @@ fn large_outputs_agree_across_thread_counts() {
         let seq = plan.run_bytes(&x, elem).unwrap();
         for threads in [2, 3, 8] {
             for st in [Streaming::Always, Streaming::Never] {
-                for kern in [Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
                     let par = plan
                         .clone()
                         .with_parallelism(Parallelism::Threads(threads))
@@ -312,7 +312,7 @@ fn short_run_kernels_agree_with_the_reference() {
                 let shape = vec![1, 2 * b * b, 3, w];
                 let x = bytes(shape.iter().product::<usize>() * elem, (w + b) as u8);
                 let (want, want_shape) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, false);
-                for kern in [Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
                     for st in [Streaming::Always, Streaming::Never] {
                         let d2s = torch::PixelShuffle::new(b as i64)
                             .plan(&shape)
@@ -461,6 +461,67 @@ fn long_runs_cut_for_locality_agree_with_the_reference() {
     }
 }
 
+/// Runs `plan` into an output `offset` bytes past a 64-byte boundary, with
+/// at least a line of guard bytes either side in a larger buffer: the
+/// output, or what went wrong (bytes written outside it).
+fn run_at_offset(plan: &blockshuffle::Plan, x: &[u8], elem: usize, offset: usize) -> Result<Vec<u8>, String> {
+    let len = plan.output_len() * elem;
+    let mut buf = vec![0x5Au8; len + 3 * 64];
+    let start = 64 + (64 - buf.as_ptr() as usize % 64) % 64 + offset % 64;
+    plan.run_bytes_into(x, elem, &mut buf[start..start + len]).unwrap();
+    let outside = buf[..start].iter().chain(&buf[start + len..]);
+    if !outside.into_iter().all(|&v| v == 0x5A) {
+        return Err(format!("bytes written outside the output at offset {offset}"));
+    }
+    Ok(buf[start..start + len].to_vec())
+}
+
+/// Streaming deinterleaving tiles whose destination streams continue from
+/// one row to the next (pixel_unshuffle, NCHW space-to-depth, space-to-batch
+/// of the last axis alone) carry each stream's bytes across rows in
+/// registers where the CPU has AVX512-VBMI, and write whole lines: 2 and 4
+/// streams per row, 2 to 16 streams in all, units of 1 to 8 bytes, rows of
+/// one line to three with and without a partial last vector (and streams
+/// not a line multiple apart, which the kernel leaves to the others),
+/// outputs at offsets across a line, each kernel setting.
+#[test]
+fn deinterleaving_tiles_carried_across_rows_match_direct_stores() {
+    for elem in [1usize, 2, 4, 8] {
+        let per = 64 / elem;
+        for width in [per, per + 1, 2 * per + per / 2, 3 * per - 1] {
+            // Enough rows that a channel is a whole number of lines.
+            let rows = 64 / gcd(width * elem, 64);
+            let cases: [(Box<dyn Operator>, Vec<usize>); 4] = [
+                (Box::new(torch::PixelUnshuffle::new(2)), vec![2, 3, 2 * rows, 2 * width]),
+                (Box::new(onnx::SpaceToDepth::new(4)), vec![1, 2, 4 * rows, 4 * width]),
+                (Box::new(openvino::SpaceToBatch::new(&[1, 1, 2], &[0, 0, 0], &[0, 0, 0])), vec![2, rows, 2 * width]),
+                (Box::new(torch::PixelUnshuffle::new(2)), vec![1, 2, 2 * rows + 2, 2 * width]),
+            ];
+            for (op, shape) in cases {
+                let plan = op.plan(&shape).unwrap();
+                let x = bytes(plan.input_len() * elem, width as u8);
+                let want = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
+                for offset in [0, 1, 8, 16, 40, 56, 57, 63] {
+                    for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                        let p = plan.clone().with_streaming(Streaming::Always).with_kernels(kern);
+                        let got = run_at_offset(&p, &x, elem, offset);
+                        let what = format!("{} {shape:?} elem {elem} +{offset} {kern:?}", op.name());
+                        assert!(got.as_ref() == Ok(&want), "{what}: {:?}", got.err());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 /// Streaming plans of long units (64 bytes and more) go through the line
 /// writers, which hold each destination stream's unfinished cache line until
 /// the run that completes it: outputs at every offset from a line boundary,
@@ -468,19 +529,6 @@ fn long_runs_cut_for_locality_agree_with_the_reference() {
 /// to make streams, one thread and two, against the reference.
 mod line_writers {
     use super::*;
-
-    /// Runs `plan` into an output `offset` bytes into a larger buffer: the
-    /// output, or what went wrong (bytes written outside it).
-    fn run_at_offset(plan: &blockshuffle::Plan, x: &[u8], elem: usize, offset: usize) -> Result<Vec<u8>, String> {
-        let len = plan.output_len() * elem;
-        let mut buf = vec![0x5Au8; len + 64];
-        plan.run_bytes_into(x, elem, &mut buf[offset..offset + len]).unwrap();
-        let outside = buf[..offset].iter().chain(&buf[offset + len..]);
-        if !outside.into_iter().all(|&v| v == 0x5A) {
-            return Err(format!("bytes written outside the output at offset {offset}"));
-        }
-        Ok(buf[offset..offset + len].to_vec())
-    }
 
     fn long_unit_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<[usize; 2]>)> {
         // Two or three blocked axes, then channels that make units of 64 bytes or more.
@@ -518,7 +566,7 @@ mod line_writers {
                     let x = bytes(plan.input_len() * elem, 41);
                     let want = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
                     for offset in [0, elem, 16, 40, 3] {
-                        for kern in [Kernels::Auto, Kernels::Avx2, Kernels::Baseline] {
+                        for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline] {
                             for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
                                 let p = plan.clone().with_streaming(Streaming::Always).with_kernels(kern);
                                 let p = p.with_parallelism(par);

@@ -18,6 +18,7 @@ use super::kernels::{copy_2d, copy_bytes, copy_run, copy_tile, fence, stream_reg
 use super::lines::Writers;
 use super::plan::{CopyPlan, Loop, MAX_LOOPS};
 use super::plan::{STAGE_BYTES, TILE_STAGE_BYTES};
+use super::simd::{deinterleave_carried, Carried};
 
 /// What padding positions receive.
 #[derive(Clone, Copy)]
@@ -199,7 +200,7 @@ impl Exec<'_> {
     /// whose regions must stay whole), and its number of positions.
     fn prefix(&self, want: usize) -> (usize, usize) {
         let p = self.plan;
-        let staged = [p.stage_level, p.tile_stage.map(|t| t.level)];
+        let staged = [p.stage_level, p.tile_stage.map(|t| t.level), p.carry_level];
         let last = staged.into_iter().flatten().min().unwrap_or(p.loops.len());
         let mut prefix = 0;
         let mut positions = 1usize;
@@ -298,6 +299,11 @@ impl Exec<'_> {
             // SAFETY: a valid position: `unit` bytes on both sides.
             unsafe { self.units(w, 1, buf.src.wrapping_offset(so), 0, buf.dst.wrapping_offset(dof), 0) };
             return;
+        }
+        if self.nt && p.carry_level == Some(j) {
+            // SAFETY: loop j and the loops inside it carry no window (see
+            // `carry_level`): all valid positions.
+            return unsafe { self.carried(j, so, dof, w) };
         }
         let l = &p.loops[j];
         let (s, e) = match l.window {
@@ -472,6 +478,50 @@ impl Exec<'_> {
                 }
             }
             i += k;
+        }
+    }
+
+    /// Runs loop `j`, the plan's carry level, and the tile inside it, with
+    /// [`deinterleave_carried`] (or, should it decline, loop by loop).
+    ///
+    /// # Safety
+    /// As `level`, for the carry level of a plan with one.
+    #[inline(never)]
+    unsafe fn carried(&self, j: usize, so: isize, dof: isize, w: &mut Writers) {
+        let p = self.plan;
+        let n = p.loops.len();
+        let (a, x, y) = (p.loops[j], p.loops[n - 2], p.loops[n - 1]);
+        let streams =
+            if j + 4 == n { p.loops[j + 1] } else { Loop { count: 1, ss: 0, ds: 0, window: None, is_outer: false } };
+        let c = Carried {
+            rows: Rows { count: a.count, ss: a.ss, ds: a.ds },
+            streams: Rows { count: streams.count, ss: streams.ss, ds: streams.ds },
+            ds: x.ds,
+        };
+        let (src, dst) = (self.buf.src.wrapping_offset(so), self.buf.dst.wrapping_offset(dof));
+        // SAFETY: the units of loops j.. at `so` and `dof`, all valid positions.
+        unsafe {
+            if !deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst) {
+                let (s, d) = (so, dof);
+                for i in 0..a.count {
+                    let so = s.wrapping_add((i as isize).wrapping_mul(a.ss));
+                    let dof = d.wrapping_add((i as isize).wrapping_mul(a.ds));
+                    let rows = Rows { count: streams.count, ss: streams.ss, ds: streams.ds };
+                    let (src, dst) = (self.buf.src.wrapping_offset(so), self.buf.dst.wrapping_offset(dof));
+                    copy_tile(
+                        rows,
+                        x.count,
+                        y.count,
+                        src,
+                        y.ss,
+                        dst,
+                        x.ds,
+                        p.unit,
+                        Mode { nt: self.nt, isa: p.isa },
+                        w,
+                    );
+                }
+            }
         }
     }
 

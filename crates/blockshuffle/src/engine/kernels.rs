@@ -683,3 +683,22 @@ pub(crate) fn fence() {
         std::arch::x86_64::_mm_sfence()
     }
 }
+
+/// Asks the CPU to bring the `len` bytes at `p` into the cache ahead of
+/// their use (one hint per 64-byte line); does nothing on other targets.
+/// A hint never faults, so `p` need not be valid.
+#[inline(always)]
+pub(crate) fn prefetch(p: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut k = 0;
+        while k < len {
+            // SAFETY: a prefetch is a hint: it reads nothing the program sees
+            // and never faults, whatever the address.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(k).cast()) };
+            k += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, len);
+}

@@ -17,7 +17,7 @@ use arrayvec::ArrayVec;
 
 use super::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use super::lines::WRITERS;
-use super::simd::Isa;
+use super::simd::{Isa, CARRIED_STREAMS};
 use crate::MAX_RANK;
 
 /// Which way a geometry is run.
@@ -127,6 +127,11 @@ pub(crate) struct CopyPlan {
     /// With streaming stores, a tile whose destination streams each continue
     /// contiguously across an outer loop: see [`TileStage`].
     pub tile_stage: Option<TileStage>,
+    /// With streaming stores, a deinterleaving tile whose destination
+    /// streams each continue contiguously across this loop (as for a
+    /// [`TileStage`]), run whole by `simd::deinterleave_carried`, which
+    /// carries each stream's bytes from row to row in a register.
+    pub carry_level: Option<usize>,
     /// With streaming stores: every unit goes through the line writers
     /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
     /// few destination streams advance together.
@@ -192,6 +197,7 @@ impl CopyPlan {
             isa: Isa::Portable,
             stage_level: None,
             tile_stage: None,
+            carry_level: None,
             lines: false,
         }
     }
@@ -307,6 +313,7 @@ impl CopyPlan {
         self.isa = isa;
         self.stage_level = None;
         self.tile_stage = None;
+        self.carry_level = None;
         self.lines = false;
         if !empty {
             self.canonicalise(&raw, &mut windows);
@@ -431,10 +438,14 @@ impl CopyPlan {
                     && matches!(self.unit, 1 | 2 | 4 | 8)
                     && self.isa != Isa::Portable
                     && row >= MIN_LINES_DEINTERLEAVE_ROW;
-                if !(deinterleaving && lines) {
+                if deinterleaving && self.isa >= Isa::Avx512Vbmi {
+                    self.carry_level = carry_level(loops, self.unit);
+                }
+                let direct = deinterleaving && (lines || self.carry_level.is_some());
+                if !direct {
                     self.tile_stage = tile_stage(loops, self.unit);
                 }
-                if !(deinterleaving && lines) && self.tile_stage.is_none() {
+                if !direct && self.tile_stage.is_none() {
                     // Unstaged, the destination's order is the better one
                     // (measured: uint8 and float16 pixel_shuffle 2.0x
                     // memcpy in the source's, 1.6-1.7x in it).
@@ -796,9 +807,25 @@ pub(crate) struct TileStage {
 /// carry a window.
 fn tile_stage(loops: &[Loop], unit: usize) -> Option<TileStage> {
     let n = loops.len();
-    let (x, y) = (&loops[n - 2], &loops[n - 1]);
-    let row = y.count * unit;
-    if x.ds == row as isize {
+    let row = loops[n - 1].count * unit;
+    let (level, streams) = row_level(loops, unit)?;
+    if streams > MAX_TILE_STREAMS {
+        return None;
+    }
+    let per_iteration = streams.checked_mul(row).filter(|&b| b <= TILE_STAGE_BYTES)?;
+    let chunk = (TILE_STAGE_BYTES / per_iteration).min(loops[level].count);
+    (chunk * row >= MIN_TILE_STREAM_RUN).then_some(TileStage { level, chunk })
+}
+
+/// The loop of a tile plan that steps every destination stream by exactly
+/// one tile row (`ds == ny * unit`), with at most one loop (the *streams*
+/// loop) between it and the tile, neither of them carrying a window, and
+/// the number of destination streams inside it; `None` for an
+/// interleaving tile (one destination stream, `x.ds == row`).
+fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
+    let n = loops.len();
+    let row = loops[n - 1].count * unit;
+    if loops[n - 2].ds == row as isize {
         return None;
     }
     let level = (n.saturating_sub(4)..n - 2).rev().find(|&j| loops[j].ds == row as isize)?;
@@ -806,13 +833,25 @@ fn tile_stage(loops: &[Loop], unit: usize) -> Option<TileStage> {
     if !loops[level..n - 2].iter().all(free) {
         return None;
     }
-    let streams: usize = loops[level + 1..n - 1].iter().map(|l| l.count).product();
-    if streams > MAX_TILE_STREAMS {
-        return None;
-    }
-    let per_iteration = streams.checked_mul(row).filter(|&b| b <= TILE_STAGE_BYTES)?;
-    let chunk = (TILE_STAGE_BYTES / per_iteration).min(loops[level].count);
-    (chunk * row >= MIN_TILE_STREAM_RUN).then_some(TileStage { level, chunk })
+    Some((level, loops[level + 1..n - 1].iter().map(|l| l.count).product()))
+}
+
+/// The [`CopyPlan::carry_level`] of a streaming deinterleaving tile plan, if
+/// `simd::deinterleave_carried` can run it: a [`row_level`] with at most
+/// [`CARRIED_STREAMS`] streams of 2 or 4 units of 1 to 8 bytes, rows of at
+/// least 64 bytes per stream, and every stream the same distance from a
+/// line boundary (streams 64-byte multiples apart).
+fn carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
+    let n = loops.len();
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let (level, streams) = row_level(loops, unit)?;
+    let lines_apart = loops[level + 1..n - 1].iter().all(|l| l.ds.unsigned_abs().is_multiple_of(64));
+    let fits = matches!(x.count, 2 | 4)
+        && matches!(unit, 1 | 2 | 4 | 8)
+        && y.count * unit >= 64
+        && streams <= CARRIED_STREAMS
+        && lines_apart;
+    fits.then_some(level)
 }
 
 /// The window of a dropped inner loop (index always 0), moved onto its outer
@@ -902,6 +941,36 @@ mod tests {
         // k = 0: p = 2*o in [1, 4) -> o in [1, 2); k = 1: p = 2*o + 1 -> o in [0, 2).
         assert_eq!(w.range(0, 2), (1, 2));
         assert_eq!(w.range(1, 2), (0, 2));
+    }
+
+    /// Streaming uint8 pixel_unshuffle by 4 (W10 of the benchmarks): with
+    /// AVX512-VBMI, the loop over output rows carries the sixteen streams
+    /// (four block rows of four block columns, each 128-byte row continuing
+    /// the last), walked in the source's order; without it, sixteen streams
+    /// are too many to stage, so the tile stores through the cache.
+    #[test]
+    fn streaming_deinterleave_carries_rows_with_vbmi() {
+        let op = "t";
+        let (space, block) = ([64usize, 3, 512, 512], [64usize, 48, 128, 128]);
+        let axes = space.map(|d| d as u64);
+        let axes = [
+            SpaceAxis::plain(axes[0]),
+            SpaceAxis::plain(axes[1]),
+            SpaceAxis::new(op, axes[2], 0, 0, 4).unwrap(),
+            SpaceAxis::new(op, axes[3], 0, 0, 4).unwrap(),
+        ];
+        let g = Geometry::new(op, &axes, &[&[o(0)], &[o(1), k(2), k(3)], &[o(2)], &[o(3)]]).unwrap();
+        let (ss, bs) = (c_strides(&space, 1), c_strides(&block, 1));
+        let compile =
+            |isa| CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, isa);
+        let p = compile(Isa::Avx512Vbmi);
+        assert!(p.tile && p.nt && !p.lines && p.tile_stage.is_none());
+        assert_eq!(p.carry_level, Some(p.loops.len() - 4));
+        let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
+        let plane = 128 * 128;
+        assert_eq!(inner, vec![(128, 2048, 128), (4, 512, 4 * plane), (4, 1, plane), (128, 4, 1)]);
+        let p = compile(Isa::Avx512);
+        assert!(p.tile && !p.nt && p.carry_level.is_none() && p.tile_stage.is_none());
     }
 
     /// Streaming NHWC space-to-batch 2x2 (W1 of the benchmarks): the output
