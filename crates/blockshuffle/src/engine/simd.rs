@@ -24,7 +24,7 @@ use std::arch::x86_64::*;
 #[cfg(target_arch = "x86_64")]
 use std::mem::MaybeUninit;
 
-use super::kernels::{prefetch, Rows};
+use super::kernels::{prefetch, Rows, PREFETCH_AHEAD};
 use super::lines::Writers;
 
 /// The instruction set a plan's short-run kernels use, narrowest first.
@@ -389,6 +389,11 @@ unsafe fn interleave_row<V: Vector, const S: usize, const B: usize, const NT: bo
         let mut x = 0;
         while x < body {
             let d = dst.add(x * B * S);
+            if NT && (x * S).is_multiple_of(64) {
+                for j in 0..B as isize {
+                    prefetch(s(j, x).wrapping_add(PREFETCH_AHEAD), 64);
+                }
+            }
             if B == 2 {
                 let (lo, hi) = V::zip::<S>(V::load(s(0, x)), V::load(s(1, x)));
                 store(d, lo);
@@ -426,13 +431,8 @@ unsafe fn deinterleave_body<V: Vector, const S: usize, const B: usize>(
 ) -> usize {
     let per = V::BYTES / S;
     let body = n / per * per;
-    let row = n * B * S;
-    let ahead = PREFETCH_AHEAD.div_ceil(row);
     for r in 0..rows.count {
         let (src, dst) = rows.at(r, src, dst);
-        if r + ahead < rows.count {
-            prefetch(src.wrapping_offset(ahead as isize * rows.ss), row);
-        }
         // SAFETY: forwarded, for row `r`.
         unsafe { deinterleave_row::<V, S, B>(body, src, dst, ds) };
     }
@@ -567,9 +567,6 @@ unsafe fn deinterleave_streamed_body<V: Vector, const S: usize, const B: usize>(
     }
     true
 }
-
-/// How far ahead of its reads a deinterleaving kernel has the source fetched.
-const PREFETCH_AHEAD: usize = 4096;
 
 /// One line (64 bytes) of each of the `B` streams, from the `64 * B` source
 /// bytes at `sp`, in registers (a line of several streams stored a vector
