@@ -21,7 +21,8 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::copy_short;
+use super::kernels::{copy_short, prefetch, Rows, PREFETCH_AHEAD};
+use super::simd::Isa;
 
 /// Destination streams a [`Writers`] keeps open at once.
 pub(crate) const WRITERS: usize = 16;
@@ -106,6 +107,51 @@ impl Writers {
     pub(crate) unsafe fn push(&mut self, src: *const u8, dst: *mut u8, len: usize) {
         // SAFETY: forwarded.
         unsafe { self.write(Bytes(src), dst, len) }
+    }
+
+    /// Writes `runs.count` runs of `len` bytes: run `i` from `src + i *
+    /// runs.ss` to `dst + i * runs.ds`, with the source fetched ahead (the plans that stream
+    /// through writers walk it nearly in order). With AVX-512 (`isa`), the
+    /// parts of lines are merged in registers by masked loads, instead of
+    /// copied through the line buffers piece by piece (measured, alternating
+    /// in one session: the 5-D space-to-batch of 128-byte units 1.18-1.59x
+    /// memcpy -> 1.14-1.24x, batch-to-space 4x4 with crops 1.07-1.36x ->
+    /// 1.03-1.13x).
+    ///
+    /// # Safety
+    /// As [`Writers::push`] for each run; `isa` is one this CPU runs.
+    #[inline]
+    pub(crate) unsafe fn push_runs(&mut self, isa: Isa, runs: Rows, src: *const u8, dst: *mut u8, len: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if isa >= Isa::Avx512 {
+            // SAFETY: forwarded; the CPU runs AVX-512F/BW (`isa`).
+            return unsafe { self.push_runs_avx512(runs, src, dst, len) };
+        }
+        let _ = isa;
+        for i in 0..runs.count {
+            let (s, d) = runs.at(i, src, dst);
+            prefetch(s.wrapping_add(PREFETCH_AHEAD), len);
+            // SAFETY: forwarded.
+            unsafe { self.push(s, d, len) };
+        }
+    }
+
+    /// [`Writers::push_runs`] with AVX-512F/BW.
+    ///
+    /// # Safety
+    /// As [`Writers::push_runs`]; the CPU runs AVX-512F and AVX-512BW.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn push_runs_avx512(&mut self, runs: Rows, src: *const u8, dst: *mut u8, len: usize) {
+        for i in 0..runs.count {
+            let (s, d) = runs.at(i, src, dst);
+            prefetch(s.wrapping_add(PREFETCH_AHEAD), len);
+            // SAFETY: forwarded; the stream continues at `d`.
+            unsafe {
+                let k = self.stream_at(d);
+                self.w[k].write_avx512(&mut self.lines[k], s, len);
+            }
+        }
     }
 
     /// Writes `len` zero bytes to `dst`.
@@ -244,6 +290,61 @@ impl Writer {
         }
     }
 
+    /// [`Writer::write`] of bytes from `src`, with AVX-512F/BW: the line
+    /// buffer's bytes and the run's first part meet in a register (a masked
+    /// load over the held bytes), whole lines go from one load to one
+    /// streaming store, and the last part is held with one store.
+    ///
+    /// # Safety
+    /// As [`Writer::write`]; the CPU runs AVX-512F and AVX-512BW.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn write_avx512(&mut self, line: &mut LineBuf, mut src: *const u8, mut len: usize) {
+        use std::arch::x86_64::*;
+        // Lanes `[a, b)`, `0 <= a < b <= 64`.
+        let lanes = |a: usize, b: usize| (u64::MAX >> (LINE - (b - a))) << a;
+        let buf = line.0.as_mut_ptr().cast::<u8>();
+        // SAFETY: as in `write`: stores stay inside `[start, next + len)`
+        // (the first line is stored masked to its lanes from `start`);
+        // masked loads and stores touch only their lanes: the held bytes
+        // `buf[..f]` (initialised by the run that left them), the run's
+        // bytes `src[..len]` (lane `f + t` of the load at `src - f` is
+        // `src[t]`). The buffer is 64-byte aligned.
+        unsafe {
+            let f = self.next as usize % LINE;
+            if f != 0 && len > 0 {
+                let k = (LINE - f).min(len);
+                let held = _mm512_maskz_loadu_epi8(lanes(0, f), buf.cast());
+                let merged = _mm512_mask_loadu_epi8(held, lanes(f, f + k), src.wrapping_sub(f).cast());
+                self.next = self.next.add(k);
+                src = src.add(k);
+                len -= k;
+                if f + k < LINE {
+                    _mm512_store_si512(buf.cast(), merged);
+                    return;
+                }
+                let line = self.next.sub(LINE);
+                if line >= self.start {
+                    _mm512_stream_si512(line.cast(), merged);
+                } else {
+                    // The stream's first line: only its own part, ordinary stores.
+                    let skip = self.start.offset_from(line) as usize;
+                    _mm512_mask_storeu_epi8(line.cast(), lanes(skip, LINE), merged);
+                }
+            }
+            while len >= LINE {
+                _mm512_stream_si512(self.next.cast(), _mm512_loadu_si512(src.cast()));
+                self.next = self.next.add(LINE);
+                src = src.add(LINE);
+                len -= LINE;
+            }
+            if len > 0 {
+                _mm512_store_si512(buf.cast(), _mm512_maskz_loadu_epi8(lanes(0, len), src.cast()));
+                self.next = self.next.add(len);
+            }
+        }
+    }
+
     /// Writes the unfinished line's bytes (`held`) with ordinary stores and
     /// closes the stream.
     ///
@@ -359,8 +460,15 @@ mod tests {
     use super::*;
 
     /// Pushes `runs` (source offset, destination offset, length) into a
-    /// buffer at `base` bytes past a line, and checks every byte.
+    /// buffer at `base` bytes past a line, and checks every byte; with the
+    /// baseline writer and with the widest this CPU runs (AVX-512's).
     fn check(base: usize, len: usize, runs: &[(usize, usize, usize)], zeros: &[(usize, usize)]) {
+        for isa in [Isa::baseline(), Isa::detect()] {
+            check_with(isa, base, len, runs, zeros);
+        }
+    }
+
+    fn check_with(isa: Isa, base: usize, len: usize, runs: &[(usize, usize, usize)], zeros: &[(usize, usize)]) {
         let src: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
         let mut dst = vec![0xAAu8; len + 128];
         let at = dst.as_ptr().align_offset(64) + base;
@@ -376,14 +484,14 @@ mod tests {
         // SAFETY: every run is inside both buffers; runs do not overlap.
         unsafe {
             for &(s, d, n) in runs {
-                w.push(src.as_ptr().add(s), p.add(at + d), n);
+                w.push_runs(isa, Rows::ONE, src.as_ptr().add(s), p.add(at + d), n);
             }
             for &(d, n) in zeros {
                 w.zero(p.add(at + d), n);
             }
             w.finish();
         }
-        assert_eq!(dst, want, "base {base}, runs {runs:?}, zeros {zeros:?}");
+        assert_eq!(dst, want, "{isa:?}: base {base}, runs {runs:?}, zeros {zeros:?}");
     }
 
     #[test]
