@@ -481,9 +481,9 @@ fn run_at_offset(plan: &blockshuffle::Plan, x: &[u8], elem: usize, offset: usize
 /// of the last axis alone) carry each stream's bytes across rows in
 /// registers where the CPU has AVX512-VBMI, and write whole lines: 2 and 4
 /// streams per row, 2 to 16 streams in all, units of 1 to 8 bytes, rows of
-/// one line to three with and without a partial last vector (and streams
-/// not a line multiple apart, which the kernel leaves to the others),
-/// outputs at offsets across a line, each kernel setting.
+/// one line to three with and without a partial last vector, streams a
+/// line multiple apart and not (each starting at its own offset in a
+/// line), outputs at offsets across a line, each kernel setting.
 #[test]
 fn deinterleaving_tiles_carried_across_rows_match_direct_stores() {
     for elem in [1usize, 2, 4, 8] {

@@ -757,8 +757,8 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 /// 128-byte rows): 1.1x memcpy in a model, against 1.6x storing through the
 /// cache. Returns whether it did the work (if not, nothing is written): it
 /// needs AVX512-VBMI (`isa`), 2 or 4 streams of 1- to 8-byte units, rows of
-/// at least 64 bytes per stream, at most [`CARRIED_STREAMS`] streams, and
-/// streams that all start at the same offset from a line boundary.
+/// at least 64 bytes per stream, and at most [`CARRIED_STREAMS`] streams
+/// (each may start anywhere in a line).
 ///
 /// # Safety
 /// Every source unit named above readable, every destination unit writable,
@@ -777,9 +777,7 @@ pub(crate) unsafe fn deinterleave_carried(
     {
         let fits = isa >= Isa::Avx512Vbmi
             && n.checked_mul(size).is_some_and(|row| row >= 64 && c.rows.ds == row as isize)
-            && c.streams.count.checked_mul(b).is_some_and(|s| s <= CARRIED_STREAMS)
-            && c.ds.unsigned_abs().is_multiple_of(64)
-            && (c.streams.count == 1 || c.streams.ds.unsigned_abs().is_multiple_of(64));
+            && c.streams.count.checked_mul(b).is_some_and(|s| s <= CARRIED_STREAMS);
         if !fits || c.rows.count == 0 {
             return fits;
         }
@@ -808,16 +806,16 @@ pub(crate) unsafe fn deinterleave_carried(
 
 /// The body of [`deinterleave_carried`], which checked its conditions.
 ///
-/// Every stream is at the same offset `m` from a line boundary and gets the
-/// same number of bytes per row, so one cursor serves them all: `fill`, the
-/// bytes of the stream's current line held in its register (the line's
-/// first `fill` bytes), and `line`, that line's offset from the stream's
-/// line-aligned base (`dst - m`). A push of `len` new bytes (bytes
-/// `off..off + len` of a vector of the stream, `off + len == 64`) makes the
-/// line `held[..fill] ++ new`: if that reaches 64 bytes, the line leaves
-/// and the rest of `new` is held; otherwise it is held. The first line
-/// starts `m` bytes before the stream (its bytes `..m` are not the
-/// stream's), the last ends `fill` bytes into the next line.
+/// Every stream gets the same bytes per row, so one count serves them all:
+/// `pushed`, the bytes each stream has received. Stream `s` starts `m[s]`
+/// bytes past a line boundary (`base[s]`, its line-aligned start), so its
+/// next byte is `pos = m[s] + pushed` bytes from there: line `pos / 64`,
+/// whose first `pos % 64` bytes its register holds. A push of `len` new
+/// bytes (bytes `off..off + len` of a vector of the stream, `off + len ==
+/// 64`) makes the line `held[..fill] ++ new`: if that reaches 64 bytes, the
+/// line leaves and the rest of `new` is held; otherwise it is held. A
+/// stream's first line starts `m[s]` bytes before it (bytes that are not
+/// its own), its last ends `fill` bytes into a line.
 ///
 /// # Safety
 /// As [`deinterleave_carried`], whose conditions hold; the CPU has AVX-512F,
@@ -828,7 +826,7 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
     let per = 64 / S;
     let whole = n / per;
     let last = (n % per) * S;
-    let m = dst as usize % 64;
+    let row = n * S;
     let groups = c.streams.count;
     let iota = _mm512_set_epi64(
         0x3f3e3d3c3b3a3938,
@@ -851,73 +849,75 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
         (_mm512_mask_blend_epi8(mine, from_new, iota), shift)
     };
     let mut held = [_mm512_setzero_si512(); CARRIED_STREAMS];
-    let (mut fill, mut line) = (m, 0usize);
-    let base = |i: usize, j: usize| dst.wrapping_offset(i as isize * c.streams.ds + j as isize * c.ds).wrapping_sub(m);
+    let mut m = [0usize; CARRIED_STREAMS];
+    let mut base = [dst; CARRIED_STREAMS];
+    for i in 0..groups {
+        for j in 0..B {
+            let d = dst.wrapping_offset(i as isize * c.streams.ds + j as isize * c.ds);
+            m[i * B + j] = d as usize % 64;
+            base[i * B + j] = d.wrapping_sub(d as usize % 64);
+        }
+    }
+    let mut pushed = 0usize;
     // SAFETY: loads: each step reads `64 * B` bytes of one source row, at
     // unit `k * per` for `k < whole` or at `n - per` (`n >= per`: rows of
-    // at least 64 bytes), so inside the row's `n * B` units. Stores: a
-    // stream's bytes `0..total` (`total = rows * n * S`) sit at `m..m +
-    // total` from its line-aligned base; every line `line` with `line * 64
-    // + 64 <= m + total` and `line > 0` (or `m == 0`) is inside them and
-    // leaves whole (a 64-byte aligned streaming store); line 0 with `m > 0`
-    // is stored masked to its bytes `m..`, the last partial one masked to
-    // its first `fill` bytes, so no byte outside the stream is written
-    // (masked-off bytes are not accessed).
+    // at least 64 bytes), so inside the row's `n * B` units. Stores: stream
+    // `s`'s bytes `0..total` (`total = rows * row`) sit at `m[s]..m[s] +
+    // total` from `base[s]`; a line that leaves whole lies inside them
+    // (aligned, streaming); line 0 with `m[s] > 0` is stored masked to its
+    // bytes `m[s]..`, the last partial line masked to its first `fill`
+    // bytes, so no byte outside the stream is written (masked-off bytes are
+    // not accessed).
     unsafe {
-        let push =
-            |held: &mut __m512i, new: __m512i, at: *mut u8, emit: bool, first: bool, idx: __m512i, shift: __m512i| {
-                let l = _mm512_permutex2var_epi8(*held, idx, new);
-                if emit {
-                    if first && m > 0 {
-                        _mm512_mask_storeu_epi8(at.cast(), u64::MAX << m, l);
-                    } else {
-                        _mm512_stream_si512(at.cast(), l);
-                    }
-                    *held = _mm512_permutexvar_epi8(shift, new);
+        // Pushes `new` onto stream `s` at `pos` (`m[s]` plus the bytes
+        // before): the line leaves if `emit`.
+        let push = |held: &mut __m512i, new: __m512i, s: usize, pos: usize, emit: bool, (idx, shift)| {
+            let l = _mm512_permutex2var_epi8(*held, idx, new);
+            if emit {
+                let at = base[s].wrapping_add(pos / 64 * 64);
+                if pos < 64 && m[s] > 0 {
+                    _mm512_mask_storeu_epi8(at.cast(), u64::MAX << m[s], l);
                 } else {
-                    *held = l;
+                    _mm512_stream_si512(at.cast(), l);
                 }
-            };
+                *held = _mm512_permutexvar_epi8(shift, new);
+            } else {
+                *held = l;
+            }
+        };
+        let mut p = [(iota, iota); B];
         for r in 0..c.rows.count {
-            let (fill0, line0) = (fill, line);
             for i in 0..groups {
-                let row = src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss);
-                let (mut f, mut at) = (fill0, line0);
-                let (idx, shift) = permutes(f, 0);
+                let sr = src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss);
+                for (j, p) in p.iter_mut().enumerate() {
+                    *p = permutes((m[i * B + j] + pushed) % 64, 0);
+                }
                 for k in 0..whole {
-                    let sp = row.add(k * 64 * B);
+                    let sp = sr.add(k * 64 * B);
                     prefetch(sp.wrapping_add(PREFETCH_AHEAD), 64 * B);
                     let v = deinterleave_step::<__m512i, S, B>(sp);
                     for (j, v) in v.into_iter().enumerate() {
-                        let p = base(i, j).wrapping_add(at * 64);
-                        push(&mut held[i * B + j], v, p, true, at == 0, idx, shift);
+                        let s = i * B + j;
+                        push(&mut held[s], v, s, m[s] + pushed + k * 64, true, p[j]);
                     }
-                    at += 1;
                 }
                 if last > 0 {
-                    let v = deinterleave_step::<__m512i, S, B>(row.add((n - per) * B * S));
-                    let (idx, shift) = permutes(f, 64 - last);
-                    let emit = f + last >= 64;
+                    let v = deinterleave_step::<__m512i, S, B>(sr.add((n - per) * B * S));
                     for (j, v) in v.into_iter().enumerate() {
-                        let p = base(i, j).wrapping_add(at * 64);
-                        push(&mut held[i * B + j], v, p, emit, at == 0, idx, shift);
-                    }
-                    if emit {
-                        at += 1;
-                        f = f + last - 64;
-                    } else {
-                        f += last;
+                        let s = i * B + j;
+                        let pos = m[s] + pushed + whole * 64;
+                        let emit = pos % 64 + last >= 64;
+                        push(&mut held[s], v, s, pos, emit, permutes(pos % 64, 64 - last));
                     }
                 }
-                (fill, line) = (f, at);
             }
+            pushed += row;
         }
-        if fill > 0 {
-            for i in 0..groups {
-                for j in 0..B {
-                    let p = base(i, j).wrapping_add(line * 64);
-                    _mm512_mask_storeu_epi8(p.cast(), (1u64 << fill) - 1, held[i * B + j]);
-                }
+        for s in 0..groups * B {
+            let pos = m[s] + pushed;
+            if !pos.is_multiple_of(64) {
+                let at = base[s].wrapping_add(pos / 64 * 64);
+                _mm512_mask_storeu_epi8(at.cast(), (1u64 << (pos % 64)) - 1, held[s]);
             }
         }
     }
