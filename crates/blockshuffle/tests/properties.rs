@@ -479,8 +479,8 @@ fn run_at_offset(plan: &blockshuffle::Plan, x: &[u8], elem: usize, offset: usize
 /// Streaming deinterleaving tiles whose destination streams continue from
 /// one row to the next (pixel_unshuffle, NCHW space-to-depth, space-to-batch
 /// of the last axis alone) carry each stream's bytes across rows in
-/// registers where the CPU has AVX512-VBMI, and write whole lines: 2 and 4
-/// streams per row, 2 to 16 streams in all, units of 1 to 8 bytes, rows of
+/// registers where the CPU has AVX512-VBMI, and write whole lines: 2, 3 and
+/// 4 streams per row, 2 to 16 streams in all, units of 1 to 8 bytes, rows of
 /// one line to three with and without a partial last vector, streams a
 /// line multiple apart and not (each starting at its own offset in a
 /// line), outputs at offsets across a line, each kernel setting.
@@ -491,8 +491,10 @@ fn deinterleaving_tiles_carried_across_rows_match_direct_stores() {
         for width in [per, per + 1, 2 * per + per / 2, 3 * per - 1] {
             // Enough rows that a channel is a whole number of lines.
             let rows = 64 / gcd(width * elem, 64);
-            let cases: [(Box<dyn Operator>, Vec<usize>); 4] = [
+            let cases: [(Box<dyn Operator>, Vec<usize>); 6] = [
                 (Box::new(torch::PixelUnshuffle::new(2)), vec![2, 3, 2 * rows, 2 * width]),
+                (Box::new(torch::PixelUnshuffle::new(3)), vec![1, 2, 3 * rows, 3 * width]),
+                (Box::new(onnx::SpaceToDepth::new(3)), vec![1, 1, 3 * rows + 3, 3 * width]),
                 (Box::new(onnx::SpaceToDepth::new(4)), vec![1, 2, 4 * rows, 4 * width]),
                 (Box::new(openvino::SpaceToBatch::new(&[1, 1, 2], &[0, 0, 0], &[0, 0, 0])), vec![2, rows, 2 * width]),
                 (Box::new(torch::PixelUnshuffle::new(2)), vec![1, 2, 2 * rows + 2, 2 * width]),

@@ -838,14 +838,14 @@ fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
 
 /// The [`CopyPlan::carry_level`] of a streaming deinterleaving tile plan, if
 /// `simd::deinterleave_carried` can run it: a [`row_level`] with at most
-/// [`CARRIED_STREAMS`] streams of 2 or 4 units of 1 to 8 bytes and rows of
+/// [`CARRIED_STREAMS`] streams of 2 to 4 units of 1 to 8 bytes and rows of
 /// at least 64 bytes per stream.
 fn carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
     let n = loops.len();
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
     let (level, streams) = row_level(loops, unit)?;
     let fits =
-        matches!(x.count, 2 | 4) && matches!(unit, 1 | 2 | 4 | 8) && y.count * unit >= 64 && streams <= CARRIED_STREAMS;
+        matches!(x.count, 2..=4) && matches!(unit, 1 | 2 | 4 | 8) && y.count * unit >= 64 && streams <= CARRIED_STREAMS;
     fits.then_some(level)
 }
 

@@ -756,7 +756,7 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 /// own bytes only). Measured on uint8 pixel_unshuffle by 4 (16 streams of
 /// 128-byte rows): 1.1x memcpy in a model, against 1.6x storing through the
 /// cache. Returns whether it did the work (if not, nothing is written): it
-/// needs AVX512-VBMI (`isa`), 2 or 4 streams of 1- to 8-byte units, rows of
+/// needs AVX512-VBMI (`isa`), 2 to 4 streams of 1- to 8-byte units, rows of
 /// at least 64 bytes per stream, and at most [`CARRIED_STREAMS`] streams
 /// (each may start anywhere in a line).
 ///
@@ -792,6 +792,10 @@ pub(crate) unsafe fn deinterleave_carried(
                 (4, 4) => carried::<4, 4>(c, n, src, dst),
                 (8, 2) => carried::<8, 2>(c, n, src, dst),
                 (8, 4) => carried::<8, 4>(c, n, src, dst),
+                (1, 3) => carried::<1, 3>(c, n, src, dst),
+                (2, 3) => carried::<2, 3>(c, n, src, dst),
+                (4, 3) => carried::<4, 3>(c, n, src, dst),
+                (8, 3) => carried::<8, 3>(c, n, src, dst),
                 _ => return false,
             }
         }
@@ -859,6 +863,18 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
         }
     }
     let mut pushed = 0usize;
+    let thirds = Thirds::new::<S>();
+    // One vector of each stream from the `64 * B` source bytes at `sp`.
+    let step = |sp: *const u8| -> [__m512i; B] {
+        if B == 3 {
+            // SAFETY: `64 * 3` bytes readable at `sp` (the caller's).
+            let v = unsafe { thirds.split(sp) };
+            std::array::from_fn(|j| v[j])
+        } else {
+            // SAFETY: as above, with `B` 2 or 4.
+            unsafe { deinterleave_step::<__m512i, S, B>(sp) }
+        }
+    };
     // SAFETY: loads: each step reads `64 * B` bytes of one source row, at
     // unit `k * per` for `k < whole` or at `n - per` (`n >= per`: rows of
     // at least 64 bytes), so inside the row's `n * B` units. Stores: stream
@@ -895,15 +911,13 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
                 for k in 0..whole {
                     let sp = sr.add(k * 64 * B);
                     prefetch(sp.wrapping_add(PREFETCH_AHEAD), 64 * B);
-                    let v = deinterleave_step::<__m512i, S, B>(sp);
-                    for (j, v) in v.into_iter().enumerate() {
+                    for (j, v) in step(sp).into_iter().enumerate() {
                         let s = i * B + j;
                         push(&mut held[s], v, s, m[s] + pushed + k * 64, true, p[j]);
                     }
                 }
                 if last > 0 {
-                    let v = deinterleave_step::<__m512i, S, B>(sr.add((n - per) * B * S));
-                    for (j, v) in v.into_iter().enumerate() {
+                    for (j, v) in step(sr.add((n - per) * B * S)).into_iter().enumerate() {
                         let s = i * B + j;
                         let pos = m[s] + pushed + whole * 64;
                         let emit = pos % 64 + last >= 64;
@@ -919,6 +933,55 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
                 let at = base[s].wrapping_add(pos / 64 * 64);
                 _mm512_mask_storeu_epi8(at.cast(), (1u64 << (pos % 64)) - 1, held[s]);
             }
+        }
+    }
+}
+
+/// Splitting three interleaved streams of `S`-byte units with AVX512-VBMI:
+/// byte `t` of stream `j`'s vector is byte `q = (t / S) * 3S + j * S + t %
+/// S` of the three source vectors (`q < 192`), picked from the first two
+/// or the last two by two permutes and a blend.
+#[cfg(target_arch = "x86_64")]
+struct Thirds {
+    /// Per stream: indices into vectors 0 and 1 (`q mod 128`), into 1 and 2
+    /// (`q - 64`), and the lanes taken from the second (`q >= 128`).
+    idx: [(__m512i, __m512i, u64); 3],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Thirds {
+    #[inline(always)]
+    fn new<const S: usize>() -> Thirds {
+        let table = |j: usize| {
+            let (mut lo, mut hi, mut from_hi) = ([0u8; 64], [0u8; 64], 0u64);
+            for t in 0..64 {
+                let q = t / S * 3 * S + j * S + t % S;
+                lo[t] = (q % 128) as u8;
+                hi[t] = q.saturating_sub(64) as u8;
+                from_hi |= u64::from(q >= 128) << t;
+            }
+            // SAFETY: unaligned loads of 64-byte arrays (AVX-512F: the
+            // caller's target features).
+            unsafe { (_mm512_loadu_si512(lo.as_ptr().cast()), _mm512_loadu_si512(hi.as_ptr().cast()), from_hi) }
+        };
+        Thirds { idx: [table(0), table(1), table(2)] }
+    }
+
+    /// One vector of each of the three streams from the 192 bytes at `sp`.
+    ///
+    /// # Safety
+    /// 192 bytes readable at `sp`; the CPU has AVX-512F/BW and AVX512-VBMI.
+    #[inline(always)]
+    unsafe fn split(&self, sp: *const u8) -> [__m512i; 3] {
+        // SAFETY: loads inside `sp[..192]`; register operations of the
+        // caller's instruction sets.
+        unsafe {
+            let v = [0, 1, 2].map(|k| _mm512_loadu_si512(sp.add(k * 64).cast()));
+            self.idx.map(|(lo, hi, from_hi)| {
+                let a = _mm512_permutex2var_epi8(v[0], lo, v[1]);
+                let b = _mm512_permutex2var_epi8(v[1], hi, v[2]);
+                _mm512_mask_blend_epi8(from_hi, a, b)
+            })
         }
     }
 }
