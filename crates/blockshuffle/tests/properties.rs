@@ -516,6 +516,41 @@ fn deinterleaving_tiles_carried_across_rows_match_direct_stores() {
     }
 }
 
+/// The inverse: interleaving tiles whose destination rows follow one
+/// another (pixel_shuffle, NCHW depth-to-space in both modes) carry the
+/// run's bytes across rows in a register where the CPU has AVX512-VBMI:
+/// 2, 3 and 4 streams, units of 1 to 8 bytes, rows of one line per stream
+/// and more, with and without a partial last vector and not a line
+/// multiple long, outputs at offsets across a line, each kernel setting.
+#[test]
+fn interleaving_tiles_carried_across_rows_match_direct_stores() {
+    for elem in [1usize, 2, 4, 8] {
+        let per = 64 / elem;
+        for width in [per, per + 1, 2 * per + per / 2, 3 * per - 1] {
+            let cases: [(Box<dyn Operator>, Vec<usize>); 5] = [
+                (Box::new(torch::PixelShuffle::new(2)), vec![2, 3 * 4, 3, width]),
+                (Box::new(torch::PixelShuffle::new(3)), vec![1, 2 * 9, 2, width]),
+                (Box::new(onnx::DepthToSpace::dcr(4)), vec![1, 16, 2, width]),
+                (Box::new(onnx::DepthToSpace::crd(2)), vec![2, 2 * 4, 5, width]),
+                (Box::new(tf::DepthToSpace::new(2, DataFormat::Nchw)), vec![1, 4, 1, width]),
+            ];
+            for (op, shape) in cases {
+                let plan = op.plan(&shape).unwrap();
+                let x = bytes(plan.input_len() * elem, width as u8 + 1);
+                let want = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
+                for offset in [0, 1, 8, 16, 40, 56, 57, 63] {
+                    for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                        let p = plan.clone().with_streaming(Streaming::Always).with_kernels(kern);
+                        let got = run_at_offset(&p, &x, elem, offset);
+                        let what = format!("{} {shape:?} elem {elem} +{offset} {kern:?}", op.name());
+                        assert!(got.as_ref() == Ok(&want), "{what}: {:?}", got.err());
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn gcd(a: usize, b: usize) -> usize {
     if b == 0 {
         a

@@ -18,7 +18,7 @@ use super::kernels::{copy_2d, copy_bytes, copy_run, copy_tile, fence, stream_reg
 use super::lines::Writers;
 use super::plan::{CopyPlan, Loop, MAX_LOOPS};
 use super::plan::{STAGE_BYTES, TILE_STAGE_BYTES};
-use super::simd::{deinterleave_carried, Carried};
+use super::simd::{deinterleave_carried, interleave_carried, Carried, Interleaved};
 
 /// What padding positions receive.
 #[derive(Clone, Copy)]
@@ -482,7 +482,8 @@ impl Exec<'_> {
     }
 
     /// Runs loop `j`, the plan's carry level, and the tile inside it, with
-    /// [`deinterleave_carried`] (or, should it decline, loop by loop).
+    /// [`deinterleave_carried`] or [`interleave_carried`] (or, should it
+    /// decline, loop by loop).
     ///
     /// # Safety
     /// As `level`, for the carry level of a plan with one.
@@ -501,7 +502,16 @@ impl Exec<'_> {
         let (src, dst) = (self.buf.src.wrapping_offset(so), self.buf.dst.wrapping_offset(dof));
         // SAFETY: the units of loops j.. at `so` and `dof`, all valid positions.
         unsafe {
-            if !deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst) {
+            let done = if x.ds == (y.count * p.unit) as isize {
+                // Interleaving: the loop(s) outside the tile step whole
+                // destination rows.
+                let (outer, inner) = if j + 4 == n { (c.rows, c.streams) } else { (Rows::ONE, c.rows) };
+                let c = Interleaved { outer, inner, ss: y.ss };
+                interleave_carried(p.isa, p.unit, y.count, c, x.count, src, dst)
+            } else {
+                deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
+            };
+            if !done {
                 let (s, d) = (so, dof);
                 for i in 0..a.count {
                     let so = s.wrapping_add((i as isize).wrapping_mul(a.ss));

@@ -127,10 +127,12 @@ pub(crate) struct CopyPlan {
     /// With streaming stores, a tile whose destination streams each continue
     /// contiguously across an outer loop: see [`TileStage`].
     pub tile_stage: Option<TileStage>,
-    /// With streaming stores, a deinterleaving tile whose destination
-    /// streams each continue contiguously across this loop (as for a
-    /// [`TileStage`]), run whole by `simd::deinterleave_carried`, which
-    /// carries each stream's bytes from row to row in a register.
+    /// With streaming stores, a tile whose destination streams each
+    /// continue contiguously across this loop (and the one inside it, if it
+    /// is not the tile's), run whole by `simd::deinterleave_carried` (see
+    /// [`carry_level`]) or `simd::interleave_carried` (see
+    /// [`interleave_carry_level`]), which carry each stream's bytes from
+    /// row to row in a register.
     pub carry_level: Option<usize>,
     /// With streaming stores: every unit goes through the line writers
     /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
@@ -438,10 +440,16 @@ impl CopyPlan {
                     && matches!(self.unit, 1 | 2 | 4 | 8)
                     && self.isa != Isa::Portable
                     && row >= MIN_LINES_DEINTERLEAVE_ROW;
-                if deinterleaving && self.isa >= Isa::Avx512Vbmi {
-                    self.carry_level = carry_level(loops, self.unit);
+                if self.isa >= Isa::Avx512Vbmi {
+                    if deinterleaving {
+                        self.carry_level = carry_level(loops, self.unit);
+                    } else if let Some(level) = interleave_carry_level(&dst_order, self.unit) {
+                        // The destination's order: its rows one run.
+                        *loops = dst_order.clone();
+                        self.carry_level = Some(level);
+                    }
                 }
-                let direct = deinterleaving && (lines || self.carry_level.is_some());
+                let direct = self.carry_level.is_some() || (deinterleaving && lines);
                 if !direct {
                     self.tile_stage = tile_stage(loops, self.unit);
                 }
@@ -847,6 +855,34 @@ fn carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
     let fits =
         matches!(x.count, 2..=4) && matches!(unit, 1 | 2 | 4 | 8) && y.count * unit >= 64 && streams <= CARRIED_STREAMS;
     fits.then_some(level)
+}
+
+/// The [`CopyPlan::carry_level`] of a streaming interleaving tile plan in
+/// the destination's order, if `simd::interleave_carried` can run it: 2 to
+/// 4 streams (the tile's inner loop) of at least 64 bytes each per row (its
+/// outer loop) of 1- to 8-byte units, inside a loop stepping one
+/// destination row (`ds` the row's bytes), itself perhaps inside a loop
+/// stepping all of its rows, neither carrying a window: the destination
+/// rows are one run.
+fn interleave_carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
+    let n = loops.len();
+    if n < 3 {
+        return None;
+    }
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let row = x.count * y.count * unit;
+    let free = |l: &Loop| l.window.is_none() && !l.is_outer;
+    let fits = x.ds == (y.count * unit) as isize
+        && matches!(y.count, 2..=4)
+        && matches!(unit, 1 | 2 | 4 | 8)
+        && x.count * unit >= 64
+        && loops[n - 3].ds == row as isize
+        && free(&loops[n - 3]);
+    if !fits {
+        return None;
+    }
+    let rows = loops[n - 3].count * row;
+    Some(if n >= 4 && loops[n - 4].ds == rows as isize && free(&loops[n - 4]) { n - 4 } else { n - 3 })
 }
 
 /// The window of a dropped inner loop (index always 0), moved onto its outer
