@@ -974,6 +974,25 @@ mod tests {
         assert_eq!(w.range(1, 2), (0, 2));
     }
 
+    /// NCHW tensors of `space` blocked by `block` on H and W, the block
+    /// positions after the channels (pixel_unshuffle's output,
+    /// pixel_shuffle's input), compiled for streaming `elem`-byte elements
+    /// with `isa`.
+    fn nchw_blocked(space: [usize; 4], block: usize, elem: usize, dir: Direction, isa: Isa) -> CopyPlan {
+        let op = "t";
+        let b = block as u64;
+        let axes = [
+            SpaceAxis::plain(space[0] as u64),
+            SpaceAxis::plain(space[1] as u64),
+            SpaceAxis::new(op, space[2] as u64, 0, 0, b).unwrap(),
+            SpaceAxis::new(op, space[3] as u64, 0, 0, b).unwrap(),
+        ];
+        let g = Geometry::new(op, &axes, &[&[o(0)], &[o(1), k(2), k(3)], &[o(2)], &[o(3)]]).unwrap();
+        let blocked = [space[0], space[1] * block * block, space[2] / block, space[3] / block];
+        let (ss, bs) = (c_strides(&space, elem), c_strides(&blocked, elem));
+        CopyPlan::compile(&g, dir, elem, &Layouts { space: &ss, block: &bs }, true, isa)
+    }
+
     /// Streaming uint8 pixel_unshuffle by 4 (W10 of the benchmarks): with
     /// AVX512-VBMI, the loop over output rows carries the sixteen streams
     /// (four block rows of four block columns, each 128-byte row continuing
@@ -981,27 +1000,32 @@ mod tests {
     /// are too many to stage, so the tile stores through the cache.
     #[test]
     fn streaming_deinterleave_carries_rows_with_vbmi() {
-        let op = "t";
-        let (space, block) = ([64usize, 3, 512, 512], [64usize, 48, 128, 128]);
-        let axes = space.map(|d| d as u64);
-        let axes = [
-            SpaceAxis::plain(axes[0]),
-            SpaceAxis::plain(axes[1]),
-            SpaceAxis::new(op, axes[2], 0, 0, 4).unwrap(),
-            SpaceAxis::new(op, axes[3], 0, 0, 4).unwrap(),
-        ];
-        let g = Geometry::new(op, &axes, &[&[o(0)], &[o(1), k(2), k(3)], &[o(2)], &[o(3)]]).unwrap();
-        let (ss, bs) = (c_strides(&space, 1), c_strides(&block, 1));
-        let compile =
-            |isa| CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, isa);
-        let p = compile(Isa::Avx512Vbmi);
+        let space = [64, 3, 512, 512];
+        let p = nchw_blocked(space, 4, 1, Direction::Forward, Isa::Avx512Vbmi);
         assert!(p.tile && p.nt && !p.lines && p.tile_stage.is_none());
         assert_eq!(p.carry_level, Some(p.loops.len() - 4));
         let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
         let plane = 128 * 128;
         assert_eq!(inner, vec![(128, 2048, 128), (4, 512, 4 * plane), (4, 1, plane), (128, 4, 1)]);
-        let p = compile(Isa::Avx512);
+        let p = nchw_blocked(space, 4, 1, Direction::Forward, Isa::Avx512);
         assert!(p.tile && !p.nt && p.carry_level.is_none() && p.tile_stage.is_none());
+    }
+
+    /// Streaming float32 pixel_shuffle by 2 (W8 of the benchmarks): with
+    /// AVX512-VBMI, in the destination's order, the output rows (outer row,
+    /// then block row) one run carried across rows; the tile interleaves
+    /// the block columns' two planes.
+    #[test]
+    fn streaming_interleave_carries_rows_with_vbmi() {
+        let space = [8, 16, 512, 512];
+        let p = nchw_blocked(space, 2, 4, Direction::Backward, Isa::Avx512Vbmi);
+        assert!(p.tile && p.nt && p.tile_stage.is_none());
+        assert_eq!(p.carry_level, Some(p.loops.len() - 4));
+        let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
+        let (row, plane) = (512 * 4, 256 * 256 * 4);
+        assert_eq!(inner, vec![(256, 1024, 2 * row), (2, 2 * plane, row), (256, 4, 8), (2, plane, 4)]);
+        let p = nchw_blocked(space, 2, 4, Direction::Backward, Isa::Avx512);
+        assert!(p.tile && p.nt && p.carry_level.is_none());
     }
 
     /// Streaming NHWC space-to-batch 2x2 (W1 of the benchmarks): the output
