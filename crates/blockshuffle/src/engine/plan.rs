@@ -11,7 +11,9 @@
 //! on both sides, and folds the innermost contiguous run into one wide unit.
 //! Then, for large (streaming) outputs, it reorders the loops: long units
 //! sweep a few destination streams together for the line writers
-//! ([`stream_order`]); transposing tiles walk the source in its order.
+//! ([`stream_order`]); transposing tiles walk the source in its order,
+//! except those whose rows a vector kernel carries as one destination run
+//! (`CopyPlan::carry_level`).
 
 use arrayvec::ArrayVec;
 

@@ -18,6 +18,13 @@
 //! stream, for each of its rows (a loop around the tile, see `Rows`), and
 //! returns how many units per stream it did; the caller finishes the tails
 //! with the portable kernel.
+//!
+//! With AVX512-VBMI (byte permutes across whole registers), two more
+//! kernels run whole streaming tiles whose destination streams continue
+//! from one row to the next, 2 to 4 streams (three by permutes):
+//! [`deinterleave_carried`] and [`interleave_carried`] carry each stream's
+//! unfinished line in a register, so that every line leaves with one
+//! aligned 64-byte streaming store whatever the lengths of the rows.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
