@@ -500,17 +500,7 @@ fn deinterleaving_tiles_carried_across_rows_match_direct_stores() {
                 (Box::new(torch::PixelUnshuffle::new(2)), vec![1, 2, 2 * rows + 2, 2 * width]),
             ];
             for (op, shape) in cases {
-                let plan = op.plan(&shape).unwrap();
-                let x = bytes(plan.input_len() * elem, width as u8);
-                let want = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
-                for offset in [0, 1, 8, 16, 40, 56, 57, 63] {
-                    for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
-                        let p = plan.clone().with_streaming(Streaming::Always).with_kernels(kern);
-                        let got = run_at_offset(&p, &x, elem, offset);
-                        let what = format!("{} {shape:?} elem {elem} +{offset} {kern:?}", op.name());
-                        assert!(got.as_ref() == Ok(&want), "{what}: {:?}", got.err());
-                    }
-                }
+                streamed_at_line_offsets_match_direct_stores(op.as_ref(), &shape, elem);
             }
         }
     }
@@ -535,18 +525,24 @@ fn interleaving_tiles_carried_across_rows_match_direct_stores() {
                 (Box::new(tf::DepthToSpace::new(2, DataFormat::Nchw)), vec![1, 4, 1, width]),
             ];
             for (op, shape) in cases {
-                let plan = op.plan(&shape).unwrap();
-                let x = bytes(plan.input_len() * elem, width as u8 + 1);
-                let want = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
-                for offset in [0, 1, 8, 16, 40, 56, 57, 63] {
-                    for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
-                        let p = plan.clone().with_streaming(Streaming::Always).with_kernels(kern);
-                        let got = run_at_offset(&p, &x, elem, offset);
-                        let what = format!("{} {shape:?} elem {elem} +{offset} {kern:?}", op.name());
-                        assert!(got.as_ref() == Ok(&want), "{what}: {:?}", got.err());
-                    }
-                }
+                streamed_at_line_offsets_match_direct_stores(op.as_ref(), &shape, elem);
             }
+        }
+    }
+}
+
+/// `op` on `shape` streamed into outputs at offsets across a line, with
+/// each kernel setting, against the same plan's direct (cached) stores.
+fn streamed_at_line_offsets_match_direct_stores(op: &dyn Operator, shape: &[usize], elem: usize) {
+    let plan = op.plan(shape).unwrap();
+    let x = bytes(plan.input_len() * elem, shape.iter().sum::<usize>() as u8);
+    let want = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
+    for offset in [0, 1, 8, 16, 40, 56, 57, 63] {
+        for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+            let p = plan.clone().with_streaming(Streaming::Always).with_kernels(kern);
+            let got = run_at_offset(&p, &x, elem, offset);
+            let what = format!("{} {shape:?} elem {elem} +{offset} {kern:?}", op.name());
+            assert!(got.as_ref() == Ok(&want), "{what}: {:?}", got.err());
         }
     }
 }

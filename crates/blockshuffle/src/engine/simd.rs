@@ -622,6 +622,29 @@ unsafe fn line_parts<V: Vector, const S: usize, const B: usize>(sp: *const u8) -
     part
 }
 
+/// Monomorphises a carried kernel (AVX512-VBMI) for each unit size and
+/// stream count it has; `false` for the others.
+#[cfg(target_arch = "x86_64")]
+macro_rules! dispatch_carried {
+    ($kernel:ident, $size:expr, $b:expr, ($($arg:expr),*)) => {
+        match ($size, $b) {
+            (1, 2) => $kernel::<1, 2>($($arg),*),
+            (1, 3) => $kernel::<1, 3>($($arg),*),
+            (1, 4) => $kernel::<1, 4>($($arg),*),
+            (2, 2) => $kernel::<2, 2>($($arg),*),
+            (2, 3) => $kernel::<2, 3>($($arg),*),
+            (2, 4) => $kernel::<2, 4>($($arg),*),
+            (4, 2) => $kernel::<4, 2>($($arg),*),
+            (4, 3) => $kernel::<4, 3>($($arg),*),
+            (4, 4) => $kernel::<4, 4>($($arg),*),
+            (8, 2) => $kernel::<8, 2>($($arg),*),
+            (8, 3) => $kernel::<8, 3>($($arg),*),
+            (8, 4) => $kernel::<8, 4>($($arg),*),
+            _ => return false,
+        }
+    };
+}
+
 /// Monomorphises a kernel for each unit size and stream count it has.
 #[cfg(target_arch = "x86_64")]
 macro_rules! dispatch {
@@ -789,23 +812,7 @@ pub(crate) unsafe fn deinterleave_carried(
             return fits;
         }
         // SAFETY: the CPU has AVX512-VBMI (`isa`, detected); the rest is forwarded.
-        unsafe {
-            match (size, b) {
-                (1, 2) => carried::<1, 2>(c, n, src, dst),
-                (1, 4) => carried::<1, 4>(c, n, src, dst),
-                (2, 2) => carried::<2, 2>(c, n, src, dst),
-                (2, 4) => carried::<2, 4>(c, n, src, dst),
-                (4, 2) => carried::<4, 2>(c, n, src, dst),
-                (4, 4) => carried::<4, 4>(c, n, src, dst),
-                (8, 2) => carried::<8, 2>(c, n, src, dst),
-                (8, 4) => carried::<8, 4>(c, n, src, dst),
-                (1, 3) => carried::<1, 3>(c, n, src, dst),
-                (2, 3) => carried::<2, 3>(c, n, src, dst),
-                (4, 3) => carried::<4, 3>(c, n, src, dst),
-                (8, 3) => carried::<8, 3>(c, n, src, dst),
-                _ => return false,
-            }
-        }
+        unsafe { dispatch_carried!(carried, size, b, (c, n, src, dst)) }
         true
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -876,19 +883,9 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
     unsafe {
         // Pushes `new` onto stream `s` at `pos` (`m[s]` plus the bytes
         // before): the line leaves if `emit`.
-        let push = |held: &mut __m512i, new: __m512i, s: usize, pos: usize, emit: bool, (idx, shift)| {
-            let l = _mm512_permutex2var_epi8(*held, idx, new);
-            if emit {
-                let at = base[s].wrapping_add(pos / 64 * 64);
-                if pos < 64 && m[s] > 0 {
-                    _mm512_mask_storeu_epi8(at.cast(), u64::MAX << m[s], l);
-                } else {
-                    _mm512_stream_si512(at.cast(), l);
-                }
-                *held = _mm512_permutexvar_epi8(shift, new);
-            } else {
-                *held = l;
-            }
+        let push = |held: &mut __m512i, new: __m512i, s: usize, pos: usize, emit: bool, p| {
+            let own = if pos < 64 { u64::MAX << m[s] } else { u64::MAX };
+            carry_push(held, new, p, emit.then(|| (base[s].wrapping_add(pos / 64 * 64), own)));
         };
         let mut p = [(iota, iota); B];
         for r in 0..c.rows.count {
@@ -1008,6 +1005,35 @@ fn carry_permutes(iota: __m512i, fill: usize, off: usize) -> (__m512i, __m512i) 
     }
 }
 
+/// One push of a carried stream (see [`carry_permutes`] for `idx` and
+/// `shift`): the line `held ++ new`; with `emit`, its destination and the
+/// lanes there that are the stream's (all, but at the stream's first
+/// line), where it leaves (a whole line with one aligned streaming store, a
+/// first line masked to its lanes with an ordinary one) and the rest of
+/// `new` is held; without, the line is held.
+///
+/// # Safety
+/// With `emit`, the line's 64-byte aligned destination is writable in the
+/// lanes given; the caller is compiled for AVX-512F/BW and AVX512-VBMI.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn carry_push(held: &mut __m512i, new: __m512i, (idx, shift): (__m512i, __m512i), emit: Option<(*mut u8, u64)>) {
+    // SAFETY: register operations of the caller's features; the stores as
+    // the caller guarantees (masked-off lanes are not accessed).
+    unsafe {
+        let line = _mm512_permutex2var_epi8(*held, idx, new);
+        match emit {
+            Some((at, u64::MAX)) => _mm512_stream_si512(at.cast(), line),
+            Some((at, own)) => _mm512_mask_storeu_epi8(at.cast(), own, line),
+            None => {
+                *held = line;
+                return;
+            }
+        }
+        *held = _mm512_permutexvar_epi8(shift, new);
+    }
+}
+
 /// The source side of [`interleave_carried`]: destination rows follow one
 /// another (`inner.ds` is a row, `outer.ds` is `inner.count` rows), so
 /// that the whole destination is one contiguous run; row `(r, i)` reads
@@ -1060,23 +1086,7 @@ pub(crate) unsafe fn interleave_carried(
             return fits;
         }
         // SAFETY: the CPU has AVX512-VBMI (`isa`, detected); the rest is forwarded.
-        unsafe {
-            match (size, b) {
-                (1, 2) => interleaved::<1, 2>(c, n, src, dst),
-                (1, 3) => interleaved::<1, 3>(c, n, src, dst),
-                (1, 4) => interleaved::<1, 4>(c, n, src, dst),
-                (2, 2) => interleaved::<2, 2>(c, n, src, dst),
-                (2, 3) => interleaved::<2, 3>(c, n, src, dst),
-                (2, 4) => interleaved::<2, 4>(c, n, src, dst),
-                (4, 2) => interleaved::<4, 2>(c, n, src, dst),
-                (4, 3) => interleaved::<4, 3>(c, n, src, dst),
-                (4, 4) => interleaved::<4, 4>(c, n, src, dst),
-                (8, 2) => interleaved::<8, 2>(c, n, src, dst),
-                (8, 3) => interleaved::<8, 3>(c, n, src, dst),
-                (8, 4) => interleaved::<8, 4>(c, n, src, dst),
-                _ => return false,
-            }
-        }
+        unsafe { dispatch_carried!(interleaved, size, b, (c, n, src, dst)) }
         true
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -1144,19 +1154,10 @@ unsafe fn interleaved<const S: usize, const B: usize>(c: Interleaved, n: usize, 
     // the last partial line masked to its first bytes, so no byte outside
     // the run is written (masked-off bytes are not accessed).
     unsafe {
-        let push = |held: &mut __m512i, pos: &mut usize, new: __m512i, (idx, shift), len: usize| {
-            let line = _mm512_permutex2var_epi8(*held, idx, new);
-            if *pos % 64 + len >= 64 {
-                let at = base.wrapping_add(*pos / 64 * 64);
-                if *pos < 64 && m > 0 {
-                    _mm512_mask_storeu_epi8(at.cast(), u64::MAX << m, line);
-                } else {
-                    _mm512_stream_si512(at.cast(), line);
-                }
-                *held = _mm512_permutexvar_epi8(shift, new);
-            } else {
-                *held = line;
-            }
+        let push = |held: &mut __m512i, pos: &mut usize, new: __m512i, p, len: usize| {
+            let own = if *pos < 64 { u64::MAX << m } else { u64::MAX };
+            let emit = *pos % 64 + len >= 64;
+            carry_push(held, new, p, emit.then(|| (base.wrapping_add(*pos / 64 * 64), own)));
             *pos += len;
         };
         for r in 0..c.outer.count {
