@@ -885,7 +885,8 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
         // before): the line leaves if `emit`.
         let push = |held: &mut __m512i, new: __m512i, s: usize, pos: usize, emit: bool, p| {
             let own = if pos < 64 { u64::MAX << m[s] } else { u64::MAX };
-            carry_push(held, new, p, emit.then(|| (base[s].wrapping_add(pos / 64 * 64), own)));
+            let at = if emit { Some((base[s].wrapping_add(pos / 64 * 64), own)) } else { None };
+            carry_push(held, new, p, at);
         };
         let mut p = [(iota, iota); B];
         for r in 0..c.rows.count {
@@ -1157,7 +1158,8 @@ unsafe fn interleaved<const S: usize, const B: usize>(c: Interleaved, n: usize, 
         let push = |held: &mut __m512i, pos: &mut usize, new: __m512i, p, len: usize| {
             let own = if *pos < 64 { u64::MAX << m } else { u64::MAX };
             let emit = *pos % 64 + len >= 64;
-            carry_push(held, new, p, emit.then(|| (base.wrapping_add(*pos / 64 * 64), own)));
+            let at = if emit { Some((base.wrapping_add(*pos / 64 * 64), own)) } else { None };
+            carry_push(held, new, p, at);
             *pos += len;
         };
         for r in 0..c.outer.count {
