@@ -110,13 +110,13 @@ impl Writers {
     }
 
     /// Writes `runs.count` runs of `len` bytes: run `i` from `src + i *
-    /// runs.ss` to `dst + i * runs.ds`, with the source fetched ahead (the plans that stream
-    /// through writers walk it nearly in order). With AVX-512 (`isa`), the
-    /// parts of lines are merged in registers by masked loads, instead of
-    /// copied through the line buffers piece by piece (measured, alternating
-    /// in one session: the 5-D space-to-batch of 128-byte units 1.18-1.59x
-    /// memcpy -> 1.14-1.24x, batch-to-space 4x4 with crops 1.07-1.36x ->
-    /// 1.03-1.13x).
+    /// runs.ss` to `dst + i * runs.ds`, with the source fetched ahead (the
+    /// plans that stream through writers walk it nearly in order). With
+    /// AVX-512 (`isa`), the parts of lines are merged in registers by masked
+    /// loads, instead of copied through the line buffers piece by piece
+    /// (measured, alternating in one session: the 5-D space-to-batch of
+    /// 128-byte units 1.18-1.59x memcpy -> 1.14-1.24x, batch-to-space 4x4
+    /// with crops 1.07-1.36x -> 1.03-1.13x).
     ///
     /// # Safety
     /// As [`Writers::push`] for each run; `isa` is one this CPU runs.

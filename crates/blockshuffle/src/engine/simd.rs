@@ -46,7 +46,8 @@ pub(crate) enum Isa {
     /// AVX-512F and AVX-512BW (detected at run time).
     Avx512,
     /// AVX-512 with AVX512-VBMI's byte permutes across a whole register
-    /// (detected at run time), for [`deinterleave_carried`].
+    /// (detected at run time), for [`deinterleave_carried`] and
+    /// [`interleave_carried`].
     Avx512Vbmi,
 }
 
@@ -401,21 +402,35 @@ unsafe fn interleave_row<V: Vector, const S: usize, const B: usize, const NT: bo
                     prefetch(s(j, x).wrapping_add(PREFETCH_AHEAD), 64);
                 }
             }
-            if B == 2 {
-                let (lo, hi) = V::zip::<S>(V::load(s(0, x)), V::load(s(1, x)));
-                store(d, lo);
-                store(d.add(V::BYTES), hi);
-            } else {
-                let (ac_lo, ac_hi) = V::zip::<S>(V::load(s(0, x)), V::load(s(2, x)));
-                let (bd_lo, bd_hi) = V::zip::<S>(V::load(s(1, x)), V::load(s(3, x)));
-                let (o0, o1) = V::zip::<S>(ac_lo, bd_lo);
-                let (o2, o3) = V::zip::<S>(ac_hi, bd_hi);
-                store(d, o0);
-                store(d.add(V::BYTES), o1);
-                store(d.add(2 * V::BYTES), o2);
-                store(d.add(3 * V::BYTES), o3);
+            let out = interleave_step::<V, S, B>(std::array::from_fn(|j| V::load(s(j as isize, x))));
+            for (k, v) in out.into_iter().enumerate() {
+                store(d.add(k * V::BYTES), v);
             }
             x += per;
+        }
+    }
+}
+
+/// The `B` destination vectors, in order, of one vector of each of the `B`
+/// streams `v` (`B` 2 or 4).
+///
+/// # Safety
+/// The CPU runs `V`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn interleave_step<V: Vector, const S: usize, const B: usize>(v: [V; B]) -> [V; B] {
+    // SAFETY: register operations of `V`'s instruction set (the caller's).
+    unsafe {
+        if B == 2 {
+            let (lo, hi) = V::zip::<S>(v[0], v[1]);
+            std::array::from_fn(|k| if k == 0 { lo } else { hi })
+        } else {
+            let (ac_lo, ac_hi) = V::zip::<S>(v[0], v[2]);
+            let (bd_lo, bd_hi) = V::zip::<S>(v[1], v[3]);
+            let (o0, o1) = V::zip::<S>(ac_lo, bd_lo);
+            let (o2, o3) = V::zip::<S>(ac_hi, bd_hi);
+            let o = [o0, o1, o2, o3];
+            std::array::from_fn(|k| o[k])
         }
     }
 }
@@ -786,10 +801,12 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 /// own bytes only). Measured (ratio to memcpy): uint8 pixel_unshuffle by 4
 /// (16 streams of 128-byte rows) 1.15-1.2x, against 1.6-1.7x storing
 /// through the cache; float32 NCHW space-to-depth 1.05-1.1x, against 1.3x
-/// with whole lines per row and the rows' ends through the writers. Returns whether it did the work (if not, nothing is written): it
-/// needs AVX512-VBMI (`isa`), 2 to 4 streams of 1- to 8-byte units, rows of
-/// at least 64 bytes per stream, and at most [`CARRIED_STREAMS`] streams
-/// (each may start anywhere in a line).
+/// with whole lines per row and the rows' ends through the writers.
+///
+/// Returns whether it did the work (if not, nothing is written): it needs
+/// AVX512-VBMI (`isa`), 2 to 4 streams of 1- to 8-byte units, rows of at
+/// least 64 bytes per stream, and at most [`CARRIED_STREAMS`] streams (each
+/// may start anywhere in a line).
 ///
 /// # Safety
 /// Every source unit named above readable, every destination unit writable,
@@ -1129,20 +1146,13 @@ unsafe fn interleaved<const S: usize, const B: usize>(c: Interleaved, n: usize, 
         // SAFETY: one vector readable at `sp + j * c.ss` for each stream `j`
         // (the caller's); register operations of this function's features.
         unsafe {
-            let v = |j: usize| _mm512_loadu_si512(sp.wrapping_offset(j as isize * c.ss).cast());
+            let v: [__m512i; B] =
+                std::array::from_fn(|j| _mm512_loadu_si512(sp.wrapping_offset(j as isize * c.ss).cast()));
             if B == 3 {
-                let o = thirds.pick([v(0), v(1), v(2)]);
+                let o = thirds.pick([v[0], v[1], v[2]]);
                 std::array::from_fn(|k| o[k])
-            } else if B == 2 {
-                let (lo, hi) = __m512i::zip::<S>(v(0), v(1));
-                std::array::from_fn(|k| if k == 0 { lo } else { hi })
             } else {
-                let (ac_lo, ac_hi) = __m512i::zip::<S>(v(0), v(2));
-                let (bd_lo, bd_hi) = __m512i::zip::<S>(v(1), v(3));
-                let (o0, o1) = __m512i::zip::<S>(ac_lo, bd_lo);
-                let (o2, o3) = __m512i::zip::<S>(ac_hi, bd_hi);
-                let o = [o0, o1, o2, o3];
-                std::array::from_fn(|k| o[k])
+                interleave_step::<__m512i, S, B>(v)
             }
         }
     };
