@@ -491,45 +491,28 @@ impl Exec<'_> {
     unsafe fn carried(&self, j: usize, so: isize, dof: isize, w: &mut Writers) {
         let p = self.plan;
         let n = p.loops.len();
-        let (a, x, y) = (p.loops[j], p.loops[n - 2], p.loops[n - 1]);
-        let streams =
-            if j + 4 == n { p.loops[j + 1] } else { Loop { count: 1, ss: 0, ds: 0, window: None, is_outer: false } };
-        let c = Carried {
-            rows: Rows { count: a.count, ss: a.ss, ds: a.ds },
-            streams: Rows { count: streams.count, ss: streams.ss, ds: streams.ds },
-            ds: x.ds,
-        };
+        let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
+        let rows = |l: &Loop| Rows { count: l.count, ss: l.ss, ds: l.ds };
+        // Loop j, and the loop between it and the tile if there is one.
+        let level = rows(&p.loops[j]);
+        let middle = if j + 4 == n { rows(&p.loops[j + 1]) } else { Rows::ONE };
         let (src, dst) = (self.buf.src.wrapping_offset(so), self.buf.dst.wrapping_offset(dof));
         // SAFETY: the units of loops j.. at `so` and `dof`, all valid positions.
         unsafe {
             let done = if x.ds == (y.count * p.unit) as isize {
-                // Interleaving: the loop(s) outside the tile step whole
+                // Interleaving: the loops outside the tile step whole
                 // destination rows.
-                let (outer, inner) = if j + 4 == n { (c.rows, c.streams) } else { (Rows::ONE, c.rows) };
-                let c = Interleaved { outer, inner, ss: y.ss };
-                interleave_carried(p.isa, p.unit, y.count, c, x.count, src, dst)
+                let (outer, inner) = if j + 4 == n { (level, middle) } else { (Rows::ONE, level) };
+                interleave_carried(p.isa, p.unit, y.count, Interleaved { outer, inner, ss: y.ss }, x.count, src, dst)
             } else {
+                let c = Carried { rows: level, streams: middle, ds: x.ds };
                 deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
             };
             if !done {
-                let (s, d) = (so, dof);
-                for i in 0..a.count {
-                    let so = s.wrapping_add((i as isize).wrapping_mul(a.ss));
-                    let dof = d.wrapping_add((i as isize).wrapping_mul(a.ds));
-                    let rows = Rows { count: streams.count, ss: streams.ss, ds: streams.ds };
-                    let (src, dst) = (self.buf.src.wrapping_offset(so), self.buf.dst.wrapping_offset(dof));
-                    copy_tile(
-                        rows,
-                        x.count,
-                        y.count,
-                        src,
-                        y.ss,
-                        dst,
-                        x.ds,
-                        p.unit,
-                        Mode { nt: self.nt, isa: p.isa },
-                        w,
-                    );
+                let mode = Mode { nt: self.nt, isa: p.isa };
+                for i in 0..level.count {
+                    let (src, dst) = level.at(i, src, dst);
+                    copy_tile(middle, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode, w);
                 }
             }
         }

@@ -380,7 +380,6 @@ impl CopyPlan {
         while j >= 2 {
             j -= 1;
             let (a, b) = (loops[j - 1], loops[j]);
-            let free = |l: &Loop| l.window.is_none() && !l.is_outer;
             if free(&a)
                 && free(&b)
                 && a.ss == b.ss.wrapping_mul(b.count as isize)
@@ -402,7 +401,7 @@ impl CopyPlan {
 
         // 3. The innermost loop, contiguous on both sides, becomes the unit.
         let last = *loops.last().expect("the element loop is never dropped");
-        if last.ss == 1 && last.ds == 1 && last.window.is_none() && !last.is_outer {
+        if last.ss == 1 && last.ds == 1 && free(&last) {
             self.unit = last.count;
             loops.pop();
         } else {
@@ -601,7 +600,7 @@ fn stream_order_once(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> Orde
             // Too many streams: a factor of the loop may still fit.
             let most_w = if writes(l) > 1 { MAX_WRITE_STREAMS / w } else { usize::MAX };
             let most_r = if reads(l) > 1 { MAX_READ_STREAMS / r_streams } else { usize::MAX };
-            if l.window.is_none() && !l.is_outer && n < MAX_LOOPS {
+            if free(l) && n < MAX_LOOPS {
                 let most = most_w.min(most_r).min(l.count / 2);
                 if let Some(f) = (2..=most).rev().find(|&f| l.count.is_multiple_of(f)) {
                     return Ordering::Split(j, f);
@@ -658,7 +657,7 @@ fn open_streams(order: &[usize], chain: &[bool; MAX_LOOPS], inner: usize, loops:
 /// right after it. `f` divides the count, and the nest has room for a loop.
 fn split_loop(loops: &mut ArrayVec<Loop, MAX_LOOPS>, j: usize, f: usize) {
     let l = loops[j];
-    debug_assert!(l.window.is_none() && !l.is_outer && l.count.is_multiple_of(f));
+    debug_assert!(free(&l) && l.count.is_multiple_of(f));
     loops[j] = Loop { count: l.count / f, ss: l.ss * f as isize, ds: l.ds * f as isize, ..l };
     loops.insert(j + 1, Loop { count: f, ..l });
     for m in loops.iter_mut() {
@@ -690,7 +689,7 @@ fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) 
     while k > 0 && run < MIN_DST_RUN && loops[k - 1].ds == run as isize {
         let l = loops[k - 1];
         let whole = run.saturating_mul(l.count);
-        if whole > STAGE_BYTES && l.window.is_none() && !l.is_outer && loops.len() < MAX_LOOPS {
+        if whole > STAGE_BYTES && free(&l) && loops.len() < MAX_LOOPS {
             if let Some(f) = run_factor(l.count, run) {
                 // Loop k-1 becomes the outer part; the inner part, `f` of its
                 // iterations, joins the run.
@@ -839,7 +838,6 @@ fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
         return None;
     }
     let level = (n.saturating_sub(4)..n - 2).rev().find(|&j| loops[j].ds == row as isize)?;
-    let free = |l: &Loop| l.window.is_none() && !l.is_outer;
     if !loops[level..n - 2].iter().all(free) {
         return None;
     }
@@ -873,7 +871,6 @@ fn interleave_carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
     }
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
     let row = x.count * y.count * unit;
-    let free = |l: &Loop| l.window.is_none() && !l.is_outer;
     let fits = x.ds == (y.count * unit) as isize
         && matches!(y.count, 2..=4)
         && matches!(unit, 1 | 2 | 4 | 8)
@@ -885,6 +882,12 @@ fn interleave_carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
     }
     let rows = loops[n - 3].count * row;
     Some(if n >= 4 && loops[n - 4].ds == rows as isize && free(&loops[n - 4]) { n - 4 } else { n - 3 })
+}
+
+/// A loop with no window and not the outer loop of one: a plain
+/// repetition, which may merge, split, move or be run whole by a kernel.
+fn free(l: &Loop) -> bool {
+    l.window.is_none() && !l.is_outer
 }
 
 /// The window of a dropped inner loop (index always 0), moved onto its outer
