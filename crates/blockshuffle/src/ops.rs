@@ -5,7 +5,7 @@
 
 use arrayvec::ArrayVec;
 
-use crate::engine::geometry::{self, k, o, Factor, Geometry, SpaceAxis, MAX_FACTORS};
+use crate::engine::geometry::{self, k, o, Factor, SpaceAxis, MAX_FACTORS};
 use crate::engine::Direction;
 use crate::{Error, Plan, Result, MAX_RANK};
 
@@ -32,15 +32,22 @@ pub(crate) fn space_to_batch(op: &'static str, input: &[usize], blocks: &[u64], 
     for &d in &input[1 + blocks.len()..] {
         space.push(SpaceAxis::plain(d as u64));
     }
-    let geom = batch_geometry(op, &space, blocks.len())?;
-    Plan::new(op, geom, Direction::Forward)
+    batch_plan(op, &space, blocks.len(), Direction::Forward)
 }
 
 /// Batch-to-space, the inverse: `input = [batch] + spatial[M] + remaining`
 /// (batch divisible by `prod(blocks)`, crops within `spatial_i * block_i`).
 /// Output: `[batch / prod(blocks)] + [spatial_i * block_i - crops] + remaining`.
+/// A crop larger than its dim is reported as axis `first_axis + i` for
+/// spatial dim `i` (the framework's numbering).
 #[inline]
-pub(crate) fn batch_to_space(op: &'static str, input: &[usize], blocks: &[u64], crops: &[(u64, u64)]) -> Result<Plan> {
+pub(crate) fn batch_to_space(
+    op: &'static str,
+    input: &[usize],
+    blocks: &[u64],
+    crops: &[(u64, u64)],
+    first_axis: usize,
+) -> Result<Plan> {
     check_max_rank(op, input.len())?;
     let prod = geometry::product(op, "product of block sizes", blocks)?;
     let batch = input[0] as u64;
@@ -63,7 +70,7 @@ pub(crate) fn batch_to_space(op: &'static str, input: &[usize], blocks: &[u64], 
         )]
         let extent = full.checked_sub(cb).and_then(|v| v.checked_sub(ce)).ok_or_else(|| Error::CropTooLarge {
             op,
-            axis: i,
+            axis: first_axis + i,
             size: full,
             begin: cb,
             end: ce,
@@ -73,20 +80,19 @@ pub(crate) fn batch_to_space(op: &'static str, input: &[usize], blocks: &[u64], 
     for &d in &input[1 + blocks.len()..] {
         space.push(SpaceAxis::plain(d as u64));
     }
-    let geom = batch_geometry(op, &space, blocks.len())?;
-    Plan::new(op, geom, Direction::Backward)
+    batch_plan(op, &space, blocks.len(), Direction::Backward)
 }
 
-/// Block side of space-to-batch: `[k_1..k_M, n], [o_1], ..., [o_M], [r]...`.
+/// The plan whose block side is space-to-batch's: `[k_1..k_M, n], [o_1], ..., [o_M], [r]...`.
 #[inline]
-fn batch_geometry(op: &'static str, space: &[SpaceAxis], m: usize) -> Result<Geometry> {
+fn batch_plan(op: &'static str, space: &[SpaceAxis], m: usize, dir: Direction) -> Result<Plan> {
     let mut batch: ArrayVec<Factor, MAX_FACTORS> = (1..=m).map(k).collect();
     batch.push(o(0));
     let singles: ArrayVec<[Factor; 1], MAX_RANK> = (1..space.len()).map(|i| [o(i)]).collect();
     let mut groups: ArrayVec<&[Factor], MAX_RANK> = ArrayVec::new();
     groups.push(&batch);
     groups.extend(singles.iter().map(|g| g.as_slice()));
-    Geometry::new(op, space, &groups)
+    Plan::new(op, space, &groups, dir)
 }
 
 /// Where the channels are, and in which order space-to-depth stacks
@@ -151,7 +157,7 @@ pub(crate) fn space_to_depth(op: &'static str, input: &[usize], axes: DepthAxes,
             }
         })
         .collect::<Result<_>>()?;
-    Plan::new(op, depth_geometry(op, &space, axes)?, Direction::Forward)
+    depth_plan(op, &space, axes, Direction::Forward)
 }
 
 /// Depth-to-space: the channel dim (divisible by `block^k`) shrinks by
@@ -181,7 +187,7 @@ pub(crate) fn depth_to_space(op: &'static str, input: &[usize], axes: DepthAxes,
         };
         space.push(axis);
     }
-    Plan::new(op, depth_geometry(op, &space, axes)?, Direction::Backward)
+    depth_plan(op, &space, axes, Direction::Backward)
 }
 
 /// `block^k`, checked.
@@ -189,8 +195,9 @@ pub(crate) fn block_power(op: &'static str, block: u64, k: usize) -> Result<u64>
     (0..k).try_fold(1u64, |acc, _| geometry::mul(op, "block_size^spatial_dims", acc, block))
 }
 
+/// The plan whose block side is space-to-depth's (see [`DepthLayout`]).
 #[inline]
-fn depth_geometry(op: &'static str, space: &[SpaceAxis], axes: DepthAxes) -> Result<Geometry> {
+fn depth_plan(op: &'static str, space: &[SpaceAxis], axes: DepthAxes, dir: Direction) -> Result<Plan> {
     let c = axes.channel_axis();
     let mut depth: ArrayVec<Factor, MAX_FACTORS> = ArrayVec::new();
     match axes.layout {
@@ -214,5 +221,5 @@ fn depth_geometry(op: &'static str, space: &[SpaceAxis], axes: DepthAxes) -> Res
             groups.push(single);
         }
     }
-    Geometry::new(op, space, &groups)
+    Plan::new(op, space, &groups, dir)
 }

@@ -153,23 +153,33 @@ pub(crate) fn allocate<T>(n: usize, size: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
-/// Row-major strides in bytes for `shape` with `elem`-byte elements.
-fn c_strides(shape: &[usize], elem: usize) -> ArrayVec<isize, MAX_RANK> {
-    let mut strides: ArrayVec<isize, MAX_RANK> = shape.iter().map(|_| 0).collect();
+/// Row-major strides in bytes for `shape` with `elem`-byte elements, into
+/// `strides` (filled in place: returned, the array would be copied).
+fn c_strides(shape: &[usize], elem: usize, strides: &mut ArrayVec<isize, MAX_RANK>) {
+    strides.clear();
+    strides.extend(shape.iter().map(|_| 0));
     let mut acc = elem as isize;
     for (s, &d) in strides.iter_mut().zip(shape).rev() {
         *s = acc;
         acc = acc.wrapping_mul(d as isize);
     }
-    strides
 }
 
 impl Plan {
+    /// The plan of the geometry of `space` axes and block-side `groups`
+    /// (see [`Geometry::build`]) run in `dir`, built in place.
     #[inline]
-    pub(crate) fn new(op: &'static str, geom: Geometry, dir: Direction) -> Result<Self> {
-        let mut plan = Plan {
+    pub(crate) fn new(
+        op: &'static str,
+        space: &[geometry::SpaceAxis],
+        groups: &[&[geometry::Factor]],
+        dir: Direction,
+    ) -> Result<Self> {
+        // Built inside the result that is returned (plans are kilobytes: a
+        // plan built apart and then wrapped in `Ok` is copied).
+        let mut result = Ok(Plan {
             op,
-            geom,
+            geom: Geometry::empty(),
             dir,
             parallelism: Parallelism::Sequential,
             streaming: Streaming::Auto,
@@ -178,23 +188,22 @@ impl Plan {
             output_shape: Shape::new(),
             input_elems: None,
             output_elems: None,
-        };
-        // The shapes are filled in place (these arrays are copied otherwise).
-        let Plan { geom, input_shape, output_shape, .. } = &mut plan;
-        let (space, block) = match dir {
-            Direction::Forward => (input_shape, output_shape),
-            Direction::Backward => (output_shape, input_shape),
-        };
-        for ax in &geom.space {
-            space.push(geometry::to_usize(op, "dimension", ax.extent)?);
+        });
+        if let Ok(plan) = &mut result {
+            let Plan { geom, input_shape, output_shape, .. } = plan;
+            let (space_shape, block_shape) = match dir {
+                Direction::Forward => (input_shape, output_shape),
+                Direction::Backward => (output_shape, input_shape),
+            };
+            match geom.build(op, space, groups, space_shape, block_shape) {
+                Ok(()) => {
+                    plan.input_elems = element_count(op, &plan.input_shape).ok();
+                    plan.output_elems = element_count(op, &plan.output_shape).ok();
+                }
+                Err(e) => result = Err(e),
+            }
         }
-        geom.for_each_block_dim(op, |d| {
-            block.push(geometry::to_usize(op, "dimension", d)?);
-            Ok(())
-        })?;
-        plan.input_elems = element_count(op, &plan.input_shape).ok();
-        plan.output_elems = element_count(op, &plan.output_shape).ok();
-        Ok(plan)
+        result
     }
 
     /// The operator this plan runs, as `"framework op"`.
@@ -369,7 +378,10 @@ impl Plan {
             Direction::Forward => (&self.input_shape, &self.output_shape),
             Direction::Backward => (&self.output_shape, &self.input_shape),
         };
-        self.compile(elem, &c_strides(space, elem), &c_strides(block, elem), plan)
+        let (mut space_strides, mut block_strides) = (ArrayVec::new(), ArrayVec::new());
+        c_strides(space, elem, &mut space_strides);
+        c_strides(block, elem, &mut block_strides);
+        self.compile(elem, &space_strides, &block_strides, plan)
     }
 
     /// Runs into a new vector. Padding positions get `T::default()`, which is
@@ -610,7 +622,8 @@ impl Plan {
         }
         let elem = elem_size as isize;
         let strides: ArrayVec<isize, MAX_RANK> = input_strides.iter().map(|&s| s * elem).collect();
-        let out_strides = c_strides(&self.output_shape, elem_size);
+        let mut out_strides = ArrayVec::new();
+        c_strides(&self.output_shape, elem_size, &mut out_strides);
         let (space, block) = match self.dir {
             Direction::Forward => (strides, out_strides),
             Direction::Backward => (out_strides, strides),

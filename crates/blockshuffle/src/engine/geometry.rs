@@ -12,9 +12,7 @@
 
 use arrayvec::ArrayVec;
 
-#[cfg(test)]
-use crate::Shape;
-use crate::{Error, Result, MAX_RANK};
+use crate::{Error, Result, Shape, MAX_RANK};
 
 /// Most factors a geometry can have: an outer and a block factor per axis.
 pub(crate) const MAX_FACTORS: usize = 2 * MAX_RANK;
@@ -151,40 +149,74 @@ impl SpaceAxis {
 }
 
 impl Geometry {
-    /// Assembles a geometry from its space axes and block-side groups of factors.
+    /// A geometry with no axes, to [`Geometry::build`] in place.
+    pub const fn empty() -> Self {
+        Geometry { space: ArrayVec::new_const(), order: ArrayVec::new_const(), groups: ArrayVec::new_const() }
+    }
+
+    /// A geometry of these space axes and block-side groups of factors
+    /// (see [`Geometry::build`]).
+    #[cfg(test)]
+    pub fn new(op: &'static str, space: &[SpaceAxis], groups: &[&[Factor]]) -> Result<Self> {
+        let mut g = Geometry::empty();
+        g.build(op, space, groups, &mut Shape::new(), &mut Shape::new())?;
+        Ok(g)
+    }
+
+    /// Assembles, into `self` (replacing what it held), a geometry from its
+    /// space axes and block-side groups of factors, and writes the two
+    /// sides' shapes into `space_shape` and `block_shape`. In place: a
+    /// geometry is kilobytes, and copies of it were most of what planning a
+    /// tiny tensor cost.
     ///
     /// Every outer factor must appear exactly once; a block factor must appear
     /// exactly once when its block is > 1 (a block of 1 may be left out).
-    /// Checks that both tensors' element counts fit in u64.
+    /// Checks that both tensors' element counts fit in u64, and every dim in
+    /// `i64` and `usize`.
     #[inline]
-    pub fn new(op: &'static str, space: &[SpaceAxis], groups: &[&[Factor]]) -> Result<Self> {
+    pub fn build(
+        &mut self,
+        op: &'static str,
+        space: &[SpaceAxis],
+        groups: &[&[Factor]],
+        space_shape: &mut Shape,
+        block_shape: &mut Shape,
+    ) -> Result<()> {
         if space.len() > MAX_RANK || groups.len() > MAX_RANK {
             return Err(Error::RankTooLarge { op, rank: space.len().max(groups.len()), max: MAX_RANK });
         }
-        let mut g =
-            Geometry { space: space.iter().copied().collect(), order: ArrayVec::new(), groups: ArrayVec::new() };
+        self.space.clear();
+        self.order.clear();
+        self.groups.clear();
+        self.space.try_extend_from_slice(space).expect("at most MAX_RANK axes, checked above");
         let mut seen = [[false; 2]; MAX_RANK];
         for group in groups {
             for f in *group {
                 let slot = &mut seen[f.axis as usize][f.part as usize];
                 assert!(!*slot, "factor {f:?} used twice in {op}");
                 *slot = true;
-                g.order.push(*f);
+                self.order.push(*f);
             }
-            g.groups.push(group.len() as u8);
+            self.groups.push(group.len() as u8);
         }
         for (i, ax) in space.iter().enumerate() {
             assert!(seen[i][Part::Outer as usize], "outer factor of axis {i} unused in {op}");
             assert!(seen[i][Part::Block as usize] || ax.block == 1, "block factor of axis {i} unused in {op}");
         }
         // Both sides' element counts must be representable.
-        product_of(op, "input/output element count", g.space.iter().map(|a| a.extent))?;
-        product_of(op, "padded element count", g.space.iter().map(|a| a.padded()))?;
-        for ax in &g.space {
+        product_of(op, "input/output element count", space.iter().map(|a| a.extent))?;
+        product_of(op, "padded element count", space.iter().map(|a| a.padded()))?;
+        space_shape.clear();
+        for ax in space {
             fits_i64(op, "dimension", ax.extent)?;
+            space_shape.push(to_usize(op, "dimension", ax.extent)?);
         }
-        g.for_each_block_dim(op, |d| fits_i64(op, "output dimension", d))?;
-        Ok(g)
+        block_shape.clear();
+        self.for_each_block_dim(op, |d| {
+            fits_i64(op, "output dimension", d)?;
+            block_shape.push(to_usize(op, "dimension", d)?);
+            Ok(())
+        })
     }
 
     /// The size of one factor.

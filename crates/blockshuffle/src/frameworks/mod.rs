@@ -13,8 +13,14 @@ use arrayvec::ArrayVec;
 use crate::error::Index;
 use crate::{Error, Result, MAX_RANK};
 
-/// Validated block sizes and `(begin, end)` pads or crops, one per spatial dim.
-pub(crate) type BlocksAndPads = (ArrayVec<u64, MAX_RANK>, ArrayVec<(u64, u64), MAX_RANK>);
+/// Validated block sizes and `(begin, end)` pads or crops, one per spatial
+/// dim. The front-ends' validation fills one in place: returned, its arrays
+/// would be copied on every plan.
+#[derive(Default)]
+pub(crate) struct BlocksAndPads {
+    pub blocks: ArrayVec<u64, MAX_RANK>,
+    pub pads: ArrayVec<(u64, u64), MAX_RANK>,
+}
 
 /// `value >= min`, as a block size (returns it as u64).
 pub(crate) fn block_at_least(

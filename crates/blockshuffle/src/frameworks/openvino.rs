@@ -21,8 +21,6 @@
 
 use std::str::FromStr;
 
-use arrayvec::ArrayVec;
-
 use super::{block_at_least, divisible, non_negative, param_len, rank_at_least, spatial_divisible, BlocksAndPads};
 use crate::engine::geometry;
 use crate::error::{Error, Index};
@@ -95,7 +93,8 @@ fn batch_params(
     block_shape: &[i64],
     begin: (&'static str, &[i64]),
     end: (&'static str, &[i64]),
-) -> Result<BlocksAndPads> {
+    out: &mut BlocksAndPads,
+) -> Result<()> {
     rank_at_least(op, input.len(), 2, "[batch, D_1, ...]")?;
     ops::check_max_rank(op, input.len())?;
     let n = input.len();
@@ -103,8 +102,7 @@ fn batch_params(
     param_len(op, "block_shape", block_shape.len(), n, why)?;
     param_len(op, begin.0, begin.1.len(), n, why)?;
     param_len(op, end.0, end.1.len(), n, why)?;
-    let mut blocks = ArrayVec::new();
-    let mut pads = ArrayVec::new();
+    let BlocksAndPads { blocks, pads } = out;
     for (i, ((&b, &s), &e)) in block_shape.iter().zip(begin.1).zip(end.1).enumerate() {
         let b = block_at_least(op, "block_shape", Some(i), b, 1)?;
         let s = non_negative(op, begin.0, i, s)?;
@@ -127,7 +125,7 @@ fn batch_params(
             pads.push((s, e));
         }
     }
-    Ok((blocks, pads))
+    Ok(())
 }
 
 impl Operator for SpaceToBatch<'_> {
@@ -137,14 +135,17 @@ impl Operator for SpaceToBatch<'_> {
 
     fn plan(&self, input_shape: &[usize]) -> Result<Plan> {
         let op = self.name();
-        let (blocks, pads) = batch_params(
+        let mut params = BlocksAndPads::default();
+        batch_params(
             op,
             input_shape,
             self.block_shape,
             ("pads_begin", self.pads_begin),
             ("pads_end", self.pads_end),
+            &mut params,
         )?;
-        for (i, (&b, &(s, e))) in blocks.iter().zip(&pads).enumerate() {
+        let BlocksAndPads { blocks, pads } = &params;
+        for (i, (&b, &(s, e))) in blocks.iter().zip(pads).enumerate() {
             let d = input_shape[i + 1] as u64;
             let padded = geometry::add(op, "padded dim", geometry::add(op, "padded dim", d, s)?, e)?;
             let axis = i + 1;
@@ -156,7 +157,7 @@ impl Operator for SpaceToBatch<'_> {
                 b,
             )?;
         }
-        ops::space_to_batch(op, input_shape, &blocks, &pads)
+        ops::space_to_batch(op, input_shape, blocks, pads)
     }
 }
 
@@ -167,20 +168,17 @@ impl Operator for BatchToSpace<'_> {
 
     fn plan(&self, input_shape: &[usize]) -> Result<Plan> {
         let op = self.name();
-        let (blocks, crops) = batch_params(
+        let mut params = BlocksAndPads::default();
+        batch_params(
             op,
             input_shape,
             self.block_shape,
             ("crops_begin", self.crops_begin),
             ("crops_end", self.crops_end),
+            &mut params,
         )?;
-        ops::batch_to_space(op, input_shape, &blocks, &crops).map_err(|e| match e {
-            // OpenVINO counts the batch axis: spatial dim i is axis i + 1.
-            Error::CropTooLarge { op, axis, size, begin, end } => {
-                Error::CropTooLarge { op, axis: axis + 1, size, begin, end }
-            }
-            other => other,
-        })
+        // OpenVINO counts the batch axis: spatial dim i is axis i + 1.
+        ops::batch_to_space(op, input_shape, &params.blocks, &params.pads, 1)
     }
 }
 

@@ -32,15 +32,13 @@
 
 use std::str::FromStr;
 
-use arrayvec::ArrayVec;
-
 use super::{
     block_at_least, divisible, non_negative, param_len, rank_at_least, rank_exactly, spatial_divisible, BlocksAndPads,
 };
 use crate::engine::geometry;
 use crate::error::Error;
 use crate::ops::{self, DepthAxes, DepthLayout};
-use crate::{Operator, Plan, Result, MAX_RANK};
+use crate::{Operator, Plan, Result};
 
 /// Most block dimensions TensorFlow's space/batch kernels handle after
 /// combining away leading and trailing ones with block 1 and no padding.
@@ -115,17 +113,16 @@ fn nd_params(
     block_shape: &[i64],
     pads_in: &[[i64; 2]],
     pads_name: &'static str,
-) -> Result<BlocksAndPads> {
+    out: &mut BlocksAndPads,
+) -> Result<()> {
     let m = block_shape.len();
     param_len(op, pads_name, pads_in.len(), m, "one [start, end] pair per block_shape value")?;
     rank_at_least(op, input.len(), 1 + m, "1 + len(block_shape)")?;
     crate::ops::check_max_rank(op, input.len())?;
-    // Pushed in place rather than collected (shape inference is on every call's path).
-    let mut blocks: ArrayVec<u64, MAX_RANK> = ArrayVec::new();
+    let BlocksAndPads { blocks, pads } = out;
     for (i, &b) in block_shape.iter().enumerate() {
         blocks.push(block_at_least(op, "block_shape", Some(i), b, 1)?);
     }
-    let mut pads: ArrayVec<(u64, u64), MAX_RANK> = ArrayVec::new();
     for (i, &[s, e]) in pads_in.iter().enumerate() {
         pads.push((non_negative(op, pads_name, 2 * i, s)?, non_negative(op, pads_name, 2 * i + 1, e)?));
     }
@@ -138,13 +135,15 @@ fn nd_params(
     if internal > MAX_BLOCK_DIMS {
         return Err(Error::TooManyBlockDims { op, count: internal, max: MAX_BLOCK_DIMS });
     }
-    Ok((blocks, pads))
+    Ok(())
 }
 
 #[inline]
 fn space_to_batch_nd(op: &'static str, input: &[usize], block_shape: &[i64], paddings: &[[i64; 2]]) -> Result<Plan> {
-    let (blocks, pads) = nd_params(op, input, block_shape, paddings, "paddings")?;
-    for (i, (&b, &(s, e))) in blocks.iter().zip(&pads).enumerate() {
+    let mut params = BlocksAndPads::default();
+    nd_params(op, input, block_shape, paddings, "paddings", &mut params)?;
+    let BlocksAndPads { blocks, pads } = &params;
+    for (i, (&b, &(s, e))) in blocks.iter().zip(pads).enumerate() {
         let d = input[i + 1] as u64;
         let padded = geometry::add(op, "padded spatial dim", d, s)?;
         let padded = geometry::add(op, "padded spatial dim", padded, e)?;
@@ -156,13 +155,14 @@ fn space_to_batch_nd(op: &'static str, input: &[usize], block_shape: &[i64], pad
             b,
         )?;
     }
-    ops::space_to_batch(op, input, &blocks, &pads)
+    ops::space_to_batch(op, input, blocks, pads)
 }
 
 #[inline]
 fn batch_to_space_nd(op: &'static str, input: &[usize], block_shape: &[i64], crops: &[[i64; 2]]) -> Result<Plan> {
-    let (blocks, crops) = nd_params(op, input, block_shape, crops, "crops")?;
-    ops::batch_to_space(op, input, &blocks, &crops)
+    let mut params = BlocksAndPads::default();
+    nd_params(op, input, block_shape, crops, "crops", &mut params)?;
+    ops::batch_to_space(op, input, &params.blocks, &params.pads, 0)
 }
 
 impl Operator for SpaceToBatchNd<'_> {
