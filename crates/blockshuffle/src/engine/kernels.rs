@@ -34,22 +34,18 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
                 return stream_gather(n, src, ss, dst, unit);
             }
         }
+        // The kind of unit chosen once per run, not per unit (as in `copy_2d`).
         match unit {
-            1 => strided::<1>(n, src, ss, dst, ds),
-            2 => strided::<2>(n, src, ss, dst, ds),
-            4 => strided::<4>(n, src, ss, dst, ds),
-            8 => strided::<8>(n, src, ss, dst, ds),
-            16 => strided::<16>(n, src, ss, dst, ds),
-            3..=32 => {
-                for i in 0..n as isize {
-                    copy_short(src.offset(i * ss), dst.offset(i * ds), unit);
-                }
-            }
-            _ => {
-                for i in 0..n as isize {
-                    ptr::copy_nonoverlapping(src.offset(i * ss), dst.offset(i * ds), unit);
-                }
-            }
+            1 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<1>(s, d)),
+            2 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<2>(s, d)),
+            4 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<4>(s, d)),
+            8 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<8>(s, d)),
+            16 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<16>(s, d)),
+            3 => strided(n, src, ss, dst, ds, |s, d| pair::<2>(s, d, 3)),
+            5..=7 => strided(n, src, ss, dst, ds, |s, d| pair::<4>(s, d, unit)),
+            9..=15 => strided(n, src, ss, dst, ds, |s, d| pair::<8>(s, d, unit)),
+            17..=32 => strided(n, src, ss, dst, ds, |s, d| pair::<16>(s, d, unit)),
+            _ => strided(n, src, ss, dst, ds, |s, d| ptr::copy_nonoverlapping(s, d, unit)),
         }
     }
 }
@@ -193,15 +189,19 @@ unsafe fn pair<const N: usize>(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
-/// `copy_run` for a unit of `N` bytes, moved as one (unaligned) value.
+/// Calls `copy` for each of the `n` units of a [`copy_run`]: unit `i` from
+/// `src + i*ss` to `dst + i*ds`.
 ///
 /// # Safety
-/// As [`copy_run`] with `unit == N`.
+/// `copy` must be sound for every unit's source and destination (as
+/// [`copy_run`]'s caller guarantees).
 #[inline(always)]
-unsafe fn strided<const N: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
-    for i in 0..n as isize {
-        // SAFETY: unit `i` is readable at `src + i*ss` and writable at `dst + i*ds` (caller).
-        unsafe { unit_copy::<N>(src.offset(i * ss), dst.offset(i * ds)) };
+unsafe fn strided(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize, copy: impl Fn(*const u8, *mut u8)) {
+    let (mut s, mut d) = (src, dst);
+    for _ in 0..n {
+        copy(s, d);
+        s = s.wrapping_offset(ss);
+        d = d.wrapping_offset(ds);
     }
 }
 

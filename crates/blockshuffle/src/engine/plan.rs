@@ -56,7 +56,7 @@ pub(crate) struct Window {
 
 impl Window {
     /// The valid index range `[s, e)` of the inner loop, within `[0, count)`.
-    #[inline]
+    #[inline(always)]
     pub fn range(&self, outer_index: usize, count: usize) -> (usize, usize) {
         let base = self.oc * outer_index as i64;
         let clamp = |v: i64| v.clamp(0, count as i64) as usize;
@@ -67,6 +67,18 @@ impl Window {
             (clamp(ceil_div(self.lo - base, self.ic)), clamp(ceil_div(self.hi - base, self.ic)))
         };
         (s, e.max(s))
+    }
+}
+
+impl Window {
+    /// The window of a loop merged with an inner loop of `count` (for a
+    /// window with `ic == 1`): merged index `m = i * count + r` is valid
+    /// exactly when `i` is, that is when `lo * count <= oc * count * outer
+    /// + m < hi * count`. `None` if a scaled bound overflows.
+    fn scaled(&self, count: usize) -> Option<Window> {
+        debug_assert_eq!(self.ic, 1);
+        let c = i64::try_from(count).ok()?;
+        Some(Window { oc: self.oc.checked_mul(c)?, lo: self.lo.checked_mul(c)?, hi: self.hi.checked_mul(c)?, ..*self })
     }
 }
 
@@ -376,16 +388,26 @@ impl CopyPlan {
         }
 
         // 2. Merge neighbours contiguous on both sides (inner into outer).
+        // The outer one may carry a window on its own index (not one
+        // divided by a block: `ic == 1`), which the merged loop keeps,
+        // scaled by the inner count (a crop of whole rows, such as
+        // OpenVINO's batch-to-space crops of a block factor).
         let mut j = loops.len();
         while j >= 2 {
             j -= 1;
             let (a, b) = (loops[j - 1], loops[j]);
-            if free(&a)
-                && free(&b)
-                && a.ss == b.ss.wrapping_mul(b.count as isize)
-                && a.ds == b.ds.wrapping_mul(b.count as isize)
-            {
-                loops[j - 1] = Loop { count: a.count * b.count, ..b };
+            let window = match a.window {
+                None => Some(None),
+                Some(w) if w.ic == 1 => w.scaled(b.count).map(Some),
+                Some(_) => None,
+            };
+            if let Some(window) = window.filter(|_| {
+                !a.is_outer
+                    && free(&b)
+                    && a.ss == b.ss.wrapping_mul(b.count as isize)
+                    && a.ds == b.ds.wrapping_mul(b.count as isize)
+            }) {
+                loops[j - 1] = Loop { count: a.count * b.count, window, ..b };
                 loops.remove(j);
                 for l in loops.iter_mut() {
                     if let Some(w) = l.window.as_mut() {
@@ -977,6 +999,37 @@ mod tests {
         // k = 0: p = 2*o in [1, 4) -> o in [1, 2); k = 1: p = 2*o + 1 -> o in [0, 2).
         assert_eq!(w.range(0, 2), (1, 2));
         assert_eq!(w.range(1, 2), (0, 2));
+    }
+
+    #[test]
+    fn a_cropped_block_loop_merges_with_the_loop_inside_it() {
+        // OpenVINO's 5-D batch-to-space example (the S2 workload): input
+        // [48, 3, 3, 1, 3], block [1, 2, 4, 3, 1], crops 1 and 1 on axis 2.
+        let op = "t";
+        let space = [
+            SpaceAxis::plain(2),
+            SpaceAxis::new(op, 6, 0, 0, 2).unwrap(),
+            SpaceAxis::new(op, 10, 1, 1, 4).unwrap(),
+            SpaceAxis::new(op, 3, 0, 0, 3).unwrap(),
+            SpaceAxis::plain(3),
+        ];
+        let g = Geometry::new(op, &space, &[&[k(1), k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)], &[o(4)]]).unwrap();
+        let p = compile_f32(&g, Direction::Backward, &[2, 6, 10, 3, 3], &[48, 3, 3, 1, 3], false);
+        // The cropped block factor of axis 2 (4) and the block factor of
+        // axis 3 (3) are one loop of 12 rows of 3 floats.
+        assert_eq!(p.unit, 12);
+        assert_eq!(p.loops.iter().map(|l| l.count).collect::<Vec<_>>(), vec![6, 2, 3, 12]);
+        let w = p.loops[3].window.unwrap();
+        assert_eq!((w.outer, w.oc, w.ic, w.lo, w.hi), (Some(2), 12, 1, 3, 33));
+        // Outer index 0 loses its first block row (3 merged rows), 2 its last.
+        assert_eq!([w.range(0, 12), w.range(1, 12), w.range(2, 12)], [(3, 12), (0, 12), (0, 9)]);
+    }
+
+    #[test]
+    fn a_scaled_window_that_overflows_is_not_merged() {
+        let w = Window { outer: Some(0), oc: 1 << 40, ic: 1, lo: 0, hi: 1 << 40 };
+        assert_eq!(w.scaled(1 << 23), None);
+        assert_eq!(w.scaled(2).map(|s| (s.oc, s.lo, s.hi)), Some((1 << 41, 0, 1 << 41)));
     }
 
     /// NCHW tensors of `space` blocked by `block` on H and W, the block
