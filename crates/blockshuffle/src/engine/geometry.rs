@@ -142,7 +142,7 @@ impl SpaceAxis {
     }
 
     /// An axis carried along unchanged (block 1, no padding). Its extent
-    /// is an input or output dim, checked by [`Geometry::new`].
+    /// is an input or output dim, checked by [`Geometry::build`].
     pub fn plain(extent: u64) -> Self {
         SpaceAxis { extent, begin: 0, end: 0, block: 1, outer: extent }
     }
