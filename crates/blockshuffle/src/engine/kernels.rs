@@ -34,21 +34,65 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
                 return stream_gather(n, src, ss, dst, unit);
             }
         }
-        // The kind of unit chosen once per run, not per unit (as in `copy_2d`).
-        match unit {
-            1 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<1>(s, d)),
-            2 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<2>(s, d)),
-            4 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<4>(s, d)),
-            8 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<8>(s, d)),
-            16 => strided(n, src, ss, dst, ds, |s, d| unit_copy::<16>(s, d)),
-            3 => strided(n, src, ss, dst, ds, |s, d| pair::<2>(s, d, 3)),
-            5..=7 => strided(n, src, ss, dst, ds, |s, d| pair::<4>(s, d, unit)),
-            9..=15 => strided(n, src, ss, dst, ds, |s, d| pair::<8>(s, d, unit)),
-            17..=32 => strided(n, src, ss, dst, ds, |s, d| pair::<16>(s, d, unit)),
-            _ => strided(n, src, ss, dst, ds, |s, d| ptr::copy_nonoverlapping(s, d, unit)),
-        }
+        // The kind of unit chosen once per run, not per unit.
+        by_unit!(unit, copy => strided(n, src, ss, dst, ds, copy))
     }
 }
+
+/// Evaluates `$body` with `$copy` bound to a closure that copies one unit of
+/// `$unit` bytes, chosen once: each arm is its own loop nest, which never
+/// dispatches on the unit inside it (tiny tensors are mostly this
+/// overhead). The closures copy whatever they are given: the caller, in an
+/// unsafe block, vouches for the units its loop gives them.
+macro_rules! by_unit {
+    ($unit:expr, $copy:ident => $body:expr) => {{
+        let unit: usize = $unit;
+        match unit {
+            1 => {
+                let $copy = |s, d| unit_copy::<1>(s, d);
+                $body
+            }
+            2 => {
+                let $copy = |s, d| unit_copy::<2>(s, d);
+                $body
+            }
+            4 => {
+                let $copy = |s, d| unit_copy::<4>(s, d);
+                $body
+            }
+            8 => {
+                let $copy = |s, d| unit_copy::<8>(s, d);
+                $body
+            }
+            16 => {
+                let $copy = |s, d| unit_copy::<16>(s, d);
+                $body
+            }
+            // The pair's size chosen once too.
+            3 => {
+                let $copy = |s, d| pair::<2>(s, d, 3);
+                $body
+            }
+            5..=7 => {
+                let $copy = |s, d| pair::<4>(s, d, unit);
+                $body
+            }
+            9..=15 => {
+                let $copy = |s, d| pair::<8>(s, d, unit);
+                $body
+            }
+            17..=32 => {
+                let $copy = |s, d| pair::<16>(s, d, unit);
+                $body
+            }
+            _ => {
+                let $copy = |s, d| ptr::copy_nonoverlapping(s, d, unit);
+                $body
+            }
+        }
+    }};
+}
+use by_unit;
 
 /// `n1` rows of [`copy_run`]: row `i` copies `n0` units from
 /// `src + i*ss1` (stride `ss0`) to `dst + i*ds1` (stride `ds0`). The
@@ -81,24 +125,10 @@ pub(crate) unsafe fn copy_2d(
             }
             return;
         }
-        // One out-of-line loop nest per kind of unit, so that each runs
-        // without re-dispatching on the unit inside it. (The closures, built
-        // in this unsafe block, copy whatever they are given: `Grid::run`
-        // gives them only the grid's units, which the caller vouches for.)
+        // One out-of-line loop nest per kind of unit (`Grid::run` gives the
+        // closure only the grid's units, which the caller vouches for).
         let g = Grid { n1, ss1, ds1, n0, ss0, ds0 };
-        match unit {
-            1 => g.run(src, dst, |s, d| unit_copy::<1>(s, d)),
-            2 => g.run(src, dst, |s, d| unit_copy::<2>(s, d)),
-            4 => g.run(src, dst, |s, d| unit_copy::<4>(s, d)),
-            8 => g.run(src, dst, |s, d| unit_copy::<8>(s, d)),
-            16 => g.run(src, dst, |s, d| unit_copy::<16>(s, d)),
-            // The pair's size chosen once, not per unit.
-            3 => g.run(src, dst, |s, d| pair::<2>(s, d, 3)),
-            5..=7 => g.run(src, dst, |s, d| pair::<4>(s, d, unit)),
-            9..=15 => g.run(src, dst, |s, d| pair::<8>(s, d, unit)),
-            17..=32 => g.run(src, dst, |s, d| pair::<16>(s, d, unit)),
-            _ => g.run(src, dst, |s, d| ptr::copy_nonoverlapping(s, d, unit)),
-        }
+        by_unit!(unit, copy => g.run(src, dst, copy))
     }
 }
 
