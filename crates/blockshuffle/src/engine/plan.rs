@@ -68,9 +68,7 @@ impl Window {
         };
         (s, e.max(s))
     }
-}
 
-impl Window {
     /// The window of a loop merged with an inner loop of `count` (for a
     /// window with `ic == 1`): merged index `m = i * count + r` is valid
     /// exactly when `i` is, that is when `lo * count <= oc * count * outer
@@ -396,25 +394,29 @@ impl CopyPlan {
         while j >= 2 {
             j -= 1;
             let (a, b) = (loops[j - 1], loops[j]);
+            if a.is_outer
+                || !free(&b)
+                || a.ss != b.ss.wrapping_mul(b.count as isize)
+                || a.ds != b.ds.wrapping_mul(b.count as isize)
+            {
+                continue;
+            }
             let window = match a.window {
-                None => Some(None),
-                Some(w) if w.ic == 1 => w.scaled(b.count).map(Some),
-                Some(_) => None,
+                None => None,
+                // A scaled bound beyond i64: left unmerged.
+                Some(w) if w.ic == 1 => match w.scaled(b.count) {
+                    Some(scaled) => Some(scaled),
+                    None => continue,
+                },
+                Some(_) => continue,
             };
-            if let Some(window) = window.filter(|_| {
-                !a.is_outer
-                    && free(&b)
-                    && a.ss == b.ss.wrapping_mul(b.count as isize)
-                    && a.ds == b.ds.wrapping_mul(b.count as isize)
-            }) {
-                loops[j - 1] = Loop { count: a.count * b.count, window, ..b };
-                loops.remove(j);
-                for l in loops.iter_mut() {
-                    if let Some(w) = l.window.as_mut() {
-                        if let Some(o) = w.outer {
-                            if o as usize > j - 1 {
-                                w.outer = Some(o - 1);
-                            }
+            loops[j - 1] = Loop { count: a.count * b.count, window, ..b };
+            loops.remove(j);
+            for l in loops.iter_mut() {
+                if let Some(w) = l.window.as_mut() {
+                    if let Some(o) = w.outer {
+                        if o as usize > j - 1 {
+                            w.outer = Some(o - 1);
                         }
                     }
                 }
