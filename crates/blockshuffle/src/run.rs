@@ -175,9 +175,7 @@ impl Plan {
         groups: &[&[geometry::Factor]],
         dir: Direction,
     ) -> Result<Self> {
-        // Built inside the result that is returned (plans are kilobytes: a
-        // plan built apart and then wrapped in `Ok` is copied).
-        let mut result = Ok(Plan {
+        let mut plan = Plan {
             op,
             geom: Geometry::empty(),
             dir,
@@ -188,22 +186,19 @@ impl Plan {
             output_shape: Shape::new(),
             input_elems: None,
             output_elems: None,
-        });
-        if let Ok(plan) = &mut result {
-            let Plan { geom, input_shape, output_shape, .. } = plan;
-            let (space_shape, block_shape) = match dir {
-                Direction::Forward => (input_shape, output_shape),
-                Direction::Backward => (output_shape, input_shape),
-            };
-            match geom.build(op, space, groups, space_shape, block_shape) {
-                Ok(()) => {
-                    plan.input_elems = element_count(op, &plan.input_shape).ok();
-                    plan.output_elems = element_count(op, &plan.output_shape).ok();
-                }
-                Err(e) => result = Err(e),
-            }
-        }
-        result
+        };
+        // The geometry and shapes are filled in place (built apart, these
+        // arrays are copied into the plan). The plan itself is still copied
+        // once, into the returned `Ok`.
+        let Plan { geom, input_shape, output_shape, .. } = &mut plan;
+        let (space_shape, block_shape) = match dir {
+            Direction::Forward => (input_shape, output_shape),
+            Direction::Backward => (output_shape, input_shape),
+        };
+        geom.build(op, space, groups, space_shape, block_shape)?;
+        plan.input_elems = element_count(op, &plan.input_shape).ok();
+        plan.output_elems = element_count(op, &plan.output_shape).ok();
+        Ok(plan)
     }
 
     /// The operator this plan runs, as `"framework op"`.
