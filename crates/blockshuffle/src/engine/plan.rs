@@ -465,10 +465,10 @@ impl CopyPlan {
                     && matches!(self.unit, 1 | 2 | 4 | 8)
                     && self.isa != Isa::Portable
                     && row >= MIN_LINES_DEINTERLEAVE_ROW;
-                if self.isa >= Isa::Avx512Vbmi {
-                    if deinterleaving {
-                        self.carry_level = carry_level(loops, self.unit);
-                    } else if let Some(level) = interleave_carry_level(&dst_order, self.unit) {
+                if deinterleaving {
+                    self.carry_level = carry_level(loops, self.unit, self.isa);
+                } else if self.isa >= Isa::Avx512Vbmi {
+                    if let Some(level) = interleave_carry_level(&dst_order, self.unit) {
                         // The destination's order: its rows one run.
                         *loops = dst_order.clone();
                         self.carry_level = Some(level);
@@ -808,7 +808,7 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
 /// tile written straight into whole lines rather than staged (measured:
 /// float32 and float16 rows of 512 bytes and more 1.2-1.45x memcpy so,
 /// 1.45-2.8x staged; uint8 rows of 128 and 256 bytes slower so).
-const MIN_LINES_DEINTERLEAVE_ROW: usize = 512;
+const MIN_LINES_DEINTERLEAVE_ROW: usize = 128;
 
 /// Bytes of the buffer a streaming tile is staged in (see [`TileStage`]).
 pub(crate) const TILE_STAGE_BYTES: usize = 32 << 10;
@@ -872,12 +872,17 @@ fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
 /// `simd::deinterleave_carried` can run it: a [`row_level`] with at most
 /// [`CARRIED_STREAMS`] streams of 2 to 4 units of 1 to 8 bytes and rows of
 /// at least 64 bytes per stream.
-fn carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
+fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     let n = loops.len();
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
     let (level, streams) = row_level(loops, unit)?;
-    let fits =
-        matches!(x.count, 2..=4) && matches!(unit, 1 | 2 | 4 | 8) && y.count * unit >= 64 && streams <= CARRIED_STREAMS;
+    let kernel = match isa {
+        Isa::Portable => false,
+        Isa::Avx512Vbmi => matches!(x.count, 2..=4),
+        // Joined in the source: 2 or 4 streams a group, at one offset in a line.
+        _ => matches!(x.count, 2 | 4) && x.ds.unsigned_abs().is_multiple_of(64),
+    };
+    let fits = kernel && matches!(unit, 1 | 2 | 4 | 8) && y.count * unit >= 64 && streams <= CARRIED_STREAMS;
     fits.then_some(level)
 }
 
@@ -1053,22 +1058,35 @@ mod tests {
         CopyPlan::compile(&g, dir, elem, &Layouts { space: &ss, block: &bs }, true, isa)
     }
 
-    /// Streaming uint8 pixel_unshuffle by 4 (W10 of the benchmarks): with
-    /// AVX512-VBMI, the loop over output rows carries the sixteen streams
-    /// (four block rows of four block columns, each 128-byte row continuing
-    /// the last), walked in the source's order; without it, sixteen streams
-    /// are too many to stage, so the tile stores through the cache.
+    /// Streaming uint8 pixel_unshuffle by 4 (W10 of the benchmarks): the
+    /// loop over output rows carries the sixteen streams (four block rows of
+    /// four block columns, each 128-byte row continuing the last), walked in
+    /// the source's order, with every vector kernel: in registers with
+    /// AVX512-VBMI, joined in the source below it, where the four streams
+    /// of a block row are a line multiple apart. Planes that are not (127 x
+    /// 127 bytes) are carried with VBMI alone; the portable kernels carry
+    /// nothing. Sixteen streams are too many to stage, so a tile that is not
+    /// carried stores through the cache.
     #[test]
-    fn streaming_deinterleave_carries_rows_with_vbmi() {
+    fn streaming_deinterleave_carries_rows() {
         let space = [64, 3, 512, 512];
-        let p = nchw_blocked(space, 4, 1, Direction::Forward, Isa::Avx512Vbmi);
-        assert!(p.tile && p.nt && !p.lines && p.tile_stage.is_none());
-        assert_eq!(p.carry_level, Some(p.loops.len() - 4));
-        let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
-        let plane = 128 * 128;
-        assert_eq!(inner, vec![(128, 2048, 128), (4, 512, 4 * plane), (4, 1, plane), (128, 4, 1)]);
-        let p = nchw_blocked(space, 4, 1, Direction::Forward, Isa::Avx512);
+        for isa in [Isa::Avx512Vbmi, Isa::Avx512, Isa::Avx2, Isa::Sse2] {
+            let p = nchw_blocked(space, 4, 1, Direction::Forward, isa);
+            assert!(p.tile && p.nt && !p.lines && p.tile_stage.is_none(), "{isa:?}");
+            assert_eq!(p.carry_level, Some(p.loops.len() - 4), "{isa:?}");
+            let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
+            let plane = 128 * 128;
+            assert_eq!(inner, vec![(128, 2048, 128), (4, 512, 4 * plane), (4, 1, plane), (128, 4, 1)], "{isa:?}");
+        }
+        let p = nchw_blocked(space, 4, 1, Direction::Forward, Isa::Portable);
         assert!(p.tile && !p.nt && p.carry_level.is_none() && p.tile_stage.is_none());
+        let odd = [64, 3, 508, 508];
+        let p = nchw_blocked(odd, 4, 1, Direction::Forward, Isa::Avx512Vbmi);
+        assert_eq!(p.carry_level, Some(p.loops.len() - 4));
+        for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2] {
+            let p = nchw_blocked(odd, 4, 1, Direction::Forward, isa);
+            assert!(p.tile && !p.nt && p.carry_level.is_none(), "{isa:?}");
+        }
     }
 
     /// Streaming float32 pixel_shuffle by 2 (W8 of the benchmarks): with
