@@ -461,9 +461,8 @@ impl CopyPlan {
                 let (x, y) = (loops[n - 2], loops[n - 1]);
                 let row = y.count * self.unit;
                 let deinterleaving = x.ds != row as isize;
-                let lines = matches!(x.count, 2 | 4)
+                let lines = vector_streams(x.count, self.isa)
                     && matches!(self.unit, 1 | 2 | 4 | 8)
-                    && self.isa != Isa::Portable
                     && row >= MIN_LINES_DEINTERLEAVE_ROW;
                 if deinterleaving {
                     self.carry_level = carry_level(loops, self.unit, self.isa);
@@ -879,11 +878,22 @@ fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     let kernel = match isa {
         Isa::Portable => false,
         Isa::Avx512Vbmi => matches!(x.count, 2..=4),
-        // Joined in the source: 2 or 4 streams a group, at one offset in a line.
-        _ => matches!(x.count, 2 | 4) && x.ds.unsigned_abs().is_multiple_of(64),
+        // Joined in the source: streams of a group at one offset in a line.
+        _ => vector_streams(x.count, isa) && x.ds.unsigned_abs().is_multiple_of(64),
     };
     let fits = kernel && matches!(unit, 1 | 2 | 4 | 8) && y.count * unit >= 64 && streams <= CARRIED_STREAMS;
     fits.then_some(level)
+}
+
+/// Whether the vector kernels of `isa` (below the carried ones of
+/// AVX512-VBMI) split or zip `b` streams of a tile: 2 and 4 with every
+/// vector, 3 with AVX2's byte shuffles.
+fn vector_streams(b: usize, isa: Isa) -> bool {
+    match b {
+        2 | 4 => isa != Isa::Portable,
+        3 => isa >= Isa::Avx2,
+        _ => false,
+    }
 }
 
 /// The [`CopyPlan::carry_level`] of a streaming interleaving tile plan in

@@ -113,6 +113,50 @@ trait Vector: Copy {
         // SAFETY: register operations of the implementation's instruction set.
         unsafe { split_twice::<Self, S>(v) }
     }
+    /// Units `j, j + 3, j + 6, ...` of `v[0] ++ v[1] ++ v[2]`, for each
+    /// `j`: three streams split apart. By default byte by byte through
+    /// memory: the kernels split three streams with AVX2 only
+    /// ([`dispatch3!`]), whose way is byte shuffles.
+    #[inline(always)]
+    unsafe fn split3<const S: usize>(v: [Self; 3]) -> [Self; 3] {
+        // SAFETY: the vectors' bytes, moved through memory.
+        unsafe { by_bytes(v, |j, t| (t / S * 3 + j) * S + t % S) }
+    }
+    /// The inverse of [`Vector::split3`]: three streams interleaved, the
+    /// three destination vectors in order.
+    #[inline(always)]
+    unsafe fn zip3<const S: usize>(v: [Self; 3]) -> [Self; 3] {
+        // SAFETY: as `split3`.
+        unsafe {
+            by_bytes(v, |k, t| {
+                ((k * Self::BYTES + t) / S % 3) * Self::BYTES + (k * Self::BYTES + t) / (3 * S) * S + t % S
+            })
+        }
+    }
+}
+
+/// Three vectors rearranged byte by byte: byte `t` of output `j` is byte
+/// `at(j, t)` of the inputs' concatenation (below `3 * V::BYTES`).
+///
+/// # Safety
+/// The CPU runs `V`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn by_bytes<V: Vector>(v: [V; 3], at: impl Fn(usize, usize) -> usize) -> [V; 3] {
+    let mut from = [0u8; 192];
+    let mut to = [0u8; 192];
+    // SAFETY: `3 * V::BYTES <= 192` bytes stored and loaded in the arrays.
+    unsafe {
+        for (k, v) in v.into_iter().enumerate() {
+            V::store(from.as_mut_ptr().add(k * V::BYTES), v);
+        }
+        for j in 0..3 {
+            for t in 0..V::BYTES {
+                to[j * V::BYTES + t] = from[at(j, t)];
+            }
+        }
+        std::array::from_fn(|j| V::load(to.as_ptr().add(j * V::BYTES)))
+    }
 }
 
 /// [`Vector::split4`] by [`Vector::split`]: even and odd units, then the
@@ -302,6 +346,46 @@ impl Vector for __m256i {
         }
     }
     #[inline(always)]
+    unsafe fn split3<const S: usize>(v: [Self; 3]) -> [Self; 3] {
+        // SAFETY: register operations (AVX2). Lane `L` of `g[c]` is 16-byte
+        // chunk `c` of the 48-byte group `L` (bytes `48 L ..`); each stream
+        // takes its bytes of the three chunks by byte shuffles within the
+        // lane, so lane `L` of stream `j` is group `L`'s units of it.
+        unsafe {
+            let g = [
+                _mm256_permute2x128_si256::<0x30>(v[0], v[1]),
+                _mm256_permute2x128_si256::<0x21>(v[0], v[2]),
+                _mm256_permute2x128_si256::<0x30>(v[1], v[2]),
+            ];
+            let m = &ThreeStreams::<S>::SPLIT;
+            [
+                gather3(g, [&m[0][0], &m[1][0], &m[2][0]]),
+                gather3(g, [&m[0][1], &m[1][1], &m[2][1]]),
+                gather3(g, [&m[0][2], &m[1][2], &m[2][2]]),
+            ]
+        }
+    }
+    #[inline(always)]
+    unsafe fn zip3<const S: usize>(v: [Self; 3]) -> [Self; 3] {
+        // SAFETY: register operations (AVX2). Chunk `c` of both groups
+        // (`o[c]`, lane `L` of group `L`) gathers its bytes from the three
+        // streams' lane `L`; the chunks are then put in memory order
+        // `[o0.0 o1.0] [o2.0 o0.1] [o1.1 o2.1]`.
+        unsafe {
+            let m = &ThreeStreams::<S>::ZIP;
+            let o = [
+                gather3(v, [&m[0][0], &m[0][1], &m[0][2]]),
+                gather3(v, [&m[1][0], &m[1][1], &m[1][2]]),
+                gather3(v, [&m[2][0], &m[2][1], &m[2][2]]),
+            ];
+            [
+                _mm256_permute2x128_si256::<0x20>(o[0], o[1]),
+                _mm256_permute2x128_si256::<0x30>(o[2], o[0]),
+                _mm256_permute2x128_si256::<0x31>(o[1], o[2]),
+            ]
+        }
+    }
+    #[inline(always)]
     unsafe fn zip<const S: usize>(a: Self, b: Self) -> (Self, Self) {
         // SAFETY: register operations (AVX2). Halves `[0 2 1 3]` put halves
         // 0 and 1 in the low 8 bytes of the two lanes, so the per-lane
@@ -391,6 +475,62 @@ impl Vector for __m512i {
                 _mm512_unpackhi_epi64
             )
         }
+    }
+}
+
+/// Byte-shuffle controls for three streams of `S`-byte units, per 16-byte
+/// lane (a value with the top bit set makes a zero byte).
+#[cfg(target_arch = "x86_64")]
+struct ThreeStreams<const S: usize>;
+
+#[cfg(target_arch = "x86_64")]
+impl<const S: usize> ThreeStreams<S> {
+    /// `SPLIT[c][j]`: stream `j`'s bytes of chunk `c` of a 48-byte group,
+    /// at their places in the stream's 16 bytes of the group.
+    const SPLIT: [[[i8; 16]; 3]; 3] = {
+        let mut m = [[[-128i8; 16]; 3]; 3];
+        let mut j = 0;
+        while j < 3 {
+            let mut t = 0;
+            while t < 16 {
+                let q = (t / S * 3 + j) * S + t % S;
+                m[q / 16][j][t] = (q % 16) as i8;
+                t += 1;
+            }
+            j += 1;
+        }
+        m
+    };
+    /// `ZIP[c][j]`: the bytes of chunk `c` of a 48-byte group that come
+    /// from stream `j`, taken from the stream's 16 bytes of the group.
+    const ZIP: [[[i8; 16]; 3]; 3] = {
+        let mut m = [[[-128i8; 16]; 3]; 3];
+        let mut q = 0;
+        while q < 48 {
+            let (j, at) = (q / S % 3, q / (3 * S) * S + q % S);
+            m[q / 16][j][q % 16] = at as i8;
+            q += 1;
+        }
+        m
+    };
+}
+
+/// The OR of the three vectors `v[k]`, each byte-shuffled within its
+/// 16-byte lanes by `m[k]` (both lanes alike).
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn gather3(v: [__m256i; 3], m: [&[i8; 16]; 3]) -> __m256i {
+    // SAFETY: register operations (AVX2, the caller's); each control is 16
+    // readable bytes.
+    unsafe {
+        let c0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(m[0].as_ptr().cast()));
+        let c1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(m[1].as_ptr().cast()));
+        let c2 = _mm256_broadcastsi128_si256(_mm_loadu_si128(m[2].as_ptr().cast()));
+        let (a, b, c) = (_mm256_shuffle_epi8(v[0], c0), _mm256_shuffle_epi8(v[1], c1), _mm256_shuffle_epi8(v[2], c2));
+        _mm256_or_si256(_mm256_or_si256(a, b), c)
     }
 }
 
@@ -504,6 +644,9 @@ unsafe fn interleave_step<V: Vector, const S: usize, const B: usize>(v: [V; B]) 
         if B == 2 {
             let (lo, hi) = V::zip::<S>(v[0], v[1]);
             std::array::from_fn(|k| if k == 0 { lo } else { hi })
+        } else if B == 3 {
+            let o = V::zip3::<S>([v[0], v[1], v[2]]);
+            std::array::from_fn(|k| o[k])
         } else {
             let (ac_lo, ac_hi) = V::zip::<S>(v[0], v[2]);
             let (bd_lo, bd_hi) = V::zip::<S>(v[1], v[3]);
@@ -600,6 +743,10 @@ unsafe fn deinterleave_step_joined<V: Vector, const S: usize, const B: usize>(
         for (k, v) in v.iter_mut().enumerate().take(B) {
             let o = k * V::BYTES;
             v.write(V::load(if o < cut { lo.add(o) } else { hi.add(o - cut) }));
+        }
+        if B == 3 {
+            let all = V::split3::<S>([v[0].assume_init(), v[1].assume_init(), v[2].assume_init()]);
+            return std::array::from_fn(|j| all[j]);
         }
         if B == 2 {
             let (e, o) = V::split::<S>(v[0].assume_init(), v[1].assume_init());
@@ -802,6 +949,21 @@ macro_rules! dispatch {
     };
 }
 
+/// [`dispatch!`] for three streams (AVX2: `__m256i`'s byte shuffles split
+/// and zip them).
+#[cfg(target_arch = "x86_64")]
+macro_rules! dispatch3 {
+    ($kernel:ident, $V:ty, $size:expr, ($($arg:expr),*), $none:expr) => {
+        match $size {
+            1 => $kernel::<$V, 1, 3>($($arg),*),
+            2 => $kernel::<$V, 2, 3>($($arg),*),
+            4 => $kernel::<$V, 4, 3>($($arg),*),
+            8 => $kernel::<$V, 8, 3>($($arg),*),
+            _ => $none,
+        }
+    };
+}
+
 /// Defines `$name(isa, size, b, args...)`: the kernel `$body` compiled for
 /// each instruction set (SSE2, AVX2, AVX-512) and for each unit size and
 /// stream count (`dispatch!`), run for `isa`; without vector kernels (the
@@ -820,7 +982,12 @@ macro_rules! entry_point {
                 #[target_feature(enable = "avx2")]
                 unsafe fn avx2(size: usize, b: usize, $($arg: $ty),*) -> $ret {
                     // SAFETY: the caller detected AVX2; the rest is forwarded.
-                    unsafe { dispatch!($body, __m256i, size, b, ($($arg),*), $none) }
+                    unsafe {
+                        if b == 3 {
+                            return dispatch3!($body, __m256i, size, ($($arg),*), $none);
+                        }
+                        dispatch!($body, __m256i, size, b, ($($arg),*), $none)
+                    }
                 }
                 #[target_feature(enable = "avx512f,avx512bw")]
                 unsafe fn avx512(size: usize, b: usize, $($arg: $ty),*) -> $ret {
@@ -833,6 +1000,9 @@ macro_rules! entry_point {
                         Isa::Portable => $none,
                         Isa::Sse2 => sse2(size, b, $($arg),*),
                         Isa::Avx2 => avx2(size, b, $($arg),*),
+                        // Three streams with AVX2's (AVX-512 has no byte
+                        // shuffle across lanes without VBMI).
+                        Isa::Avx512 | Isa::Avx512Vbmi if b == 3 => avx2(size, b, $($arg),*),
                         Isa::Avx512 | Isa::Avx512Vbmi => avx512(size, b, $($arg),*),
                     }
                 }
@@ -1621,6 +1791,61 @@ unsafe fn interleaved<const S: usize, const B: usize>(c: Interleaved, n: usize, 
         if !pos.is_multiple_of(64) {
             let at = base.wrapping_add(pos / 64 * 64);
             _mm512_mask_storeu_epi8(at.cast(), (1u64 << (pos % 64)) - 1, held);
+        }
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    /// Three vectors of distinct bytes, and them as one array.
+    fn three<V: Vector>() -> ([V; 3], Vec<u8>) {
+        let bytes: Vec<u8> = (0..3 * V::BYTES).map(|i| (i * 7 + 3) as u8).collect();
+        // SAFETY: `3 * V::BYTES` bytes readable; the CPU runs `V` (checked by the caller).
+        let v = unsafe { std::array::from_fn(|k| V::load(bytes.as_ptr().add(k * V::BYTES))) };
+        (v, bytes)
+    }
+
+    fn bytes_of<V: Vector>(v: [V; 3]) -> Vec<u8> {
+        let mut out = vec![0u8; 3 * V::BYTES];
+        for (k, v) in v.into_iter().enumerate() {
+            // SAFETY: inside `out`; the CPU runs `V` (checked by the caller).
+            unsafe { V::store(out.as_mut_ptr().add(k * V::BYTES), v) };
+        }
+        out
+    }
+
+    /// Three streams split and zipped, by `V`'s way, against the definition:
+    /// unit `u` of stream `j` is unit `3u + j` of the interleaving.
+    fn split3_and_zip3_follow_the_definition<V: Vector, const S: usize>() {
+        let (v, bytes) = three::<V>();
+        let n = V::BYTES;
+        // SAFETY: register operations of `V` (the caller checked the CPU).
+        let (split, zipped) = unsafe { (bytes_of(V::split3::<S>(v)), bytes_of(V::zip3::<S>(v))) };
+        for j in 0..3 {
+            for t in 0..n {
+                let unit = t / S;
+                assert_eq!(split[j * n + t], bytes[(3 * unit + j) * S + t % S], "split S {S} stream {j} byte {t}");
+            }
+        }
+        for q in 0..3 * n {
+            let (j, unit) = (q / S % 3, q / (3 * S));
+            assert_eq!(zipped[q], bytes[j * n + unit * S + q % S], "zip S {S} byte {q}");
+        }
+    }
+
+    #[test]
+    fn three_streams_split_and_zip() {
+        split3_and_zip3_follow_the_definition::<__m128i, 1>();
+        split3_and_zip3_follow_the_definition::<__m128i, 2>();
+        split3_and_zip3_follow_the_definition::<__m128i, 4>();
+        split3_and_zip3_follow_the_definition::<__m128i, 8>();
+        if is_x86_feature_detected!("avx2") {
+            split3_and_zip3_follow_the_definition::<__m256i, 1>();
+            split3_and_zip3_follow_the_definition::<__m256i, 2>();
+            split3_and_zip3_follow_the_definition::<__m256i, 4>();
+            split3_and_zip3_follow_the_definition::<__m256i, 8>();
         }
     }
 }
