@@ -547,6 +547,42 @@ fn streamed_at_line_offsets_match_direct_stores(op: &dyn Operator, shape: &[usiz
     }
 }
 
+/// OpenVINO's space-to-batch of NCHW tensors padded on H and W (and its
+/// batch-to-space, cropped), whose short units make transposing tiles with
+/// a window on the block position: every unit size, blocks 2 to 4, pads at
+/// either end or both, rows long enough for the vector kernels and not a
+/// whole number of vectors, each kernel setting, streamed or not, against
+/// the reference; batch-to-space restores the input.
+#[test]
+fn padded_and_cropped_tiles_match_reference() {
+    for elem in [1usize, 2, 4, 8] {
+        for block in [2usize, 3, 4] {
+            for (p0, p1) in [(1, 0), (0, 1), (block - 1, 1), (1, 2 * block - 1)] {
+                // Padded sizes of 3 and 70 blocks.
+                let shape = vec![2, 3, 3 * block - p0 - p1, 70 * block - p0 - p1];
+                let blocks = vec![1, block, block];
+                let pads = vec![[0, 0], [p0, p1], [p1, p0]];
+                let ov_block = [1, 1, block as i64, block as i64];
+                let (begin, end) = ([0, 0, p0 as i64, p1 as i64], [0, 0, p1 as i64, p0 as i64]);
+                let x = bytes(shape.iter().product::<usize>() * elem, block as u8);
+                let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
+                for st in [Streaming::Never, Streaming::Always] {
+                    for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                        let what = format!("elem {elem} block {block} pads {p0},{p1} {st:?} {kern:?}");
+                        let s2b = openvino::SpaceToBatch::new(&ov_block, &begin, &end).plan(&shape).unwrap();
+                        let s2b = s2b.with_streaming(st).with_kernels(kern);
+                        assert_eq!(s2b.output_shape(), &want_shape[..], "{what}");
+                        assert!(s2b.run_bytes(&x, elem).unwrap() == want, "{what}");
+                        let b2s = openvino::BatchToSpace::new(&ov_block, &begin, &end).plan(&want_shape).unwrap();
+                        let b2s = b2s.with_streaming(st).with_kernels(kern);
+                        assert!(b2s.run_bytes(&want, elem).unwrap() == x, "{what}: batch-to-space");
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn gcd(a: usize, b: usize) -> usize {
     if b == 0 {
         a

@@ -16,7 +16,7 @@ use std::ptr;
 
 use super::kernels::{copy_2d, copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Rows, Staging};
 use super::lines::Writers;
-use super::plan::{CopyPlan, Loop, MAX_LOOPS};
+use super::plan::{CopyPlan, Loop, Window, MAX_LOOPS};
 use super::plan::{STAGE_BYTES, TILE_STAGE_BYTES};
 use super::simd::{deinterleave_carried, interleave_carried, Carried, Interleaved};
 
@@ -326,7 +326,8 @@ impl Exec<'_> {
                 self.units(w, e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds);
             } else if p.tile && j + 3 >= p.loops.len() {
                 // The transposing tile (the last two loops, see `CopyPlan::tile`;
-                // neither has a window). From the loop around it, that loop's
+                // the inner one may have a window on the outer one's index,
+                // or a constant one). From the loop around it, that loop's
                 // range `[s, e)` runs as repetitions of the tile, in one call;
                 // a plan of the tile alone has it once.
                 let (rows, at) = if j + 3 == p.loops.len() {
@@ -335,18 +336,11 @@ impl Exec<'_> {
                     (Rows::ONE, j)
                 };
                 let (x, y) = (&p.loops[at], &p.loops[at + 1]);
-                copy_tile(
-                    rows,
-                    x.count,
-                    y.count,
-                    buf.src.wrapping_offset(so),
-                    y.ss,
-                    buf.dst.wrapping_offset(dof),
-                    x.ds,
-                    p.unit,
-                    Mode { nt: self.nt, isa: p.isa },
-                    w,
-                );
+                let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
+                match y.window {
+                    None => copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, self.mode(), w),
+                    Some(win) => self.windowed_tile(rows, x, y, win, src, dst, w),
+                }
             } else if j + 2 == p.loops.len() && p.loops[j + 1].window.is_none() && p.stage_level != Some(j + 1) {
                 // The last two loops, the inner one without a window and not
                 // staged: one call.
@@ -513,6 +507,99 @@ impl Exec<'_> {
                 for i in 0..level.count {
                     let (src, dst) = level.at(i, src, dst);
                     copy_tile(middle, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode, w);
+                }
+            }
+        }
+    }
+
+    /// How the kernels store, and with which instructions.
+    fn mode(&self) -> Mode {
+        Mode { nt: self.nt, isa: self.plan.isa }
+    }
+
+    /// The transposing tile of loops `x` (contiguous in the source) and
+    /// `y` (contiguous in the destination), for each of `rows`, where `y`
+    /// has the window `win` on `x`'s index (or a constant one): the units
+    /// of `x`'s index `i` valid for `y`'s indices `win.range(i, ny)` alone.
+    /// The tile kernel runs over the indices valid for all of the tile's
+    /// rows, whichever covers more: the `x` indices whose every `y` is valid
+    /// (interleaving: a crop at the ends of the rows), or the `y` indices
+    /// valid for every `x` (deinterleaving: each block position padded at
+    /// one end). The units outside it go one by one, padding filled.
+    ///
+    /// # Safety
+    /// As `level`, for a tile plan whose inner loop has a window.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn windowed_tile(
+        &self,
+        rows: Rows,
+        x: &Loop,
+        y: &Loop,
+        win: Window,
+        src: *const u8,
+        dst: *mut u8,
+        w: &mut Writers,
+    ) {
+        let p = self.plan;
+        let (nx, ny, unit) = (x.count, y.count, p.unit);
+        let range = |i: usize| win.range(if win.outer.is_some() { i } else { 0 }, ny);
+        // The window is linear in both indices, so each end of the ranges
+        // moves one way with `x`: the `x` indices whose every `y` is valid
+        // are an interval, found from its ends inward (the partial ones are
+        // a block's worth at most), and the `y` indices valid for every `x`
+        // are those valid for the first and the last.
+        let full = |i: usize| range(i) == (0, ny);
+        let x0 = (0..nx).find(|&i| full(i)).unwrap_or(nx);
+        let x1 = if x0 == nx { nx } else { (x0..nx).rev().find(|&i| full(i)).map_or(nx, |i| i + 1) };
+        let whole = (x0, x1);
+        let ((a0, b0), (a1, b1)) = (range(0), range(nx - 1));
+        let common = (a0.max(a1), b0.min(b1));
+        let span = |r: (usize, usize)| r.1.saturating_sub(r.0);
+        let (tx, ty) = if span(whole) * ny >= nx * span(common) { (whole, (0, ny)) } else { ((0, nx), common) };
+        let tiled = span(tx) > 0 && span(ty) > 0;
+        let u = unit as isize;
+        // SAFETY: the tile's units are valid positions (each in its `x`'s
+        // range); the rest is copied within each `x`'s range and filled
+        // (forward: padding positions of the destination) outside it.
+        unsafe {
+            if tiled {
+                let (src, dst) = (
+                    src.wrapping_offset(tx.0 as isize * u + ty.0 as isize * y.ss),
+                    dst.wrapping_offset(tx.0 as isize * x.ds + ty.0 as isize * u),
+                );
+                copy_tile(rows, span(tx), span(ty), src, y.ss, dst, x.ds, unit, self.mode(), w);
+            }
+            // The `x` indices with units outside the tile.
+            let edges = if tiled && ty == (0, ny) { (0..tx.0).chain(tx.1..nx) } else { (0..nx).chain(nx..nx) };
+            for r in 0..rows.count {
+                let (src, dst) = rows.at(r, src, dst);
+                for i in edges.clone() {
+                    let (a, b) = range(i);
+                    let (src, dst) = (src.wrapping_offset(i as isize * u), dst.wrapping_offset(i as isize * x.ds));
+                    let inside = tiled && (tx.0..tx.1).contains(&i);
+                    let rest = if inside { [(0, ty.0), (ty.1, ny)] } else { [(0, ny), (ny, ny)] };
+                    for (ya, yb) in rest {
+                        let (ca, cb) = (ya.max(a), yb.min(b));
+                        if ca < cb {
+                            let at = ca as isize;
+                            self.units(
+                                w,
+                                cb - ca,
+                                src.wrapping_offset(at * y.ss),
+                                y.ss,
+                                dst.wrapping_offset(at * u),
+                                u,
+                            );
+                        }
+                        if p.fill {
+                            for (fa, fb) in [(ya, yb.min(a)), (ya.max(b), yb)] {
+                                if fa < fb {
+                                    self.fill_bytes(w, dst.wrapping_offset(fa as isize * u), (fb - fa) * unit);
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }

@@ -449,6 +449,7 @@ impl CopyPlan {
             source_order_outside_run(loops, self.unit);
         } else {
             self.tile = choose_tile(loops, self.unit);
+            let windowed = self.tile && loops[loops.len() - 1].window.is_some();
             if self.tile && self.nt {
                 // Streaming tiles walk the loops outside the tile in the
                 // source's order, so that the source is swept once; the
@@ -464,7 +465,9 @@ impl CopyPlan {
                 let lines = vector_streams(x.count, self.isa)
                     && matches!(self.unit, 1 | 2 | 4 | 8)
                     && row >= MIN_LINES_DEINTERLEAVE_ROW;
-                if deinterleaving {
+                if windowed {
+                    // The carried and staged kernels run whole tiles.
+                } else if deinterleaving {
                     self.carry_level = carry_level(loops, self.unit, self.isa);
                 } else if self.isa >= Isa::Avx512Vbmi {
                     if let Some(level) = interleave_carry_level(&dst_order, self.unit) {
@@ -474,10 +477,17 @@ impl CopyPlan {
                     }
                 }
                 let direct = self.carry_level.is_some() || (deinterleaving && lines);
-                if !direct {
+                if windowed {
+                    // Its edges take ordinary stores, which would share
+                    // lines with streamed ones (measured: OpenVINO
+                    // batch-to-space of NCHW uint8 cropped 16x memcpy so):
+                    // through the cache, in the destination's order.
+                    *loops = dst_order.clone();
+                    self.nt = false;
+                } else if !direct {
                     self.tile_stage = tile_stage(loops, self.unit);
                 }
-                if !direct && self.tile_stage.is_none() {
+                if !windowed && !direct && self.tile_stage.is_none() {
                     // Unstaged, the destination's order is the better one
                     // (measured: uint8 and float16 pixel_shuffle 2.0x
                     // memcpy in the source's, 1.6-1.7x in it).
@@ -777,6 +787,13 @@ fn permute(loops: &mut ArrayVec<Loop, MAX_LOOPS>, order: &[usize]) {
 /// Largest unit (bytes) worth a transposing tile.
 const MAX_TILE_UNIT: usize = 16;
 
+/// Chooses the transposing tile (see [`CopyPlan::tile`]): the innermost
+/// loop `y`, contiguous in the destination, and the nearest loop `x`
+/// contiguous in the source, moved next to it. `y` may carry a window on
+/// `x`'s index alone, or a constant one (padding or crop of an axis whose
+/// block position `x` is, as OpenVINO's space-to-batch of NCHW tensors
+/// pads `W`): the executor runs the tile where every unit is valid and the
+/// few units at its edges one by one (`Exec::windowed_tile`).
 fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     let n = loops.len();
     if n < 2 {
@@ -787,19 +804,36 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
         return false;
     }
     let u = unit as isize;
-    let free = |l: &Loop| l.window.is_none() && !l.is_outer;
     let y = loops[n - 1];
-    if !free(&y) || y.ds != u || y.ss == u {
+    if y.is_outer || y.ds != u || y.ss == u {
         return false;
     }
-    // The nearest source-contiguous loop, with only window-free loops between
-    // it and the innermost (moving it past them renumbers nothing that a
-    // window refers to).
-    let Some(x) = (0..n - 1).rev().take_while(|&i| free(&loops[i])).find(|&i| loops[i].ss == u) else {
+    // A window is worth its edges where the vector kernels run the rest.
+    if y.window.is_some() && !matches!(unit, 1 | 2 | 4 | 8) {
+        return false;
+    }
+    // The nearest source-contiguous loop that carries no window and is the
+    // outer loop of no window but `y`'s: moving it inside the loops after
+    // it leaves every window's outer loop outside the windowed one.
+    let movable = |i: usize| {
+        loops[i].window.is_none()
+            && loops[..n - 1].iter().all(|l| l.window.is_none_or(|w| w.outer != Some(i as u8)))
+            && y.window.is_none_or(|w| w.outer.is_none_or(|o| o as usize == i))
+    };
+    let Some(x) = (0..n - 1).rev().find(|&i| loops[i].ss == u && movable(i)) else {
         return false;
     };
     let moved = loops.remove(x);
     loops.insert(n - 2, moved);
+    for l in loops.iter_mut() {
+        if let Some(o) = l.window.as_mut().and_then(|w| w.outer.as_mut()) {
+            if *o as usize == x {
+                *o = (n - 2) as u8;
+            } else if *o as usize > x {
+                *o -= 1;
+            }
+        }
+    }
     true
 }
 
@@ -1097,6 +1131,33 @@ mod tests {
             let p = nchw_blocked(odd, 4, 1, Direction::Forward, isa);
             assert!(p.tile && !p.nt && p.carry_level.is_none(), "{isa:?}");
         }
+    }
+
+    /// OpenVINO's space-to-batch of an NCHW uint8 tensor padded by 2 on H
+    /// and W, block 4: the block column's loop moves inside the loop over
+    /// output rows, next to the output columns, whose padding window it is
+    /// the outer loop of: a windowed tile, stored through the cache.
+    #[test]
+    fn padded_columns_make_a_windowed_tile() {
+        let op = "t";
+        let space = [
+            SpaceAxis::plain(16),
+            SpaceAxis::plain(16),
+            SpaceAxis::new(op, 508, 2, 2, 4).unwrap(),
+            SpaceAxis::new(op, 508, 2, 2, 4).unwrap(),
+        ];
+        let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
+        let (ss, bs) = (c_strides(&[16, 16, 508, 508], 1), c_strides(&[256, 16, 128, 128], 1));
+        let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, Isa::Avx2);
+        assert!(p.tile && !p.nt && p.carry_level.is_none() && p.tile_stage.is_none());
+        let n = p.loops.len();
+        let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
+        assert_eq!((x.count, x.ss, x.ds, x.window), (4, 1, 16 * 16 * 128 * 128, None));
+        assert_eq!((y.count, y.ss, y.ds), (128, 4, 1));
+        let w = y.window.unwrap();
+        assert_eq!((w.outer, w.oc, w.ic, w.lo, w.hi), (Some((n - 2) as u8), 1, 4, 2, 510));
+        // Block column 0 is padded at the start of a row, 3 at its end.
+        assert_eq!((w.range(0, 128), w.range(3, 128)), ((1, 128), (0, 127)));
     }
 
     /// Streaming float32 pixel_shuffle by 2 (W8 of the benchmarks): with

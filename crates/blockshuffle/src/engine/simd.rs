@@ -551,13 +551,24 @@ unsafe fn interleave_body<V: Vector, const S: usize, const B: usize>(
     dst: *mut u8,
 ) -> usize {
     let per = V::BYTES / S;
+    if n < per {
+        return 0;
+    }
     let body = n / per * per;
     for r in 0..rows.count {
         let (src, dst) = rows.at(r, src, dst);
-        // SAFETY: forwarded, for row `r`.
-        unsafe { interleave_row::<V, S, B, false>(body, src, ss, dst) };
+        // SAFETY: forwarded, for row `r`; a partial last vector is done as
+        // the whole vector that ends the row (`per <= n` units), storing
+        // again the same values over the units before it.
+        unsafe {
+            interleave_row::<V, S, B, false>(body, src, ss, dst);
+            if body < n {
+                let at = n - per;
+                interleave_row::<V, S, B, false>(per, src.add(at * S), ss, dst.add(at * B * S));
+            }
+        }
     }
-    body
+    n
 }
 
 /// [`interleave_body`] with streaming stores, if it can do every unit with
@@ -675,13 +686,24 @@ unsafe fn deinterleave_body<V: Vector, const S: usize, const B: usize>(
     ds: isize,
 ) -> usize {
     let per = V::BYTES / S;
+    if n < per {
+        return 0;
+    }
     let body = n / per * per;
     for r in 0..rows.count {
         let (src, dst) = rows.at(r, src, dst);
-        // SAFETY: forwarded, for row `r`.
-        unsafe { deinterleave_row::<V, S, B>(body, src, dst, ds) };
+        // SAFETY: forwarded, for row `r`; a partial last vector is done as
+        // the whole vector that ends the row (`per <= n` units), storing
+        // again the same values over the units before it.
+        unsafe {
+            deinterleave_row::<V, S, B>(body, src, dst, ds);
+            if body < n {
+                let at = n - per;
+                deinterleave_row::<V, S, B>(per, src.add(at * B * S), dst.add(at * S), ds);
+            }
+        }
     }
-    body
+    n
 }
 
 /// One row of [`deinterleave_body`]: `body` units per stream, a whole number of vectors.
