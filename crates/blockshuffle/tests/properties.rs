@@ -551,15 +551,23 @@ fn streamed_at_line_offsets_match_direct_stores(op: &dyn Operator, shape: &[usiz
 /// batch-to-space, cropped), whose short units make transposing tiles with
 /// a window on the block position: every unit size, blocks 2 to 4, pads at
 /// either end or both, rows long enough for the vector kernels and not a
-/// whole number of vectors, each kernel setting, streamed or not, against
-/// the reference; batch-to-space restores the input.
+/// whole number of vectors, batches a line multiple long (streamed, the
+/// padded rows are staged for the carried kernels) and not, each kernel
+/// setting, streamed or not, against the reference; batch-to-space
+/// restores the input.
 #[test]
 fn padded_and_cropped_tiles_match_reference() {
     for elem in [1usize, 2, 4, 8] {
         for block in [2usize, 3, 4] {
-            for (p0, p1) in [(1, 0), (0, 1), (block - 1, 1), (1, 2 * block - 1)] {
-                // Padded sizes of 3 and 70 blocks.
-                let shape = vec![2, 3, 3 * block - p0 - p1, 70 * block - p0 - p1];
+            // Padded heights of 3 blocks, and of 80 (float32, block 2):
+            // more rows than the staged chunk of padded rows holds.
+            let tall = if (elem, block) == (4, 2) { 80 } else { 3 };
+            for ((p0, p1), (n, c, h)) in [(1, 0), (0, 1), (block - 1, 1), (1, 2 * block - 1)]
+                .into_iter()
+                .flat_map(|pads| [(pads, (2, 3, 3)), (pads, (1, 64 / elem, tall))])
+            {
+                // Padded widths of 70 blocks.
+                let shape = vec![n, c, h * block - p0 - p1, 70 * block - p0 - p1];
                 let blocks = vec![1, block, block];
                 let pads = vec![[0, 0], [p0, p1], [p1, p0]];
                 let ov_block = [1, 1, block as i64, block as i64];
@@ -568,7 +576,7 @@ fn padded_and_cropped_tiles_match_reference() {
                 let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
                 for st in [Streaming::Never, Streaming::Always] {
                     for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
-                        let what = format!("elem {elem} block {block} pads {p0},{p1} {st:?} {kern:?}");
+                        let what = format!("{shape:?} elem {elem} block {block} pads {p0},{p1} {st:?} {kern:?}");
                         let s2b = openvino::SpaceToBatch::new(&ov_block, &begin, &end).plan(&shape).unwrap();
                         let s2b = s2b.with_streaming(st).with_kernels(kern);
                         assert_eq!(s2b.output_shape(), &want_shape[..], "{what}");

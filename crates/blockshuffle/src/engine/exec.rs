@@ -17,7 +17,7 @@ use std::ptr;
 use super::kernels::{copy_2d, copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Rows, Staging};
 use super::lines::Writers;
 use super::plan::{CopyPlan, Loop, Window, MAX_LOOPS};
-use super::plan::{STAGE_BYTES, TILE_STAGE_BYTES};
+use super::plan::{PADDED_ROWS_BYTES, STAGE_BYTES, TILE_STAGE_BYTES};
 use super::simd::{deinterleave_carried, interleave_carried, Carried, Interleaved};
 
 /// What padding positions receive.
@@ -491,6 +491,10 @@ impl Exec<'_> {
         let level = rows(&p.loops[j]);
         let middle = if j + 4 == n { rows(&p.loops[j + 1]) } else { Rows::ONE };
         let (src, dst) = (self.buf.src.wrapping_offset(so), self.buf.dst.wrapping_offset(dof));
+        if p.padded {
+            // SAFETY: forwarded.
+            return unsafe { self.padded_carried(level, middle, j, src, dst, w) };
+        }
         // SAFETY: the units of loops j.. at `so` and `dof`, all valid positions.
         unsafe {
             let done = if x.ds == (y.count * p.unit) as isize {
@@ -509,6 +513,84 @@ impl Exec<'_> {
                     copy_tile(middle, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode, w);
                 }
             }
+        }
+    }
+
+    /// The carried deinterleaving of a padded plan (see
+    /// `plan::padded_carry_level`): loop `j` (`level`, the rows) and
+    /// `middle` (the stream groups, whose window on the row's index marks
+    /// rows wholly padding) around the tile, whose source rows are each
+    /// copied, padded, into a staging buffer a chunk of rows at a time; the
+    /// carried kernel then runs each chunk from there as whole rows (the
+    /// line a stream shares between two chunks takes ordinary stores).
+    ///
+    /// # Safety
+    /// As `level`, for the carry level of a padded plan.
+    #[inline(never)]
+    unsafe fn padded_carried(
+        &self,
+        level: Rows,
+        middle: Rows,
+        j: usize,
+        src: *const u8,
+        dst: *mut u8,
+        w: &mut Writers,
+    ) {
+        let p = self.plan;
+        let n = p.loops.len();
+        let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
+        let groups_window = if j + 4 == n { p.loops[j + 1].window } else { None };
+        let win = y.window.expect("a padded plan's tile has a window");
+        let unit = p.unit;
+        // One source row: `x.count * y.count` units, the padded position
+        // `q = x + nx * y` at `q * unit` (`win` says which are data).
+        let row = x.count * y.count * unit;
+        let per_chunk = (PADDED_ROWS_BYTES / (row * middle.count)).max(1);
+        // `q = oc * x + ic * y` with `oc == 1`, `ic == nx` (checked by the
+        // plan): the window's bounds are the row's data positions.
+        let clamp = |v: i64| v.clamp(0, (x.count * y.count) as i64) as usize;
+        let (lo, hi) = (clamp(win.lo), clamp(win.hi));
+        let mut stage = Staging::<PADDED_ROWS_BYTES>::new();
+        let mode = self.mode();
+        let mut r0 = 0;
+        while r0 < level.count {
+            let k = per_chunk.min(level.count - r0);
+            debug_assert!(k * middle.count * row <= PADDED_ROWS_BYTES);
+            // SAFETY: the stage holds `k * middle.count` rows of `row` bytes
+            // (`<= PADDED_ROWS_BYTES` by `padded_carry_level`, `k` of them
+            // per chunk); each is filled, with the source units of its data
+            // positions `[lo, hi)` (valid positions: the window's range)
+            // copied in, or wholly filled for a row the groups' window
+            // marks as padding. The carried kernel (or the tile, should it
+            // decline) then writes the chunk's rows of every stream.
+            unsafe {
+                for r in 0..k {
+                    let s = src.wrapping_offset((r0 + r) as isize * level.ss);
+                    let d = stage.ptr().add(r * middle.count * row);
+                    let valid = groups_window.map_or((0, middle.count), |gw| gw.range(r0 + r, middle.count));
+                    for i in 0..middle.count {
+                        let (s, d) = (s.wrapping_offset(i as isize * middle.ss), d.add(i * row));
+                        if !(valid.0..valid.1).contains(&i) || lo >= hi {
+                            self.fill.fill(d, row, false);
+                            continue;
+                        }
+                        self.fill.fill(d, lo * unit, false);
+                        std::ptr::copy_nonoverlapping(s.add(lo * unit), d.add(lo * unit), (hi - lo) * unit);
+                        self.fill.fill(d.add(hi * unit), row - hi * unit, false);
+                    }
+                }
+                let rows = Rows { count: k, ss: (middle.count * row) as isize, ds: level.ds };
+                let groups = Rows { count: middle.count, ss: row as isize, ds: middle.ds };
+                let c = Carried { rows, streams: groups, ds: x.ds };
+                let (from, to) = (stage.ptr().cast_const(), dst.wrapping_offset(r0 as isize * level.ds));
+                if !deinterleave_carried(p.isa, unit, x.count, c, y.count, from, to) {
+                    for r in 0..k {
+                        let (from, to) = rows.at(r, from, to);
+                        copy_tile(groups, x.count, y.count, from, y.ss, to, x.ds, unit, mode, w);
+                    }
+                }
+            }
+            r0 += k;
         }
     }
 

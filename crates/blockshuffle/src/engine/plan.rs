@@ -146,6 +146,10 @@ pub(crate) struct CopyPlan {
     /// [`interleave_carry_level`]), which carry each stream's bytes from
     /// row to row in a register.
     pub carry_level: Option<usize>,
+    /// The carry level of a windowed (padded) deinterleaving tile: the
+    /// executor copies the source rows, padded, into a staging buffer and
+    /// runs the carried kernel from there (see [`padded_carry_level`]).
+    pub padded: bool,
     /// With streaming stores: every unit goes through the line writers
     /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
     /// few destination streams advance together.
@@ -212,6 +216,7 @@ impl CopyPlan {
             stage_level: None,
             tile_stage: None,
             carry_level: None,
+            padded: false,
             lines: false,
         }
     }
@@ -328,6 +333,7 @@ impl CopyPlan {
         self.stage_level = None;
         self.tile_stage = None;
         self.carry_level = None;
+        self.padded = false;
         self.lines = false;
         if !empty {
             self.canonicalise(&raw, &mut windows);
@@ -466,7 +472,13 @@ impl CopyPlan {
                     && matches!(self.unit, 1 | 2 | 4 | 8)
                     && row >= MIN_LINES_DEINTERLEAVE_ROW;
                 if windowed {
-                    // The carried and staged kernels run whole tiles.
+                    // Padding rows of the source: joined from padded
+                    // copies of the rows (the carried kernels run whole
+                    // tiles).
+                    if self.fill && deinterleaving {
+                        self.carry_level = padded_carry_level(loops, self.unit, self.isa);
+                        self.padded = self.carry_level.is_some();
+                    }
                 } else if deinterleaving {
                     self.carry_level = carry_level(loops, self.unit, self.isa);
                 } else if self.isa >= Isa::Avx512Vbmi {
@@ -477,7 +489,7 @@ impl CopyPlan {
                     }
                 }
                 let direct = self.carry_level.is_some() || (deinterleaving && lines);
-                if windowed {
+                if windowed && !self.padded {
                     // Its edges take ordinary stores, which would share
                     // lines with streamed ones (measured: OpenVINO
                     // batch-to-space of NCHW uint8 cropped 16x memcpy so):
@@ -919,6 +931,53 @@ fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     fits.then_some(level)
 }
 
+/// Bytes of the padded source rows that the executor stages for a
+/// [`padded_carry_level`] at a time (at least one row of every stream
+/// group).
+pub(crate) const PADDED_ROWS_BYTES: usize = STAGE_BYTES;
+
+/// The [`CopyPlan::carry_level`] of a streaming windowed tile that
+/// deinterleaves padded source rows (OpenVINO's space-to-batch of NCHW
+/// tensors padded on W): its inner loop's window covers a run of each
+/// source row (`p = x + nx * y`, the padded position along the row), the
+/// loop between the level and the tile (the stream groups, the block rows)
+/// may have a window on the level's index (rows wholly padding), and the
+/// level none; the rows of every group fit [`PADDED_ROWS_BYTES`]. The
+/// executor copies rows, padded, into a buffer and runs the carried kernel
+/// on whole rows from there.
+fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
+    let n = loops.len();
+    if n < 3 {
+        return None;
+    }
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let w = y.window?;
+    let row = y.count * unit;
+    let src_row = y.ss == (x.count * unit) as isize && w.outer == Some((n - 2) as u8) && w.oc == 1;
+    if !src_row || w.ic != x.count as i64 {
+        return None;
+    }
+    let level = (n.saturating_sub(4)..n - 2).rev().find(|&j| loops[j].ds == row as isize)?;
+    let groups = if level + 1 < n - 2 {
+        let g = &loops[level + 1];
+        if g.is_outer || g.window.is_some_and(|w| w.outer != Some(level as u8)) {
+            return None;
+        }
+        g.count
+    } else {
+        1
+    };
+    let l = &loops[level];
+    let fits = l.window.is_none()
+        && vector_streams(x.count, isa)
+        && (isa >= Isa::Avx512Vbmi || x.ds.unsigned_abs().is_multiple_of(64))
+        && matches!(unit, 1 | 2 | 4 | 8)
+        && row >= 64
+        && groups.saturating_mul(x.count) <= CARRIED_STREAMS
+        && groups.saturating_mul(row * x.count) <= PADDED_ROWS_BYTES;
+    fits.then_some(level)
+}
+
 /// Whether the vector kernels of `isa` (below the carried ones of
 /// AVX512-VBMI) split or zip `b` streams of a tile: 2 and 4 with every
 /// vector, 3 with AVX2's byte shuffles.
@@ -1136,21 +1195,29 @@ mod tests {
     /// OpenVINO's space-to-batch of an NCHW uint8 tensor padded by 2 on H
     /// and W, block 4: the block column's loop moves inside the loop over
     /// output rows, next to the output columns, whose padding window it is
-    /// the outer loop of: a windowed tile, stored through the cache.
+    /// the outer loop of: a windowed tile. Streaming, its rows are carried
+    /// from padded copies (the loop over output rows, the block rows inside
+    /// it with their window on it); with 15 channels of 127 x 127, whose
+    /// batches are not a line multiple long, it stores through the cache.
     #[test]
     fn padded_columns_make_a_windowed_tile() {
         let op = "t";
-        let space = [
-            SpaceAxis::plain(16),
-            SpaceAxis::plain(16),
-            SpaceAxis::new(op, 508, 2, 2, 4).unwrap(),
-            SpaceAxis::new(op, 508, 2, 2, 4).unwrap(),
-        ];
-        let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
-        let (ss, bs) = (c_strides(&[16, 16, 508, 508], 1), c_strides(&[256, 16, 128, 128], 1));
-        let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, Isa::Avx2);
-        assert!(p.tile && !p.nt && p.carry_level.is_none() && p.tile_stage.is_none());
+        let plan = |c: usize, side: usize| {
+            let space = [
+                SpaceAxis::plain(16),
+                SpaceAxis::plain(c as u64),
+                SpaceAxis::new(op, side as u64, 2, 2, 4).unwrap(),
+                SpaceAxis::new(op, side as u64, 2, 2, 4).unwrap(),
+            ];
+            let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
+            let out = (side + 4) / 4;
+            let (ss, bs) = (c_strides(&[16, c, side, side], 1), c_strides(&[256, c, out, out], 1));
+            CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, Isa::Avx2)
+        };
+        let p = plan(16, 508);
+        assert!(p.tile && p.nt && p.padded && p.tile_stage.is_none());
         let n = p.loops.len();
+        assert_eq!(p.carry_level, Some(n - 4));
         let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
         assert_eq!((x.count, x.ss, x.ds, x.window), (4, 1, 16 * 16 * 128 * 128, None));
         assert_eq!((y.count, y.ss, y.ds), (128, 4, 1));
@@ -1158,6 +1225,15 @@ mod tests {
         assert_eq!((w.outer, w.oc, w.ic, w.lo, w.hi), (Some((n - 2) as u8), 1, 4, 2, 510));
         // Block column 0 is padded at the start of a row, 3 at its end.
         assert_eq!((w.range(0, 128), w.range(3, 128)), ((1, 128), (0, 127)));
+        // The block rows (4, one source row each) inside the output rows
+        // (128, four source rows each), with the window of the padded rows.
+        let (rows, groups) = (p.loops[n - 4], p.loops[n - 3]);
+        assert_eq!((rows.count, rows.ss, rows.ds, groups.count, groups.ss), (128, 4 * 508, 128, 4, 508));
+        assert_eq!(groups.window.map(|w| (w.outer, w.lo, w.hi)), Some((Some((n - 4) as u8), 2, 510)));
+        let p = plan(15, 504);
+        assert!(p.tile && !p.nt && !p.padded && p.carry_level.is_none() && p.tile_stage.is_none());
+        let n = p.loops.len();
+        assert!(p.loops[n - 1].window.is_some_and(|w| w.outer == Some((n - 2) as u8)));
     }
 
     /// Streaming float32 pixel_shuffle by 2 (W8 of the benchmarks): with
