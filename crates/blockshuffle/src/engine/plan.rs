@@ -442,7 +442,8 @@ impl CopyPlan {
         // destination, bring the nearest loop contiguous in the source next to
         // it, so the two run as one transposing tile (read long runs, write
         // long runs, interleave a few streams in between).
-        if self.nt && self.unit >= MIN_LINES_UNIT && stream_order(loops, self.unit) {
+        let gathered = self.unit < MANY_STREAMS_UNIT && gathers_source_runs(loops, self.unit);
+        if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && stream_order(loops, self.unit) {
             // 4''. Streaming long units: a few destination streams written
             // together through the line writers.
             self.lines = true;
@@ -712,6 +713,28 @@ fn split_loop(loops: &mut ArrayVec<Loop, MAX_LOOPS>, j: usize, f: usize) {
             }
         }
     }
+}
+
+/// Whether the innermost contiguous run of the destination reaches
+/// [`MIN_DST_RUN`] and gathers runs of the source (one of its loops up to
+/// that length steps one unit in the source): then writing it in order reads a few
+/// source streams in order too, which the line writers would only slow
+/// (measured, NHWC batch-to-space of 128-byte units: 1.9x memcpy through
+/// the writers, 1.0x so; space-to-batch, whose runs read the source every
+/// other unit, the other way round). Units from [`MANY_STREAMS_UNIT`] on
+/// stay with the writers (NHWC space-to-depth of 256-byte units gathers
+/// two source rows: 0.9-1.0x through them, 1.2-1.3x so).
+fn gathers_source_runs(loops: &[Loop], unit: usize) -> bool {
+    let mut run = unit;
+    let mut gathers = false;
+    for l in loops.iter().rev() {
+        if l.ds != run as isize || run >= MIN_DST_RUN {
+            break;
+        }
+        gathers |= l.ss == unit as isize;
+        run = run.saturating_mul(l.count);
+    }
+    gathers && run >= MIN_DST_RUN
 }
 
 /// Smallest unit (bytes) for which streaming plans walk the source in order.
@@ -1251,6 +1274,32 @@ mod tests {
         assert_eq!(inner, vec![(256, 1024, 2 * row), (2, 2 * plane, row), (256, 4, 8), (2, plane, 4)]);
         let p = nchw_blocked(space, 2, 4, Direction::Backward, Isa::Avx512);
         assert!(p.tile && p.nt && p.carry_level.is_none());
+    }
+
+    /// Streaming NHWC batch-to-space 2x2 of 128-byte units (32 float32
+    /// channels): each output row gathers its two block columns' source
+    /// rows in order, so it is written in order, without the line writers;
+    /// with 256-byte units (W2 of the benchmarks) the writers run.
+    #[test]
+    fn gathered_runs_of_short_units_skip_the_line_writers() {
+        let p = compile_f32(
+            &nhwc([16, 256, 256, 32], 2, true),
+            Direction::Backward,
+            &[16, 256, 256, 32],
+            &[64, 128, 128, 32],
+            true,
+        );
+        assert!(p.nt && !p.lines && !p.tile);
+        assert_eq!(p.unit, 128);
+        let p = compile_f32(
+            &nhwc([8, 256, 256, 64], 2, true),
+            Direction::Backward,
+            &[8, 256, 256, 64],
+            &[32, 128, 128, 64],
+            true,
+        );
+        assert!(p.nt && p.lines);
+        assert_eq!(p.unit, 256);
     }
 
     /// Streaming NHWC space-to-batch 2x2 (W1 of the benchmarks): the output
