@@ -304,7 +304,7 @@ fn typed_padding_is_default() {
 /// portable, streamed or not), with widths that leave vector tails.
 #[test]
 fn short_run_kernels_agree_with_the_reference() {
-    for elem in [1usize, 2, 3, 4, 8] {
+    for elem in [1usize, 2, 3, 4, 8, 16] {
         for b in [2usize, 3, 4] {
             for w in [1usize, 7, 16, 17, 33, 67] {
                 // pixel_shuffle input [1, 2 * b * b, 3, w] (interleave), and
@@ -480,13 +480,13 @@ fn run_at_offset(plan: &blockshuffle::Plan, x: &[u8], elem: usize, offset: usize
 /// one row to the next (pixel_unshuffle, NCHW space-to-depth, space-to-batch
 /// of the last axis alone) carry each stream's bytes across rows in
 /// registers where the CPU has AVX512-VBMI, and write whole lines: 2, 3 and
-/// 4 streams per row, 2 to 16 streams in all, units of 1 to 8 bytes, rows of
+/// 4 streams per row, 2 to 16 streams in all, units of 1 to 16 bytes, rows of
 /// one line to three with and without a partial last vector, streams a
 /// line multiple apart and not (each starting at its own offset in a
 /// line), outputs at offsets across a line, each kernel setting.
 #[test]
 fn deinterleaving_tiles_carried_across_rows_match_direct_stores() {
-    for elem in [1usize, 2, 4, 8] {
+    for elem in [1usize, 2, 4, 8, 16] {
         let per = 64 / elem;
         for width in [per, per + 1, 2 * per + per / 2, 3 * per - 1] {
             // Enough rows that a channel is a whole number of lines.
@@ -509,12 +509,12 @@ fn deinterleaving_tiles_carried_across_rows_match_direct_stores() {
 /// The inverse: interleaving tiles whose destination rows follow one
 /// another (pixel_shuffle, NCHW depth-to-space in both modes) carry the
 /// run's bytes across rows in a register where the CPU has AVX512-VBMI:
-/// 2, 3 and 4 streams, units of 1 to 8 bytes, rows of one line per stream
+/// 2, 3 and 4 streams, units of 1 to 16 bytes, rows of one line per stream
 /// and more, with and without a partial last vector and not a line
 /// multiple long, outputs at offsets across a line, each kernel setting.
 #[test]
 fn interleaving_tiles_carried_across_rows_match_direct_stores() {
-    for elem in [1usize, 2, 4, 8] {
+    for elem in [1usize, 2, 4, 8, 16] {
         let per = 64 / elem;
         for width in [per, per + 1, 2 * per + per / 2, 3 * per - 1] {
             let cases: [(Box<dyn Operator>, Vec<usize>); 5] = [
@@ -557,7 +557,7 @@ fn streamed_at_line_offsets_match_direct_stores(op: &dyn Operator, shape: &[usiz
 /// restores the input.
 #[test]
 fn padded_and_cropped_tiles_match_reference() {
-    for elem in [1usize, 2, 4, 8] {
+    for elem in [1usize, 2, 4, 8, 16] {
         for block in [2usize, 3, 4] {
             // Padded heights of 3 blocks, and of 80 (float32, block 2):
             // more rows than the staged chunk of padded rows holds.
@@ -628,12 +628,12 @@ mod line_writers {
     /// Streaming deinterleaving tiles (NCHW space-to-depth, pixel_unshuffle)
     /// with rows of 512 bytes and more per stream write whole lines straight
     /// from the vector kernels, the parts of lines at row ends through the
-    /// writers: 2 and 4 streams, units of 1 to 8 bytes, rows that leave
+    /// writers: 2 and 4 streams, units of 1 to 16 bytes, rows that leave
     /// heads and tails, outputs at offsets the kernels take and at some they
     /// refuse (units not aligned), each vector width, one thread and two.
     #[test]
     fn deinterleaving_tiles_into_whole_lines_match_direct_stores() {
-        for elem in [1usize, 2, 4, 8] {
+        for elem in [1usize, 2, 4, 8, 16] {
             for block in [2usize, 4] {
                 for extra in [0, 3] {
                     let width = 512 / elem * block + extra * block;

@@ -293,6 +293,7 @@ pub(crate) unsafe fn copy_tile(
             2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m, w),
             4 => tile::<u32>(rows, nx, ny, src, ssy, dst, dsx, m, w),
             8 => tile::<u64>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+            16 => tile::<u128>(rows, nx, ny, src, ssy, dst, dsx, m, w),
             _ => {
                 for r in 0..rows.count {
                     let (src, dst) = rows.at(r, src, dst);

@@ -470,7 +470,7 @@ impl CopyPlan {
                 let row = y.count * self.unit;
                 let deinterleaving = x.ds != row as isize;
                 let lines = vector_streams(x.count, self.isa)
-                    && matches!(self.unit, 1 | 2 | 4 | 8)
+                    && matches!(self.unit, 1 | 2 | 4 | 8 | 16)
                     && row >= MIN_LINES_DEINTERLEAVE_ROW;
                 if windowed {
                     // Padding rows of the source: joined from padded
@@ -844,7 +844,7 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
         return false;
     }
     // A window is worth its edges where the vector kernels run the rest.
-    if y.window.is_some() && !matches!(unit, 1 | 2 | 4 | 8) {
+    if y.window.is_some() && !matches!(unit, 1 | 2 | 4 | 8 | 16) {
         return false;
     }
     // The nearest source-contiguous loop that carries no window and is the
@@ -950,7 +950,7 @@ fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
         // Joined in the source: streams of a group at one offset in a line.
         _ => vector_streams(x.count, isa) && x.ds.unsigned_abs().is_multiple_of(64),
     };
-    let fits = kernel && matches!(unit, 1 | 2 | 4 | 8) && y.count * unit >= 64 && streams <= CARRIED_STREAMS;
+    let fits = kernel && carried_unit(unit, isa) && y.count * unit >= 64 && streams <= CARRIED_STREAMS;
     fits.then_some(level)
 }
 
@@ -994,11 +994,17 @@ fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     let fits = l.window.is_none()
         && vector_streams(x.count, isa)
         && (isa >= Isa::Avx512Vbmi || x.ds.unsigned_abs().is_multiple_of(64))
-        && matches!(unit, 1 | 2 | 4 | 8)
+        && carried_unit(unit, isa)
         && row >= 64
         && groups.saturating_mul(x.count) <= CARRIED_STREAMS
         && groups.saturating_mul(row * x.count) <= PADDED_ROWS_BYTES;
     fits.then_some(level)
+}
+
+/// Whether the carried kernels of `isa` move units of `unit` bytes: 1 to 8
+/// bytes, and 16 below AVX512-VBMI (joined in the source).
+fn carried_unit(unit: usize, isa: Isa) -> bool {
+    matches!(unit, 1 | 2 | 4 | 8) || (unit == 16 && isa < Isa::Avx512Vbmi)
 }
 
 /// Whether the vector kernels of `isa` (below the carried ones of

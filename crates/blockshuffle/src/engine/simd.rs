@@ -240,6 +240,10 @@ impl Vector for __m128i {
     }
     #[inline(always)]
     unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        if S == 16 {
+            // One unit a vector: already apart.
+            return (a, b);
+        }
         // SAFETY: SSE2 register operations (x86_64 baseline).
         unsafe {
             lane_ops!(S, a, b, and: _mm_and_si128, set1_16: _mm_set1_epi16, packus16: _mm_packus_epi16,
@@ -250,6 +254,9 @@ impl Vector for __m128i {
     }
     #[inline(always)]
     unsafe fn zip<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        if S == 16 {
+            return (a, b);
+        }
         // SAFETY: SSE2 register operations (x86_64 baseline).
         unsafe {
             lane_zip!(
@@ -297,6 +304,10 @@ impl Vector for __m256i {
     }
     #[inline(always)]
     unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        if S == 16 {
+            // SAFETY: register operations (AVX2): `[a0 b0]`, `[a1 b1]` of the lanes.
+            return unsafe { (_mm256_permute2x128_si256::<0x20>(a, b), _mm256_permute2x128_si256::<0x31>(a, b)) };
+        }
         // SAFETY: register operations (AVX2, the caller's guarantee). Per
         // lane the result's 8-byte halves are `[a's, b's]`; across the two
         // lanes `[a0 b0 a1 b1]`, reordered to `[a0 a1 b0 b1]`.
@@ -311,7 +322,7 @@ impl Vector for __m256i {
     }
     #[inline(always)]
     unsafe fn split4<const S: usize>(v: [Self; 4]) -> [Self; 4] {
-        if S == 8 {
+        if S >= 8 {
             // SAFETY: register operations (AVX2).
             return unsafe { split_twice::<Self, S>(v) };
         }
@@ -387,6 +398,11 @@ impl Vector for __m256i {
     }
     #[inline(always)]
     unsafe fn zip<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        if S == 16 {
+            // Two units a vector: zipping is splitting's lane moves.
+            // SAFETY: register operations (AVX2).
+            return unsafe { Self::split::<16>(a, b) };
+        }
         // SAFETY: register operations (AVX2). Halves `[0 2 1 3]` put halves
         // 0 and 1 in the low 8 bytes of the two lanes, so the per-lane
         // unpacks produce the interleaving in order.
@@ -440,6 +456,13 @@ impl Vector for __m512i {
     }
     #[inline(always)]
     unsafe fn split<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        if S == 16 {
+            // SAFETY: register operations (AVX-512F): lanes 0 and 2 of each,
+            // then 1 and 3.
+            return unsafe {
+                (_mm512_shuffle_i64x2::<0b10_00_10_00>(a, b), _mm512_shuffle_i64x2::<0b11_01_11_01>(a, b))
+            };
+        }
         // SAFETY: register operations (AVX-512F/BW). Per lane `[a's, b's]`;
         // across four lanes `[a0 b0 a1 b1 a2 b2 a3 b3]`, reordered to
         // `[a0 a1 a2 a3 b0 b1 b2 b3]`.
@@ -455,6 +478,15 @@ impl Vector for __m512i {
     }
     #[inline(always)]
     unsafe fn zip<const S: usize>(a: Self, b: Self) -> (Self, Self) {
+        if S == 16 {
+            // SAFETY: register operations (AVX-512F): `[a0 a1 b0 b1]` and
+            // `[a2 a3 b2 b3]`, each put in order `[0 2 1 3]`.
+            return unsafe {
+                let lo = _mm512_shuffle_i64x2::<0b01_00_01_00>(a, b);
+                let hi = _mm512_shuffle_i64x2::<0b11_10_11_10>(a, b);
+                (_mm512_shuffle_i64x2::<0b11_01_10_00>(lo, lo), _mm512_shuffle_i64x2::<0b11_01_10_00>(hi, hi))
+            };
+        }
         // SAFETY: register operations (AVX-512F/BW). Halves `[0 4 1 5 2 6 3 7]`
         // put halves 0..4 in the low 8 bytes of the four lanes.
         unsafe {
@@ -966,6 +998,8 @@ macro_rules! dispatch {
             (4, 4) => $kernel::<$V, 4, 4>($($arg),*),
             (8, 2) => $kernel::<$V, 8, 2>($($arg),*),
             (8, 4) => $kernel::<$V, 8, 4>($($arg),*),
+            (16, 2) => $kernel::<$V, 16, 2>($($arg),*),
+            (16, 4) => $kernel::<$V, 16, 4>($($arg),*),
             _ => $none,
         }
     };
@@ -981,6 +1015,7 @@ macro_rules! dispatch3 {
             2 => $kernel::<$V, 2, 3>($($arg),*),
             4 => $kernel::<$V, 4, 3>($($arg),*),
             8 => $kernel::<$V, 8, 3>($($arg),*),
+            16 => $kernel::<$V, 16, 3>($($arg),*),
             _ => $none,
         }
     };
@@ -1863,7 +1898,9 @@ mod tests {
         split3_and_zip3_follow_the_definition::<__m128i, 2>();
         split3_and_zip3_follow_the_definition::<__m128i, 4>();
         split3_and_zip3_follow_the_definition::<__m128i, 8>();
+        split3_and_zip3_follow_the_definition::<__m128i, 16>();
         if is_x86_feature_detected!("avx2") {
+            split3_and_zip3_follow_the_definition::<__m256i, 16>();
             split3_and_zip3_follow_the_definition::<__m256i, 1>();
             split3_and_zip3_follow_the_definition::<__m256i, 2>();
             split3_and_zip3_follow_the_definition::<__m256i, 4>();
