@@ -9,11 +9,15 @@
 //!
 //! Canonicalisation drops loops of count 1, merges loops that are contiguous
 //! on both sides, and folds the innermost contiguous run into one wide unit.
-//! Then, for large (streaming) outputs, it reorders the loops: long units
-//! sweep a few destination streams together for the line writers
-//! ([`stream_order`]); transposing tiles walk the source in its order,
-//! except those whose rows a vector kernel carries as one destination run
-//! (`CopyPlan::carry_level`).
+//! Short units make a transposing tile ([`choose_tile`]), which may carry
+//! a padding or crop window on its block position. Then, for large
+//! (streaming) outputs, it reorders the loops: long units sweep a few
+//! destination streams together for the line writers ([`stream_order`]),
+//! unless their destination runs gather source runs in order
+//! ([`gathers_source_runs`]); transposing tiles walk the source in its
+//! order, except those whose rows a vector kernel carries as one
+//! destination run (`CopyPlan::carry_level`; padded rows through a staging
+//! buffer, [`padded_carry_level`]).
 
 use arrayvec::ArrayVec;
 

@@ -1,7 +1,9 @@
 //! Vector kernels for the short runs the compiler does not vectorise well:
-//! interleaving and deinterleaving 2 or 4 streams of 1-, 2-, 4- and 8-byte
-//! units (uint8 images, float16 and float32 pixel shuffles, NCHW
-//! space-to-depth).
+//! interleaving and deinterleaving 2 or 4 streams of 1-, 2-, 4-, 8- and
+//! 16-byte units (uint8 images, float16 and float32 pixel shuffles, NCHW
+//! space-to-depth, complex128), and 3 streams with AVX2 (byte shuffles
+//! within lanes: [`Vector::split3`], [`Vector::zip3`]; AVX-512 plans use
+//! AVX2's).
 //!
 //! One body per direction, generic over the vector ([`Vector`]): SSE2
 //! (16 bytes, the x86_64 baseline), AVX2 (32 bytes) and AVX-512 (64 bytes,
@@ -24,7 +26,10 @@
 //! from one row to the next, 2 to 4 streams (three by permutes):
 //! [`deinterleave_carried`] and [`interleave_carried`] carry each stream's
 //! unfinished line in a register, so that every line leaves with one
-//! aligned 64-byte streaming store whatever the lengths of the rows.
+//! aligned 64-byte streaming store whatever the lengths of the rows. Below
+//! VBMI, [`deinterleave_carried`] *joins* the line that a stream's row
+//! shares with the next from the sources of the two rows instead
+//! (`joined_body`), with any vector.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -116,7 +121,7 @@ trait Vector: Copy {
     /// Units `j, j + 3, j + 6, ...` of `v[0] ++ v[1] ++ v[2]`, for each
     /// `j`: three streams split apart. By default byte by byte through
     /// memory: the kernels split three streams with AVX2 only
-    /// ([`dispatch3!`]), whose way is byte shuffles.
+    /// (`dispatch3!`), whose way is byte shuffles.
     #[inline(always)]
     unsafe fn split3<const S: usize>(v: [Self; 3]) -> [Self; 3] {
         // SAFETY: the vectors' bytes, moved through memory.
