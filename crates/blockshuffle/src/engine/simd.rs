@@ -680,7 +680,7 @@ unsafe fn interleave_row<V: Vector, const S: usize, const B: usize, const NT: bo
 }
 
 /// The `B` destination vectors, in order, of one vector of each of the `B`
-/// streams `v` (`B` 2 or 4).
+/// streams `v` (`B` 2 or 4, or 3 where `V` zips three).
 ///
 /// # Safety
 /// The CPU runs `V`.
@@ -774,7 +774,7 @@ unsafe fn deinterleave_row<V: Vector, const S: usize, const B: usize>(
 /// One vector of each of the `B` streams, from the `B` vectors at `sp`.
 ///
 /// # Safety
-/// `B * V::BYTES` bytes readable at `sp`; `B` is 2 or 4; the CPU runs `V`.
+/// `B * V::BYTES` bytes readable at `sp`; `B` is 2 or 4 (3 where `V` splits three); the CPU runs `V`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn deinterleave_step<V: Vector, const S: usize, const B: usize>(sp: *const u8) -> [V; B] {
@@ -788,7 +788,7 @@ unsafe fn deinterleave_step<V: Vector, const S: usize, const B: usize>(sp: *cons
 ///
 /// # Safety
 /// The `B * V::BYTES` bytes of the run readable; `cut` a multiple of
-/// `V::BYTES` (no vector reads across it); `B` is 2 or 4; the CPU runs `V`.
+/// `V::BYTES` (no vector reads across it); `B` is 2 to 4; the CPU runs `V`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn deinterleave_step_joined<V: Vector, const S: usize, const B: usize>(
