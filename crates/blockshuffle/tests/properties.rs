@@ -257,6 +257,12 @@ fn large_outputs_agree_across_thread_counts() {
         (Box::new(onnx::SpaceToDepth::new(4)), vec![4, 3, 512, 512], 1),
         (Box::new(tf::BatchToSpaceNd::new(&[4], &[[3, 1]])), vec![16, 300, 77], 8),
         (Box::new(openvino::SpaceToBatch::new(&[1, 1, 5], &[0, 0, 4], &[0, 0, 1])), vec![2, 300, 3195], 3),
+        // Windowed tiles: padded rows carried, cropped rows interleaved.
+        (Box::new(openvino::SpaceToBatch::new(&[1, 1, 4, 4], &[0, 0, 2, 2], &[0, 0, 2, 2])), vec![4, 16, 252, 252], 1),
+        (Box::new(openvino::BatchToSpace::new(&[1, 1, 4, 4], &[0, 0, 2, 1], &[0, 0, 2, 3])), vec![64, 16, 64, 64], 1),
+        // Three streams, and 16-byte units.
+        (Box::new(torch::PixelUnshuffle::new(3)), vec![2, 4, 384, 384], 4),
+        (Box::new(torch::PixelShuffle::new(2)), vec![2, 16, 128, 128], 16),
     ];
     for (op, shape, elem) in cases {
         let plan = op.plan(&shape).unwrap();
