@@ -369,6 +369,10 @@ fn staged_streaming_agrees_with_direct_stores() {
         (Box::new(torch::PixelUnshuffle::new(2)), vec![1, 5, 98, 1024], 2),
         (Box::new(tf::SpaceToDepth::new(2, DataFormat::Nchw)), vec![1, 3, 64, 2050], 8),
         (Box::new(openvino::SpaceToDepth::blocks_first(2)), vec![3, 5, 1400], 4),
+        // Three-channel NHWC pixels: a destination row (12 KiB) is too
+        // short a region, so the loop over rows is split to stage two.
+        (Box::new(tf::SpaceToDepth::new(2, DataFormat::Nhwc)), vec![1, 12, 512, 3], 4),
+        (Box::new(tf::DepthToSpace::new(2, DataFormat::Nhwc)), vec![1, 6, 256, 12], 4),
     ];
     for (op, shape, elem) in cases {
         let plan = op.plan(&shape).unwrap();

@@ -407,6 +407,7 @@ impl Exec<'_> {
     unsafe fn staged(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS], w: &mut Writers) {
         let p = self.plan;
         let region = p.loops[j].count * p.dst_block[j];
+        debug_assert!(region <= STAGE_BYTES, "a staged region fits the stage");
         let mut stage = StageBuffer::new();
         // Offsets inside the region land in the stage: `stage - dof + dof + k`.
         let inner = Exec {

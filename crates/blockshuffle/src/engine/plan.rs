@@ -523,15 +523,7 @@ impl CopyPlan {
         }
 
         // 5. Contiguous destination blocks, for filling padding in whole runs.
-        let blocks = &mut self.dst_block;
-        blocks.clear();
-        blocks.extend(loops.iter().map(|_| 0));
-        let mut blk = Some(self.unit);
-        for j in (0..loops.len()).rev() {
-            blocks[j] = blk.unwrap_or(0);
-            blk = blk.and_then(|b| (loops[j].ds == b as isize).then(|| b * loops[j].count));
-        }
-        let blocks = &self.dst_block;
+        destination_blocks(loops, self.unit, &mut self.dst_block);
 
         // 6. Other streaming plans (short units that make no tile, and long
         // ones whose streams outnumber the line writers) build whole
@@ -539,16 +531,51 @@ impl CopyPlan {
         // positions outside the destination, so a staged region must have
         // none inside it.
         if self.nt && !self.tile && !self.lines {
-            let n = loops.len();
-            self.stage_level = (0..n).find(|&j| {
+            let stageable = |loops: &[Loop], blocks: &[usize], j: usize, least: usize| {
                 let blk = blocks[j];
                 let region = blk.saturating_mul(loops[j].count);
                 blk != 0
                     && loops[j].ds == blk as isize
-                    && (MIN_STAGE_BYTES..=STAGE_BYTES).contains(&region)
+                    && (least..=STAGE_BYTES).contains(&region)
                     && (self.fill || loops[j..].iter().all(|l| l.window.is_none()))
-            });
+            };
+            let n = loops.len();
+            self.stage_level = (0..n).find(|&j| stageable(loops, &self.dst_block, j, MIN_STAGE_BYTES));
+            // Regions too small (a row of three-channel NHWC pixels): the
+            // loop around the largest one, if it continues it, is split so
+            // that some of its iterations make one region.
+            if self.stage_level.is_none() && n < MAX_LOOPS {
+                let split = (1..n).find(|&j| stageable(loops, &self.dst_block, j, 0)).and_then(|j| {
+                    let region = self.dst_block[j] * loops[j].count;
+                    let outer = &loops[j - 1];
+                    // The fewest iterations that make a region: kept small,
+                    // it stays in the first-level cache.
+                    let continues = outer.ds == region as isize && free(outer);
+                    let f = (2..outer.count)
+                        .filter(|_| continues)
+                        .find(|&f| outer.count.is_multiple_of(f) && f * region >= MIN_STAGE_BYTES)
+                        .filter(|&f| f * region <= STAGE_BYTES)?;
+                    Some((j - 1, f))
+                });
+                if let Some((j, f)) = split {
+                    split_loop(loops, j, f);
+                    destination_blocks(loops, self.unit, &mut self.dst_block);
+                    self.stage_level = Some(j + 1);
+                }
+            }
         }
+    }
+}
+
+/// For each loop `j`: bytes of the contiguous destination block that one
+/// index of loop `j` covers, or 0 if that block is not contiguous.
+fn destination_blocks(loops: &[Loop], unit: usize, blocks: &mut ArrayVec<usize, MAX_LOOPS>) {
+    blocks.clear();
+    blocks.extend(loops.iter().map(|_| 0));
+    let mut blk = Some(unit);
+    for j in (0..loops.len()).rev() {
+        blocks[j] = blk.unwrap_or(0);
+        blk = blk.and_then(|b| (loops[j].ds == b as isize).then(|| b * loops[j].count));
     }
 }
 
@@ -762,7 +789,7 @@ fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) 
         let l = loops[k - 1];
         let whole = run.saturating_mul(l.count);
         if whole > STAGE_BYTES && free(&l) && loops.len() < MAX_LOOPS {
-            if let Some(f) = run_factor(l.count, run) {
+            if let Some(f) = run_factor(l.count, run, MIN_DST_RUN) {
                 // Loop k-1 becomes the outer part; the inner part, `f` of its
                 // iterations, joins the run.
                 split_loop(loops, k - 1, f);
@@ -775,11 +802,11 @@ fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) 
     source_order_outside(loops, k);
 }
 
-/// The largest divisor `f` of `count` that makes a run of `run * f` bytes
-/// fit a staging region (at most [`STAGE_BYTES`], at least [`MIN_DST_RUN`]).
-fn run_factor(count: usize, run: usize) -> Option<usize> {
+/// The largest divisor `f` of `count` below it that makes a run of `run *
+/// f` bytes fit a staging region (at most [`STAGE_BYTES`], at least `least`).
+fn run_factor(count: usize, run: usize, least: usize) -> Option<usize> {
     let most = (STAGE_BYTES / run).min(count);
-    (2..=most).rev().take_while(|&f| run * f >= MIN_DST_RUN).find(|&f| count.is_multiple_of(f))
+    (2..=most).rev().take_while(|&f| run * f >= least).find(|&f| count.is_multiple_of(f))
 }
 
 /// Orders loops `..k` by decreasing source stride (a stable sort: ties keep
@@ -1310,6 +1337,21 @@ mod tests {
         );
         assert!(p.nt && p.lines);
         assert_eq!(p.unit, 256);
+    }
+
+    /// Streaming NHWC space-to-depth of three float32 channels: 24-byte
+    /// units make no tile, and a destination row (12 KiB) is too short a
+    /// region to stage; the loop over rows is split so that two rows make
+    /// one (24 KiB, the first-level cache's).
+    #[test]
+    fn short_rows_are_staged_in_pairs() {
+        let g = nhwc([1, 12, 512, 3], 2, false);
+        let p = compile_f32(&g, Direction::Forward, &[1, 12, 512, 3], &[1, 6, 256, 12], true);
+        assert!(p.nt && !p.tile && !p.lines);
+        assert_eq!(p.unit, 24);
+        let j = p.stage_level.expect("a stage level");
+        assert_eq!((p.loops[j].count, p.loops[j].ds, p.dst_block[j]), (2, 12 << 10, 12 << 10));
+        assert_eq!(p.loops[j - 1].count, 3);
     }
 
     /// Streaming NHWC space-to-batch 2x2 (W1 of the benchmarks): the output
