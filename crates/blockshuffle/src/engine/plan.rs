@@ -904,9 +904,14 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
 }
 
 /// Shortest row (bytes per destination stream) of a streaming deinterleaving
-/// tile written straight into whole lines rather than staged (measured:
-/// float32 and float16 rows of 512 bytes and more 1.2-1.45x memcpy so,
-/// 1.45-2.8x staged; uint8 rows of 128 and 256 bytes slower so).
+/// tile that is not carried written straight into whole lines rather than
+/// staged or stored through the cache. Measured on an AVX2 machine (Zen 3),
+/// with streams not a line multiple apart (so not carried): uint8
+/// pixel_unshuffle of 500- and 254-byte rows 0.86-0.95x memcpy so, against
+/// 1.1-1.85x with 512 here; float16 of 500-byte rows 0.81-0.87x, against
+/// 1.6x. (Earlier, on an AVX-512 machine before the carried kernels,
+/// 512: float32 and float16 rows of 512 bytes and more 1.2-1.45x so,
+/// 1.45-2.8x staged.)
 const MIN_LINES_DEINTERLEAVE_ROW: usize = 128;
 
 /// Bytes of the buffer a streaming tile is staged in (see [`TileStage`]).
