@@ -871,11 +871,7 @@ unsafe fn deinterleave_streamed_body<V: Vector, const S: usize, const B: usize>(
                 prefetch(src.wrapping_add(y * B * S + PREFETCH_AHEAD), 64 * B);
                 let line = line_registers::<V, S, B>(src.add(y * B * S));
                 for (j, l) in line.iter().enumerate() {
-                    let mut k = 0;
-                    while k < 64 {
-                        V::stream_aligned(d(dst, j, y).add(k), l[k / V::BYTES].assume_init());
-                        k += V::BYTES;
-                    }
+                    put_line::<V, true>(l, d(dst, j, y));
                 }
             }
             if lines > 0 {
@@ -957,14 +953,35 @@ unsafe fn line_parts<V: Vector, const S: usize, const B: usize>(sp: *const u8) -
     unsafe {
         let line = line_registers::<V, S, B>(sp);
         for (p, l) in part.iter_mut().zip(&line) {
-            let mut k = 0;
-            while k < 64 {
-                V::store(p.as_mut_ptr().add(k).cast(), l[k / V::BYTES].assume_init());
-                k += V::BYTES;
-            }
+            put_line::<V, false>(l, p.as_mut_ptr().cast());
         }
     }
     part
+}
+
+/// Stores one line held in registers (its first `64 / V::BYTES` vectors,
+/// as [`line_registers`] gives them) to `at`: with one aligned streaming
+/// store a vector when `NT` (`at` 64-byte aligned), ordinary ones if not.
+///
+/// # Safety
+/// 64 writable bytes at `at` (aligned when `NT`); those vectors set; the
+/// CPU runs `V`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn put_line<V: Vector, const NT: bool>(line: &[MaybeUninit<V>; 4], at: *mut u8) {
+    let mut k = 0;
+    while k < 64 {
+        // SAFETY: vector `k / V::BYTES` of the line, to bytes `k..k + V::BYTES` of the 64.
+        unsafe {
+            let v = line[k / V::BYTES].assume_init();
+            if NT {
+                V::stream_aligned(at.add(k), v);
+            } else {
+                V::store(at.add(k), v);
+            }
+        }
+        k += V::BYTES;
+    }
 }
 
 /// Monomorphises a carried kernel (AVX512-VBMI) for each unit size and
@@ -1159,10 +1176,14 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 /// through the cache; float32 NCHW space-to-depth 1.05-1.1x, against 1.3x
 /// with whole lines per row and the rows' ends through the writers.
 ///
+/// Below AVX512-VBMI, the line a stream's row shares with the next is
+/// joined from the two rows' sources instead (`joined_body`).
+///
 /// Returns whether it did the work (if not, nothing is written): it needs
-/// AVX512-VBMI (`isa`), 2 to 4 streams of 1- to 8-byte units, rows of at
-/// least 64 bytes per stream, and at most [`CARRIED_STREAMS`] streams (each
-/// may start anywhere in a line).
+/// a vector `isa` and rows of at least 64 bytes per stream; with
+/// AVX512-VBMI, 2 to 4 streams of 1- to 8-byte units, at most
+/// [`CARRIED_STREAMS`] streams (each may start anywhere in a line); below
+/// it, what `joined_body` needs.
 ///
 /// # Safety
 /// Every source unit named above readable, every destination unit writable,
@@ -1310,11 +1331,13 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
 /// side in a small buffer), and it leaves with aligned streaming stores
 /// like the others. The `B` streams of a group must share their offset in
 /// a line (`c.ds` a multiple of 64); groups and rows may start anywhere.
-/// The source is walked in its order, each row fetched ahead whole.
+/// The source is walked in its order, each row fetched ahead whole; rows
+/// shorter than [`BURST`] gather their lines per stream first (`Bursts`).
 /// Measured with AVX2 (ratio to memcpy, one thread): uint8 pixel_unshuffle
-/// by 4 (16 streams of 128-byte rows) 1.2x, against 1.4x storing through
-/// the cache; float16 pixel_unshuffle by 2 0.9-1.0x, against 1.05-1.1x
-/// with whole lines per row and the rows' ends through the writers.
+/// by 4 (16 streams of 128-byte rows) 0.75-0.8x, against 1.4x storing
+/// through the cache; float16 pixel_unshuffle by 2 0.75-0.9x, against
+/// 1.05-1.1x with whole lines per row and the rows' ends through the
+/// writers.
 ///
 /// Returns whether it did the work (if not, nothing is written): it needs
 /// rows of at least 64 bytes per stream, streams of a group a line multiple
@@ -1469,12 +1492,7 @@ impl LineSink for Direct {
         // SAFETY: each store is an aligned part of one of the lines (the caller's).
         unsafe {
             for (j, l) in line.iter().enumerate() {
-                let d = d.wrapping_offset(j as isize * self.0);
-                let mut k = 0;
-                while k < 64 {
-                    V::stream_aligned(d.add(k), l[k / V::BYTES].assume_init());
-                    k += V::BYTES;
-                }
+                put_line::<V, true>(l, d.wrapping_offset(j as isize * self.0));
             }
         }
     }
@@ -1527,12 +1545,7 @@ impl LineSink for Bursts {
         // lies inside the buffer.
         unsafe {
             for (j, l) in line.iter().enumerate() {
-                let at = self.buf.0.as_mut_ptr().cast::<u8>().add((g * B + j) * BURST + k * 64);
-                let mut o = 0;
-                while o < 64 {
-                    V::store(at.add(o), l[o / V::BYTES].assume_init());
-                    o += V::BYTES;
-                }
+                put_line::<V, false>(l, self.buf.0.as_mut_ptr().cast::<u8>().add((g * B + j) * BURST + k * 64));
             }
         }
         self.held[g] = k + 1;
