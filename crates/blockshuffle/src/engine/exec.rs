@@ -508,7 +508,7 @@ impl Exec<'_> {
                 deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
             };
             if !done {
-                let mode = Mode { nt: self.nt, isa: p.isa };
+                let mode = self.mode();
                 for i in 0..level.count {
                     let (src, dst) = level.at(i, src, dst);
                     copy_tile(middle, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode, w);

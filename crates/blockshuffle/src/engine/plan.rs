@@ -548,11 +548,12 @@ impl CopyPlan {
                 let split = (1..n).find(|&j| stageable(loops, &self.dst_block, j, 0)).and_then(|j| {
                     let region = self.dst_block[j] * loops[j].count;
                     let outer = &loops[j - 1];
+                    if outer.ds != region as isize || !free(outer) {
+                        return None;
+                    }
                     // The fewest iterations that make a region: kept small,
                     // it stays in the first-level cache.
-                    let continues = outer.ds == region as isize && free(outer);
                     let f = (2..outer.count)
-                        .filter(|_| continues)
                         .find(|&f| outer.count.is_multiple_of(f) && f * region >= MIN_STAGE_BYTES)
                         .filter(|&f| f * region <= STAGE_BYTES)?;
                     Some((j - 1, f))
@@ -789,7 +790,7 @@ fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) 
         let l = loops[k - 1];
         let whole = run.saturating_mul(l.count);
         if whole > STAGE_BYTES && free(&l) && loops.len() < MAX_LOOPS {
-            if let Some(f) = run_factor(l.count, run, MIN_DST_RUN) {
+            if let Some(f) = run_factor(l.count, run) {
                 // Loop k-1 becomes the outer part; the inner part, `f` of its
                 // iterations, joins the run.
                 split_loop(loops, k - 1, f);
@@ -802,11 +803,11 @@ fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) 
     source_order_outside(loops, k);
 }
 
-/// The largest divisor `f` of `count` below it that makes a run of `run *
-/// f` bytes fit a staging region (at most [`STAGE_BYTES`], at least `least`).
-fn run_factor(count: usize, run: usize, least: usize) -> Option<usize> {
+/// The largest divisor `f` of `count` that makes a run of `run * f` bytes
+/// fit a staging region (at most [`STAGE_BYTES`], at least [`MIN_DST_RUN`]).
+fn run_factor(count: usize, run: usize) -> Option<usize> {
     let most = (STAGE_BYTES / run).min(count);
-    (2..=most).rev().take_while(|&f| run * f >= least).find(|&f| count.is_multiple_of(f))
+    (2..=most).rev().take_while(|&f| run * f >= MIN_DST_RUN).find(|&f| count.is_multiple_of(f))
 }
 
 /// Orders loops `..k` by decreasing source stride (a stable sort: ties keep
@@ -974,20 +975,24 @@ fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
 
 /// The [`CopyPlan::carry_level`] of a streaming deinterleaving tile plan, if
 /// `simd::deinterleave_carried` can run it: a [`row_level`] with at most
-/// [`CARRIED_STREAMS`] streams of 2 to 4 units of 1 to 8 bytes and rows of
-/// at least 64 bytes per stream.
+/// [`CARRIED_STREAMS`] streams, whose tile [`carries`].
 fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     let n = loops.len();
-    let (x, y) = (&loops[n - 2], &loops[n - 1]);
     let (level, streams) = row_level(loops, unit)?;
-    let kernel = match isa {
-        Isa::Portable => false,
-        Isa::Avx512Vbmi => matches!(x.count, 2..=4),
-        // Joined in the source: streams of a group at one offset in a line.
-        _ => vector_streams(x.count, isa) && x.ds.unsigned_abs().is_multiple_of(64),
-    };
-    let fits = kernel && carried_unit(unit, isa) && y.count * unit >= 64 && streams <= CARRIED_STREAMS;
-    fits.then_some(level)
+    (carries(&loops[n - 2], &loops[n - 1], unit, isa) && streams <= CARRIED_STREAMS).then_some(level)
+}
+
+/// Whether the carried kernels of `isa` run a deinterleaving tile of loops
+/// `x` (the streams of a group) and `y` (a row of each): 2 to 4 streams
+/// ([`vector_streams`]), below AVX512-VBMI a line multiple apart (joined in
+/// the source, one offset in a line for the group), of units of 1 to 8
+/// bytes (16 below VBMI), rows of at least 64 bytes.
+fn carries(x: &Loop, y: &Loop, unit: usize, isa: Isa) -> bool {
+    let units = matches!(unit, 1 | 2 | 4 | 8) || (unit == 16 && isa < Isa::Avx512Vbmi);
+    vector_streams(x.count, isa)
+        && (isa >= Isa::Avx512Vbmi || x.ds.unsigned_abs().is_multiple_of(64))
+        && units
+        && y.count * unit >= 64
 }
 
 /// Bytes of the padded source rows that the executor stages for a
@@ -1026,21 +1031,11 @@ fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     } else {
         1
     };
-    let l = &loops[level];
-    let fits = l.window.is_none()
-        && vector_streams(x.count, isa)
-        && (isa >= Isa::Avx512Vbmi || x.ds.unsigned_abs().is_multiple_of(64))
-        && carried_unit(unit, isa)
-        && row >= 64
+    let fits = loops[level].window.is_none()
+        && carries(x, y, unit, isa)
         && groups.saturating_mul(x.count) <= CARRIED_STREAMS
         && groups.saturating_mul(row * x.count) <= PADDED_ROWS_BYTES;
     fits.then_some(level)
-}
-
-/// Whether the carried kernels of `isa` move units of `unit` bytes: 1 to 8
-/// bytes, and 16 below AVX512-VBMI (joined in the source).
-fn carried_unit(unit: usize, isa: Isa) -> bool {
-    matches!(unit, 1 | 2 | 4 | 8) || (unit == 16 && isa < Isa::Avx512Vbmi)
 }
 
 /// Whether the vector kernels of `isa` (below the carried ones of
