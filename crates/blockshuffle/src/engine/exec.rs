@@ -14,9 +14,9 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{copy_2d, copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Mode, Rows, Staging};
+use super::kernels::{copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Grid, Mode, Rows, Staging};
 use super::lines::Writers;
-use super::plan::{CopyPlan, Loop, Window, MAX_LOOPS};
+use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
 use super::plan::{PADDED_ROWS_BYTES, STAGE_BYTES, TILE_STAGE_BYTES};
 use super::simd::{deinterleave_carried, interleave_carried, Carried, Interleaved};
 
@@ -188,11 +188,71 @@ impl Exec<'_> {
                 }
                 return;
             }
-            let mut idx = [0usize; MAX_LOOPS];
             let mut w = Writers::new();
-            self.level(0, p.src_base, p.dst_base, &mut idx, &mut w);
+            if !self.flat(&mut w) {
+                let mut idx = [0usize; MAX_LOOPS];
+                self.level(0, p.src_base, p.dst_base, &mut idx, &mut w);
+            }
             w.finish();
         }
+    }
+
+    /// Runs a plan stored through the cache whose innermost kernel is one
+    /// grid (the last two loops, see [`Grid`]) or one tile with its rows
+    /// (the last three), and whose loops outside it carry no window: those
+    /// loops only count, so they are one flat loop over their positions
+    /// rather than a recursion through [`Exec::level`] (which tiny tensors
+    /// would mostly spend their time in). `false`, having done nothing,
+    /// for any other plan.
+    ///
+    /// # Safety
+    /// As [`Exec::level`] from the plan's base offsets.
+    unsafe fn flat(&self, w: &mut Writers) -> bool {
+        let p = self.plan;
+        let n = p.loops.len();
+        if self.nt || n < 2 {
+            return false;
+        }
+        let free = |loops: &[Loop]| loops.iter().all(|l| l.window.is_none());
+        let (src, dst) = (self.buf.src, self.buf.dst);
+        // SAFETY (both arms): every position of the outer loops is valid
+        // (they carry no window), and the kernel copies the valid units
+        // inside it, as `level` would.
+        unsafe {
+            if p.tile {
+                let outer = n.saturating_sub(3);
+                if !free(&p.loops) {
+                    return false;
+                }
+                let (x, y) = (&p.loops[n - 2], &p.loops[n - 1]);
+                let rows = match n {
+                    2 => Rows::ONE,
+                    _ => Rows { count: p.loops[n - 3].count, ss: p.loops[n - 3].ss, ds: p.loops[n - 3].ds },
+                };
+                let mode = self.mode();
+                odometer(&p.loops[..outer], p.src_base, p.dst_base, |so, dof| {
+                    let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
+                    copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode, w)
+                });
+            } else {
+                if !free(&p.loops[..n - 1]) || !self.grid_rows(n - 2) {
+                    return false;
+                }
+                let g = grid(&p.loops[n - 2], &p.loops[n - 1], 0, p.loops[n - 2].count);
+                odometer(&p.loops[..n - 2], p.src_base, p.dst_base, |so, dof| {
+                    g.copy(src.wrapping_offset(so), dst.wrapping_offset(dof), p.unit, false)
+                });
+            }
+        }
+        true
+    }
+
+    /// Whether loop `j + 1` (the last) runs as the rows of a [`Grid`]
+    /// under loop `j`: without a window, or cropped by one that depends on
+    /// loop `j` alone (backward: nothing to fill).
+    fn grid_rows(&self, j: usize) -> bool {
+        let p = self.plan;
+        p.loops[j + 1].window.is_none_or(|win| !p.fill && win.outer == Some(j as u8))
     }
 
     /// The smallest prefix of the loops whose flattened positions number at
@@ -341,49 +401,18 @@ impl Exec<'_> {
                     None => copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, self.mode(), w),
                     Some(win) => self.windowed_tile(rows, x, y, win, src, dst, w),
                 }
-            } else if j + 2 == p.loops.len() && p.loops[j + 1].window.is_none() && p.stage_level != Some(j + 1) {
-                // The last two loops, the inner one without a window and not
-                // staged: one call.
+            } else if j + 2 == p.loops.len() && p.stage_level != Some(j + 1) && self.grid_rows(j) {
+                // The last two loops, not staged: one grid.
                 let y = &p.loops[j + 1];
+                let g = grid(l, y, s, e);
+                let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
                 if self.lines() {
-                    let (mut so, mut dof) = (so, dof);
-                    for _ in s..e {
-                        self.units(w, y.count, buf.src.wrapping_offset(so), y.ss, buf.dst.wrapping_offset(dof), y.ds);
-                        so = so.wrapping_add(l.ss);
-                        dof = dof.wrapping_add(l.ds);
-                    }
-                    return;
-                }
-                copy_2d(
-                    e - s,
-                    l.ss,
-                    l.ds,
-                    y.count,
-                    buf.src.wrapping_offset(so),
-                    y.ss,
-                    buf.dst.wrapping_offset(dof),
-                    y.ds,
-                    p.unit,
-                    self.nt,
-                );
-            } else if j + 2 == p.loops.len()
-                && !p.fill
-                && p.stage_level != Some(j + 1)
-                && p.loops[j + 1].window.is_some_and(|w| w.outer == Some(j as u8))
-            {
-                // The last two loops, the inner one cropped by a window that
-                // depends on this loop alone (backward: nothing to fill):
-                // each row's range, copied without a call per row.
-                let y = &p.loops[j + 1];
-                let win = y.window.expect("checked above");
-                let (mut so, mut dof) = (so, dof);
-                for i in s..e {
-                    let (a, b) = win.range(i, y.count);
-                    let (sa, da) = ((a as isize).wrapping_mul(y.ss), (a as isize).wrapping_mul(y.ds));
-                    let (src, dst) = (buf.src.wrapping_offset(so + sa), buf.dst.wrapping_offset(dof + da));
-                    self.units(w, b - a, src, y.ss, dst, y.ds);
-                    so = so.wrapping_add(l.ss);
-                    dof = dof.wrapping_add(l.ds);
+                    g.rows(|i, a, b| {
+                        let (src, dst) = g.at(i, a, src, dst);
+                        self.units(w, b - a, src, y.ss, dst, y.ds);
+                    });
+                } else {
+                    g.copy(src, dst, p.unit, self.nt);
                 }
             } else {
                 let (mut so, mut dof) = (so, dof);
@@ -774,5 +803,48 @@ fn split(a: usize, b: usize, threads: usize, align: usize, work: impl Fn(usize, 
     let _ = (threads, align);
     if a < b {
         work(a, b);
+    }
+}
+
+/// The grid of indices `[s, e)` of loop `l` over the last loop `y` (see
+/// [`Exec::grid_rows`]), from the position of index `s`.
+fn grid(l: &Loop, y: &Loop, s: usize, e: usize) -> Grid {
+    Grid {
+        n1: e - s,
+        ss1: l.ss,
+        ds1: l.ds,
+        n0: y.count,
+        ss0: y.ss,
+        ds0: y.ds,
+        bounds: y.window.map_or(Bounds::ALL, |win| win.bounds(s)),
+        oc: y.window.map_or(0, |win| win.oc),
+    }
+}
+
+/// Calls `f(source offset, destination offset)` for every position of
+/// `loops` (none: once, at the bases), the last loop fastest.
+#[inline(always)]
+fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: impl FnMut(isize, isize)) {
+    let mut idx = [0usize; MAX_LOOPS];
+    let (mut so, mut dof) = (src_base, dst_base);
+    loop {
+        f(so, dof);
+        let mut k = loops.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            let l = &loops[k];
+            idx[k] += 1;
+            so = so.wrapping_add(l.ss);
+            dof = dof.wrapping_add(l.ds);
+            if idx[k] < l.count {
+                break;
+            }
+            idx[k] = 0;
+            so = so.wrapping_sub(l.ss.wrapping_mul(l.count as isize));
+            dof = dof.wrapping_sub(l.ds.wrapping_mul(l.count as isize));
+        }
     }
 }

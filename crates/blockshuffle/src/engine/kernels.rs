@@ -5,6 +5,7 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::lines::{store_line as line, Writers};
+use super::plan::Bounds;
 use super::simd::{self, Isa};
 
 /// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
@@ -68,6 +69,13 @@ macro_rules! by_unit {
                 let $copy = |s, d| unit_copy::<16>(s, d);
                 $body
             }
+            12 => {
+                let $copy = |s: *const u8, d: *mut u8| {
+                    unit_copy::<8>(s, d);
+                    unit_copy::<4>(s.add(8), d.add(8))
+                };
+                $body
+            }
             // The pair's size chosen once too.
             3 => {
                 let $copy = |s, d| pair::<2>(s, d, 3);
@@ -94,74 +102,84 @@ macro_rules! by_unit {
 }
 use by_unit;
 
-/// `n1` rows of [`copy_run`]: row `i` copies `n0` units from
-/// `src + i*ss1` (stride `ss0`) to `dst + i*ds1` (stride `ds0`). The
-/// innermost two loops of a plan in one call, with the choice of unit
-/// kernel made once for all rows (tiny tensors are mostly this overhead).
-///
-/// # Safety
-/// As [`copy_run`] for every row.
-#[inline]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn copy_2d(
-    n1: usize,
-    ss1: isize,
-    ds1: isize,
-    n0: usize,
-    src: *const u8,
-    ss0: isize,
-    dst: *mut u8,
-    ds0: isize,
-    unit: usize,
-    nt: bool,
-) {
-    let row = |i: usize| (src.wrapping_offset(i as isize * ss1), dst.wrapping_offset(i as isize * ds1));
-    // SAFETY: forwarded; row `i` is the caller's row `i`.
-    unsafe {
-        if nt || (ss0 == unit as isize && ds0 == unit as isize) {
-            for i in 0..n1 {
-                let (s, d) = row(i);
-                copy_run(n0, s, ss0, d, ds0, unit, nt);
-            }
-            return;
-        }
-        // One out-of-line loop nest per kind of unit (`Grid::run` gives the
-        // closure only the grid's units, which the caller vouches for).
-        let g = Grid { n1, ss1, ds1, n0, ss0, ds0 };
-        by_unit!(unit, copy => g.run(src, dst, copy))
-    }
-}
-
-/// The `n1 x n0` grid of units of [`copy_2d`].
+/// The innermost two loops of a plan as one grid of units: row `i < n1`
+/// starts at `src + i*ss1` and `dst + i*ds1`, and copies units `[a, b)` of
+/// its `n0`, unit `k` from `row src + k*ss0` to `row dst + k*ds0`. Row 0's
+/// `[a, b)` is `bounds`' range, and each row's bounds are the last row's
+/// stepped by `oc` (a crop window on the inner loop that depends on the
+/// outer one: the rest of a row does not exist in the destination). Without
+/// a window, `Bounds::ALL` and `oc == 0`: every row copies all `n0` units.
 #[derive(Clone, Copy)]
-struct Grid {
-    n1: usize,
-    ss1: isize,
-    ds1: isize,
-    n0: usize,
-    ss0: isize,
-    ds0: isize,
+pub(crate) struct Grid {
+    pub n1: usize,
+    pub ss1: isize,
+    pub ds1: isize,
+    pub n0: usize,
+    pub ss0: isize,
+    pub ds0: isize,
+    pub bounds: Bounds,
+    pub oc: i64,
 }
 
 impl Grid {
+    /// The source and destination of unit `a` of row `i`.
+    #[inline(always)]
+    pub(crate) fn at(&self, i: usize, a: usize, src: *const u8, dst: *mut u8) -> (*const u8, *mut u8) {
+        let (i, a) = (i as isize, a as isize);
+        (
+            src.wrapping_offset(i.wrapping_mul(self.ss1).wrapping_add(a.wrapping_mul(self.ss0))),
+            dst.wrapping_offset(i.wrapping_mul(self.ds1).wrapping_add(a.wrapping_mul(self.ds0))),
+        )
+    }
+
+    /// Calls `row(i, a, b)` for every row `i` and its units `[a, b)`.
+    #[inline(always)]
+    pub(crate) fn rows(&self, mut row: impl FnMut(usize, usize, usize)) {
+        let mut bounds = self.bounds;
+        for i in 0..self.n1 {
+            let (a, b) = bounds.range(self.n0);
+            row(i, a, b);
+            bounds = bounds.step(self.oc);
+        }
+    }
+
+    /// Copies every unit of the grid, with the choice of unit kernel made
+    /// once for all rows (tiny tensors are mostly this overhead).
+    ///
+    /// # Safety
+    /// As [`copy_run`] for every row's range.
+    #[inline]
+    pub(crate) unsafe fn copy(&self, src: *const u8, dst: *mut u8, unit: usize, nt: bool) {
+        // SAFETY: forwarded; each row's range is the caller's.
+        unsafe {
+            if nt || (self.ss0 == unit as isize && self.ds0 == unit as isize) {
+                self.rows(|i, a, b| {
+                    let (s, d) = self.at(i, a, src, dst);
+                    copy_run(b - a, s, self.ss0, d, self.ds0, unit, nt);
+                });
+                return;
+            }
+            // One out-of-line loop nest per kind of unit (`units` gives the
+            // closure only the grid's units, which the caller vouches for).
+            by_unit!(unit, copy => self.units(src, dst, copy))
+        }
+    }
+
     /// Calls `copy` for every unit of the grid.
     ///
     /// # Safety
     /// `copy` must be sound for every unit's source and destination (as
-    /// [`copy_2d`]'s caller guarantees).
+    /// [`Grid::copy`]'s caller guarantees).
     #[inline(never)]
-    unsafe fn run(self, src: *const u8, dst: *mut u8, copy: impl Fn(*const u8, *mut u8)) {
-        let (mut s1, mut d1) = (src, dst);
-        for _ in 0..self.n1 {
-            let (mut s, mut d) = (s1, d1);
-            for _ in 0..self.n0 {
+    unsafe fn units(&self, src: *const u8, dst: *mut u8, copy: impl Fn(*const u8, *mut u8)) {
+        self.rows(|i, a, b| {
+            let (mut s, mut d) = self.at(i, a, src, dst);
+            for _ in a..b {
                 copy(s, d);
                 s = s.wrapping_offset(self.ss0);
                 d = d.wrapping_offset(self.ds0);
             }
-            s1 = s1.wrapping_offset(self.ss1);
-            d1 = d1.wrapping_offset(self.ds1);
-        }
+        });
     }
 }
 
@@ -751,4 +769,61 @@ pub(crate) fn prefetch(p: *const u8, len: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (p, len);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::plan::Window;
+
+    /// A grid of `n1 x n0` units of `unit` bytes, rows `ss1` apart in the
+    /// source and units `ss0` apart, written to a contiguous destination,
+    /// cropped by `window` on the row index (as the executor builds it),
+    /// against the window's definition unit by unit.
+    fn check_grid(unit: usize, n1: usize, n0: usize, window: Option<Window>) {
+        let (ss0, ss1) = ((unit * n1) as isize, unit as isize);
+        let (ds0, ds1) = (unit as isize, (unit * n0) as isize);
+        let src: Vec<u8> = (0..unit * n0 * n1).map(|i| (i * 7 + 1) as u8).collect();
+        let mut expected = vec![0u8; unit * n0 * n1];
+        for i in 0..n1 {
+            let (a, b) = window.map_or((0, n0), |w| w.range(i, n0));
+            for k in a..b {
+                let (s, d) = (i as isize * ss1 + k as isize * ss0, i as isize * ds1 + k as isize * ds0);
+                expected[d as usize..d as usize + unit].copy_from_slice(&src[s as usize..s as usize + unit]);
+            }
+        }
+        for nt in [false, true] {
+            let g = Grid {
+                n1,
+                ss1,
+                ds1,
+                n0,
+                ss0,
+                ds0,
+                bounds: window.map_or(Bounds::ALL, |w| w.bounds(0)),
+                oc: window.map_or(0, |w| w.oc),
+            };
+            let mut dst = vec![0u8; expected.len()];
+            // SAFETY: every unit of the grid is inside both buffers.
+            unsafe {
+                g.copy(src.as_ptr(), dst.as_mut_ptr(), unit, nt);
+                fence();
+            }
+            assert_eq!(dst, expected, "unit {unit}, {n1}x{n0}, {window:?}, nt {nt}");
+        }
+    }
+
+    #[test]
+    fn grids_copy_the_units_of_their_windows() {
+        for unit in [1, 3, 4, 12, 16, 24, 100] {
+            check_grid(unit, 5, 7, None);
+            // A crop of the block factor (OpenVINO batch-to-space): row `i`
+            // keeps `3 <= 4i + k < 17`.
+            check_grid(unit, 5, 4, Some(Window { outer: Some(0), oc: 4, ic: 1, lo: 3, hi: 17 }));
+            // A crop on an outer factor inside its block factor: `2 <= i + 3k < 11`.
+            check_grid(unit, 3, 5, Some(Window { outer: Some(0), oc: 1, ic: 3, lo: 2, hi: 11 }));
+            // Rows that keep nothing.
+            check_grid(unit, 4, 3, Some(Window { outer: Some(0), oc: 3, ic: 1, lo: 4, hi: 5 }));
+        }
+    }
 }

@@ -62,15 +62,14 @@ impl Window {
     /// The valid index range `[s, e)` of the inner loop, within `[0, count)`.
     #[inline(always)]
     pub fn range(&self, outer_index: usize, count: usize) -> (usize, usize) {
+        self.bounds(outer_index).range(count)
+    }
+
+    /// The bounds on the inner index at outer index `outer_index`.
+    #[inline(always)]
+    pub fn bounds(&self, outer_index: usize) -> Bounds {
         let base = self.oc * outer_index as i64;
-        let clamp = |v: i64| v.clamp(0, count as i64) as usize;
-        let (s, e) = if self.ic == 1 {
-            // The common case (the window's loop is the block factor): no division.
-            (clamp(self.lo - base), clamp(self.hi - base))
-        } else {
-            (clamp(ceil_div(self.lo - base, self.ic)), clamp(ceil_div(self.hi - base, self.ic)))
-        };
-        (s, e.max(s))
+        Bounds { ic: self.ic, lo: self.lo - base, hi: self.hi - base }
     }
 
     /// The window of a loop merged with an inner loop of `count` (for a
@@ -81,6 +80,39 @@ impl Window {
         debug_assert_eq!(self.ic, 1);
         let c = i64::try_from(count).ok()?;
         Some(Window { oc: self.oc.checked_mul(c)?, lo: self.lo.checked_mul(c)?, hi: self.hi.checked_mul(c)?, ..*self })
+    }
+}
+
+/// A window at one outer index: the inner index `i` is valid when
+/// `lo <= ic * i < hi`. All of one size, so that kernels copy it cheaply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    pub ic: i64,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl Bounds {
+    /// No bound: every index valid.
+    pub const ALL: Bounds = Bounds { ic: 1, lo: i64::MIN, hi: i64::MAX };
+
+    /// The valid index range `[s, e)`, within `[0, count)`.
+    #[inline(always)]
+    pub fn range(&self, count: usize) -> (usize, usize) {
+        let clamp = |v: i64| v.clamp(0, count as i64) as usize;
+        let (s, e) = if self.ic == 1 {
+            // The common case (the window's loop is the block factor): no division.
+            (clamp(self.lo), clamp(self.hi))
+        } else {
+            (clamp(ceil_div(self.lo, self.ic)), clamp(ceil_div(self.hi, self.ic)))
+        };
+        (s, e.max(s))
+    }
+
+    /// The bounds at the next outer index, for a window of outer coefficient `oc`.
+    #[inline(always)]
+    pub fn step(self, oc: i64) -> Bounds {
+        Bounds { lo: self.lo.wrapping_sub(oc), hi: self.hi.wrapping_sub(oc), ..self }
     }
 }
 
