@@ -14,7 +14,9 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{copy_bytes, copy_run, copy_tile, fence, stream_region, zero_bytes, Grid, Mode, Rows, Staging};
+use super::kernels::{
+    copy_bytes, copy_run, copy_tile, fence, odometer, stream_region, zero_bytes, Grid, Mode, Rows, Staging,
+};
 use super::lines::Writers;
 use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
 use super::plan::{PADDED_ROWS_BYTES, STAGE_BYTES, TILE_STAGE_BYTES};
@@ -239,9 +241,8 @@ impl Exec<'_> {
                     return false;
                 }
                 let g = grid(&p.loops[n - 2], &p.loops[n - 1], 0, p.loops[n - 2].count);
-                odometer(&p.loops[..n - 2], p.src_base, p.dst_base, |so, dof| {
-                    g.copy(src.wrapping_offset(so), dst.wrapping_offset(dof), p.unit, false)
-                });
+                let (src, dst) = (src.wrapping_offset(p.src_base), dst.wrapping_offset(p.dst_base));
+                g.copy(&p.loops[..n - 2], src, dst, p.unit, false);
             }
         }
         true
@@ -412,7 +413,7 @@ impl Exec<'_> {
                         self.units(w, b - a, src, y.ss, dst, y.ds);
                     });
                 } else {
-                    g.copy(src, dst, p.unit, self.nt);
+                    g.copy(&[], src, dst, p.unit, self.nt);
                 }
             } else {
                 let (mut so, mut dof) = (so, dof);
@@ -818,33 +819,5 @@ fn grid(l: &Loop, y: &Loop, s: usize, e: usize) -> Grid {
         ds0: y.ds,
         bounds: y.window.map_or(Bounds::ALL, |win| win.bounds(s)),
         oc: y.window.map_or(0, |win| win.oc),
-    }
-}
-
-/// Calls `f(source offset, destination offset)` for every position of
-/// `loops` (none: once, at the bases), the last loop fastest.
-#[inline(always)]
-fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: impl FnMut(isize, isize)) {
-    let mut idx = [0usize; MAX_LOOPS];
-    let (mut so, mut dof) = (src_base, dst_base);
-    loop {
-        f(so, dof);
-        let mut k = loops.len();
-        loop {
-            if k == 0 {
-                return;
-            }
-            k -= 1;
-            let l = &loops[k];
-            idx[k] += 1;
-            so = so.wrapping_add(l.ss);
-            dof = dof.wrapping_add(l.ds);
-            if idx[k] < l.count {
-                break;
-            }
-            idx[k] = 0;
-            so = so.wrapping_sub(l.ss.wrapping_mul(l.count as isize));
-            dof = dof.wrapping_sub(l.ds.wrapping_mul(l.count as isize));
-        }
     }
 }

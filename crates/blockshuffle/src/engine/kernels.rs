@@ -5,7 +5,7 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::lines::{store_line as line, Writers};
-use super::plan::Bounds;
+use super::plan::{Bounds, Loop, MAX_LOOPS};
 use super::simd::{self, Isa};
 
 /// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
@@ -143,43 +143,78 @@ impl Grid {
         }
     }
 
-    /// Copies every unit of the grid, with the choice of unit kernel made
-    /// once for all rows (tiny tensors are mostly this overhead).
+    /// Copies every unit of the grid, once at each position of the loops
+    /// `outer` around it (none: once), with the choice of unit kernel made
+    /// once for all of them (tiny tensors are mostly this overhead).
     ///
     /// # Safety
-    /// As [`copy_run`] for every row's range.
+    /// As [`copy_run`] for every row's range at every position.
     #[inline]
-    pub(crate) unsafe fn copy(&self, src: *const u8, dst: *mut u8, unit: usize, nt: bool) {
+    pub(crate) unsafe fn copy(&self, outer: &[Loop], src: *const u8, dst: *mut u8, unit: usize, nt: bool) {
         // SAFETY: forwarded; each row's range is the caller's.
         unsafe {
             if nt || (self.ss0 == unit as isize && self.ds0 == unit as isize) {
-                self.rows(|i, a, b| {
-                    let (s, d) = self.at(i, a, src, dst);
-                    copy_run(b - a, s, self.ss0, d, self.ds0, unit, nt);
+                odometer(outer, 0, 0, |so, dof| {
+                    let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
+                    self.rows(|i, a, b| {
+                        let (s, d) = self.at(i, a, src, dst);
+                        copy_run(b - a, s, self.ss0, d, self.ds0, unit, nt);
+                    })
                 });
                 return;
             }
             // One out-of-line loop nest per kind of unit (`units` gives the
             // closure only the grid's units, which the caller vouches for).
-            by_unit!(unit, copy => self.units(src, dst, copy))
+            by_unit!(unit, copy => self.units(outer, src, dst, copy))
         }
     }
 
-    /// Calls `copy` for every unit of the grid.
+    /// Calls `copy` for every unit of the grid at every position of `outer`.
     ///
     /// # Safety
     /// `copy` must be sound for every unit's source and destination (as
     /// [`Grid::copy`]'s caller guarantees).
     #[inline(never)]
-    unsafe fn units(&self, src: *const u8, dst: *mut u8, copy: impl Fn(*const u8, *mut u8)) {
-        self.rows(|i, a, b| {
-            let (mut s, mut d) = self.at(i, a, src, dst);
-            for _ in a..b {
-                copy(s, d);
-                s = s.wrapping_offset(self.ss0);
-                d = d.wrapping_offset(self.ds0);
-            }
+    unsafe fn units(&self, outer: &[Loop], src: *const u8, dst: *mut u8, copy: impl Fn(*const u8, *mut u8)) {
+        odometer(outer, 0, 0, |so, dof| {
+            let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
+            self.rows(|i, a, b| {
+                let (mut s, mut d) = self.at(i, a, src, dst);
+                for _ in a..b {
+                    copy(s, d);
+                    s = s.wrapping_offset(self.ss0);
+                    d = d.wrapping_offset(self.ds0);
+                }
+            })
         });
+    }
+}
+
+/// Calls `f(source offset, destination offset)` for every position of
+/// `loops` (none: once, at the bases), the last loop fastest.
+#[inline(always)]
+pub(crate) fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: impl FnMut(isize, isize)) {
+    let mut idx = [0usize; MAX_LOOPS];
+    let (mut so, mut dof) = (src_base, dst_base);
+    loop {
+        f(so, dof);
+        let mut k = loops.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            let l = &loops[k];
+            idx[k] += 1;
+            so = so.wrapping_add(l.ss);
+            dof = dof.wrapping_add(l.ds);
+            if idx[k] < l.count {
+                break;
+            }
+            idx[k] = 0;
+            so = so.wrapping_sub(l.ss.wrapping_mul(l.count as isize));
+            dof = dof.wrapping_sub(l.ds.wrapping_mul(l.count as isize));
+        }
     }
 }
 
@@ -806,7 +841,7 @@ mod tests {
             let mut dst = vec![0u8; expected.len()];
             // SAFETY: every unit of the grid is inside both buffers.
             unsafe {
-                g.copy(src.as_ptr(), dst.as_mut_ptr(), unit, nt);
+                g.copy(&[], src.as_ptr(), dst.as_mut_ptr(), unit, nt);
                 fence();
             }
             assert_eq!(dst, expected, "unit {unit}, {n1}x{n0}, {window:?}, nt {nt}");

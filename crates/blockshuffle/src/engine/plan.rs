@@ -46,6 +46,7 @@ impl Direction {
 }
 
 pub(crate) const MAX_LOOPS: usize = MAX_FACTORS + 1;
+const _: () = assert!(MAX_LOOPS <= 128, "a u128 holds one bit per loop");
 
 /// A padding/crop window on one loop (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,6 +380,13 @@ impl CopyPlan {
     fn canonicalise(&mut self, raw: &[RawLoop], windows: &mut [Option<Window>]) {
         // 1. Drop loops of count 1, moving windows that depend on them.
         let mut keep: ArrayVec<usize, MAX_LOOPS> = ArrayVec::new();
+        // Loops that some window depends on (bit `j`: loop `j`).
+        let mut outers = 0u128;
+        for w in windows.iter().flatten() {
+            if let Some(o) = w.outer {
+                outers |= 1 << o;
+            }
+        }
         for j in 0..raw.len() {
             // The element loop (last) always stays: it becomes the unit.
             if raw[j].count != 1 || j + 1 == raw.len() {
@@ -402,9 +410,11 @@ impl CopyPlan {
                     }
                 }
             }
-            for w in windows.iter_mut().flatten() {
-                if w.outer == Some(j as u8) {
-                    w.outer = None;
+            if outers & (1 << j) != 0 {
+                for w in windows.iter_mut().flatten() {
+                    if w.outer == Some(j as u8) {
+                        w.outer = None;
+                    }
                 }
             }
         }
