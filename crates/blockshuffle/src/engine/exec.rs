@@ -14,12 +14,10 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{
-    copy_bytes, copy_run, copy_tile, fence, odometer, stream_region, zero_bytes, Grid, Mode, Rows, Staging,
-};
+use super::kernels::{copy_bytes, copy_run, copy_tile, fence, odometer, zero_bytes, Grid, Mode, Rows, Staging};
 use super::lines::Writers;
 use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
-use super::plan::{PADDED_ROWS_BYTES, STAGE_BYTES, TILE_STAGE_BYTES};
+use super::plan::{PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
 use super::simd::{deinterleave_carried, interleave_carried, Carried, Interleaved};
 
 /// What padding positions receive.
@@ -77,9 +75,6 @@ struct Buffers {
 unsafe impl Send for Buffers {}
 // SAFETY: as above.
 unsafe impl Sync for Buffers {}
-
-/// The buffer one staged destination region is built in.
-type StageBuffer = Staging<STAGE_BYTES>;
 
 /// Destination bytes below which work stays on the calling thread.
 pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 20;
@@ -171,8 +166,7 @@ pub(crate) unsafe fn execute(
 
 impl Exec<'_> {
     /// Whether every unit and padding block goes through the [`Writers`]
-    /// (streaming plans of long units, see `CopyPlan::lines`; not a staged
-    /// run, which stores through the cache).
+    /// (streaming plans of long units, see `CopyPlan::lines`).
     #[inline(always)]
     fn lines(&self) -> bool {
         self.nt && self.plan.lines
@@ -257,11 +251,12 @@ impl Exec<'_> {
     }
 
     /// The smallest prefix of the loops whose flattened positions number at
-    /// least `want` (or as many as it may take: not past a stage level,
-    /// whose regions must stay whole), and its number of positions.
+    /// least `want` (or as many as it may take: not past the level of a
+    /// staged or carried tile, whose regions must stay whole), and its
+    /// number of positions.
     fn prefix(&self, want: usize) -> (usize, usize) {
         let p = self.plan;
-        let staged = [p.stage_level, p.tile_stage.map(|t| t.level), p.carry_level];
+        let staged = [p.tile_stage.map(|t| t.level), p.carry_level];
         let last = staged.into_iter().flatten().min().unwrap_or(p.loops.len());
         let mut prefix = 0;
         let mut positions = 1usize;
@@ -351,11 +346,6 @@ impl Exec<'_> {
     unsafe fn level(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS], w: &mut Writers) {
         let p = self.plan;
         let buf = self.buf;
-        if self.nt && p.stage_level == Some(j) {
-            // SAFETY: the region of loop j is contiguous destination bytes,
-            // every one of them written by the staged run (see `stage`).
-            return unsafe { self.staged(j, so, dof, idx, w) };
-        }
         if j == p.loops.len() {
             // SAFETY: a valid position: `unit` bytes on both sides.
             unsafe { self.units(w, 1, buf.src.wrapping_offset(so), 0, buf.dst.wrapping_offset(dof), 0) };
@@ -402,8 +392,8 @@ impl Exec<'_> {
                     None => copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, self.mode(), w),
                     Some(win) => self.windowed_tile(rows, x, y, win, src, dst, w),
                 }
-            } else if j + 2 == p.loops.len() && p.stage_level != Some(j + 1) && self.grid_rows(j) {
-                // The last two loops, not staged: one grid.
+            } else if j + 2 == p.loops.len() && self.grid_rows(j) {
+                // The last two loops: one grid.
                 let y = &p.loops[j + 1];
                 let g = grid(l, y, s, e);
                 let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
@@ -424,33 +414,6 @@ impl Exec<'_> {
                     dof = dof.wrapping_add(l.ds);
                 }
             }
-        }
-    }
-
-    /// Runs loop `j` into a staging buffer, then streams the region out.
-    ///
-    /// # Safety
-    /// As `level`; the plan chose `j` as its stage level, so the region of
-    /// loop `j` at `dof` is `count * dst_block[j]` contiguous destination
-    /// bytes, all of which the run writes (copied or padding).
-    #[inline(never)]
-    unsafe fn staged(&self, j: usize, so: isize, dof: isize, idx: &mut [usize; MAX_LOOPS], w: &mut Writers) {
-        let p = self.plan;
-        let region = p.loops[j].count * p.dst_block[j];
-        debug_assert!(region <= STAGE_BYTES, "a staged region fits the stage");
-        let mut stage = StageBuffer::new();
-        // Offsets inside the region land in the stage: `stage - dof + dof + k`.
-        let inner = Exec {
-            plan: p,
-            buf: Buffers { src: self.buf.src, dst: stage.ptr().wrapping_offset(dof.wrapping_neg()) },
-            fill: self.fill,
-            nt: false,
-        };
-        // SAFETY: the inner run writes exactly the region, now inside the
-        // stage (`region <= STAGE_BYTES`); the region is then copied out whole.
-        unsafe {
-            inner.level(j, so, dof, idx, w);
-            stream_region(stage.ptr(), self.buf.dst.wrapping_offset(dof), region);
         }
     }
 

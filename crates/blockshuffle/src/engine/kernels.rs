@@ -714,7 +714,7 @@ pub(crate) unsafe fn stream_copy(src: *const u8, dst: *mut u8, len: usize) {
 ///
 /// # Safety
 /// `len` bytes readable at `src` and writable at `dst`, not overlapping.
-pub(crate) unsafe fn stream_region(src: *const u8, dst: *mut u8, len: usize) {
+unsafe fn stream_region(src: *const u8, dst: *mut u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: head and tail are plain copies inside the range; every line
     // copied lies inside the 64-byte-aligned body `[head, head + 4 * q)` or

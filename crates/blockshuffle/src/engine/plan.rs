@@ -167,12 +167,6 @@ pub(crate) struct CopyPlan {
     pub nt: bool,
     /// The vector kernels for short runs (see `engine::simd`).
     pub isa: Isa,
-    /// With streaming stores, in a plan without `lines` or a tile: the loop
-    /// whose whole range is one contiguous destination region of at most
-    /// [`STAGE_BYTES`]. The executor builds
-    /// each such region in a cache-resident buffer and streams it out in
-    /// one interleaved pass (see `kernels::stream_region`).
-    pub stage_level: Option<usize>,
     /// With streaming stores, a tile whose destination streams each continue
     /// contiguously across an outer loop: see [`TileStage`].
     pub tile_stage: Option<TileStage>,
@@ -192,12 +186,6 @@ pub(crate) struct CopyPlan {
     /// few destination streams advance together.
     pub lines: bool,
 }
-
-/// Largest destination region built in a staging buffer.
-pub(crate) const STAGE_BYTES: usize = 64 << 10;
-
-/// Smallest region worth staging.
-const MIN_STAGE_BYTES: usize = 16 << 10;
 
 /// Strides (in bytes) of both sides of a geometry.
 pub(crate) struct Layouts<'a> {
@@ -250,7 +238,6 @@ impl CopyPlan {
             tile: false,
             nt: false,
             isa: Isa::Portable,
-            stage_level: None,
             tile_stage: None,
             carry_level: None,
             padded: false,
@@ -367,7 +354,6 @@ impl CopyPlan {
         self.tile = false;
         self.nt = streaming;
         self.isa = isa;
-        self.stage_level = None;
         self.tile_stage = None;
         self.carry_level = None;
         self.padded = false;
@@ -568,44 +554,19 @@ impl CopyPlan {
         destination_blocks(loops, self.unit, &mut self.dst_block);
 
         // 6. Other streaming plans (short units that make no tile, and long
-        // ones whose streams outnumber the line writers) build whole
-        // destination regions in a staging buffer. Backward, a window marks
-        // positions outside the destination, so a staged region must have
-        // none inside it.
+        // units whose runs outnumber the line writers or gather source runs)
+        // store through the cache: their units would each be a short
+        // streaming store, and building whole destination regions in a
+        // staging buffer to stream out cost more than it saved. Measured on
+        // an AVX2 machine (Zen 3), ratio to memcpy staged -> through the
+        // cache: three-channel float32 NHWC space-to-depth 1.5-1.6 -> 1.2,
+        // depth-to-space by 2 and 3 1.1-1.6 -> 1.0-1.2; six-channel
+        // 1.2-1.5 -> 0.9-1.0; NHWC space-to-batch of 8 float32 channels
+        // 1.6-1.75 -> 1.3; batch-to-space of 32 float32 channels 0.91-0.95
+        // -> 0.91-0.95. Unstaged, with a streaming store per unit, NHWC
+        // space-to-batch of 16 float32 channels ran at 1.45-1.9.
         if self.nt && !self.tile && !self.lines {
-            let stageable = |loops: &[Loop], blocks: &[usize], j: usize, least: usize| {
-                let blk = blocks[j];
-                let region = blk.saturating_mul(loops[j].count);
-                blk != 0
-                    && loops[j].ds == blk as isize
-                    && (least..=STAGE_BYTES).contains(&region)
-                    && (self.fill || loops[j..].iter().all(|l| l.window.is_none()))
-            };
-            let n = loops.len();
-            self.stage_level = (0..n).find(|&j| stageable(loops, &self.dst_block, j, MIN_STAGE_BYTES));
-            // Regions too small (a row of three-channel NHWC pixels): the
-            // loop around the largest one, if it continues it, is split so
-            // that some of its iterations make one region.
-            if self.stage_level.is_none() && n < MAX_LOOPS {
-                let split = (1..n).find(|&j| stageable(loops, &self.dst_block, j, 0)).and_then(|j| {
-                    let region = self.dst_block[j] * loops[j].count;
-                    let outer = &loops[j - 1];
-                    if outer.ds != region as isize || !free(outer) {
-                        return None;
-                    }
-                    // The fewest iterations that make a region: kept small,
-                    // it stays in the first-level cache.
-                    let f = (2..outer.count)
-                        .find(|&f| outer.count.is_multiple_of(f) && f * region >= MIN_STAGE_BYTES)
-                        .filter(|&f| f * region <= STAGE_BYTES)?;
-                    Some((j - 1, f))
-                });
-                if let Some((j, f)) = split {
-                    split_loop(loops, j, f);
-                    destination_blocks(loops, self.unit, &mut self.dst_block);
-                    self.stage_level = Some(j + 1);
-                }
-            }
+            self.nt = false;
         }
     }
 }
@@ -631,7 +592,7 @@ fn count_product(mut counts: impl Iterator<Item = usize>) -> usize {
 /// Smallest unit (bytes) that streaming plans write through the line
 /// writers. Below it a run costs more than it moves (measured, 64-byte
 /// units: NHWC space-to-batch with 16 float32 channels 1.8-2.4x memcpy
-/// through the writers, 1.65-1.8x staged).
+/// through the writers, 0.95-0.98x through the cache).
 const MIN_LINES_UNIT: usize = 128;
 
 /// Most destination streams (a line writer each) and most source streams
@@ -817,10 +778,14 @@ const MIN_SOURCE_ORDER_UNIT: usize = 64;
 /// Bytes of contiguous destination kept innermost by [`source_order_outside_run`].
 const MIN_DST_RUN: usize = 4 << 10;
 
+/// Longest run [`source_order_outside_run`] keeps whole (a longer one is
+/// split: the source block it reads stays in the cache).
+const MAX_DST_RUN: usize = 64 << 10;
+
 /// Orders the loops outside the innermost contiguous destination run of at
 /// least [`MIN_DST_RUN`] bytes by decreasing source stride.
 ///
-/// A run that would be much longer (past [`STAGE_BYTES`]) is cut: its
+/// A run that would be much longer (past [`MAX_DST_RUN`]) is cut: its
 /// outermost loop is split in two, and the outer part is ordered with the
 /// others. Then a block of the source is read once for all the runs that
 /// take from it, while it is in the cache (a 1-D space-to-batch by 4 read its
@@ -831,7 +796,7 @@ fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) 
     while k > 0 && run < MIN_DST_RUN && loops[k - 1].ds == run as isize {
         let l = loops[k - 1];
         let whole = run.saturating_mul(l.count);
-        if whole > STAGE_BYTES && free(&l) && loops.len() < MAX_LOOPS {
+        if whole > MAX_DST_RUN && free(&l) && loops.len() < MAX_LOOPS {
             if let Some(f) = run_factor(l.count, run) {
                 // Loop k-1 becomes the outer part; the inner part, `f` of its
                 // iterations, joins the run.
@@ -846,9 +811,9 @@ fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) 
 }
 
 /// The largest divisor `f` of `count` that makes a run of `run * f` bytes
-/// fit a staging region (at most [`STAGE_BYTES`], at least [`MIN_DST_RUN`]).
+/// between [`MIN_DST_RUN`] and [`MAX_DST_RUN`].
 fn run_factor(count: usize, run: usize) -> Option<usize> {
-    let most = (STAGE_BYTES / run).min(count);
+    let most = (MAX_DST_RUN / run).min(count);
     (2..=most).rev().take_while(|&f| run * f >= MIN_DST_RUN).find(|&f| count.is_multiple_of(f))
 }
 
@@ -1040,7 +1005,7 @@ fn carries(x: &Loop, y: &Loop, unit: usize, isa: Isa) -> bool {
 /// Bytes of the padded source rows that the executor stages for a
 /// [`padded_carry_level`] at a time (at least one row of every stream
 /// group).
-pub(crate) const PADDED_ROWS_BYTES: usize = STAGE_BYTES;
+pub(crate) const PADDED_ROWS_BYTES: usize = 64 << 10;
 
 /// The [`CopyPlan::carry_level`] of a streaming windowed tile that
 /// deinterleaves padded source rows (OpenVINO's space-to-batch of NCHW
@@ -1357,8 +1322,9 @@ mod tests {
 
     /// Streaming NHWC batch-to-space 2x2 of 128-byte units (32 float32
     /// channels): each output row gathers its two block columns' source
-    /// rows in order, so it is written in order, without the line writers;
-    /// with 256-byte units (W2 of the benchmarks) the writers run.
+    /// rows in order, so it is written in order, without the line writers
+    /// (through the cache); with 256-byte units (W2 of the benchmarks) the
+    /// writers run.
     #[test]
     fn gathered_runs_of_short_units_skip_the_line_writers() {
         let p = compile_f32(
@@ -1368,7 +1334,7 @@ mod tests {
             &[64, 128, 128, 32],
             true,
         );
-        assert!(p.nt && !p.lines && !p.tile);
+        assert!(!p.nt && !p.lines && !p.tile);
         assert_eq!(p.unit, 128);
         let p = compile_f32(
             &nhwc([8, 256, 256, 64], 2, true),
@@ -1382,18 +1348,16 @@ mod tests {
     }
 
     /// Streaming NHWC space-to-depth of three float32 channels: 24-byte
-    /// units make no tile, and a destination row (12 KiB) is too short a
-    /// region to stage; the loop over rows is split so that two rows make
-    /// one (24 KiB, the first-level cache's).
+    /// units make no tile, nor a run for the line writers; the plan stores
+    /// through the cache, in the destination's order.
     #[test]
-    fn short_rows_are_staged_in_pairs() {
+    fn short_units_without_a_tile_store_through_the_cache() {
         let g = nhwc([1, 12, 512, 3], 2, false);
         let p = compile_f32(&g, Direction::Forward, &[1, 12, 512, 3], &[1, 6, 256, 12], true);
-        assert!(p.nt && !p.tile && !p.lines);
+        assert!(!p.nt && !p.tile && !p.lines);
         assert_eq!(p.unit, 24);
-        let j = p.stage_level.expect("a stage level");
-        assert_eq!((p.loops[j].count, p.loops[j].ds, p.dst_block[j]), (2, 12 << 10, 12 << 10));
-        assert_eq!(p.loops[j - 1].count, 3);
+        let ds: Vec<_> = p.loops.iter().map(|l| l.ds).collect();
+        assert!(ds.windows(2).all(|d| d[0] >= d[1]), "destination order: {ds:?}");
     }
 
     /// Streaming NHWC space-to-batch 2x2 (W1 of the benchmarks): the output
@@ -1406,7 +1370,7 @@ mod tests {
         let (space, block) = ([8, 256, 256, 64], [32, 128, 128, 64]);
         let g = nhwc(space, 2, true);
         let p = compile_f32(&g, Direction::Forward, &space, &block, true);
-        assert!(p.lines && p.nt && p.stage_level.is_none());
+        assert!(p.lines && p.nt);
         assert_eq!(p.unit, 256);
         let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
         let (row, batch) = (256 * 256, 8 * 128 * 128 * 256);
