@@ -36,9 +36,66 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
             }
         }
         // The kind of unit chosen once per run, not per unit.
-        by_unit!(unit, copy => strided(n, src, ss, dst, ds, copy))
+        if widens(unit, ss, ds) {
+            return by_wide_unit!(unit, wide, exact => strided(n, src, ss, dst, ds, wide, exact));
+        }
+        by_unit!(unit, copy => strided(n, src, ss, dst, ds, copy, copy))
     }
 }
+
+/// Whether a run of units of `unit` bytes with these strides may copy each
+/// unit but the last as one move of the power of two above it (see
+/// [`by_wide_unit`]): the destination is contiguous, so that a move's
+/// excess lands on the next unit's place, written next; and each next
+/// source unit starts at least that many bytes on, so that the excess read
+/// lies between two units of the source buffer. Units of 3, 6 or 12 bytes
+/// (three channels) then take one load and one store each, not two of each.
+#[inline(always)]
+pub(crate) fn widens(unit: usize, ss: isize, ds: isize) -> bool {
+    let wide = match unit {
+        3 => 4,
+        5..=7 => 8,
+        9..=15 => 16,
+        17..=31 => 32,
+        _ => return false,
+    };
+    ds == unit as isize && ss >= wide
+}
+
+/// Evaluates `$body` with `$wide` bound to a closure that copies one unit
+/// of `$unit` bytes (3, 5-7, 9-15 or 17-31) as one move of the power of two
+/// above it, and `$exact` to one that copies it exactly (two overlapping
+/// moves), chosen once. The caller vouches that every unit it gives `$wide`
+/// has that many bytes readable at its source and writable at its
+/// destination ([`widens`]).
+macro_rules! by_wide_unit {
+    ($unit:expr, $wide:ident, $exact:ident => $body:expr) => {{
+        let unit: usize = $unit;
+        match unit {
+            3 => {
+                let $wide = |s, d| unit_copy::<4>(s, d);
+                let $exact = |s, d| pair::<2>(s, d, 3);
+                $body
+            }
+            5..=7 => {
+                let $wide = |s, d| unit_copy::<8>(s, d);
+                let $exact = |s, d| pair::<4>(s, d, unit);
+                $body
+            }
+            9..=15 => {
+                let $wide = |s, d| unit_copy::<16>(s, d);
+                let $exact = |s, d| pair::<8>(s, d, unit);
+                $body
+            }
+            _ => {
+                let $wide = |s, d| unit_copy::<32>(s, d);
+                let $exact = |s, d| pair::<16>(s, d, unit);
+                $body
+            }
+        }
+    }};
+}
+use by_wide_unit;
 
 /// Evaluates `$body` with `$copy` bound to a closure that copies one unit of
 /// `$unit` bytes, chosen once: each arm is its own loop nest, which never
@@ -164,27 +221,35 @@ impl Grid {
                 return;
             }
             // One out-of-line loop nest per kind of unit (`units` gives the
-            // closure only the grid's units, which the caller vouches for).
-            by_unit!(unit, copy => self.units(outer, src, dst, copy))
+            // closures only the grid's units, which the caller vouches for).
+            if widens(unit, self.ss0, self.ds0) {
+                return by_wide_unit!(unit, wide, exact => self.units(outer, src, dst, wide, exact));
+            }
+            by_unit!(unit, copy => self.units(outer, src, dst, copy, copy))
         }
     }
 
-    /// Calls `copy` for every unit of the grid at every position of `outer`.
+    /// Calls `copy` for every unit of the grid at every position of `outer`
+    /// but the last of each row, and `last` for that one.
     ///
     /// # Safety
-    /// `copy` must be sound for every unit's source and destination (as
-    /// [`Grid::copy`]'s caller guarantees).
+    /// `copy` and `last` must be sound for the units they are given (as
+    /// [`Grid::copy`]'s caller guarantees, and [`widens`] for a wide `copy`).
     #[inline(never)]
-    unsafe fn units(&self, outer: &[Loop], src: *const u8, dst: *mut u8, copy: impl Fn(*const u8, *mut u8)) {
+    unsafe fn units(
+        &self,
+        outer: &[Loop],
+        src: *const u8,
+        dst: *mut u8,
+        copy: impl Fn(*const u8, *mut u8),
+        last: impl Fn(*const u8, *mut u8),
+    ) {
         odometer(outer, 0, 0, |so, dof| {
             let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
             self.rows(|i, a, b| {
-                let (mut s, mut d) = self.at(i, a, src, dst);
-                for _ in a..b {
-                    copy(s, d);
-                    s = s.wrapping_offset(self.ss0);
-                    d = d.wrapping_offset(self.ds0);
-                }
+                let (s, d) = self.at(i, a, src, dst);
+                // SAFETY: forwarded (the row's units `[a, b)`).
+                unsafe { strided(b - a, s, self.ss0, d, self.ds0, &copy, &last) }
             })
         });
     }
@@ -272,20 +337,30 @@ unsafe fn pair<const N: usize>(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
-/// Calls `copy` for each of the `n` units of a [`copy_run`]: unit `i` from
-/// `src + i*ss` to `dst + i*ds`.
+/// Calls `copy` for each of the `n` units of a [`copy_run`] but the last,
+/// and `last` for the last: unit `i` from `src + i*ss` to `dst + i*ds`.
 ///
 /// # Safety
-/// `copy` must be sound for every unit's source and destination (as
-/// [`copy_run`]'s caller guarantees).
+/// `copy` and `last` must be sound for the units they are given (as
+/// [`copy_run`]'s caller guarantees, and [`widens`] for a wide `copy`).
 #[inline(always)]
-unsafe fn strided(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize, copy: impl Fn(*const u8, *mut u8)) {
+unsafe fn strided(
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    ds: isize,
+    copy: impl Fn(*const u8, *mut u8),
+    last: impl Fn(*const u8, *mut u8),
+) {
+    let Some(n) = n.checked_sub(1) else { return };
     let (mut s, mut d) = (src, dst);
     for _ in 0..n {
         copy(s, d);
         s = s.wrapping_offset(ss);
         d = d.wrapping_offset(ds);
     }
+    last(s, d);
 }
 
 /// Gathers `n` small units into a staging buffer and streams them out to a
@@ -850,7 +925,7 @@ mod tests {
 
     #[test]
     fn grids_copy_the_units_of_their_windows() {
-        for unit in [1, 3, 4, 12, 16, 24, 100] {
+        for unit in [1, 3, 4, 6, 12, 16, 20, 24, 31, 100] {
             check_grid(unit, 5, 7, None);
             // A crop of the block factor (OpenVINO batch-to-space): row `i`
             // keeps `3 <= 4i + k < 17`.
