@@ -488,6 +488,13 @@ impl CopyPlan {
             source_order_outside_run(loops, self.unit);
         } else {
             self.tile = choose_tile(loops, self.unit);
+            if self.tile && !matches!(self.unit, 1 | 2 | 4 | 8 | 16) {
+                // No vector kernel: its runs would each be short streaming
+                // stores (measured: float32 NHWC batch-to-space of 8
+                // channels 1.11 -> 1.05x memcpy, uint8 depth-to-space of 3
+                // channels by 4 1.25-1.3 -> 1.0-1.1x through the cache).
+                self.nt = false;
+            }
             let windowed = self.tile && loops[loops.len() - 1].window.is_some();
             if self.tile && self.nt {
                 // Streaming tiles walk the loops outside the tile in the
@@ -858,8 +865,10 @@ fn permute(loops: &mut ArrayVec<Loop, MAX_LOOPS>, order: &[usize]) {
     *loops = out;
 }
 
-/// Largest unit (bytes) worth a transposing tile.
-const MAX_TILE_UNIT: usize = 16;
+/// Largest unit (bytes) worth a transposing tile (or, without a vector
+/// kernel, the move of its source-contiguous loop next to the rows; from
+/// 64 bytes on, [`source_order_outside_run`] orders the loops).
+const MAX_TILE_UNIT: usize = 63;
 
 /// Chooses the transposing tile (see [`CopyPlan::tile`]): the innermost
 /// loop `y`, contiguous in the destination, and the nearest loop `x`
@@ -895,14 +904,15 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     let Some(x) = (0..n - 1).rev().find(|&i| loops[i].ss == u && movable(i)) else {
         return false;
     };
-    // Windowed units without a vector kernel run one by one at the edges
-    // and as plain strided runs inside: such a tile pays only where it
-    // turns short rows into long runs (a crop of the block position, as
-    // NHWC batch-to-space of three channels); otherwise the loops run as
-    // rows of `y`, with `x` moved next to them all the same, so that each
-    // source block is read once (NHWC space-to-batch of three channels, with
-    // padding: 2.1x memcpy with `x` outside, 1.6x so).
-    let tile = y.window.is_none() || matches!(unit, 1 | 2 | 4 | 8 | 16) || y.count < loops[x].count;
+    // Units without a vector kernel run as plain strided runs (and one by
+    // one at a window's edges): such a tile pays only where it turns short
+    // rows of `y` into long runs of `x` (NHWC depth-to-space and
+    // batch-to-space of a few channels); otherwise the loops run as rows of
+    // `y`, with `x` moved next to them all the same, so that each source
+    // block is read once (measured, ratio to memcpy: NHWC space-to-batch of
+    // three float32 channels with padding 2.1 -> 1.5, of 8 channels
+    // 1.5 -> 1.1; uint8 depth-to-space of 5 channels by 2 1.25 -> 1.0).
+    let tile = matches!(unit, 1 | 2 | 4 | 8 | 16) || y.count < loops[x].count;
     let moved = loops.remove(x);
     loops.insert(n - 2, moved);
     for l in loops.iter_mut() {
@@ -1354,16 +1364,18 @@ mod tests {
     }
 
     /// Streaming NHWC space-to-depth of three float32 channels: 24-byte
-    /// units make no tile, nor a run for the line writers; the plan stores
-    /// through the cache, in the destination's order.
+    /// units, with no vector kernel. An output pixel takes one unit from
+    /// each of two source rows (rows of two units); the tile runs them as
+    /// two long runs instead, one per source row, through the cache.
     #[test]
-    fn short_units_without_a_tile_store_through_the_cache() {
+    fn short_units_without_a_vector_kernel_store_through_the_cache() {
         let g = nhwc([1, 12, 512, 3], 2, false);
         let p = compile_f32(&g, Direction::Forward, &[1, 12, 512, 3], &[1, 6, 256, 12], true);
-        assert!(!p.nt && !p.tile && !p.lines);
+        assert!(!p.nt && p.tile && !p.lines);
         assert_eq!(p.unit, 24);
-        let ds: Vec<_> = p.loops.iter().map(|l| l.ds).collect();
-        assert!(ds.windows(2).all(|d| d[0] >= d[1]), "destination order: {ds:?}");
+        let n = p.loops.len();
+        let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
+        assert_eq!([(x.count, x.ss, x.ds), (y.count, y.ss, y.ds)], [(256, 24, 48), (2, 512 * 12, 24)]);
     }
 
     /// NHWC space-to-batch 2x2 of three float32 channels with one pixel of
