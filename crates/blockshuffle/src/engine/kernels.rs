@@ -637,7 +637,10 @@ unsafe fn deinterleave_any<T: Copy, const B: usize>(
     }
 }
 
-/// Generic tile: one strided run per row of the shorter side.
+/// Generic tile: one strided run per row of the shorter side; or, for an
+/// interleaving tile whose destination is its rows one after the other
+/// (`dsx == ny * unit`), the destination in order, [`zip`]ped from the
+/// streams.
 ///
 /// # Safety
 /// As [`copy_tile`].
@@ -646,6 +649,16 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
     let u = unit as isize;
     // SAFETY: rows of the tile, each inside it.
     unsafe {
+        if !nt && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
+            // A destination run of `ny` units from each column: wide moves
+            // where the unit allows them (each move's excess lands on the
+            // next unit, written next, and reads the next unit of the same
+            // stream: all but the last column).
+            if matches!(unit, 3 | 5..=7 | 9..=15 | 17..=31) {
+                return by_wide_unit!(unit, wide, exact => zip_streams(nx, ny, src, ssy, dst, u, wide, exact));
+            }
+            return by_unit!(unit, copy => zip_streams(nx, ny, src, ssy, dst, u, copy, copy));
+        }
         if nx <= ny {
             for x in 0..nx as isize {
                 copy_run(ny, src.offset(x * u), ssy, dst.offset(x * dsx), u, unit, nt);
@@ -655,6 +668,73 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
                 copy_run(nx, src.offset(y * ssy), u, dst.offset(y * u), dsx, unit, nt);
             }
         }
+    }
+}
+
+/// The interleaving tile in destination order: unit `x` of each of the `ny`
+/// streams (stream `y` at `src + y*ssy`, its units `unit` bytes apart),
+/// then the next column, into a contiguous destination; `copy` for every
+/// column but the last, `last` for the last.
+///
+/// # Safety
+/// `copy` and `last` must be sound for the units they are given (as
+/// [`copy_tile`]'s caller guarantees, with a wide `copy` as in [`tile_rows`]).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn zip_streams(
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    dst: *mut u8,
+    unit: isize,
+    copy: impl Fn(*const u8, *mut u8),
+    last: impl Fn(*const u8, *mut u8),
+) {
+    // SAFETY: forwarded; with the streams counted at compile time (the
+    // usual two to four), each column is straight-line code.
+    unsafe {
+        match ny {
+            2 => zip::<2>(nx, ny, src, ssy, dst, unit, copy, last),
+            3 => zip::<3>(nx, ny, src, ssy, dst, unit, copy, last),
+            4 => zip::<4>(nx, ny, src, ssy, dst, unit, copy, last),
+            _ => zip::<0>(nx, ny, src, ssy, dst, unit, copy, last),
+        }
+    }
+}
+
+/// [`zip_streams`] of `B` streams (`B == ny`), or of `ny` (`B == 0`).
+///
+/// # Safety
+/// As [`zip_streams`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn zip<const B: usize>(
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    dst: *mut u8,
+    unit: isize,
+    copy: impl Fn(*const u8, *mut u8),
+    last: impl Fn(*const u8, *mut u8),
+) {
+    let ny = if B == 0 { ny } else { B };
+    let (mut column, mut d) = (src, dst);
+    for _ in 0..nx - 1 {
+        let mut s = column;
+        for _ in 0..ny {
+            copy(s, d);
+            s = s.wrapping_offset(ssy);
+            d = d.wrapping_offset(unit);
+        }
+        column = column.wrapping_offset(unit);
+    }
+    let mut s = column;
+    for _ in 0..ny {
+        last(s, d);
+        s = s.wrapping_offset(ssy);
+        d = d.wrapping_offset(unit);
     }
 }
 
@@ -920,6 +1000,37 @@ mod tests {
                 fence();
             }
             assert_eq!(dst, expected, "unit {unit}, {n1}x{n0}, {window:?}, nt {nt}");
+        }
+    }
+
+    /// Interleaving tiles of units without a vector kernel: `ny` streams of
+    /// `nx` units, each stream contiguous, zipped into a contiguous
+    /// destination, with both buffers exactly their size.
+    #[test]
+    fn interleaving_tiles_of_other_units_zip_their_streams() {
+        for unit in [3, 5, 6, 10, 12, 20, 24, 32, 48] {
+            for ny in [2, 3, 4, 5] {
+                for nx in [1, 2, 7] {
+                    let ssy = (nx * unit) as isize;
+                    let src: Vec<u8> = (0..nx * ny * unit).map(|i| (i * 13 + 5) as u8).collect();
+                    let mut expected = vec![0u8; src.len()];
+                    for x in 0..nx {
+                        for y in 0..ny {
+                            let (s, d) = (y * nx * unit + x * unit, (x * ny + y) * unit);
+                            expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+                        }
+                    }
+                    let mut dst = vec![0u8; src.len()];
+                    let (dsx, mode) = ((ny * unit) as isize, Mode { nt: false, isa: Isa::Portable });
+                    // SAFETY: the tile's units are inside both buffers.
+                    unsafe {
+                        let mut w = Writers::new();
+                        copy_tile(Rows::ONE, nx, ny, src.as_ptr(), ssy, dst.as_mut_ptr(), dsx, unit, mode, &mut w);
+                        w.finish();
+                    }
+                    assert_eq!(dst, expected, "unit {unit}, {nx} x {ny}");
+                }
+            }
         }
     }
 
