@@ -57,13 +57,14 @@ pub(crate) fn widens(unit: usize, ss: isize, ds: isize) -> bool {
         5..=7 => 8,
         9..=15 => 16,
         17..=31 => 32,
+        33..=63 => 64,
         _ => return false,
     };
     ds == unit as isize && ss >= wide
 }
 
 /// Evaluates `$body` with `$wide` bound to a closure that copies one unit
-/// of `$unit` bytes (3, 5-7, 9-15 or 17-31) as one move of the power of two
+/// of `$unit` bytes (3, 5-7, 9-15, 17-31 or 33-63) as one move of the power of two
 /// above it, and `$exact` to one that copies it exactly (two overlapping
 /// moves), chosen once. The caller vouches that every unit it gives `$wide`
 /// has that many bytes readable at its source and writable at its
@@ -87,9 +88,14 @@ macro_rules! by_wide_unit {
                 let $exact = |s, d| pair::<8>(s, d, unit);
                 $body
             }
-            _ => {
+            17..=31 => {
                 let $wide = |s, d| unit_copy::<32>(s, d);
                 let $exact = |s, d| pair::<16>(s, d, unit);
+                $body
+            }
+            _ => {
+                let $wide = |s, d| unit_copy::<64>(s, d);
+                let $exact = |s, d| pair::<32>(s, d, unit);
                 $body
             }
         }
@@ -148,6 +154,10 @@ macro_rules! by_unit {
             }
             17..=32 => {
                 let $copy = |s, d| pair::<16>(s, d, unit);
+                $body
+            }
+            33..=64 => {
+                let $copy = |s, d| pair::<32>(s, d, unit);
                 $body
             }
             _ => {
@@ -654,7 +664,7 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
             // where the unit allows them (each move's excess lands on the
             // next unit, written next, and reads the next unit of the same
             // stream: all but the last column).
-            if matches!(unit, 3 | 5..=7 | 9..=15 | 17..=31) {
+            if matches!(unit, 3 | 5..=7 | 9..=15 | 17..=31 | 33..=63) {
                 return by_wide_unit!(unit, wide, exact => zip_streams(nx, ny, src, ssy, dst, u, wide, exact));
             }
             return by_unit!(unit, copy => zip_streams(nx, ny, src, ssy, dst, u, copy, copy));
@@ -1008,7 +1018,7 @@ mod tests {
     /// destination, with both buffers exactly their size.
     #[test]
     fn interleaving_tiles_of_other_units_zip_their_streams() {
-        for unit in [3, 5, 6, 10, 12, 20, 24, 32, 48] {
+        for unit in [3, 5, 6, 10, 12, 20, 24, 32, 36, 48, 63, 64] {
             for ny in [2, 3, 4, 5] {
                 for nx in [1, 2, 7] {
                     let ssy = (nx * unit) as isize;
@@ -1036,7 +1046,7 @@ mod tests {
 
     #[test]
     fn grids_copy_the_units_of_their_windows() {
-        for unit in [1, 3, 4, 6, 12, 16, 20, 24, 31, 100] {
+        for unit in [1, 3, 4, 6, 12, 16, 20, 24, 31, 36, 63, 100] {
             check_grid(unit, 5, 7, None);
             // A crop of the block factor (OpenVINO batch-to-space): row `i`
             // keeps `3 <= 4i + k < 17`.
