@@ -664,10 +664,11 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
             // where the unit allows them (each move's excess lands on the
             // next unit, written next, and reads the next unit of the same
             // stream: all but the last column).
+            let streams = Streams { nx, ny, src, ssy, unit: u };
             if matches!(unit, 3 | 5..=7 | 9..=15 | 17..=31 | 33..=63) {
-                return by_wide_unit!(unit, wide, exact => zip_streams(nx, ny, src, ssy, dst, u, wide, exact));
+                return by_wide_unit!(unit, wide, exact => zip_streams(streams, dst, wide, exact));
             }
-            return by_unit!(unit, copy => zip_streams(nx, ny, src, ssy, dst, u, copy, copy));
+            return by_unit!(unit, copy => zip_streams(streams, dst, copy, copy));
         }
         if nx <= ny {
             for x in 0..nx as isize {
@@ -681,8 +682,18 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
     }
 }
 
-/// The interleaving tile in destination order: unit `x` of each of the `ny`
-/// streams (stream `y` at `src + y*ssy`, its units `unit` bytes apart),
+/// The streams of an interleaving tile: `ny` of them, stream `y` at
+/// `src + y*ssy`, each `nx` units of `unit` bytes, contiguous.
+#[derive(Clone, Copy)]
+struct Streams {
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    unit: isize,
+}
+
+/// The interleaving tile in destination order: unit `x` of each stream,
 /// then the next column, into a contiguous destination; `copy` for every
 /// column but the last, `last` for the last.
 ///
@@ -690,62 +701,48 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
 /// `copy` and `last` must be sound for the units they are given (as
 /// [`copy_tile`]'s caller guarantees, with a wide `copy` as in [`tile_rows`]).
 #[inline(never)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn zip_streams(
-    nx: usize,
-    ny: usize,
-    src: *const u8,
-    ssy: isize,
+    streams: Streams,
     dst: *mut u8,
-    unit: isize,
     copy: impl Fn(*const u8, *mut u8),
     last: impl Fn(*const u8, *mut u8),
 ) {
-    // SAFETY: forwarded; with the streams counted at compile time (the
-    // usual two to four), each column is straight-line code.
-    unsafe {
-        match ny {
-            2 => zip::<2>(nx, ny, src, ssy, dst, unit, copy, last),
-            3 => zip::<3>(nx, ny, src, ssy, dst, unit, copy, last),
-            4 => zip::<4>(nx, ny, src, ssy, dst, unit, copy, last),
-            _ => zip::<0>(nx, ny, src, ssy, dst, unit, copy, last),
-        }
+    // With the streams counted at compile time (the usual two to four),
+    // each column is straight-line code.
+    match streams.ny {
+        2 => zip::<2>(streams, dst, copy, last),
+        3 => zip::<3>(streams, dst, copy, last),
+        4 => zip::<4>(streams, dst, copy, last),
+        _ => zip::<0>(streams, dst, copy, last),
     }
 }
 
 /// [`zip_streams`] of `B` streams (`B == ny`), or of `ny` (`B == 0`).
-///
-/// # Safety
-/// As [`zip_streams`].
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn zip<const B: usize>(
-    nx: usize,
-    ny: usize,
-    src: *const u8,
-    ssy: isize,
+fn zip<const B: usize>(
+    streams: Streams,
     dst: *mut u8,
-    unit: isize,
     copy: impl Fn(*const u8, *mut u8),
     last: impl Fn(*const u8, *mut u8),
 ) {
-    let ny = if B == 0 { ny } else { B };
-    let (mut column, mut d) = (src, dst);
-    for _ in 0..nx - 1 {
-        let mut s = column;
-        for _ in 0..ny {
-            copy(s, d);
-            s = s.wrapping_offset(ssy);
-            d = d.wrapping_offset(unit);
-        }
-        column = column.wrapping_offset(unit);
+    let ny = if B == 0 { streams.ny } else { B };
+    let mut d = dst;
+    for x in 0..streams.nx - 1 {
+        d = column(streams, ny, x, d, &copy);
     }
-    let mut s = column;
+    column(streams, ny, streams.nx - 1, d, &last);
+}
+
+/// Column `x` of `ny` streams to `dst`, by `f`; the destination after it.
+#[inline(always)]
+fn column(streams: Streams, ny: usize, x: usize, mut dst: *mut u8, f: &impl Fn(*const u8, *mut u8)) -> *mut u8 {
+    let mut s = streams.src.wrapping_offset(x as isize * streams.unit);
     for _ in 0..ny {
-        last(s, d);
-        s = s.wrapping_offset(ssy);
-        d = d.wrapping_offset(unit);
+        f(s, dst);
+        s = s.wrapping_offset(streams.ssy);
+        dst = dst.wrapping_offset(streams.unit);
     }
+    dst
 }
 
 /// `dst[x * B + j] = stream_j[x]` for `x < n`, where stream `j` starts at
