@@ -221,10 +221,7 @@ impl Exec<'_> {
                     return false;
                 }
                 let (x, y) = (&p.loops[n - 2], &p.loops[n - 1]);
-                let rows = match n {
-                    2 => Rows::ONE,
-                    _ => Rows { count: p.loops[n - 3].count, ss: p.loops[n - 3].ss, ds: p.loops[n - 3].ds },
-                };
+                let rows = if n == 2 { Rows::ONE } else { Rows::of(&p.loops[n - 3]) };
                 let mode = self.mode();
                 odometer(&p.loops[..outer], p.src_base, p.dst_base, |so, dof| {
                     let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
@@ -480,10 +477,9 @@ impl Exec<'_> {
         let p = self.plan;
         let n = p.loops.len();
         let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
-        let rows = |l: &Loop| Rows { count: l.count, ss: l.ss, ds: l.ds };
         // Loop j, and the loop between it and the tile if there is one.
-        let level = rows(&p.loops[j]);
-        let middle = if j + 4 == n { rows(&p.loops[j + 1]) } else { Rows::ONE };
+        let level = Rows::of(&p.loops[j]);
+        let middle = if j + 4 == n { Rows::of(&p.loops[j + 1]) } else { Rows::ONE };
         let (src, dst) = (self.buf.src.wrapping_offset(so), self.buf.dst.wrapping_offset(dof));
         if p.padded {
             // SAFETY: forwarded.

@@ -52,15 +52,21 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
 /// (three channels) then take one load and one store each, not two of each.
 #[inline(always)]
 pub(crate) fn widens(unit: usize, ss: isize, ds: isize) -> bool {
-    let wide = match unit {
-        3 => 4,
-        5..=7 => 8,
-        9..=15 => 16,
-        17..=31 => 32,
-        33..=63 => 64,
-        _ => return false,
-    };
-    ds == unit as isize && ss >= wide
+    wide_move(unit).is_some_and(|wide| ds == unit as isize && ss >= wide as isize)
+}
+
+/// The power of two above a unit of 3, 5-7, 9-15, 17-31 or 33-63 bytes: the
+/// move [`by_wide_unit`] copies it with; `None` for other units.
+#[inline(always)]
+fn wide_move(unit: usize) -> Option<usize> {
+    match unit {
+        3 => Some(4),
+        5..=7 => Some(8),
+        9..=15 => Some(16),
+        17..=31 => Some(32),
+        33..=63 => Some(64),
+        _ => None,
+    }
 }
 
 /// Evaluates `$body` with `$wide` bound to a closure that copies one unit
@@ -455,6 +461,11 @@ impl Rows {
     /// Once.
     pub(crate) const ONE: Rows = Rows { count: 1, ss: 0, ds: 0 };
 
+    /// Every index of loop `l`.
+    pub(crate) fn of(l: &Loop) -> Rows {
+        Rows { count: l.count, ss: l.ss, ds: l.ds }
+    }
+
     /// The source and destination of repetition `r`.
     #[inline(always)]
     pub(crate) fn at(&self, r: usize, src: *const u8, dst: *mut u8) -> (*const u8, *mut u8) {
@@ -665,7 +676,7 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
             // next unit, written next, and reads the next unit of the same
             // stream: all but the last column).
             let streams = Streams { nx, ny, src, ssy, unit: u };
-            if matches!(unit, 3 | 5..=7 | 9..=15 | 17..=31 | 33..=63) {
+            if wide_move(unit).is_some() {
                 return by_wide_unit!(unit, wide, exact => zip_streams(streams, dst, wide, exact));
             }
             return by_unit!(unit, copy => zip_streams(streams, dst, copy, copy));

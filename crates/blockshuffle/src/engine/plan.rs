@@ -492,7 +492,7 @@ impl CopyPlan {
             // against 1.2 us in the source's order), and costs nothing to
             // build.
             self.tile = choose_tile(loops, self.unit, self.dst_bytes >= SOURCE_ORDER_BYTES);
-            if self.tile && !matches!(self.unit, 1 | 2 | 4 | 8 | 16) {
+            if self.tile && !vector_unit(self.unit) {
                 // No vector kernel: its runs would each be short streaming
                 // stores (measured: float32 NHWC batch-to-space of 8
                 // channels 1.11 -> 1.05x memcpy, uint8 depth-to-space of 3
@@ -512,9 +512,8 @@ impl CopyPlan {
                 let (x, y) = (loops[n - 2], loops[n - 1]);
                 let row = y.count * self.unit;
                 let deinterleaving = x.ds != row as isize;
-                let lines = vector_streams(x.count, self.isa)
-                    && matches!(self.unit, 1 | 2 | 4 | 8 | 16)
-                    && row >= MIN_LINES_DEINTERLEAVE_ROW;
+                let lines =
+                    vector_streams(x.count, self.isa) && vector_unit(self.unit) && row >= MIN_LINES_DEINTERLEAVE_ROW;
                 if windowed {
                     // Padding rows of the source: joined from padded
                     // copies of the rows (the carried kernels run whole
@@ -922,7 +921,10 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, source_order:
     // block is read once (measured, ratio to memcpy: NHWC space-to-batch of
     // three float32 channels with padding 2.1 -> 1.5, of 8 channels
     // 1.5 -> 1.1; uint8 depth-to-space of 5 channels by 2 1.25 -> 1.0).
-    let tile = matches!(unit, 1 | 2 | 4 | 8 | 16) || y.count < loops[x].count;
+    let tile = vector_unit(unit) || y.count < loops[x].count;
+    // `x` moves inward past loops none of whose windows involves it, so no
+    // window changes sides: only the outer indices shift (`permute` would
+    // rebuild every loop, 1,300 more instructions a call for S1).
     let moved = loops.remove(x);
     loops.insert(n - 2, moved);
     for l in loops.iter_mut() {
@@ -942,6 +944,12 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, source_order:
         source_order_outside(loops, n - 2);
     }
     tile
+}
+
+/// Whether the vector tile kernels take units of `unit` bytes (integers of
+/// 1 to 16 bytes; other units run as strided runs).
+fn vector_unit(unit: usize) -> bool {
+    matches!(unit, 1 | 2 | 4 | 8 | 16)
 }
 
 /// Shortest row (bytes per destination stream) of a streaming deinterleaving
