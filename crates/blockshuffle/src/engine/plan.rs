@@ -475,7 +475,12 @@ impl CopyPlan {
         // it, so the two run as one transposing tile (read long runs, write
         // long runs, interleave a few streams in between).
         let gathered = self.unit < MANY_STREAMS_UNIT && gathers_source_runs(loops, self.unit);
-        if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && stream_order(loops, self.unit) {
+        // Long rows gathered into the destination stream out directly (see
+        // step 6); up to `MANY_STREAMS_UNIT`, faster than the line writers
+        // (measured: NHWC space-to-batch 2x2 and depth-to-space by 2 of
+        // 128-byte units 1.2x memcpy through the writers, 0.7-0.8x so).
+        let gathered_rows = self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit);
+        if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && !gathered_rows && stream_order(loops, self.unit) {
             // 4''. Streaming long units: a few destination streams written
             // together through the line writers.
             self.lines = true;
@@ -575,11 +580,35 @@ impl CopyPlan {
         // 1.6-1.75 -> 1.3; batch-to-space of 32 float32 channels 0.91-0.95
         // -> 0.91-0.95. Unstaged, with a streaming store per unit, NHWC
         // space-to-batch of 16 float32 channels ran at 1.45-1.9.
-        if self.nt && !self.tile && !self.lines {
+        if self.nt && !self.tile && !self.lines && !streams_gathered_rows(loops, self.unit) {
             self.nt = false;
         }
     }
 }
+
+/// Whether the innermost loop gathers long rows of units of whole 16-byte
+/// vectors (from 32 bytes) into a contiguous destination: with streaming
+/// stores these go straight from the source to the destination (see
+/// `kernels::stream_gather`), the source fetched ahead by one sequential
+/// sweep. Measured, ratio to memcpy through the cache -> so: NHWC
+/// space-to-batch 4x4 with padding of 64 uint8 channels 1.46 -> 0.8,
+/// depth-to-space by 4 of 256 uint8 channels 2.0 -> 1.2, space-to-batch 4x4
+/// of 32 uint8 channels 1.26 -> 0.7. Shorter rows, whose source the sweep
+/// does not follow, measured slower than the line writers (the 5-D
+/// space-to-batch of 1 KiB rows, 1.04 -> 1.18); units of other sizes would
+/// go through a staging buffer, slower than the cache (1.1 -> 1.9 for
+/// 36-byte units).
+fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
+    let Some(last) = loops.last() else { return false };
+    unit >= 32
+        && unit.is_multiple_of(16)
+        && last.ds == unit as isize
+        && last.ss >= unit as isize
+        && last.count.saturating_mul(unit) >= MIN_GATHERED_ROW
+}
+
+/// Shortest row (bytes) that [`streams_gathered_rows`] streams.
+const MIN_GATHERED_ROW: usize = 2 << 10;
 
 /// For each loop `j`: bytes of the contiguous destination block that one
 /// index of loop `j` covers, or 0 if that block is not contiguous.
@@ -1469,6 +1498,54 @@ mod tests {
         let counts: Vec<_> = p.loops.iter().map(|l| l.count).collect();
         assert_eq!(counts, vec![256, 128, 8, 2]);
         assert_eq!(p.loops.iter().map(|l| l.ds).collect::<Vec<_>>(), vec![8 * 2 * 32768, 256, 2 * 32768, 32768]);
+    }
+
+    /// Streaming NHWC depth-to-space by 2 of 64-byte and 128-byte units
+    /// (uint8 input of 128 or 256 channels): each output row gathers every
+    /// other unit of an input row, 8 KiB and 16 KiB rows. They stream
+    /// straight to the destination in its order: not through the cache nor
+    /// through the line writers. Not streaming, through the cache.
+    #[test]
+    fn long_gathered_rows_of_vector_units_stream() {
+        for (c, unit) in [(128, 64), (256, 128)] {
+            let (space, block) = ([16, 256, 256, c / 4], [16, 128, 128, c]);
+            let g = nhwc(space, 2, false);
+            let p = CopyPlan::compile(
+                &g,
+                Direction::Backward,
+                1,
+                &Layouts { space: &c_strides(&space, 1), block: &c_strides(&block, 1) },
+                true,
+                Isa::baseline(),
+            );
+            assert!(p.nt && !p.lines && !p.tile, "unit {unit}");
+            assert_eq!(p.unit, unit);
+            let last = p.loops[p.loops.len() - 1];
+            assert_eq!((last.count, last.ss, last.ds), (128, 2 * unit as isize, unit as isize));
+            let p = CopyPlan::compile(
+                &g,
+                Direction::Backward,
+                1,
+                &Layouts { space: &c_strides(&space, 1), block: &c_strides(&block, 1) },
+                false,
+                Isa::baseline(),
+            );
+            assert!(!p.nt && !p.lines);
+        }
+        // Rows of 32 units of 64 bytes (2 KiB) stream; of 16 (1 KiB), not.
+        for (w, streams) in [(32, true), (16, false)] {
+            let (space, block) = ([64, 256, 2 * w, 32], [64, 128, w, 128]);
+            let g = nhwc(space, 2, false);
+            let p = CopyPlan::compile(
+                &g,
+                Direction::Backward,
+                1,
+                &Layouts { space: &c_strides(&space, 1), block: &c_strides(&block, 1) },
+                true,
+                Isa::baseline(),
+            );
+            assert_eq!(p.nt, streams, "{w} units a row");
+        }
     }
 
     #[test]
