@@ -18,7 +18,7 @@ use super::kernels::{copy_bytes, copy_run, copy_tile, fence, odometer, zero_byte
 use super::lines::Writers;
 use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
 use super::plan::{PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
-use super::simd::{deinterleave_carried, interleave_carried, Carried, Interleaved};
+use super::simd::{deinterleave_carried, interleave_carried, Ahead, Carried, Interleaved};
 
 /// What padding positions receive.
 #[derive(Clone, Copy)]
@@ -493,7 +493,7 @@ impl Exec<'_> {
                 let (outer, inner) = if j + 4 == n { (level, middle) } else { (Rows::ONE, level) };
                 interleave_carried(p.isa, p.unit, y.count, Interleaved { outer, inner, ss: y.ss }, x.count, src, dst)
             } else {
-                let c = Carried { rows: level, streams: middle, ds: x.ds };
+                let c = Carried { rows: level, streams: middle, ds: x.ds, ahead: Ahead::Source };
                 deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
             };
             if !done {
@@ -571,7 +571,19 @@ impl Exec<'_> {
                 }
                 let rows = Rows { count: k, ss: (middle.count * row) as isize, ds: level.ds };
                 let groups = Rows { count: middle.count, ss: row as isize, ds: middle.ds };
-                let c = Carried { rows, streams: groups, ds: x.ds };
+                // While the kernel runs this chunk from the stage, the
+                // next chunk's source rows are fetched: the reads overlap
+                // the streaming stores, rather than each waiting for the
+                // other.
+                // (measured: OpenVINO NCHW space-to-batch with padding,
+                // 1.25-1.8x memcpy -> 1.0-1.4x).
+                let ahead = Ahead::Rows {
+                    base: src.wrapping_offset((r0 + k) as isize * level.ss).wrapping_add(lo * unit),
+                    ss: level.ss,
+                    gs: middle.ss,
+                    len: (hi - lo) * unit,
+                };
+                let c = Carried { rows, streams: groups, ds: x.ds, ahead };
                 let (from, to) = (stage.ptr().cast_const(), dst.wrapping_offset(r0 as isize * level.ds));
                 if !deinterleave_carried(p.isa, unit, x.count, c, y.count, from, to) {
                     for r in 0..k {

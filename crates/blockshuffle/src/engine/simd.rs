@@ -1154,6 +1154,35 @@ pub(crate) struct Carried {
     pub rows: Rows,
     pub streams: Rows,
     pub ds: isize,
+    /// What the kernel has fetched ahead while it reads each row.
+    pub ahead: Ahead,
+}
+
+/// What a carried kernel fetches ahead of its reads ([`prefetch`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ahead {
+    /// The source [`PREFETCH_AHEAD`] bytes past the part being read (a
+    /// source read in its order).
+    Source,
+    /// While it reads row `r` of group `i`, the `len` bytes at `base + r *
+    /// ss + i * gs`: the rows of the next chunk, when the kernel reads a
+    /// staged copy of the source (a hint: they need not exist).
+    Rows { base: *const u8, ss: isize, gs: isize, len: usize },
+}
+
+impl Ahead {
+    /// Fetches ahead for row `r` of group `i`, read at `from` (`len` bytes).
+    #[inline(always)]
+    fn fetch(self, r: usize, i: usize, from: *const u8, len: usize) {
+        match self {
+            Ahead::Source => prefetch(from.wrapping_add(PREFETCH_AHEAD), len),
+            Ahead::Rows { base, ss, gs, len } => {
+                let at =
+                    base.wrapping_offset((r as isize).wrapping_mul(ss).wrapping_add((i as isize).wrapping_mul(gs)));
+                prefetch(at, len)
+            }
+        }
+    }
 }
 
 /// Most destination streams [`deinterleave_carried`] carries (one vector
@@ -1293,9 +1322,14 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
                 for (j, p) in p.iter_mut().enumerate() {
                     *p = permutes((m[i * B + j] + pushed) % 64, 0);
                 }
+                if let Ahead::Rows { .. } = c.ahead {
+                    c.ahead.fetch(r, i, sr, 0);
+                }
                 for k in 0..whole {
                     let sp = sr.add(k * 64 * B);
-                    prefetch(sp.wrapping_add(PREFETCH_AHEAD), 64 * B);
+                    if let Ahead::Source = c.ahead {
+                        prefetch(sp.wrapping_add(PREFETCH_AHEAD), 64 * B);
+                    }
                     for (j, v) in step(sp).into_iter().enumerate() {
                         let s = i * B + j;
                         push(&mut held[s], v, s, m[s] + pushed + k * 64, true, p[j]);
@@ -1425,7 +1459,7 @@ unsafe fn joined_rows<V: Vector, const S: usize, const B: usize, K: LineSink>(
             for r in r0..r1 {
                 for i in 0..c.streams.count {
                     let (sr, d) = at(r, i);
-                    prefetch(sr.wrapping_add(PREFETCH_AHEAD), row * B);
+                    c.ahead.fetch(r, i, sr, row * B);
                     let off = d as usize % 64;
                     let p0 = (64 - off) % 64;
                     if off != 0 && r == 0 {
