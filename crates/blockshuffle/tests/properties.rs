@@ -562,9 +562,10 @@ fn streamed_at_line_offsets_match_direct_stores(op: &dyn Operator, shape: &[usiz
 /// a window on the block position: every unit size, blocks 2 to 4, pads at
 /// either end or both, rows long enough for the vector kernels and not a
 /// whole number of vectors, batches a line multiple long (streamed, the
-/// padded rows are staged for the carried kernels) and not, each kernel
-/// setting, streamed or not, against the reference; batch-to-space
-/// restores the input.
+/// padded rows are staged for the carried kernels) and not, rows a line
+/// multiple long (streamed, cropped rows are built whole in a stage) and
+/// not, each kernel setting, streamed or not, against the reference;
+/// batch-to-space restores the input.
 #[test]
 fn padded_and_cropped_tiles_match_reference() {
     for elem in [1usize, 2, 4, 8, 16] {
@@ -572,12 +573,13 @@ fn padded_and_cropped_tiles_match_reference() {
             // Padded heights of 3 blocks, and of 80 (float32, block 2):
             // more rows than the staged chunk of padded rows holds.
             let tall = if (elem, block) == (4, 2) { 80 } else { 3 };
-            for ((p0, p1), (n, c, h)) in [(1, 0), (0, 1), (block - 1, 1), (1, 2 * block - 1)]
+            for (((p0, p1), (n, c, h)), wide) in [(1, 0), (0, 1), (block - 1, 1), (1, 2 * block - 1)]
                 .into_iter()
                 .flat_map(|pads| [(pads, (2, 3, 3)), (pads, (1, 64 / elem, tall))])
+                .flat_map(|case| [(case, 70), (case, 64)])
             {
-                // Padded widths of 70 blocks.
-                let shape = vec![n, c, h * block - p0 - p1, 70 * block - p0 - p1];
+                // Padded widths of 70 blocks, and of 64 (rows of whole lines).
+                let shape = vec![n, c, h * block - p0 - p1, wide * block - p0 - p1];
                 let blocks = vec![1, block, block];
                 let pads = vec![[0, 0], [p0, p1], [p1, p0]];
                 let ov_block = [1, 1, block as i64, block as i64];

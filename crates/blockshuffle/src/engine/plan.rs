@@ -541,9 +541,12 @@ impl CopyPlan {
                     // Its edges take ordinary stores, which would share
                     // lines with streamed ones (measured: OpenVINO
                     // batch-to-space of NCHW uint8 cropped 16x memcpy so):
-                    // through the cache, in the destination's order.
+                    // through the cache, in the destination's order. But
+                    // interleaved rows cropped at their ends are built
+                    // whole in a stage and their kept bytes streamed out
+                    // through the line writers (see `crops_row_ends`).
                     *loops = dst_order.clone();
-                    self.nt = false;
+                    self.nt = !self.fill && crops_row_ends(loops, self.unit);
                 } else if !direct {
                     self.tile_stage = tile_stage(loops, self.unit);
                 }
@@ -609,6 +612,40 @@ fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
 
 /// Shortest row (bytes) that [`streams_gathered_rows`] streams.
 const MIN_GATHERED_ROW: usize = 2 << 10;
+
+/// Whether a tile plan's last two loops `x` and `y` interleave whole
+/// destination rows (`y` the streams, contiguous in the destination, `x`
+/// the units of each, contiguous in the source) cropped only at the row's
+/// ends: `y`'s window on `x` keeps the row positions `q = x * ny + y` in
+/// `[lo, hi)`. Such a crop leaves every source unit of the row in the
+/// source (batch-to-space crops what the source has), so a row can be
+/// interleaved whole into a stage of [`CROPPED_ROWS_BYTES`] and its kept
+/// bytes sent on through the line writers (`Exec::cropped_rows`). Rows of
+/// whole lines only: streamed so, OpenVINO NCHW batch-to-space with crops
+/// measured (ratio to memcpy, through the cache -> so) uint8 4x4 of
+/// 512-byte rows 1.55-1.7 -> 1.0-1.35, float32 2x2 of 1-2 KiB rows
+/// 1.0 -> 0.8-0.9; other rows were slower streamed (block 3, 510-1020
+/// bytes: 1.1-1.25 -> 1.3-1.5).
+pub(crate) fn crops_row_ends(loops: &[Loop], unit: usize) -> bool {
+    let n = loops.len();
+    if n < 2 {
+        return false;
+    }
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let Some(win) = y.window else { return false };
+    let row = x.count.checked_mul(y.count).and_then(|c| c.checked_mul(unit));
+    win.outer == Some((n - 2) as u8)
+        && win.ic == 1
+        && win.oc == y.count as i64
+        && y.ds == unit as isize
+        && x.ss == unit as isize
+        && x.ds == (y.count * unit) as isize
+        && row.is_some_and(|row| row <= CROPPED_ROWS_BYTES && row.is_multiple_of(64))
+}
+
+/// Bytes of the stage cropped interleaved rows are built in (see
+/// [`crops_row_ends`]).
+pub(crate) const CROPPED_ROWS_BYTES: usize = 16 << 10;
 
 /// For each loop `j`: bytes of the contiguous destination block that one
 /// index of loop `j` covers, or 0 if that block is not contiguous.
@@ -1545,6 +1582,31 @@ mod tests {
                 Isa::baseline(),
             );
             assert_eq!(p.nt, streams, "{w} units a row");
+        }
+    }
+
+    /// Streaming OpenVINO batch-to-space 1x1x4x4 of NCHW uint8, cropped by
+    /// 2 at each end of H and W: each output row interleaves four block
+    /// columns, 512 bytes before the crop. Rows of whole lines are built
+    /// in a stage and streamed; a row of 504 bytes is stored through the
+    /// cache.
+    #[test]
+    fn cropped_interleaved_rows_of_whole_lines_stream() {
+        let op = "t";
+        for (w, streams) in [(128, true), (126, false)] {
+            let axis = |d: usize| SpaceAxis::new(op, d as u64 * 4 - 4, 2, 2, 4).unwrap();
+            let space = [SpaceAxis::plain(2), SpaceAxis::plain(16), axis(128), axis(w)];
+            let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
+            let (sp, bl) = ([2, 16, 508, w * 4 - 4], [32, 16, 128, w]);
+            let (ss, bs) = (c_strides(&sp, 1), c_strides(&bl, 1));
+            let layouts = Layouts { space: &ss, block: &bs };
+            let p = CopyPlan::compile(&g, Direction::Backward, 1, &layouts, true, Isa::baseline());
+            assert!(p.tile && !p.padded, "{w}");
+            assert_eq!(p.nt, streams, "{w}");
+            assert_eq!(crops_row_ends(&p.loops, 1), streams, "{w}");
+            let n = p.loops.len();
+            let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
+            assert_eq!((x.count, x.ss, x.ds, y.count, y.ds), (w, 1, 4, 4, 1));
         }
     }
 
