@@ -557,6 +557,46 @@ fn streamed_at_line_offsets_match_direct_stores(op: &dyn Operator, shape: &[usiz
     }
 }
 
+/// NHWC space-to-batch (padded), batch-to-space (cropped) and
+/// depth-to-space whose output rows gather 2 KiB and more of 32- to
+/// 128-byte units: streamed, they go straight to the destination with the
+/// source swept ahead. Rows that fill it exactly and rows a unit short of a
+/// vector multiple (the staged path at an unaligned destination view is the
+/// kernel test's), one thread and two, against the reference.
+#[test]
+fn long_gathered_rows_stream_match_reference() {
+    for (elem, c) in [(1usize, 32usize), (1, 64), (2, 64), (4, 32)] {
+        for block in [2usize, 4] {
+            for w in [64 * block, 40 * block] {
+                let blocks = vec![block, block];
+                for pads in [vec![[0, 0], [0, 0]], vec![[1, block - 1], [block - 1, 1]]] {
+                    let shape = vec![2, 3 * block - pads[0][0] - pads[0][1], w - pads[1][0] - pads[1][1], c];
+                    let x = bytes(shape.iter().product::<usize>() * elem, 11);
+                    let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
+                    let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
+                    for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
+                        let what = format!("{shape:?} elem {elem} block {block} pads {pads:?} {par:?}");
+                        let s2b = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap();
+                        let s2b = s2b.with_streaming(Streaming::Always).with_parallelism(par);
+                        assert!(s2b.run_bytes(&x, elem).unwrap() == want, "{what}");
+                        let b2s = tf::BatchToSpaceNd::new(&b, &p).plan(&want_shape).unwrap();
+                        let b2s = b2s.with_streaming(Streaming::Always).with_parallelism(par);
+                        assert!(b2s.run_bytes(&want, elem).unwrap() == x, "{what}: batch-to-space");
+                    }
+                }
+                let shape = vec![2, 3, w / block, c * block * block];
+                let x = bytes(shape.iter().product::<usize>() * elem, 13);
+                let (want, _) = ref_depth_to_space_nhwc(&x, &shape, elem, block);
+                for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
+                    let d2s = tf::DepthToSpace::new(block as i64, DataFormat::Nhwc).plan(&shape).unwrap();
+                    let d2s = d2s.with_streaming(Streaming::Always).with_parallelism(par);
+                    assert!(d2s.run_bytes(&x, elem).unwrap() == want, "{shape:?} elem {elem} {par:?}: depth-to-space");
+                }
+            }
+        }
+    }
+}
+
 /// OpenVINO's space-to-batch of NCHW tensors padded on H and W (and its
 /// batch-to-space, cropped), whose short units make transposing tiles with
 /// a window on the block position: every unit size, blocks 2 to 4, pads at
