@@ -1241,8 +1241,20 @@ mod tests {
 
     /// Compiles `g` for float32 row-major tensors of the two shapes.
     fn compile_f32(g: &Geometry, dir: Direction, space: &[usize], block: &[usize], streaming: bool) -> CopyPlan {
-        let (ss, bs) = (c_strides(space, 4), c_strides(block, 4));
-        CopyPlan::compile(g, dir, 4, &Layouts { space: &ss, block: &bs }, streaming, Isa::baseline())
+        compile_c(g, dir, 4, space, block, streaming)
+    }
+
+    /// The plan of C-contiguous layouts of `elem`-byte elements.
+    fn compile_c(
+        g: &Geometry,
+        dir: Direction,
+        elem: usize,
+        space: &[usize],
+        block: &[usize],
+        streaming: bool,
+    ) -> CopyPlan {
+        let (ss, bs) = (c_strides(space, elem), c_strides(block, elem));
+        CopyPlan::compile(g, dir, elem, &Layouts { space: &ss, block: &bs }, streaming, Isa::baseline())
     }
 
     #[test]
@@ -1547,40 +1559,19 @@ mod tests {
         for (c, unit) in [(128, 64), (256, 128)] {
             let (space, block) = ([16, 256, 256, c / 4], [16, 128, 128, c]);
             let g = nhwc(space, 2, false);
-            let p = CopyPlan::compile(
-                &g,
-                Direction::Backward,
-                1,
-                &Layouts { space: &c_strides(&space, 1), block: &c_strides(&block, 1) },
-                true,
-                Isa::baseline(),
-            );
+            let p = compile_c(&g, Direction::Backward, 1, &space, &block, true);
             assert!(p.nt && !p.lines && !p.tile, "unit {unit}");
             assert_eq!(p.unit, unit);
             let last = p.loops[p.loops.len() - 1];
             assert_eq!((last.count, last.ss, last.ds), (128, 2 * unit as isize, unit as isize));
-            let p = CopyPlan::compile(
-                &g,
-                Direction::Backward,
-                1,
-                &Layouts { space: &c_strides(&space, 1), block: &c_strides(&block, 1) },
-                false,
-                Isa::baseline(),
-            );
+            let p = compile_c(&g, Direction::Backward, 1, &space, &block, false);
             assert!(!p.nt && !p.lines);
         }
         // Rows of 32 units of 64 bytes (2 KiB) stream; of 16 (1 KiB), not.
         for (w, streams) in [(32, true), (16, false)] {
             let (space, block) = ([64, 256, 2 * w, 32], [64, 128, w, 128]);
             let g = nhwc(space, 2, false);
-            let p = CopyPlan::compile(
-                &g,
-                Direction::Backward,
-                1,
-                &Layouts { space: &c_strides(&space, 1), block: &c_strides(&block, 1) },
-                true,
-                Isa::baseline(),
-            );
+            let p = compile_c(&g, Direction::Backward, 1, &space, &block, true);
             assert_eq!(p.nt, streams, "{w} units a row");
         }
     }
@@ -1598,9 +1589,7 @@ mod tests {
             let space = [SpaceAxis::plain(2), SpaceAxis::plain(16), axis(128), axis(w)];
             let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
             let (sp, bl) = ([2, 16, 508, w * 4 - 4], [32, 16, 128, w]);
-            let (ss, bs) = (c_strides(&sp, 1), c_strides(&bl, 1));
-            let layouts = Layouts { space: &ss, block: &bs };
-            let p = CopyPlan::compile(&g, Direction::Backward, 1, &layouts, true, Isa::baseline());
+            let p = compile_c(&g, Direction::Backward, 1, &sp, &bl, true);
             assert!(p.tile && !p.padded, "{w}");
             assert_eq!(p.nt, streams, "{w}");
             assert_eq!(crops_row_ends(&p.loops, 1), streams, "{w}");
