@@ -14,10 +14,12 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{copy_bytes, copy_run, copy_tile, fence, odometer, zero_bytes, Grid, Mode, Rows, Staging};
+use super::kernels::{
+    copy_bytes, copy_run, copy_tile, cropped_rows, fence, odometer, zero_bytes, Grid, Mode, Rows, Staging,
+};
 use super::lines::Writers;
 use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
-use super::plan::{CROPPED_ROWS_BYTES, PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
+use super::plan::{PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
 use super::simd::{deinterleave_carried, interleave_carried, Ahead, Carried, Interleaved};
 
 /// What padding positions receive.
@@ -630,7 +632,7 @@ impl Exec<'_> {
             // SAFETY: forwarded; a streaming windowed tile that is not
             // padded crops the ends of interleaved rows (the plan's
             // `crops_row_ends`).
-            return unsafe { self.cropped_rows(rows, x, y, win, src, dst, w) };
+            return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, w) };
         }
         let (nx, ny, unit) = (x.count, y.count, p.unit);
         let range = |i: usize| win.range(if win.outer.is_some() { i } else { 0 }, ny);
@@ -692,59 +694,6 @@ impl Exec<'_> {
                     }
                 }
             }
-        }
-    }
-
-    /// The streaming windowed tile of interleaved rows cropped at their
-    /// ends (see `plan::crops_row_ends`): a chunk of `rows` is interleaved
-    /// whole into a stage, and each row's kept bytes `[lo, hi)` go out
-    /// through the line writers, which store whole lines whatever the
-    /// rows' lengths (one row continues the last in the destination).
-    ///
-    /// # Safety
-    /// As `windowed_tile`, for a plan whose last loops `x` and `y` crop
-    /// the ends of their rows as `crops_row_ends` says: every source unit
-    /// of the tile exists, each destination position `q` in `[lo, hi)` of
-    /// a row is valid.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn cropped_rows(
-        &self,
-        rows: Rows,
-        x: &Loop,
-        y: &Loop,
-        win: Window,
-        src: *const u8,
-        dst: *mut u8,
-        w: &mut Writers,
-    ) {
-        let unit = self.plan.unit;
-        let units = x.count * y.count;
-        let row = units * unit;
-        let clamp = |v: i64| v.clamp(0, units as i64) as usize;
-        let (lo, hi) = (clamp(win.lo) * unit, clamp(win.hi) * unit);
-        if lo >= hi {
-            return;
-        }
-        let per_chunk = (CROPPED_ROWS_BYTES / row).max(1);
-        let mut stage = Staging::<CROPPED_ROWS_BYTES>::new();
-        let mode = Mode { nt: false, isa: self.plan.isa };
-        let mut r0 = 0;
-        while r0 < rows.count {
-            let k = per_chunk.min(rows.count - r0);
-            let (src, dst) = rows.at(r0, src, dst);
-            // SAFETY: the stage holds `k` rows of `row <= CROPPED_ROWS_BYTES`
-            // bytes (`per_chunk`); the tile reads the source units of `k`
-            // whole rows (all exist) and writes the stage's; the writers
-            // take each row's positions `[lo, hi)`, valid in the destination.
-            unsafe {
-                let staged = Rows { count: k, ss: rows.ss, ds: row as isize };
-                copy_tile(staged, x.count, y.count, src, y.ss, stage.ptr(), x.ds, unit, mode, w);
-                for r in 0..k {
-                    let (from, to) = (stage.ptr().add(r * row), dst.wrapping_offset(r as isize * rows.ds));
-                    w.push(from.add(lo), to.wrapping_add(lo), hi - lo);
-                }
-            }
-            r0 += k;
         }
     }
 

@@ -5,7 +5,7 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::lines::{store_line as line, Writers};
-use super::plan::{Bounds, Loop, MAX_LOOPS};
+use super::plan::{Bounds, Loop, Window, CROPPED_ROWS_BYTES, MAX_LOOPS};
 use super::simd::{self, Isa};
 
 /// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
@@ -425,6 +425,61 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
             stream_copy(stage.ptr(), dst.offset(at * unit as isize), m * unit);
             done += m;
         }
+    }
+}
+
+/// The streaming windowed tile of interleaved rows cropped at their ends
+/// (see `plan::crops_row_ends`): a chunk of `rows` is interleaved whole
+/// into a stage, and each row's kept bytes (the window's positions `[lo,
+/// hi)`) go out through the line writers, which store whole lines
+/// whatever the rows' lengths (one row continues the last in the
+/// destination).
+///
+/// # Safety
+/// As [`copy_tile`] for the tile of `x` and `y` at each of `rows`, whose
+/// loops crop the ends of their rows as `crops_row_ends` says: every
+/// source unit of the tile exists, each destination position `q` in `[lo,
+/// hi)` of a row is valid; `isa` one this CPU runs.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn cropped_rows(
+    rows: Rows,
+    x: &Loop,
+    y: &Loop,
+    win: Window,
+    src: *const u8,
+    dst: *mut u8,
+    unit: usize,
+    isa: Isa,
+    w: &mut Writers,
+) {
+    let units = x.count * y.count;
+    let row = units * unit;
+    let clamp = |v: i64| v.clamp(0, units as i64) as usize;
+    let (lo, hi) = (clamp(win.lo) * unit, clamp(win.hi) * unit);
+    if lo >= hi {
+        return;
+    }
+    let per_chunk = (CROPPED_ROWS_BYTES / row).max(1);
+    let mut stage = Staging::<CROPPED_ROWS_BYTES>::new();
+    let mode = Mode { nt: false, isa };
+    let mut r0 = 0;
+    while r0 < rows.count {
+        let k = per_chunk.min(rows.count - r0);
+        let (src, dst) = rows.at(r0, src, dst);
+        // SAFETY: the stage holds `k` rows of `row <= CROPPED_ROWS_BYTES`
+        // bytes (`per_chunk`); the tile reads the source units of `k` whole
+        // rows (all exist) and writes the stage's; the writers take each
+        // row's positions `[lo, hi)`, valid in the destination.
+        unsafe {
+            let staged = Rows { count: k, ss: rows.ss, ds: row as isize };
+            copy_tile(staged, x.count, y.count, src, y.ss, stage.ptr(), x.ds, unit, mode, w);
+            for r in 0..k {
+                let (from, to) = (stage.ptr().add(r * row), dst.wrapping_offset(r as isize * rows.ds));
+                w.push(from.add(lo), to.wrapping_add(lo), hi - lo);
+            }
+        }
+        r0 += k;
     }
 }
 
