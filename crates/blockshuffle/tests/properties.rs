@@ -560,9 +560,9 @@ fn streamed_at_line_offsets_match_direct_stores(op: &dyn Operator, shape: &[usiz
 /// NHWC space-to-batch (padded), batch-to-space (cropped) and
 /// depth-to-space whose output rows gather 2 KiB and more of 32- to
 /// 128-byte units: streamed, they go straight to the destination with the
-/// source swept ahead. Rows that fill it exactly and rows a unit short of a
-/// vector multiple (the staged path at an unaligned destination view is the
-/// kernel test's), one thread and two, against the reference.
+/// source swept ahead. Rows of 64 and 40 units (40 units of 32 bytes, 1.25
+/// KiB, stay in the cache; the staged path at an unaligned destination is
+/// the kernel test's), one thread and two, against the reference.
 #[test]
 fn long_gathered_rows_stream_match_reference() {
     for (elem, c) in [(1usize, 32usize), (1, 64), (2, 64), (4, 32)] {

@@ -18,8 +18,8 @@ use super::kernels::{
     copy_bytes, copy_run, copy_tile, cropped_rows, fence, odometer, zero_bytes, Grid, Mode, Rows, Staging,
 };
 use super::lines::Writers;
+use super::plan::{crops_row_ends, PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
 use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
-use super::plan::{PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
 use super::simd::{deinterleave_carried, interleave_carried, Ahead, Carried, Interleaved};
 
 /// What padding positions receive.
@@ -576,9 +576,8 @@ impl Exec<'_> {
                 // While the kernel runs this chunk from the stage, the
                 // next chunk's source rows are fetched: the reads overlap
                 // the streaming stores, rather than each waiting for the
-                // other.
-                // (measured: OpenVINO NCHW space-to-batch with padding,
-                // 1.25-1.8x memcpy -> 1.0-1.4x).
+                // other (measured: OpenVINO NCHW space-to-batch with
+                // padding, 1.25-1.8x memcpy -> 1.0-1.4x).
                 let ahead = Ahead::Rows {
                     base: src.wrapping_offset((r0 + k) as isize * level.ss).wrapping_add(lo * unit),
                     ss: level.ss,
@@ -629,6 +628,7 @@ impl Exec<'_> {
     ) {
         let p = self.plan;
         if self.nt && !p.padded {
+            debug_assert!(crops_row_ends(&p.loops, p.unit));
             // SAFETY: forwarded; a streaming windowed tile that is not
             // padded crops the ends of interleaved rows (the plan's
             // `crops_row_ends`).

@@ -455,8 +455,9 @@ pub(crate) unsafe fn cropped_rows(
 ) {
     let units = x.count * y.count;
     let row = units * unit;
-    let clamp = |v: i64| v.clamp(0, units as i64) as usize;
-    let (lo, hi) = (clamp(win.lo) * unit, clamp(win.hi) * unit);
+    // A row's position `q` is the window's inner index at outer index 0.
+    let (a, b) = win.range(0, units);
+    let (lo, hi) = (a * unit, b * unit);
     if lo >= hi {
         return;
     }

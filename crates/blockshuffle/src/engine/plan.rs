@@ -479,7 +479,7 @@ impl CopyPlan {
         // step 6); up to `MANY_STREAMS_UNIT`, faster than the line writers
         // (measured: NHWC space-to-batch 2x2 and depth-to-space by 2 of
         // 128-byte units 1.2x memcpy through the writers, 0.7-0.8x so).
-        let gathered_rows = self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit);
+        let gathered_rows = self.nt && self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit);
         if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && !gathered_rows && stream_order(loops, self.unit) {
             // 4''. Streaming long units: a few destination streams written
             // together through the line writers.
@@ -620,7 +620,7 @@ const MIN_GATHERED_ROW: usize = 2 << 10;
 /// `[lo, hi)`. Such a crop leaves every source unit of the row in the
 /// source (batch-to-space crops what the source has), so a row can be
 /// interleaved whole into a stage of [`CROPPED_ROWS_BYTES`] and its kept
-/// bytes sent on through the line writers (`Exec::cropped_rows`). Rows of
+/// bytes sent on through the line writers (`kernels::cropped_rows`). Rows of
 /// whole lines only: streamed so, OpenVINO NCHW batch-to-space with crops
 /// measured (ratio to memcpy, through the cache -> so) uint8 4x4 of
 /// 512-byte rows 1.55-1.7 -> 1.0-1.35, float32 2x2 of 1-2 KiB rows

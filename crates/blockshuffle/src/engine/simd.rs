@@ -1171,15 +1171,16 @@ pub(crate) enum Ahead {
 }
 
 impl Ahead {
-    /// Fetches ahead for row `r` of group `i`, read at `from` (`len` bytes).
+    /// Fetches ahead for row `r` of group `i`, whose `len` bytes are read at
+    /// `from` (`Rows` fetches its own `len` of the next chunk's row instead).
     #[inline(always)]
     fn fetch(self, r: usize, i: usize, from: *const u8, len: usize) {
         match self {
             Ahead::Source => prefetch(from.wrapping_add(PREFETCH_AHEAD), len),
-            Ahead::Rows { base, ss, gs, len } => {
+            Ahead::Rows { base, ss, gs, len: next } => {
                 let at =
                     base.wrapping_offset((r as isize).wrapping_mul(ss).wrapping_add((i as isize).wrapping_mul(gs)));
-                prefetch(at, len)
+                prefetch(at, next)
             }
         }
     }
@@ -1322,6 +1323,8 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
                 for (j, p) in p.iter_mut().enumerate() {
                     *p = permutes((m[i * B + j] + pushed) % 64, 0);
                 }
+                // The next chunk's row once a row; the source's own lines
+                // one group at a time, below.
                 if let Ahead::Rows { .. } = c.ahead {
                     c.ahead.fetch(r, i, sr, 0);
                 }
