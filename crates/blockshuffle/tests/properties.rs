@@ -597,6 +597,52 @@ fn long_gathered_rows_stream_match_reference() {
     }
 }
 
+/// NHWC tensors of three channels in uint8, float16 and float32 (units of
+/// 3, 6 and 12 bytes, which the byte-shuffle kernels gather and
+/// interleave): space-to-batch padded and not, its batch-to-space, and
+/// depth-to-space with its space-to-depth; blocks 2 to 4; rows of whole
+/// periods and not, long enough for the kernels and shorter, rows of whole
+/// vectors (streamed, interleaved straight to the destination) and not;
+/// each kernel setting, streamed or not, against the reference.
+#[test]
+fn three_channel_units_match_reference() {
+    for elem in [1usize, 2, 4] {
+        for block in [2usize, 3, 4] {
+            for w in [5 * block, 64 * block, 37 * block] {
+                for pads in [[0, 0], [1, block - 1], [block, 2 * block - 1]] {
+                    // Padded to 3 blocks high and `w` wide.
+                    let pads = vec![[pads[1], pads[0]], pads];
+                    let shape = vec![2, 3 * block - pads[0][0] - pads[0][1], w - pads[1][0] - pads[1][1], 3];
+                    let blocks = vec![block, block];
+                    let x = bytes(shape.iter().product::<usize>() * elem, 17);
+                    let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
+                    let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
+                    let d2s_shape = vec![2, 3, w / block, 3 * block * block];
+                    let y = bytes(d2s_shape.iter().product::<usize>() * elem, 19);
+                    let (d2s_want, d2s_out) = ref_depth_to_space_nhwc(&y, &d2s_shape, elem, block);
+                    for st in [Streaming::Never, Streaming::Always] {
+                        for kern in [Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                            let what = format!("{shape:?} elem {elem} block {block} pads {pads:?} {st:?} {kern:?}");
+                            let s2b = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap();
+                            let s2b = s2b.with_streaming(st).with_kernels(kern);
+                            assert!(s2b.run_bytes(&x, elem).unwrap() == want, "{what}");
+                            let b2s = tf::BatchToSpaceNd::new(&b, &p).plan(&want_shape).unwrap();
+                            let b2s = b2s.with_streaming(st).with_kernels(kern);
+                            assert!(b2s.run_bytes(&want, elem).unwrap() == x, "{what}: batch-to-space");
+                            let d2s = tf::DepthToSpace::new(block as i64, DataFormat::Nhwc).plan(&d2s_shape).unwrap();
+                            let d2s = d2s.with_streaming(st).with_kernels(kern);
+                            assert!(d2s.run_bytes(&y, elem).unwrap() == d2s_want, "{what}: depth-to-space");
+                            let s2d = tf::SpaceToDepth::new(block as i64, DataFormat::Nhwc).plan(&d2s_out).unwrap();
+                            let s2d = s2d.with_streaming(st).with_kernels(kern);
+                            assert!(s2d.run_bytes(&d2s_want, elem).unwrap() == y, "{what}: space-to-depth");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// OpenVINO's space-to-batch of NCHW tensors padded on H and W (and its
 /// batch-to-space, cropped), whose short units make transposing tiles with
 /// a window on the block position: every unit size, blocks 2 to 4, pads at

@@ -235,7 +235,7 @@ impl Exec<'_> {
                 }
                 let g = grid(&p.loops[n - 2], &p.loops[n - 1], 0, p.loops[n - 2].count);
                 let (src, dst) = (src.wrapping_offset(p.src_base), dst.wrapping_offset(p.dst_base));
-                g.copy(&p.loops[..n - 2], src, dst, p.unit, false);
+                g.copy(&p.loops[..n - 2], src, dst, p.unit, Mode { nt: false, isa: p.isa });
             }
         }
         true
@@ -247,6 +247,14 @@ impl Exec<'_> {
     fn grid_rows(&self, j: usize) -> bool {
         let p = self.plan;
         p.loops[j + 1].window.is_none_or(|win| !p.fill && win.outer == Some(j as u8))
+    }
+
+    /// Whether loop `j + 1` (the last) runs as the rows of a [`Grid`]
+    /// under loop `j` whose ends are padding (forward): a window that
+    /// depends on loop `j` alone.
+    fn padded_rows(&self, j: usize) -> bool {
+        let p = self.plan;
+        p.fill && p.loops[j + 1].window.is_some_and(|win| win.outer == Some(j as u8))
     }
 
     /// The smallest prefix of the loops whose flattened positions number at
@@ -402,8 +410,30 @@ impl Exec<'_> {
                         self.units(w, b - a, src, y.ss, dst, y.ds);
                     });
                 } else {
-                    g.copy(&[], src, dst, p.unit, self.nt);
+                    g.copy(&[], src, dst, p.unit, self.mode());
                 }
+            } else if j + 2 == p.loops.len() && self.padded_rows(j) {
+                // The last two loops, each row padded at its ends: one grid,
+                // its rows' padding filled around their units.
+                let y = &p.loops[j + 1];
+                let g = grid(l, y, s, e);
+                let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
+                let u = p.unit;
+                // Zeros at the ends of a contiguous row, written here.
+                let zeros = matches!(self.fill, Fill::Zero) && !self.lines() && y.ds == u as isize;
+                g.rows(|i, a, b| {
+                    let (_, row) = g.at(i, 0, src, dst);
+                    if zeros {
+                        zero_bytes(row, a * u, self.nt);
+                        zero_bytes(row.wrapping_add(b * u), (y.count - b) * u, self.nt);
+                    } else {
+                        let row = dof.wrapping_add((i as isize).wrapping_mul(l.ds));
+                        self.fill_range(j + 1, row, 0, a, w);
+                        self.fill_range(j + 1, row, b, y.count, w);
+                    }
+                    let (src, dst) = g.at(i, a, src, dst);
+                    self.units(w, b - a, src, y.ss, dst, y.ds);
+                });
             } else {
                 let (mut so, mut dof) = (so, dof);
                 for i in s..e {
@@ -710,7 +740,7 @@ impl Exec<'_> {
             if self.lines() {
                 w.push_runs(self.plan.isa, Rows { count: n, ss, ds }, src, dst, unit);
             } else {
-                copy_run(n, src, ss, dst, ds, unit, self.nt);
+                copy_run(n, src, ss, dst, ds, unit, self.mode());
             }
         }
     }

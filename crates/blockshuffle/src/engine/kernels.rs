@@ -6,6 +6,7 @@ use std::ptr;
 
 use super::lines::{store_line as line, Writers};
 use super::plan::{Bounds, Loop, Window, CROPPED_ROWS_BYTES, MAX_LOOPS};
+use super::shuffle;
 use super::simd::{self, Isa};
 
 /// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
@@ -14,10 +15,11 @@ use super::simd::{self, Isa};
 /// Every one of those `n` source units must be readable and destination units
 /// writable, and no destination unit may overlap a source unit.
 #[inline]
-pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize, unit: usize, nt: bool) {
+pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize, unit: usize, m: Mode) {
     if n == 0 {
         return;
     }
+    let nt = m.nt;
     // SAFETY: forwarded; a contiguous run on both sides (or a single unit)
     // is one block of `n * unit` bytes.
     unsafe {
@@ -26,7 +28,7 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
         }
         if nt {
             if ds == unit as isize {
-                return stream_gather(n, src, ss, dst, unit);
+                return stream_gather(n, src, ss, dst, unit, m.isa);
             }
             if unit >= STREAM_MIN {
                 for i in 0..n as isize {
@@ -34,6 +36,10 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
                 }
                 return;
             }
+        }
+        // Units of three channels gathered by byte shuffles.
+        if ds == unit as isize && shuffle::gather(m.isa, n, src, ss, dst, unit) {
+            return;
         }
         // The kind of unit chosen once per run, not per unit.
         if widens(unit, ss, ds) {
@@ -223,15 +229,16 @@ impl Grid {
     /// # Safety
     /// As [`copy_run`] for every row's range at every position.
     #[inline]
-    pub(crate) unsafe fn copy(&self, outer: &[Loop], src: *const u8, dst: *mut u8, unit: usize, nt: bool) {
+    pub(crate) unsafe fn copy(&self, outer: &[Loop], src: *const u8, dst: *mut u8, unit: usize, m: Mode) {
         // SAFETY: forwarded; each row's range is the caller's.
         unsafe {
-            if nt || (self.ss0 == unit as isize && self.ds0 == unit as isize) {
+            let shuffled = self.ds0 == unit as isize && shuffle::gathers(m.isa, unit, self.ss0);
+            if m.nt || shuffled || (self.ss0 == unit as isize && self.ds0 == unit as isize) {
                 odometer(outer, 0, 0, |so, dof| {
                     let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
                     self.rows(|i, a, b| {
                         let (s, d) = self.at(i, a, src, dst);
-                        copy_run(b - a, s, self.ss0, d, self.ds0, unit, nt);
+                        copy_run(b - a, s, self.ss0, d, self.ds0, unit, m);
                     })
                 });
                 return;
@@ -390,7 +397,7 @@ unsafe fn strided(
 /// # Safety
 /// As [`copy_run`] with `ds == unit`.
 #[inline(never)]
-unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit: usize) {
+unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit: usize, isa: Isa) {
     let ahead = sweep(src, n.saturating_mul(ss.unsigned_abs()), n * unit);
     #[cfg(target_arch = "x86_64")]
     if (dst as usize | unit).is_multiple_of(16) {
@@ -421,7 +428,7 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
         while done < n {
             let m = per.min(n - done);
             let at = done as isize;
-            copy_run(m, src.offset(at * ss), ss, stage.ptr(), unit as isize, unit, false);
+            copy_run(m, src.offset(at * ss), ss, stage.ptr(), unit as isize, unit, Mode { nt: false, isa });
             stream_copy(stage.ptr(), dst.offset(at * unit as isize), m * unit);
             done += m;
         }
@@ -523,7 +530,7 @@ pub(crate) unsafe fn copy_tile(
             _ => {
                 for r in 0..rows.count {
                     let (src, dst) = rows.at(r, src, dst);
-                    tile_rows(nx, ny, src, ssy, dst, dsx, unit, m.nt);
+                    tile_rows(nx, ny, src, ssy, dst, dsx, unit, m);
                 }
             }
         }
@@ -612,7 +619,7 @@ unsafe fn tile<T: Copy>(
         }
         for r in 0..rows.count {
             let (src, dst) = rows.at(r, src, dst);
-            tile_rows(nx, ny, src, ssy, dst, dsx, u as usize, m.nt);
+            tile_rows(nx, ny, src, ssy, dst, dsx, u as usize, m);
         }
     }
 }
@@ -748,10 +755,20 @@ unsafe fn deinterleave_any<T: Copy, const B: usize>(
 /// # Safety
 /// As [`copy_tile`].
 #[allow(clippy::too_many_arguments)]
-unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut u8, dsx: isize, unit: usize, nt: bool) {
-    let u = unit as isize;
+unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut u8, dsx: isize, unit: usize, m: Mode) {
+    let (u, nt) = (unit as isize, m.nt);
     // SAFETY: rows of the tile, each inside it.
     unsafe {
+        if dsx == ny as isize * u {
+            if nt {
+                // The source ahead, fetched as for a streaming gather.
+                let bytes = nx * ny * unit;
+                prefetch(sweep(src, (ny - 1) * ssy.unsigned_abs() + nx * unit, bytes), bytes);
+            }
+            if shuffle::interleave(m.isa, ny, nx, src, ssy, dst, unit, nt) {
+                return;
+            }
+        }
         if !nt && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
             // A destination run of `ny` units from each column: wide moves
             // where the unit allows them (each move's excess lands on the
@@ -765,11 +782,11 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
         }
         if nx <= ny {
             for x in 0..nx as isize {
-                copy_run(ny, src.offset(x * u), ssy, dst.offset(x * dsx), u, unit, nt);
+                copy_run(ny, src.offset(x * u), ssy, dst.offset(x * dsx), u, unit, m);
             }
         } else {
             for y in 0..ny as isize {
-                copy_run(nx, src.offset(y * ssy), u, dst.offset(y * u), dsx, unit, nt);
+                copy_run(nx, src.offset(y * ssy), u, dst.offset(y * u), dsx, unit, m);
             }
         }
     }
@@ -1021,9 +1038,19 @@ pub(crate) unsafe fn zero_bytes(dst: *mut u8, len: usize, nt: bool) {
         }
         return;
     }
-    // SAFETY: forwarded.
-    unsafe { ptr::write_bytes(dst, 0, len) }
+    // SAFETY: forwarded; `ZEROS` holds 64 readable bytes, apart from any
+    // destination.
+    unsafe {
+        if len <= ZEROS.len() {
+            // The padding at a row's ends: no call into the C library.
+            return copy_short(ZEROS.as_ptr(), dst, len);
+        }
+        ptr::write_bytes(dst, 0, len)
+    }
 }
+
+/// The source of short zero fills.
+static ZEROS: [u8; 64] = [0; 64];
 
 /// Orders this thread's streaming stores before anything that follows.
 #[inline]
@@ -1127,7 +1154,7 @@ mod tests {
                 expected[d as usize..d as usize + unit].copy_from_slice(&src[s as usize..s as usize + unit]);
             }
         }
-        for nt in [false, true] {
+        for (nt, isa) in [(false, Isa::Portable), (false, Isa::detect()), (true, Isa::detect())] {
             let g = Grid {
                 n1,
                 ss1,
@@ -1141,10 +1168,10 @@ mod tests {
             let mut dst = vec![0u8; expected.len()];
             // SAFETY: every unit of the grid is inside both buffers.
             unsafe {
-                g.copy(&[], src.as_ptr(), dst.as_mut_ptr(), unit, nt);
+                g.copy(&[], src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt, isa });
                 fence();
             }
-            assert_eq!(dst, expected, "unit {unit}, {n1}x{n0}, {window:?}, nt {nt}");
+            assert_eq!(dst, expected, "unit {unit}, {n1}x{n0}, {window:?}, nt {nt}, {isa:?}");
         }
     }
 
@@ -1198,7 +1225,15 @@ mod tests {
                         let dst = &mut dst[off..off + n * unit];
                         // SAFETY: `n` units `ss` apart inside `src`, `n * unit` bytes at `dst`.
                         unsafe {
-                            copy_run(n, src.as_ptr(), ss as isize, dst.as_mut_ptr(), unit as isize, unit, true);
+                            copy_run(
+                                n,
+                                src.as_ptr(),
+                                ss as isize,
+                                dst.as_mut_ptr(),
+                                unit as isize,
+                                unit,
+                                Mode { nt: true, isa: Isa::detect() },
+                            );
                             fence();
                         }
                         assert_eq!(dst, &expected[..], "unit {unit}, n {n}, ss {ss}, offset {off}");

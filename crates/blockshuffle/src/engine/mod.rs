@@ -15,6 +15,7 @@ pub(crate) mod geometry;
 pub(crate) mod kernels;
 pub(crate) mod lines;
 pub(crate) mod plan;
+pub(crate) mod shuffle;
 pub(crate) mod simd;
 
 pub use plan::Direction;

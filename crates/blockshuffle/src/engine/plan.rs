@@ -23,6 +23,7 @@ use arrayvec::ArrayVec;
 
 use super::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use super::lines::WRITERS;
+use super::shuffle;
 use super::simd::{Isa, CARRIED_STREAMS};
 use crate::MAX_RANK;
 
@@ -497,7 +498,7 @@ impl CopyPlan {
             // against 1.2 us in the source's order), and costs nothing to
             // build.
             self.tile = choose_tile(loops, self.unit, self.dst_bytes >= SOURCE_ORDER_BYTES);
-            if self.tile && !vector_unit(self.unit) {
+            if self.tile && !vector_unit(self.unit) && !streams_shuffled_rows(loops, self.unit, self.isa) {
                 // No vector kernel: its runs would each be short streaming
                 // stores (measured: float32 NHWC batch-to-space of 8
                 // channels 1.11 -> 1.05x memcpy, uint8 depth-to-space of 3
@@ -1012,6 +1013,21 @@ fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, source_order:
     tile
 }
 
+/// Whether a tile of units without a vector kernel interleaves its rows
+/// with a byte-shuffle kernel (`engine::shuffle`) straight into whole
+/// 16-byte vectors of the destination, every row 16-byte aligned: such a
+/// tile streams.
+fn streams_shuffled_rows(loops: &[Loop], unit: usize, isa: Isa) -> bool {
+    let n = loops.len();
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let row = x.count * y.count * unit;
+    y.window.is_none()
+        && x.ds == (y.count * unit) as isize
+        && shuffle::interleaves(isa, unit, y.count)
+        && row.is_multiple_of(16)
+        && loops[..n - 2].iter().all(|l| l.ds.unsigned_abs().is_multiple_of(16))
+}
+
 /// Whether the vector tile kernels take units of `unit` bytes (integers of
 /// 1 to 16 bytes; other units run as strided runs).
 fn vector_unit(unit: usize) -> bool {
@@ -1480,6 +1496,22 @@ mod tests {
         let n = p.loops.len();
         let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
         assert_eq!([(x.count, x.ss, x.ds), (y.count, y.ss, y.ds)], [(256, 24, 48), (2, 512 * 12, 24)]);
+    }
+
+    /// Streaming NHWC space-to-depth by 2 of three uint8 channels: 6-byte
+    /// units (two pixels), a tile interleaving two source rows. With the
+    /// byte-shuffle kernels (AVX2 plans), rows of whole 16-byte vectors
+    /// (512 pixels: 3072 bytes) stream; rows of 510 pixels, and baseline
+    /// plans, store through the cache.
+    #[test]
+    fn interleaved_three_channel_rows_of_whole_vectors_stream() {
+        for (w, isa, streams) in [(512, Isa::Avx2, true), (510, Isa::Avx2, false), (512, Isa::Sse2, false)] {
+            let g = nhwc([1, 12, w, 3], 2, false);
+            let (ss, bs) = (c_strides(&[1, 12, w, 3], 1), c_strides(&[1, 6, w / 2, 12], 1));
+            let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, isa);
+            assert!(p.tile && !p.lines, "{w} {isa:?}");
+            assert_eq!((p.unit, p.nt), (6, streams), "{w} {isa:?}");
+        }
     }
 
     /// NHWC space-to-batch 2x2 of three float32 channels with one pixel of

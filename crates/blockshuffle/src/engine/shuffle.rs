@@ -1,0 +1,486 @@
+//! Byte-shuffle kernels for units of 3, 6 and 12 bytes: the three channels
+//! of an NHWC image in uint8, float16 or float32, which no vector kernel of
+//! [`simd`](super::simd) moves (its units are powers of two).
+//!
+//! Two shapes of run, both building a contiguous destination:
+//!
+//! - a *gather* of every `k`-th unit of one source row (`k` of 2 to 4: a
+//!   block position of NHWC space-to-batch, space-to-depth's inverse);
+//! - an *interleave* of `b` source rows (2 to 4), one unit of each in turn
+//!   (NHWC batch-to-space and space-to-depth).
+//!
+//! Either way each 16-byte destination vector is the OR of a few 16-byte
+//! source loads, each byte-shuffled (`pshufb`) into place. The pattern of
+//! loads and shuffles repeats after a *period* of a few vectors, a whole
+//! number of units; [`Pattern`] computes it at compile time, for each unit,
+//! shape and `k` or `b`, so each kernel is a straight run of loads,
+//! shuffles and stores with constant masks. Every load lies inside the
+//! source bytes of its own period, so a period may start at any unit: a row
+//! whose length is not a whole number of periods ends with one period that
+//! overlaps the last (storing the same values again).
+//!
+//! An interleave into a 16-byte aligned destination of whole vectors may
+//! also store with streaming stores: a large output's tiles of such rows
+//! stream (`plan::streams_shuffled_rows`); other tiles of these units store
+//! through the cache.
+//!
+//! The kernels need SSSE3's byte shuffle; they run in plans of
+//! [`Isa::Avx2`] and wider (AVX-512 plans use them too). Below that, and
+//! for rows shorter than a period, the portable kernels of
+//! [`kernels`](super::kernels) run instead.
+
+use super::simd::Isa;
+
+/// The most vectors a period has (an interleave of 3 rows: 144 bytes).
+const MAX_VECTORS: usize = 9;
+/// The most loads a vector takes.
+const MAX_LOADS: usize = 4;
+
+/// Where each destination byte of a period comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Every `k`-th unit of one row: destination unit `m` is source unit
+    /// `m * k`.
+    Gather,
+    /// `b` rows in turn: destination unit `m` is unit `m / b` of row `m % b`.
+    Interleave,
+}
+
+/// The loads and shuffles of one period, for units of `unit` bytes.
+#[derive(Clone, Copy)]
+struct Pattern {
+    /// Whether the shape fits in [`MAX_VECTORS`] and [`MAX_LOADS`].
+    ok: bool,
+    /// Destination vectors a period stores.
+    vectors: usize,
+    /// Units of each source row a period takes.
+    units: usize,
+    /// Loads of each vector.
+    loads: [usize; MAX_VECTORS],
+    /// Load `q` of vector `v`: its row, and its byte offset from the row's
+    /// first byte in the period.
+    at: [[(usize, usize); MAX_LOADS]; MAX_VECTORS],
+    /// The shuffle of load `q` of vector `v` (`-128`: a byte from another
+    /// load).
+    masks: [[[i8; 16]; MAX_LOADS]; MAX_VECTORS],
+}
+
+const fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The bytes of each source row that a period of `bytes` destination
+/// bytes reads, from its first unit's first byte to its last unit's last.
+const fn span(shape: Shape, unit: usize, n: usize, bytes: usize) -> usize {
+    match shape {
+        Shape::Gather => (bytes / unit - 1) * n * unit + unit,
+        Shape::Interleave => bytes / (unit * n) * unit,
+    }
+}
+
+/// Destination byte `o` of a period: its source row and its offset from
+/// the row's first byte in the period.
+const fn source(shape: Shape, unit: usize, n: usize, o: usize) -> (usize, usize) {
+    let (m, e) = (o / unit, o % unit);
+    match shape {
+        Shape::Gather => (0, m * n * unit + e),
+        Shape::Interleave => (m % n, m / n * unit + e),
+    }
+}
+
+impl Pattern {
+    /// The pattern of `shape` for units of `unit` bytes and `n` (`k` or
+    /// `b`). Not [`ok`](Pattern::ok) if it needs more vectors or loads than
+    /// the kernels hold.
+    const fn new(shape: Shape, unit: usize, n: usize) -> Pattern {
+        let mut p = Pattern {
+            ok: false,
+            vectors: 0,
+            units: 0,
+            loads: [0; MAX_VECTORS],
+            at: [[(0, 0); MAX_LOADS]; MAX_VECTORS],
+            masks: [[[-128; 16]; MAX_LOADS]; MAX_VECTORS],
+        };
+        let rows = match shape {
+            Shape::Gather => 1,
+            Shape::Interleave => n,
+        };
+        // The destination repeats every `rows` units; a period is the
+        // first whole number of vectors after that, doubled until every
+        // row's bytes in it hold a whole load.
+        let group = unit * rows;
+        let mut bytes = group / gcd(group, 16) * 16;
+        while span(shape, unit, n, bytes) < 16 {
+            bytes *= 2;
+        }
+        if bytes / 16 > MAX_VECTORS {
+            return p;
+        }
+        p.vectors = bytes / 16;
+        p.units = bytes / group;
+        let span = span(shape, unit, n, bytes);
+        let mut v = 0;
+        while v < p.vectors {
+            // Each row's bytes in this vector: `[first, end)`.
+            let mut first = [usize::MAX; MAX_LOADS];
+            let mut end = [0; MAX_LOADS];
+            let mut t = 0;
+            while t < 16 {
+                let (r, off) = source(shape, unit, n, v * 16 + t);
+                if off < first[r] {
+                    first[r] = off;
+                }
+                if off + 1 > end[r] {
+                    end[r] = off + 1;
+                }
+                t += 1;
+            }
+            // The loads: whole 16-byte pieces from each row's first byte,
+            // the last moved back to end inside the period's bytes.
+            let mut k = 0;
+            let mut r = 0;
+            while r < rows {
+                if first[r] != usize::MAX {
+                    let mut at = first[r];
+                    while at < end[r] {
+                        if k == MAX_LOADS {
+                            return p;
+                        }
+                        let put = if at + 16 <= span { at } else { span - 16 };
+                        p.at[v][k] = (r, put);
+                        // The bytes this load gives (the first load that has each).
+                        let mut t = 0;
+                        while t < 16 {
+                            let (rt, off) = source(shape, unit, n, v * 16 + t);
+                            if rt == r && off >= at && off < at + 16 {
+                                p.masks[v][k][t] = (off - put) as i8;
+                            }
+                            t += 1;
+                        }
+                        k += 1;
+                        at += 16;
+                    }
+                }
+                r += 1;
+            }
+            p.loads[v] = k;
+            v += 1;
+        }
+        p.ok = true;
+        p
+    }
+}
+
+/// Whether [`gather`] has a kernel for units of `unit` bytes `ss` apart
+/// that `isa` runs (for rows of at least a period).
+#[inline]
+pub(crate) fn gathers(isa: Isa, unit: usize, ss: isize) -> bool {
+    // No division: a row of a few hundred bytes pays for each.
+    cfg!(target_arch = "x86_64")
+        && isa >= Isa::Avx2
+        && matches!((unit, ss), (3, 6 | 9 | 12) | (6, 12 | 18) | (12, 24 | 36))
+}
+
+/// Whether [`interleave`] has a kernel for `b` streams of units of `unit`
+/// bytes that `isa` runs (for rows of at least a period).
+#[inline]
+pub(crate) fn interleaves(isa: Isa, unit: usize, b: usize) -> bool {
+    cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && matches!((unit, b), (3 | 6 | 12, 2..=4))
+}
+
+/// Gathers `n` units of `unit` bytes, unit `i` from `src + i*ss`, into the
+/// contiguous destination at `dst`, if a shuffle kernel has this shape
+/// (`ss` of 2 to 4 units, `n` at least a period) and `isa` runs it;
+/// `false`, having done nothing, if not.
+///
+/// # Safety
+/// As [`copy_run`](super::kernels::copy_run) with `ds == unit`; `isa` one
+/// this CPU runs.
+#[inline]
+pub(crate) unsafe fn gather(isa: Isa, n: usize, src: *const u8, ss: isize, dst: *mut u8, unit: usize) -> bool {
+    if !gathers(isa, unit, ss) {
+        return false;
+    }
+    let k = if ss as usize == 2 * unit {
+        2
+    } else if ss as usize == 3 * unit {
+        3
+    } else {
+        4
+    };
+    // SAFETY: forwarded; AVX2 (the plan's `isa`, checked by `gathers`).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        x86::pick::<true, false>(unit, k, n, src, ss, dst)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (k, n, src, dst);
+        false
+    }
+}
+
+/// Interleaves `b` streams of `n` contiguous units of `unit` bytes, stream
+/// `y` at `src + y*ss`, into the contiguous destination at `dst` (unit
+/// `x` of stream `y` to `dst + (x*b + y)*unit`), if a shuffle kernel has
+/// this shape (`b` of 2 to 4, `n` at least a period) and `isa` runs it;
+/// with streaming stores (`nt`), also only into a 16-byte aligned
+/// destination of whole vectors. `false`, having done nothing, if not.
+///
+/// # Safety
+/// Every source unit readable, every destination unit writable, without
+/// overlap; `isa` one this CPU runs.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn interleave(
+    isa: Isa,
+    b: usize,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    unit: usize,
+    nt: bool,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if interleaves(isa, unit, b) {
+        // SAFETY: forwarded; AVX2 (the plan's `isa`).
+        unsafe {
+            let run = if nt { x86::pick::<false, true> } else { x86::pick::<false, false> };
+            return run(unit, b, n, src, ss, dst);
+        }
+    }
+    let _ = (isa, b, n, src, ss, dst, unit, nt);
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::{
+        __m128i, _mm_loadu_si128, _mm_or_si128, _mm_setzero_si128, _mm_shuffle_epi8, _mm_storeu_si128, _mm_stream_si128,
+    };
+
+    use super::{Pattern, Shape};
+
+    /// The kernel for units of `unit` bytes and `k` (a gather's step in
+    /// units, an interleave's rows), if there is one: `false` if not.
+    ///
+    /// # Safety
+    /// As [`run`].
+    #[inline]
+    pub(super) unsafe fn pick<const GATHER: bool, const NT: bool>(
+        unit: usize,
+        k: usize,
+        n: usize,
+        src: *const u8,
+        ss: isize,
+        dst: *mut u8,
+    ) -> bool {
+        // SAFETY: forwarded.
+        unsafe {
+            match (unit, k) {
+                (3, 2) => run::<GATHER, 3, 2, NT>(n, src, ss, dst),
+                (3, 3) => run::<GATHER, 3, 3, NT>(n, src, ss, dst),
+                (3, 4) => run::<GATHER, 3, 4, NT>(n, src, ss, dst),
+                (6, 2) => run::<GATHER, 6, 2, NT>(n, src, ss, dst),
+                (6, 3) => run::<GATHER, 6, 3, NT>(n, src, ss, dst),
+                (6, 4) => run::<GATHER, 6, 4, NT>(n, src, ss, dst),
+                (12, 2) => run::<GATHER, 12, 2, NT>(n, src, ss, dst),
+                (12, 3) => run::<GATHER, 12, 3, NT>(n, src, ss, dst),
+                (12, 4) => run::<GATHER, 12, 4, NT>(n, src, ss, dst),
+                _ => false,
+            }
+        }
+    }
+
+    /// The pattern of one kernel, a constant of its type.
+    struct Kernel<const GATHER: bool, const U: usize, const N: usize, const NT: bool>;
+
+    impl<const GATHER: bool, const U: usize, const N: usize, const NT: bool> Kernel<GATHER, U, N, NT> {
+        const P: Pattern = Pattern::new(if GATHER { Shape::Gather } else { Shape::Interleave }, U, N);
+
+        /// One period, from unit `i` of each row (`rows[r]`, the rows'
+        /// first units), its destination at `dst`.
+        ///
+        /// # Safety
+        /// Units `i .. i + P.units` of each row readable (and the bytes
+        /// between them, for a gather), `P.vectors * 16` bytes writable at
+        /// `dst`; the CPU has SSSE3.
+        #[inline(always)]
+        unsafe fn period(src: *const u8, ss: isize, dst: *mut u8) {
+            let p = &Self::P;
+            let mut v = 0;
+            while v < p.vectors {
+                // SAFETY: a register operation (SSE2).
+                let mut acc = unsafe { _mm_setzero_si128() };
+                let mut q = 0;
+                while q < p.loads[v] {
+                    let (r, at) = p.at[v][q];
+                    let row = if GATHER { 0 } else { r as isize * ss };
+                    // SAFETY: the load lies in row `r`'s bytes of the period
+                    // (`Pattern::new`): the caller's units or the bytes
+                    // between two of them; the mask is 16 bytes.
+                    unsafe {
+                        let x = _mm_loadu_si128(src.wrapping_offset(row).add(at).cast::<__m128i>());
+                        let m = _mm_loadu_si128(p.masks[v][q].as_ptr().cast::<__m128i>());
+                        acc = _mm_or_si128(acc, _mm_shuffle_epi8(x, m));
+                    }
+                    q += 1;
+                }
+                // SAFETY: vector `v` of the caller's destination (16-byte
+                // aligned when streamed).
+                unsafe {
+                    if NT {
+                        _mm_stream_si128(dst.add(v * 16).cast::<__m128i>(), acc)
+                    } else {
+                        _mm_storeu_si128(dst.add(v * 16).cast::<__m128i>(), acc)
+                    }
+                };
+                v += 1;
+            }
+        }
+    }
+
+    /// The kernel of one shape: a gather (`GATHER`, every `N`-th unit of
+    /// the row at `src`, units `ss` apart) or an interleave (`N` rows,
+    /// `ss` apart), of units of `U` bytes. `false` if `n` is shorter than
+    /// a period.
+    ///
+    /// # Safety
+    /// As [`gather`](super::gather) or [`interleave`](super::interleave),
+    /// and the CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn run<const GATHER: bool, const U: usize, const N: usize, const NT: bool>(
+        n: usize,
+        src: *const u8,
+        ss: isize,
+        dst: *mut u8,
+    ) -> bool {
+        type K<const G: bool, const U: usize, const N: usize, const NT: bool> = Kernel<G, U, N, NT>;
+        let units = K::<GATHER, U, N, NT>::P.units;
+        // Per unit of each row: the step in the source (the row's unit
+        // stride, or the unit) and in the destination.
+        let (step, out) = if GATHER { (ss, U) } else { (U as isize, N * U) };
+        // Streamed, every period must start 16-byte aligned: the
+        // destination and its length whole vectors (a period is, so the
+        // last one, which ends the destination, is too).
+        // (A shape without a pattern, a gather of 4 by 6- or 12-byte
+        // units, never runs: `gathers` does not take it.)
+        if !K::<GATHER, U, N, NT>::P.ok || n < units || (NT && !(dst as usize | (n * out)).is_multiple_of(16)) {
+            return false;
+        }
+        // SAFETY: each period starts at a unit `i <= n - units` of the
+        // caller's rows: a partial last period is the whole one that ends
+        // the rows, storing again the same values over the units before it.
+        unsafe {
+            let mut i = 0;
+            while i + units <= n {
+                K::<GATHER, U, N, NT>::period(src.wrapping_offset(i as isize * step), ss, dst.add(i * out));
+                i += units;
+            }
+            if i < n {
+                let i = n - units;
+                K::<GATHER, U, N, NT>::period(src.wrapping_offset(i as isize * step), ss, dst.add(i * out));
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shape the kernels take has a pattern.
+    #[test]
+    fn patterns_cover_every_shape() {
+        for unit in [3, 6, 12] {
+            for n in 2..=4 {
+                assert!(Pattern::new(Shape::Interleave, unit, n).ok, "interleave {unit} x {n}");
+            }
+        }
+        for (unit, k) in [(3, 2), (3, 3), (3, 4), (6, 2), (6, 3), (12, 2), (12, 3)] {
+            assert!(Pattern::new(Shape::Gather, unit, k).ok, "gather {unit} / {k}");
+        }
+        // Five loads would be needed.
+        assert!(!Pattern::new(Shape::Gather, 6, 4).ok);
+    }
+
+    /// Gathers of 2 to 4 and interleaves of 2 to 4 rows, of 0 to 100
+    /// units (periods whole and not, shorter than a period), with the
+    /// source exactly the units' span, cached and (interleaves) streamed,
+    /// against the definition, and nothing written past the end.
+    #[test]
+    fn gathers_and_interleaves_match_the_definition() {
+        let isa = Isa::detect();
+        if isa < Isa::Avx2 {
+            return;
+        }
+        for unit in [3usize, 6, 12] {
+            for k in 2..=4usize {
+                for n in [0usize, 1, 5, 15, 16, 17, 31, 32, 33, 50, 100] {
+                    // Gather: the source is exactly the units' span.
+                    let len = if n == 0 { 0 } else { (n - 1) * k * unit + unit };
+                    let src: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+                    let mut dst = vec![0xAAu8; n * unit + 8];
+                    let ss = (k * unit) as isize;
+                    // SAFETY: `n` units of the source, `n * unit` destination bytes.
+                    let done = unsafe { gather(isa, n, src.as_ptr(), ss, dst.as_mut_ptr(), unit) };
+                    assert_eq!(done, gathers(isa, unit, ss) && n >= Pattern::new(Shape::Gather, unit, k).units);
+                    if done {
+                        for i in 0..n {
+                            assert_eq!(
+                                dst[i * unit..][..unit],
+                                src[i * k * unit..][..unit],
+                                "gather {unit}/{k} n {n} unit {i}"
+                            );
+                        }
+                        assert!(
+                            dst[n * unit..].iter().all(|&b| b == 0xAA),
+                            "gather {unit}/{k} n {n} wrote past the end"
+                        );
+                    }
+                    // Interleave: `k` streams of `n` units, 8 bytes apart.
+                    let pitch = n * unit + 8;
+                    let src: Vec<u8> = (0..k * pitch).map(|i| (i * 13 + 1) as u8).collect();
+                    let mut dst = vec![0xAAu8; k * n * unit + 8];
+                    // SAFETY: `k` streams of `n` units; `k * n * unit` destination bytes.
+                    let done =
+                        unsafe { interleave(isa, k, n, src.as_ptr(), pitch as isize, dst.as_mut_ptr(), unit, false) };
+                    assert_eq!(done, n >= Pattern::new(Shape::Interleave, unit, k).units);
+                    if done {
+                        for x in 0..n {
+                            for y in 0..k {
+                                assert_eq!(
+                                    dst[(x * k + y) * unit..][..unit],
+                                    src[y * pitch + x * unit..][..unit],
+                                    "interleave {unit} x {k} n {n} unit {x} of {y}"
+                                );
+                            }
+                        }
+                        assert!(dst[k * n * unit..].iter().all(|&b| b == 0xAA));
+                    }
+                    // Streamed: only into whole aligned vectors.
+                    let mut aligned = vec![0u128; (k * n * unit).div_ceil(16)];
+                    let out = aligned.as_mut_ptr().cast::<u8>();
+                    // SAFETY: as above; the buffer holds `k * n * unit` bytes.
+                    let streamed = unsafe { interleave(isa, k, n, src.as_ptr(), pitch as isize, out, unit, true) };
+                    assert_eq!(
+                        streamed,
+                        done && (k * n * unit).is_multiple_of(16),
+                        "interleave {unit} x {k} n {n} streamed"
+                    );
+                    if streamed {
+                        // SAFETY: the buffer's `k * n * unit` bytes, written.
+                        let out = unsafe { std::slice::from_raw_parts(out, k * n * unit) };
+                        assert_eq!(out, &dst[..k * n * unit], "interleave {unit} x {k} n {n} streamed");
+                    }
+                }
+            }
+        }
+    }
+}
