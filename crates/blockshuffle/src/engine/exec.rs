@@ -421,18 +421,23 @@ impl Exec<'_> {
                 let u = p.unit;
                 // Zeros at the ends of a contiguous row, written here.
                 let zeros = matches!(self.fill, Fill::Zero) && !self.lines() && y.ds == u as isize;
+                // In the destination's order (the line writers join what
+                // follows on).
                 g.rows(|i, a, b| {
                     let (_, row) = g.at(i, 0, src, dst);
+                    let at = dof.wrapping_add((i as isize).wrapping_mul(l.ds));
                     if zeros {
                         zero_bytes(row, a * u, self.nt);
-                        zero_bytes(row.wrapping_add(b * u), (y.count - b) * u, self.nt);
                     } else {
-                        let row = dof.wrapping_add((i as isize).wrapping_mul(l.ds));
-                        self.fill_range(j + 1, row, 0, a, w);
-                        self.fill_range(j + 1, row, b, y.count, w);
+                        self.fill_range(j + 1, at, 0, a, w);
                     }
                     let (src, dst) = g.at(i, a, src, dst);
                     self.units(w, b - a, src, y.ss, dst, y.ds);
+                    if zeros {
+                        zero_bytes(row.wrapping_add(b * u), (y.count - b) * u, self.nt);
+                    } else {
+                        self.fill_range(j + 1, at, b, y.count, w);
+                    }
                 });
             } else {
                 let (mut so, mut dof) = (so, dof);

@@ -5,7 +5,8 @@
 //! Two shapes of run, both building a contiguous destination:
 //!
 //! - a *gather* of every `k`-th unit of one source row (`k` of 2 to 4: a
-//!   block position of NHWC space-to-batch, space-to-depth's inverse);
+//!   block position of NHWC space-to-batch, space-to-depth's inverse), for
+//!   units of 3 bytes (see [`gathers`]);
 //! - an *interleave* of `b` source rows (2 to 4), one unit of each in turn
 //!   (NHWC batch-to-space and space-to-depth).
 //!
@@ -176,26 +177,21 @@ impl Pattern {
 }
 
 /// Whether [`gather`] has a kernel for units of `unit` bytes `ss` apart
-/// that `isa` runs (for rows of at least a period).
+/// that `isa` runs (for rows of at least a period): units of 3 bytes, 2 to
+/// 4 units apart. Units of 6 and 12 bytes take one load and one store each
+/// already (`kernels::widens`), which measured faster than a shuffle's
+/// three loads for each 16 bytes (NHWC space-to-batch with padding of
+/// three float32 channels 1.2 -> 1.5x memcpy, of float16 1.1 -> 1.2x).
 #[inline]
 pub(crate) fn gathers(isa: Isa, unit: usize, ss: isize) -> bool {
     // No division: a row of a few hundred bytes pays for each.
-    cfg!(target_arch = "x86_64")
-        && isa >= Isa::Avx2
-        && matches!((unit, ss), (3, 6 | 9 | 12) | (6, 12 | 18) | (12, 24 | 36))
-}
-
-/// Whether [`interleave`] has a kernel for `b` streams of units of `unit`
-/// bytes that `isa` runs (for rows of at least a period).
-#[inline]
-pub(crate) fn interleaves(isa: Isa, unit: usize, b: usize) -> bool {
-    cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && matches!((unit, b), (3 | 6 | 12, 2..=4))
+    cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && unit == 3 && matches!(ss, 6 | 9 | 12)
 }
 
 /// Gathers `n` units of `unit` bytes, unit `i` from `src + i*ss`, into the
 /// contiguous destination at `dst`, if a shuffle kernel has this shape
-/// (`ss` of 2 to 4 units, `n` at least a period) and `isa` runs it;
-/// `false`, having done nothing, if not.
+/// ([`gathers`], `n` at least a period) and `isa` runs it; `false`, having
+/// done nothing, if not.
 ///
 /// # Safety
 /// As [`copy_run`](super::kernels::copy_run) with `ds == unit`; `isa` one
@@ -205,23 +201,27 @@ pub(crate) unsafe fn gather(isa: Isa, n: usize, src: *const u8, ss: isize, dst: 
     if !gathers(isa, unit, ss) {
         return false;
     }
-    let k = if ss as usize == 2 * unit {
-        2
-    } else if ss as usize == 3 * unit {
-        3
-    } else {
-        4
-    };
     // SAFETY: forwarded; AVX2 (the plan's `isa`, checked by `gathers`).
     #[cfg(target_arch = "x86_64")]
     unsafe {
-        x86::pick::<true, false>(unit, k, n, src, ss, dst)
+        match ss {
+            6 => x86::run::<true, 3, 2, false>(n, src, ss, dst),
+            9 => x86::run::<true, 3, 3, false>(n, src, ss, dst),
+            _ => x86::run::<true, 3, 4, false>(n, src, ss, dst),
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (k, n, src, dst);
+        let _ = (n, src, dst);
         false
     }
+}
+
+/// Whether [`interleave`] has a kernel for `b` streams of units of `unit`
+/// bytes that `isa` runs (for rows of at least a period).
+#[inline]
+pub(crate) fn interleaves(isa: Isa, unit: usize, b: usize) -> bool {
+    cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && matches!((unit, b), (3 | 6 | 12, 2..=4))
 }
 
 /// Interleaves `b` streams of `n` contiguous units of `unit` bytes, stream
@@ -250,7 +250,7 @@ pub(crate) unsafe fn interleave(
     if interleaves(isa, unit, b) {
         // SAFETY: forwarded; AVX2 (the plan's `isa`).
         unsafe {
-            let run = if nt { x86::pick::<false, true> } else { x86::pick::<false, false> };
+            let run = if nt { x86::interleave::<true> } else { x86::interleave::<false> };
             return run(unit, b, n, src, ss, dst);
         }
     }
@@ -266,15 +266,15 @@ mod x86 {
 
     use super::{Pattern, Shape};
 
-    /// The kernel for units of `unit` bytes and `k` (a gather's step in
-    /// units, an interleave's rows), if there is one: `false` if not.
+    /// The interleave of `b` rows of units of `unit` bytes, if there is
+    /// one: `false` if not.
     ///
     /// # Safety
     /// As [`run`].
     #[inline]
-    pub(super) unsafe fn pick<const GATHER: bool, const NT: bool>(
+    pub(super) unsafe fn interleave<const NT: bool>(
         unit: usize,
-        k: usize,
+        b: usize,
         n: usize,
         src: *const u8,
         ss: isize,
@@ -282,16 +282,16 @@ mod x86 {
     ) -> bool {
         // SAFETY: forwarded.
         unsafe {
-            match (unit, k) {
-                (3, 2) => run::<GATHER, 3, 2, NT>(n, src, ss, dst),
-                (3, 3) => run::<GATHER, 3, 3, NT>(n, src, ss, dst),
-                (3, 4) => run::<GATHER, 3, 4, NT>(n, src, ss, dst),
-                (6, 2) => run::<GATHER, 6, 2, NT>(n, src, ss, dst),
-                (6, 3) => run::<GATHER, 6, 3, NT>(n, src, ss, dst),
-                (6, 4) => run::<GATHER, 6, 4, NT>(n, src, ss, dst),
-                (12, 2) => run::<GATHER, 12, 2, NT>(n, src, ss, dst),
-                (12, 3) => run::<GATHER, 12, 3, NT>(n, src, ss, dst),
-                (12, 4) => run::<GATHER, 12, 4, NT>(n, src, ss, dst),
+            match (unit, b) {
+                (3, 2) => run::<false, 3, 2, NT>(n, src, ss, dst),
+                (3, 3) => run::<false, 3, 3, NT>(n, src, ss, dst),
+                (3, 4) => run::<false, 3, 4, NT>(n, src, ss, dst),
+                (6, 2) => run::<false, 6, 2, NT>(n, src, ss, dst),
+                (6, 3) => run::<false, 6, 3, NT>(n, src, ss, dst),
+                (6, 4) => run::<false, 6, 4, NT>(n, src, ss, dst),
+                (12, 2) => run::<false, 12, 2, NT>(n, src, ss, dst),
+                (12, 3) => run::<false, 12, 3, NT>(n, src, ss, dst),
+                (12, 4) => run::<false, 12, 4, NT>(n, src, ss, dst),
                 _ => false,
             }
         }
@@ -361,6 +361,7 @@ mod x86 {
         dst: *mut u8,
     ) -> bool {
         type K<const G: bool, const U: usize, const N: usize, const NT: bool> = Kernel<G, U, N, NT>;
+        const { assert!(K::<GATHER, U, N, NT>::P.ok) };
         let units = K::<GATHER, U, N, NT>::P.units;
         // Per unit of each row: the step in the source (the row's unit
         // stride, or the unit) and in the destination.
@@ -368,9 +369,7 @@ mod x86 {
         // Streamed, every period must start 16-byte aligned: the
         // destination and its length whole vectors (a period is, so the
         // last one, which ends the destination, is too).
-        // (A shape without a pattern, a gather of 4 by 6- or 12-byte
-        // units, never runs: `gathers` does not take it.)
-        if !K::<GATHER, U, N, NT>::P.ok || n < units || (NT && !(dst as usize | (n * out)).is_multiple_of(16)) {
+        if n < units || (NT && !(dst as usize | (n * out)).is_multiple_of(16)) {
             return false;
         }
         // SAFETY: each period starts at a unit `i <= n - units` of the
@@ -403,8 +402,8 @@ mod tests {
                 assert!(Pattern::new(Shape::Interleave, unit, n).ok, "interleave {unit} x {n}");
             }
         }
-        for (unit, k) in [(3, 2), (3, 3), (3, 4), (6, 2), (6, 3), (12, 2), (12, 3)] {
-            assert!(Pattern::new(Shape::Gather, unit, k).ok, "gather {unit} / {k}");
+        for k in 2..=4 {
+            assert!(Pattern::new(Shape::Gather, 3, k).ok, "gather 3 / {k}");
         }
         // Five loads would be needed.
         assert!(!Pattern::new(Shape::Gather, 6, 4).ok);
