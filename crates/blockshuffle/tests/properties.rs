@@ -558,16 +558,17 @@ fn streamed_at_line_offsets_match_direct_stores(op: &dyn Operator, shape: &[usiz
 }
 
 /// NHWC space-to-batch (padded), batch-to-space (cropped) and
-/// depth-to-space whose output rows gather 2 KiB and more of 32- to
+/// depth-to-space whose output rows gather 256 bytes to 8 KiB of 32- to
 /// 128-byte units: streamed, they go straight to the destination with the
-/// source swept ahead. Rows of 64 and 40 units (40 units of 32 bytes, 1.25
-/// KiB, stay in the cache; the staged path at an unaligned destination is
-/// the kernel test's), one thread and two, against the reference.
+/// source swept ahead. Rows of 64, 40, 16 and 8 units, either side of the
+/// shortest rows that stream (512 bytes, or 256 where rows continue one
+/// another; the staged path at an unaligned destination is the kernel
+/// test's), one thread and two, against the reference.
 #[test]
 fn long_gathered_rows_stream_match_reference() {
     for (elem, c) in [(1usize, 32usize), (1, 64), (2, 64), (4, 32)] {
         for block in [2usize, 4] {
-            for w in [64 * block, 40 * block] {
+            for w in [64 * block, 40 * block, 16 * block, 8 * block] {
                 let blocks = vec![block, block];
                 for pads in [vec![[0, 0], [0, 0]], vec![[1, block - 1], [block - 1, 1]]] {
                     let shape = vec![2, 3 * block - pads[0][0] - pads[0][1], w - pads[1][0] - pads[1][1], c];

@@ -597,22 +597,40 @@ impl CopyPlan {
 /// sweep. Measured, ratio to memcpy through the cache -> so: NHWC
 /// space-to-batch 4x4 with padding of 64 uint8 channels 1.46 -> 0.8,
 /// depth-to-space by 4 of 256 uint8 channels 2.0 -> 1.2, space-to-batch 4x4
-/// of 32 uint8 channels 1.26 -> 0.7. Shorter rows, whose source the sweep
-/// does not follow, measured slower than the line writers (the 5-D
-/// space-to-batch of 1 KiB rows, 1.04 -> 1.18); units of other sizes would
-/// go through a staging buffer, slower than the cache (1.1 -> 1.9 for
-/// 36-byte units).
+/// of 32 uint8 channels 1.26 -> 0.7. Rows from [`MIN_GATHERED_ROW`], or
+/// from [`MIN_CONTINUED_ROW`] where they continue one another (an earlier
+/// measurement of the 5-D space-to-batch's 1 KiB rows, 1.04 -> 1.18, no
+/// longer holds: see [`MIN_GATHERED_ROW`]); units of other sizes would go
+/// through a staging buffer, slower than the cache (1.1 -> 1.9 for 36-byte
+/// units).
 fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
+    let n = loops.len();
     let Some(last) = loops.last() else { return false };
+    let row = last.count.saturating_mul(unit);
+    // The loop outside continues the destination: the rows are one run.
+    let continued = n >= 2 && loops[n - 2].ds == row as isize;
     unit >= 32
         && unit.is_multiple_of(16)
         && last.ds == unit as isize
         && last.ss >= unit as isize
-        && last.count.saturating_mul(unit) >= MIN_GATHERED_ROW
+        && (row >= MIN_GATHERED_ROW || (continued && row >= MIN_CONTINUED_ROW))
 }
 
-/// Shortest row (bytes) that [`streams_gathered_rows`] streams.
-const MIN_GATHERED_ROW: usize = 2 << 10;
+/// Shortest row (bytes) that [`streams_gathered_rows`] streams. Measured
+/// (ratio to memcpy, through the cache -> streamed, one thread / two):
+/// OpenVINO's 5-D space-to-batch (W11) of 1 KiB rows 1.03 / 1.36 -> 1.00 /
+/// 0.96; TensorFlow batch-to-space 4x4 of 128-byte units, 512-byte rows,
+/// 0.93 / 1.11 -> 0.79 / 0.81; space-to-depth by 3 of 192-byte units, 576
+/// bytes, 0.87 / 1.0 -> 0.70 / 0.78. Rows of 256 bytes that do not
+/// continue one another went 1.4 -> 2.1 (W11 in uint8: each row starts a
+/// short piece of one of 12 destination streams).
+const MIN_GATHERED_ROW: usize = 512;
+
+/// Shortest row (bytes) that [`streams_gathered_rows`] streams when the
+/// rows continue one another in the destination, one run (measured: NHWC
+/// space-to-depth by 2 of 128-byte units, 256-byte rows, 1.0 -> 0.82-0.89;
+/// rows of 128 bytes went 1.06 -> 1.3).
+const MIN_CONTINUED_ROW: usize = 256;
 
 /// Whether a tile plan's last two loops `x` and `y` interleave whole
 /// destination rows (`y` the streams, contiguous in the destination, `x`
@@ -1476,10 +1494,11 @@ mod tests {
     }
 
     /// Streaming NHWC batch-to-space 2x2 of 128-byte units (32 float32
-    /// channels): each output row gathers its two block columns' source
-    /// rows in order, so it is written in order, without the line writers
-    /// (through the cache); with 256-byte units (W2 of the benchmarks) the
-    /// writers run.
+    /// channels): each output pixel pair gathers one unit from each of its
+    /// two block columns, 256-byte rows that continue one another, written
+    /// in order without the line writers: streamed straight from the
+    /// source (`streams_gathered_rows`). With 256-byte units (W2 of the
+    /// benchmarks) the writers run.
     #[test]
     fn gathered_runs_of_short_units_skip_the_line_writers() {
         let p = compile_f32(
@@ -1489,8 +1508,10 @@ mod tests {
             &[64, 128, 128, 32],
             true,
         );
-        assert!(!p.nt && !p.lines && !p.tile);
+        assert!(p.nt && !p.lines && !p.tile);
         assert_eq!(p.unit, 128);
+        let last = p.loops[p.loops.len() - 1];
+        assert_eq!((last.count, last.ds), (2, 128));
         let p = compile_f32(
             &nhwc([8, 256, 256, 64], 2, true),
             Direction::Backward,
@@ -1647,12 +1668,35 @@ mod tests {
             let p = compile_c(&g, Direction::Backward, 1, &space, &block, false);
             assert!(!p.nt && !p.lines);
         }
-        // Rows of 32 units of 64 bytes (2 KiB) stream; of 16 (1 KiB), not.
-        for (w, streams) in [(32, true), (16, false)] {
+        // Rows of 8 units of 64 bytes (512 bytes) stream, and of 4 (256
+        // bytes), whose rows continue one another (the two output rows of
+        // an input row); of 2 (128 bytes), not.
+        for (w, streams) in [(8, true), (4, true), (2, false)] {
             let (space, block) = ([64, 256, 2 * w, 32], [64, 128, w, 128]);
             let g = nhwc(space, 2, false);
             let p = compile_c(&g, Direction::Backward, 1, &space, &block, true);
             assert_eq!(p.nt, streams, "{w} units a row");
+        }
+    }
+
+    /// Which gathered rows [`streams_gathered_rows`] streams: 512 bytes and
+    /// more; 256 and more where the loop outside continues the row in the
+    /// destination; whole 16-byte vectors of at least 32 bytes.
+    #[test]
+    fn gathered_rows_stream_from_512_bytes_or_256_continued() {
+        let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
+        let far = 1 << 20;
+        for (outer_ds, count, unit, streams) in [
+            (far, 8, 64, true),
+            (far, 4, 64, false),
+            (256, 4, 64, true),
+            (128, 2, 64, false),
+            (far, 16, 32, true),
+            (far, 8, 48, false),
+            (far, 32, 16, false),
+        ] {
+            let loops = [l(10, far, outer_ds), l(count, 3 * unit as isize, unit as isize)];
+            assert_eq!(streams_gathered_rows(&loops, unit), streams, "{count} x {unit}, outer {outer_ds}");
         }
     }
 
