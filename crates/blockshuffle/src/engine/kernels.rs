@@ -759,15 +759,8 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
     let (u, nt) = (unit as isize, m.nt);
     // SAFETY: rows of the tile, each inside it.
     unsafe {
-        if dsx == ny as isize * u {
-            if nt {
-                // The source ahead, fetched as for a streaming gather.
-                let bytes = nx * ny * unit;
-                prefetch(sweep(src, (ny - 1) * ssy.unsigned_abs() + nx * unit, bytes), bytes);
-            }
-            if shuffle::interleave(m.isa, ny, nx, src, ssy, dst, unit, nt) {
-                return;
-            }
+        if dsx == ny as isize * u && shuffle::interleave(m.isa, ny, nx, src, ssy, dst, unit, nt) {
+            return;
         }
         if !nt && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
             // A destination run of `ny` units from each column: wide moves
