@@ -418,26 +418,14 @@ impl Exec<'_> {
                 let y = &p.loops[j + 1];
                 let g = grid(l, y, s, e);
                 let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
-                let u = p.unit;
-                // Zeros at the ends of a contiguous row, written here.
-                let zeros = matches!(self.fill, Fill::Zero) && !self.lines() && y.ds == u as isize;
                 // In the destination's order (the line writers join what
                 // follows on).
                 g.rows(|i, a, b| {
-                    let (_, row) = g.at(i, 0, src, dst);
-                    let at = dof.wrapping_add((i as isize).wrapping_mul(l.ds));
-                    if zeros {
-                        zero_bytes(row, a * u, self.nt);
-                    } else {
-                        self.fill_range(j + 1, at, 0, a, w);
-                    }
+                    let row = dof.wrapping_add((i as isize).wrapping_mul(l.ds));
+                    self.fill_range(j + 1, row, 0, a, w);
                     let (src, dst) = g.at(i, a, src, dst);
                     self.units(w, b - a, src, y.ss, dst, y.ds);
-                    if zeros {
-                        zero_bytes(row.wrapping_add(b * u), (y.count - b) * u, self.nt);
-                    } else {
-                        self.fill_range(j + 1, at, b, y.count, w);
-                    }
+                    self.fill_range(j + 1, row, b, y.count, w);
                 });
             } else {
                 let (mut so, mut dof) = (so, dof);
@@ -766,6 +754,8 @@ impl Exec<'_> {
     }
 
     /// Fills indices `[a, b)` of loop `j` (each a whole destination block).
+    /// Inlined: padded rows call it twice a row, mostly for a unit or two.
+    #[inline(always)]
     unsafe fn fill_range(&self, j: usize, dof: isize, a: usize, b: usize, w: &mut Writers) {
         if a >= b {
             return;
