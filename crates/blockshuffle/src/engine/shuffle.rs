@@ -36,6 +36,8 @@ use super::simd::Isa;
 const MAX_VECTORS: usize = 9;
 /// The most loads a vector takes.
 const MAX_LOADS: usize = 4;
+/// The most rows an interleave takes.
+const MAX_ROWS: usize = 4;
 
 /// Where each destination byte of a period comes from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -50,7 +52,8 @@ enum Shape {
 /// The loads and shuffles of one period, for units of `unit` bytes.
 #[derive(Clone, Copy)]
 struct Pattern {
-    /// Whether the shape fits in [`MAX_VECTORS`] and [`MAX_LOADS`].
+    /// Whether the shape fits in [`MAX_VECTORS`], [`MAX_LOADS`] and
+    /// [`MAX_ROWS`].
     ok: bool,
     /// Destination vectors a period stores.
     vectors: usize,
@@ -110,6 +113,9 @@ impl Pattern {
             Shape::Gather => 1,
             Shape::Interleave => n,
         };
+        if rows > MAX_ROWS {
+            return p;
+        }
         // The destination repeats every `rows` units; a period is the
         // first whole number of vectors after that, doubled until every
         // row's bytes in it hold a whole load.
@@ -127,8 +133,8 @@ impl Pattern {
         let mut v = 0;
         while v < p.vectors {
             // Each row's bytes in this vector: `[first, end)`.
-            let mut first = [usize::MAX; MAX_LOADS];
-            let mut end = [0; MAX_LOADS];
+            let mut first = [usize::MAX; MAX_ROWS];
+            let mut end = [0; MAX_ROWS];
             let mut t = 0;
             while t < 16 {
                 let (r, off) = source(shape, unit, n, v * 16 + t);
@@ -303,11 +309,11 @@ mod x86 {
     impl<const GATHER: bool, const U: usize, const N: usize, const NT: bool> Kernel<GATHER, U, N, NT> {
         const P: Pattern = Pattern::new(if GATHER { Shape::Gather } else { Shape::Interleave }, U, N);
 
-        /// One period, from unit `i` of each row (`rows[r]`, the rows'
-        /// first units), its destination at `dst`.
+        /// One period from the units at `src` (an interleave's row `r` at
+        /// `src + r * ss`), its destination at `dst`.
         ///
         /// # Safety
-        /// Units `i .. i + P.units` of each row readable (and the bytes
+        /// `P.units` units of each row readable from there (and the bytes
         /// between them, for a gather), `P.vectors * 16` bytes writable at
         /// `dst`; the CPU has SSSE3.
         #[inline(always)]
