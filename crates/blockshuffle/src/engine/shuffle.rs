@@ -413,6 +413,8 @@ mod tests {
         }
         // Five loads would be needed.
         assert!(!Pattern::new(Shape::Gather, 6, 4).ok);
+        // More rows than an interleave takes.
+        assert!(!Pattern::new(Shape::Interleave, 2, 5).ok);
     }
 
     /// Gathers of 2 to 4 and interleaves of 2 to 4 rows, of 0 to 100
