@@ -649,7 +649,8 @@ fn three_channel_units_match_reference() {
 /// a window on the block position: every unit size, blocks 2 to 4, pads at
 /// either end or both, rows long enough for the vector kernels and not a
 /// whole number of vectors, batches a line multiple long (streamed, the
-/// padded rows are staged for the carried kernels) and not, rows a line
+/// carried kernels read the padded rows in place, or from a stage) and
+/// not, rows a line
 /// multiple long (streamed, cropped rows are built whole in a stage) and
 /// not, each kernel setting, streamed or not, against the reference;
 /// batch-to-space restores the input.

@@ -16,8 +16,8 @@
 //! unless their destination runs gather source runs in order
 //! ([`gathers_source_runs`]); transposing tiles walk the source in its
 //! order, except those whose rows a vector kernel carries as one
-//! destination run (`CopyPlan::carry_level`; padded rows through a staging
-//! buffer, [`padded_carry_level`]).
+//! destination run (`CopyPlan::carry_level`; padded rows,
+//! [`padded_carry_level`]).
 
 use arrayvec::ArrayVec;
 
@@ -178,9 +178,9 @@ pub(crate) struct CopyPlan {
     /// [`interleave_carry_level`]), which carry each stream's bytes from
     /// row to row in a register.
     pub carry_level: Option<usize>,
-    /// The carry level of a windowed (padded) deinterleaving tile: the
-    /// executor copies the source rows, padded, into a staging buffer and
-    /// runs the carried kernel from there (see [`padded_carry_level`]).
+    /// The carry level of a padded deinterleaving tile: the carried kernel
+    /// reads the source rows in place and makes up their padding (see
+    /// [`padded_carry_level`]).
     pub padded: bool,
     /// With streaming stores: every unit goes through the line writers
     /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
@@ -521,9 +521,9 @@ impl CopyPlan {
                 let lines =
                     vector_streams(x.count, self.isa) && vector_unit(self.unit) && row >= MIN_LINES_DEINTERLEAVE_ROW;
                 if windowed {
-                    // Padding rows of the source: joined from padded
-                    // copies of the rows (the carried kernels run whole
-                    // tiles).
+                    // Padding rows of the source: read in place, the
+                    // padding made up where a read meets it (the carried
+                    // kernels run whole tiles).
                     if self.fill && deinterleaving {
                         self.carry_level = padded_carry_level(loops, self.unit, self.isa);
                         self.padded = self.carry_level.is_some();
@@ -1174,8 +1174,10 @@ pub(crate) const PADDED_ROWS_BYTES: usize = 64 << 10;
 /// loop between the level and the tile (the stream groups, the block rows)
 /// may have a window on the level's index (rows wholly padding), and the
 /// level none; the rows of every group fit [`PADDED_ROWS_BYTES`]. The
-/// executor copies rows, padded, into a buffer and runs the carried kernel
-/// on whole rows from there.
+/// carried kernel reads the rows in place, making up the padding where a
+/// read meets it (`simd::Padding`); where it cannot (AVX512-VBMI's), the
+/// executor copies the rows, padded, into a buffer and runs it on whole
+/// rows from there.
 fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     let n = loops.len();
     if n < 3 {
@@ -1435,10 +1437,11 @@ mod tests {
     /// OpenVINO's space-to-batch of an NCHW uint8 tensor padded by 2 on H
     /// and W, block 4: the block column's loop moves inside the loop over
     /// output rows, next to the output columns, whose padding window it is
-    /// the outer loop of: a windowed tile. Streaming, its rows are carried
-    /// from padded copies (the loop over output rows, the block rows inside
-    /// it with their window on it); with 15 channels of 127 x 127, whose
-    /// batches are not a line multiple long, it stores through the cache.
+    /// the outer loop of: a windowed tile. Streaming, its rows are carried,
+    /// their padding made up where it is read (the loop over output rows,
+    /// the block rows inside it with their window on it); with 15 channels
+    /// of 127 x 127, whose batches are not a line multiple long, it stores
+    /// through the cache.
     #[test]
     fn padded_columns_make_a_windowed_tile() {
         let op = "t";

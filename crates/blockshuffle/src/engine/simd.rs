@@ -36,8 +36,9 @@ use std::arch::x86_64::*;
 #[cfg(target_arch = "x86_64")]
 use std::mem::MaybeUninit;
 
-use super::kernels::{prefetch, Rows, PREFETCH_AHEAD};
+use super::kernels::{copy_short, prefetch, Rows, PREFETCH_AHEAD};
 use super::lines::Writers;
+use super::plan::Window;
 
 /// The instruction set a plan's short-run kernels use, narrowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -348,17 +349,22 @@ impl Vector for __m256i {
                     14, 15,
                 ),
             };
-            let v = if S == 4 { v } else { v.map(|x| _mm256_shuffle_epi8(x, gather)) };
+            // (Array literals, not `map`: its closure is not always inlined.)
+            let v = if S == 4 {
+                v
+            } else {
+                let g = |x| _mm256_shuffle_epi8(x, gather);
+                [g(v[0]), g(v[1]), g(v[2]), g(v[3])]
+            };
             let (a, b) = (_mm256_unpacklo_epi32(v[0], v[1]), _mm256_unpackhi_epi32(v[0], v[1]));
             let (c, d) = (_mm256_unpacklo_epi32(v[2], v[3]), _mm256_unpackhi_epi32(v[2], v[3]));
             let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
             [
-                _mm256_unpacklo_epi64(a, c),
-                _mm256_unpackhi_epi64(a, c),
-                _mm256_unpacklo_epi64(b, d),
-                _mm256_unpackhi_epi64(b, d),
+                _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(a, c), order),
+                _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(a, c), order),
+                _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(b, d), order),
+                _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(b, d), order),
             ]
-            .map(|x| _mm256_permutevar8x32_epi32(x, order))
         }
     }
     #[inline(always)]
@@ -811,7 +817,7 @@ unsafe fn deinterleave_step_joined<V: Vector, const S: usize, const B: usize>(
             let (e, o) = V::split::<S>(v[0].assume_init(), v[1].assume_init());
             return std::array::from_fn(|j| if j == 0 { e } else { o });
         }
-        let all = V::split4::<S>(v.map(|v| v.assume_init()));
+        let all = V::split4::<S>([v[0].assume_init(), v[1].assume_init(), v[2].assume_init(), v[3].assume_init()]);
         std::array::from_fn(|j| all[j])
     }
 }
@@ -1156,7 +1162,108 @@ pub(crate) struct Carried {
     pub ds: isize,
     /// What the kernel has fetched ahead while it reads each row.
     pub ahead: Ahead,
+    /// The padding of source rows read in place (`None`: every source
+    /// byte named is data).
+    pub pad: Option<Padding>,
 }
+
+/// The padding of a carried deinterleave's source rows, read in place
+/// (OpenVINO NCHW space-to-batch with pads): row `(r, i)` is data at bytes
+/// `lo..hi` if group `i` is inside `groups`' range at `r` (the window of
+/// the groups' loop on the rows' index), and wholly padding if not. Only
+/// its data bytes need be readable; the rest reads as zeros.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Padding {
+    pub lo: usize,
+    pub hi: usize,
+    pub groups: Option<Window>,
+}
+
+/// How [`joined_rows`] reads its source rows: [`NoPad`], each row whole in
+/// place, or a [`Padding`].
+#[cfg(target_arch = "x86_64")]
+trait RowBytes: Copy {
+    /// Whether some reads are checked against the row's data bytes.
+    const PADDED: bool;
+    /// The data bytes of row `(r, i)` of `row` bytes.
+    fn data(&self, r: usize, i: usize, row: usize) -> (usize, usize);
+}
+
+/// Every source byte of every row is data.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct NoPad;
+
+#[cfg(target_arch = "x86_64")]
+impl RowBytes for NoPad {
+    const PADDED: bool = false;
+    #[inline(always)]
+    fn data(&self, _: usize, _: usize, row: usize) -> (usize, usize) {
+        (0, row)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl RowBytes for Padding {
+    const PADDED: bool = true;
+    #[inline(always)]
+    fn data(&self, r: usize, i: usize, _: usize) -> (usize, usize) {
+        match self.groups.map(|w| w.range(r, i + 1)) {
+            Some((s, e)) if !(s..e).contains(&i) => (0, 0),
+            _ => (self.lo, self.hi),
+        }
+    }
+}
+
+/// `len` bytes from `o` of a source row at `sr` whose data bytes are
+/// `lo..hi`: in place if they are all data, or else copied into `scratch`
+/// with the padding's zeros.
+///
+/// # Safety
+/// The row's data bytes readable; `len` (a multiple of `V::BYTES`) bytes
+/// writable at `scratch`; the CPU runs `V`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn row_bytes<V: Vector, P: RowBytes>(
+    sr: *const u8,
+    (lo, hi): (usize, usize),
+    o: usize,
+    len: usize,
+    scratch: *mut u8,
+) -> *const u8 {
+    if !P::PADDED || (lo <= o && o + len <= hi) {
+        return sr.wrapping_add(o);
+    }
+    let a = lo.clamp(o, o + len);
+    let b = hi.clamp(a, o + len);
+    // SAFETY: `scratch` holds `len` bytes, a whole number of vectors; `a..b`
+    // are data bytes of the row inside `o..o + len`, copied by vectors
+    // inside that range (the last one ending at `b`) or by `copy_short`.
+    unsafe {
+        let zero = V::load(ZEROS.as_ptr());
+        let mut k = 0;
+        while k < len {
+            V::store(scratch.add(k), zero);
+            k += V::BYTES;
+        }
+        let (from, to, n) = (sr.add(a), scratch.add(a - o), b - a);
+        if n <= 64 {
+            copy_short(from, to, n);
+        } else {
+            let mut k = 0;
+            while k + V::BYTES < n {
+                V::store(to.add(k), V::load(from.add(k)));
+                k += V::BYTES;
+            }
+            V::store(to.add(n - V::BYTES), V::load(from.add(n - V::BYTES)));
+        }
+    }
+    scratch
+}
+
+/// A line of zeros, for vector loads.
+#[cfg(target_arch = "x86_64")]
+static ZEROS: [u8; 64] = [0; 64];
 
 /// What a carried kernel fetches ahead of its reads ([`prefetch`]).
 #[derive(Debug, Clone, Copy)]
@@ -1231,6 +1338,10 @@ pub(crate) unsafe fn deinterleave_carried(
     #[cfg(target_arch = "x86_64")]
     {
         let rows_fit = n.checked_mul(size).is_some_and(|row| row >= 64 && c.rows.ds == row as isize);
+        if c.pad.is_some() && isa >= Isa::Avx512Vbmi {
+            // The VBMI kernel reads whole rows in place.
+            return false;
+        }
         if isa < Isa::Avx512Vbmi {
             // SAFETY: forwarded, with `c.rows.ds` the row's bytes.
             return rows_fit && unsafe { deinterleave_joined(isa, size, b, c, n, src, dst) };
@@ -1402,10 +1513,12 @@ unsafe fn joined_body<V: Vector, const S: usize, const B: usize>(
     // SAFETY: forwarded; `chunk` rows put at most `BURST / 64` lines in
     // each stream (`Bursts`), at most `CARRIED_STREAMS` of them.
     unsafe {
-        if chunk > 1 && c.streams.count.checked_mul(B).is_some_and(|s| s <= CARRIED_STREAMS) {
-            joined_rows::<V, S, B, Bursts>(c, n, src, dst, chunk, &mut Bursts::new(c.ds))
-        } else {
-            joined_rows::<V, S, B, Direct>(c, n, src, dst, 1, &mut Direct(c.ds))
+        let bursts = chunk > 1 && c.streams.count.checked_mul(B).is_some_and(|s| s <= CARRIED_STREAMS);
+        match (bursts, c.pad) {
+            (true, None) => joined_rows::<V, S, B, _, _>(c, n, src, dst, chunk, &mut Bursts::new(c.ds), NoPad),
+            (false, None) => joined_rows::<V, S, B, _, _>(c, n, src, dst, 1, &mut Direct(c.ds), NoPad),
+            (true, Some(pad)) => joined_rows::<V, S, B, _, _>(c, n, src, dst, chunk, &mut Bursts::new(c.ds), pad),
+            (false, Some(pad)) => joined_rows::<V, S, B, _, _>(c, n, src, dst, 1, &mut Direct(c.ds), pad),
         }
     }
     true
@@ -1427,18 +1540,22 @@ const BURST: usize = 512;
 /// `chunk` rows of every stream.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn joined_rows<V: Vector, const S: usize, const B: usize, K: LineSink>(
+unsafe fn joined_rows<V: Vector, const S: usize, const B: usize, K: LineSink, P: RowBytes>(
     c: Carried,
     n: usize,
     src: *const u8,
     dst: *mut u8,
     chunk: usize,
     sink: &mut K,
+    pad: P,
 ) {
     let row = n * S;
     // One line of each of the `B` streams is `64 * B` source bytes.
     let span = 64 * B;
     let mut join = [MaybeUninit::<u8>::uninit(); 2 * 64 * 4];
+    // Where a read that meets padding is made whole (outside the join).
+    let mut padded = [MaybeUninit::<u8>::uninit(); 64 * 4];
+    let pad_at = padded.as_mut_ptr().cast::<u8>();
     // SAFETY (whole body): let `d` be stream 0's row start in a group
     // (every stream of the group at the same offset `off` in a line) and
     // `p0 = (64 - off) % 64`. Each row's stream bytes `[p0, row)` of whole
@@ -1449,8 +1566,10 @@ unsafe fn joined_rows<V: Vector, const S: usize, const B: usize, K: LineSink>(
     // inside the stream (through `sink`, each group's in order), ordinary
     // stores of the first row's head and the last row's tail; together
     // every byte of every stream once. Loads: `span` bytes at unit offsets
-    // `0 <= p0 + 64 * k <= row - 64` of a row (`n * B * S` readable bytes),
-    // or `span` bytes inside `join`.
+    // `0 <= p0 + 64 * k <= row - 64` of a row (`n * B * S` bytes, readable
+    // where `pad` says they are data: `row_bytes` copies reads that are not
+    // all data into `padded`, or into either half of `join`, `span` bytes
+    // each), or `span` bytes inside `join`.
     unsafe {
         let at = |r: usize, i: usize| {
             let sr = src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss);
@@ -1462,22 +1581,31 @@ unsafe fn joined_rows<V: Vector, const S: usize, const B: usize, K: LineSink>(
             for r in r0..r1 {
                 for i in 0..c.streams.count {
                     let (sr, d) = at(r, i);
+                    let data = pad.data(r, i, row * B);
                     c.ahead.fetch(r, i, sr, row * B);
                     let off = d as usize % 64;
                     let p0 = (64 - off) % 64;
                     if off != 0 && r == 0 {
-                        line_part::<V, S, B>(sr, d, c.ds, 0, p0);
+                        line_part::<V, S, B>(row_bytes::<V, P>(sr, data, 0, span, pad_at), d, c.ds, 0, p0);
                     } else if off != 0 {
-                        let prev = sr.wrapping_offset(-c.rows.ss).add((row - 64) * B);
+                        // The previous row's last `span` bytes and this
+                        // row's first, padded ones made whole in `join`.
+                        let buf = join.as_mut_ptr().cast::<u8>();
+                        let (prev, prev_data) = (sr.wrapping_offset(-c.rows.ss), pad.data(r - 1, i, row * B));
+                        let prev = row_bytes::<V, P>(prev, prev_data, (row - 64) * B, span, buf);
+                        let sr = row_bytes::<V, P>(sr, data, 0, span, buf.add(span));
                         let cut = off * B;
                         let line = if cut.is_multiple_of(V::BYTES) {
                             line_registers_joined::<V, S, B>(prev.add(span - cut), sr, cut)
                         } else {
-                            let buf = join.as_mut_ptr().cast::<u8>();
                             let mut k = 0;
                             while k < span {
-                                V::store(buf.add(k), V::load(prev.add(k)));
-                                V::store(buf.add(span + k), V::load(sr.add(k)));
+                                if !P::PADDED || prev != buf.cast_const() {
+                                    V::store(buf.add(k), V::load(prev.add(k)));
+                                }
+                                if !P::PADDED || sr != buf.add(span).cast_const() {
+                                    V::store(buf.add(span + k), V::load(sr.add(k)));
+                                }
                                 k += V::BYTES;
                             }
                             line_registers::<V, S, B>(buf.add(span - cut))
@@ -1486,12 +1614,14 @@ unsafe fn joined_rows<V: Vector, const S: usize, const B: usize, K: LineSink>(
                     }
                     let mut y = p0;
                     while y + 64 <= row {
-                        sink.put::<V, B>(&line_registers::<V, S, B>(sr.add(y * B)), i, d.add(y));
+                        let sp = row_bytes::<V, P>(sr, data, y * B, span, pad_at);
+                        sink.put::<V, B>(&line_registers::<V, S, B>(sp), i, d.add(y));
                         y += 64;
                     }
                     let t = row - y;
                     if t > 0 && r + 1 == c.rows.count {
-                        line_part::<V, S, B>(sr.add((row - 64) * B), d.add(y), c.ds, 64 - t, t);
+                        let sp = row_bytes::<V, P>(sr, data, (row - 64) * B, span, pad_at);
+                        line_part::<V, S, B>(sp, d.add(y), c.ds, 64 - t, t);
                     }
                 }
             }
