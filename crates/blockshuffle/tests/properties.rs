@@ -647,10 +647,10 @@ fn three_channel_units_match_reference() {
 /// OpenVINO's space-to-batch of NCHW tensors padded on H and W (and its
 /// batch-to-space, cropped), whose short units make transposing tiles with
 /// a window on the block position: every unit size, blocks 2 to 4, pads at
-/// either end or both, rows long enough for the vector kernels and not a
-/// whole number of vectors, batches a line multiple long (streamed, the
-/// carried kernels read the padded rows in place, or from a stage) and
-/// not, rows a line
+/// either end or both, on W and H or on H alone (rows wholly padding),
+/// rows long enough for the vector kernels and not a whole number of
+/// vectors, batches a line multiple long (streamed, the carried kernels
+/// read the padded rows in place, or from a stage) and not, rows a line
 /// multiple long (streamed, cropped rows are built whole in a stage) and
 /// not, each kernel setting, streamed or not, against the reference;
 /// batch-to-space restores the input.
@@ -661,17 +661,20 @@ fn padded_and_cropped_tiles_match_reference() {
             // Padded heights of 3 blocks, and of 80 (float32, block 2):
             // more rows than the staged chunk of padded rows holds.
             let tall = if (elem, block) == (4, 2) { 80 } else { 3 };
-            for (((p0, p1), (n, c, h)), wide) in [(1, 0), (0, 1), (block - 1, 1), (1, 2 * block - 1)]
+            for ((((p0, p1), (n, c, h)), wide), on_w) in [(1, 0), (0, 1), (block - 1, 1), (1, 2 * block - 1)]
                 .into_iter()
                 .flat_map(|pads| [(pads, (2, 3, 3)), (pads, (1, 64 / elem, tall))])
                 .flat_map(|case| [(case, 70), (case, 64)])
+                .flat_map(|case| [(case, true), (case, false)])
             {
-                // Padded widths of 70 blocks, and of 64 (rows of whole lines).
-                let shape = vec![n, c, h * block - p0 - p1, wide * block - p0 - p1];
+                // Padded widths of 70 blocks, and of 64 (rows of whole
+                // lines); W padded (`p1`, `p0`) or not (H alone).
+                let (q0, q1) = if on_w { (p1, p0) } else { (0, 0) };
+                let shape = vec![n, c, h * block - p0 - p1, wide * block - q0 - q1];
                 let blocks = vec![1, block, block];
-                let pads = vec![[0, 0], [p0, p1], [p1, p0]];
+                let pads = vec![[0, 0], [p0, p1], [q0, q1]];
                 let ov_block = [1, 1, block as i64, block as i64];
-                let (begin, end) = ([0, 0, p0 as i64, p1 as i64], [0, 0, p1 as i64, p0 as i64]);
+                let (begin, end) = ([0, 0, p0 as i64, q0 as i64], [0, 0, p1 as i64, q1 as i64]);
                 let x = bytes(shape.iter().product::<usize>() * elem, block as u8);
                 let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
                 for st in [Streaming::Never, Streaming::Always] {

@@ -530,6 +530,15 @@ impl CopyPlan {
                     }
                 } else if deinterleaving {
                     self.carry_level = carry_level(loops, self.unit, self.isa);
+                    if self.carry_level.is_none() && self.fill {
+                        // Rows wholly padding (a window on the loop of
+                        // stream groups): OpenVINO NCHW space-to-batch
+                        // padded on H alone (measured: uint8 by 3, 1.75x
+                        // memcpy through the tile stage, 1.03-1.1x carried;
+                        // float32 by 4, 1.43x -> 0.75x).
+                        self.carry_level = padded_carry_level(loops, self.unit, self.isa);
+                        self.padded = self.carry_level.is_some();
+                    }
                 } else if self.isa >= Isa::Avx512Vbmi {
                     if let Some(level) = interleave_carry_level(&dst_order, self.unit) {
                         // The destination's order: its rows one run.
@@ -1167,27 +1176,27 @@ fn carries(x: &Loop, y: &Loop, unit: usize, isa: Isa) -> bool {
 /// group).
 pub(crate) const PADDED_ROWS_BYTES: usize = 64 << 10;
 
-/// The [`CopyPlan::carry_level`] of a streaming windowed tile that
-/// deinterleaves padded source rows (OpenVINO's space-to-batch of NCHW
-/// tensors padded on W): its inner loop's window covers a run of each
-/// source row (`p = x + nx * y`, the padded position along the row), the
-/// loop between the level and the tile (the stream groups, the block rows)
-/// may have a window on the level's index (rows wholly padding), and the
-/// level none; the rows of every group fit [`PADDED_ROWS_BYTES`]. The
-/// carried kernel reads the rows in place, making up the padding where a
-/// read meets it (`simd::Padding`); where it cannot (AVX512-VBMI's), the
-/// executor copies the rows, padded, into a buffer and runs it on whole
-/// rows from there.
+/// The [`CopyPlan::carry_level`] of a streaming tile that deinterleaves
+/// padded source rows (OpenVINO's space-to-batch of NCHW tensors padded on
+/// W, or on H alone): its inner loop's window, if it has one, covers a run
+/// of each source row (`p = x + nx * y`, the padded position along the
+/// row), the loop between the level and the tile (the stream groups, the
+/// block rows) may have a window on the level's index (rows wholly
+/// padding), one of the two has one, and the level none; the rows of every
+/// group fit [`PADDED_ROWS_BYTES`]. The carried kernel reads the rows in
+/// place, making up the padding where a read meets it (`simd::Padding`);
+/// where it cannot (AVX512-VBMI's), the executor copies the rows, padded,
+/// into a buffer and runs it on whole rows from there.
 fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     let n = loops.len();
     if n < 3 {
         return None;
     }
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
-    let w = y.window?;
     let row = y.count * unit;
-    let src_row = y.ss == (x.count * unit) as isize && w.outer == Some((n - 2) as u8) && w.oc == 1;
-    if !src_row || w.ic != x.count as i64 {
+    let src_row = y.ss == (x.count * unit) as isize
+        && y.window.is_none_or(|w| w.outer == Some((n - 2) as u8) && w.oc == 1 && w.ic == x.count as i64);
+    if !src_row {
         return None;
     }
     let level = (n.saturating_sub(4)..n - 2).rev().find(|&j| loops[j].ds == row as isize)?;
@@ -1196,9 +1205,15 @@ fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
         if g.is_outer || g.window.is_some_and(|w| w.outer != Some(level as u8)) {
             return None;
         }
+        if y.window.is_none() && g.window.is_none() {
+            // Not padded: `carry_level`'s.
+            return None;
+        }
         g.count
-    } else {
+    } else if y.window.is_some() {
         1
+    } else {
+        return None;
     };
     let fits = loops[level].window.is_none()
         && carries(x, y, unit, isa)
@@ -1477,6 +1492,34 @@ mod tests {
         assert!(p.tile && !p.nt && !p.padded && p.carry_level.is_none() && p.tile_stage.is_none());
         let n = p.loops.len();
         assert!(p.loops[n - 1].window.is_some_and(|w| w.outer == Some((n - 2) as u8)));
+    }
+
+    /// The same padded on H alone: the tile has no window, the block rows'
+    /// loop has (rows wholly padding), and the rows are carried as padded
+    /// rows all the same. Without padding, the ordinary carry level.
+    #[test]
+    fn rows_padded_on_h_alone_are_carried() {
+        let op = "t";
+        let plan = |pad: u64| {
+            let space = [
+                SpaceAxis::plain(16),
+                SpaceAxis::plain(16),
+                SpaceAxis::new(op, 508 - 2 * pad, pad, pad, 4).unwrap(),
+                SpaceAxis::new(op, 508, 0, 0, 4).unwrap(),
+            ];
+            let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
+            let (ss, bs) = (c_strides(&[16, 16, 508 - 2 * pad as usize, 508], 1), c_strides(&[256, 16, 127, 127], 1));
+            CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, Isa::Avx2)
+        };
+        let p = plan(2);
+        let n = p.loops.len();
+        assert!(p.tile && p.nt && p.padded && p.carry_level == Some(n - 4), "{p:?}");
+        let (rows, groups, x, y) = (p.loops[n - 4], p.loops[n - 3], p.loops[n - 2], p.loops[n - 1]);
+        assert_eq!((x.count, y.count, y.ss, y.window), (4, 127, 4, None));
+        assert_eq!((rows.count, rows.ds, groups.count, groups.ss), (127, 127, 4, 508));
+        assert_eq!(groups.window.map(|w| (w.outer, w.lo, w.hi)), Some((Some((n - 4) as u8), 2, 506)));
+        let p = plan(0);
+        assert!(p.tile && p.nt && !p.padded && p.carry_level.is_some(), "{p:?}");
     }
 
     /// Streaming float32 pixel_shuffle by 2 (W8 of the benchmarks): with
