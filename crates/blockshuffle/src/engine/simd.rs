@@ -1234,8 +1234,8 @@ unsafe fn row_bytes<V: Vector, P: RowBytes>(
     if !P::PADDED || (lo <= o && o + len <= hi) {
         return sr.wrapping_add(o);
     }
-    let a = lo.clamp(o, o + len);
-    let b = hi.clamp(a, o + len);
+    let a = lo.max(o).min(o + len);
+    let b = hi.max(a).min(o + len);
     // SAFETY: `scratch` holds `len` bytes, a whole number of vectors; `a..b`
     // are data bytes of the row inside `o..o + len`, copied by vectors
     // inside that range (the last one ending at `b`) or by `copy_short`.
