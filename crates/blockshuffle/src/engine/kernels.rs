@@ -650,6 +650,9 @@ unsafe fn staged_interleave<T: Copy, const B: usize>(
         if simd::interleave_streamed(mode.isa, u, B, rows, n, src, ss, dst) {
             return;
         }
+        if rows.count > 1 && rows.ds == (n * B * u) as isize && n * B * u <= STAGE {
+            return streamed_interleave_rows::<T, B>(rows, n, src, ss, dst, mode.isa, w);
+        }
         for r in 0..rows.count {
             let (src, dst) = rows.at(r, src, dst);
             streamed_interleave::<T, B>(n, src, ss, dst, mode.isa, w);
@@ -686,6 +689,41 @@ unsafe fn streamed_interleave<T: Copy, const B: usize>(
             interleave_any::<T, B>(Rows::ONE, m, src.add(done * u), ss, stage.ptr(), isa);
             w.push(stage.ptr(), dst.add(done * B * u), m * B * u);
             done += m;
+        }
+    }
+}
+
+/// [`streamed_interleave`] of rows that continue one another in the
+/// destination: as many as the stage holds interleaved into it together,
+/// then pushed as one run.
+///
+/// # Safety
+/// As [`interleave`] for each of `rows`, with `rows.ds` the row's `n * B`
+/// units, at most [`STAGE`] bytes; `w` holds only runs of this run's
+/// destination.
+#[inline(never)]
+unsafe fn streamed_interleave_rows<T: Copy, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    isa: Isa,
+    w: &mut Writers,
+) {
+    let row = n * B * size_of::<T>();
+    let per = STAGE / row;
+    // SAFETY: chunks of the caller's rows; the stage holds `k <= per` rows.
+    unsafe {
+        let mut stage = Stage::new();
+        let mut r0 = 0;
+        while r0 < rows.count {
+            let k = per.min(rows.count - r0);
+            let (from, to) = rows.at(r0, src, dst);
+            let staged = Rows { count: k, ss: rows.ss, ds: row as isize };
+            interleave_any::<T, B>(staged, n, from, ss, stage.ptr(), isa);
+            w.push(stage.ptr(), to, k * row);
+            r0 += k;
         }
     }
 }
