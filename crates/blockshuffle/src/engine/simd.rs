@@ -1344,7 +1344,14 @@ pub(crate) unsafe fn deinterleave_carried(
         }
         if isa < Isa::Avx512Vbmi {
             // SAFETY: forwarded, with `c.rows.ds` the row's bytes.
-            return rows_fit && unsafe { deinterleave_joined(isa, size, b, c, n, src, dst) };
+            return rows_fit
+                && unsafe {
+                    if c.pad.is_some() {
+                        deinterleave_joined_padded(isa, size, b, c, n, src, dst)
+                    } else {
+                        deinterleave_joined(isa, size, b, c, n, src, dst)
+                    }
+                };
         }
         let fits = rows_fit && c.streams.count.checked_mul(b).is_some_and(|s| s <= CARRIED_STREAMS);
         if !fits || c.rows.count == 0 {
@@ -1501,6 +1508,41 @@ unsafe fn joined_body<V: Vector, const S: usize, const B: usize>(
     src: *const u8,
     dst: *mut u8,
 ) -> bool {
+    // SAFETY: forwarded.
+    unsafe { joined_with::<V, S, B, _>(c, n, src, dst, NoPad) }
+}
+
+/// [`joined_body`] of padded rows (`c.pad`), read in place: an entry point
+/// of its own, so that neither kernel's frame holds both.
+///
+/// # Safety
+/// As [`joined_body`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn joined_padded_body<V: Vector, const S: usize, const B: usize>(
+    c: Carried,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+) -> bool {
+    let Some(pad) = c.pad else { return false };
+    // SAFETY: forwarded.
+    unsafe { joined_with::<V, S, B, _>(c, n, src, dst, pad) }
+}
+
+/// [`joined_body`] with the rows read as `pad` says.
+///
+/// # Safety
+/// As [`joined_body`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn joined_with<V: Vector, const S: usize, const B: usize, P: RowBytes>(
+    c: Carried,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    pad: P,
+) -> bool {
     let row = n * S;
     let fits = row >= 64
         && c.ds.unsigned_abs().is_multiple_of(64)
@@ -1513,12 +1555,10 @@ unsafe fn joined_body<V: Vector, const S: usize, const B: usize>(
     // SAFETY: forwarded; `chunk` rows put at most `BURST / 64` lines in
     // each stream (`Bursts`), at most `CARRIED_STREAMS` of them.
     unsafe {
-        let bursts = chunk > 1 && c.streams.count.checked_mul(B).is_some_and(|s| s <= CARRIED_STREAMS);
-        match (bursts, c.pad) {
-            (true, None) => joined_rows::<V, S, B, _, _>(c, n, src, dst, chunk, &mut Bursts::new(c.ds), NoPad),
-            (false, None) => joined_rows::<V, S, B, _, _>(c, n, src, dst, 1, &mut Direct(c.ds), NoPad),
-            (true, Some(pad)) => joined_rows::<V, S, B, _, _>(c, n, src, dst, chunk, &mut Bursts::new(c.ds), pad),
-            (false, Some(pad)) => joined_rows::<V, S, B, _, _>(c, n, src, dst, 1, &mut Direct(c.ds), pad),
+        if chunk > 1 && c.streams.count.checked_mul(B).is_some_and(|s| s <= CARRIED_STREAMS) {
+            joined_rows::<V, S, B, _, P>(c, n, src, dst, chunk, &mut Bursts::new(c.ds), pad)
+        } else {
+            joined_rows::<V, S, B, _, P>(c, n, src, dst, 1, &mut Direct(c.ds), pad)
         }
     }
     true
@@ -1769,6 +1809,16 @@ entry_point! {
     /// # Safety
     /// As [`deinterleave_carried`], with `c.rows.ds == n * size`.
     deinterleave_joined => joined_body(c: Carried, n: usize, src: *const u8, dst: *mut u8) -> bool, none: false
+}
+
+entry_point! {
+    /// [`deinterleave_joined`] of padded rows: see `joined_padded_body`.
+    ///
+    /// # Safety
+    /// As [`deinterleave_carried`], with `c.rows.ds == n * size`.
+    deinterleave_joined_padded => joined_padded_body(
+        c: Carried, n: usize, src: *const u8, dst: *mut u8
+    ) -> bool, none: false
 }
 
 /// Three vectors rearranged into three with AVX512-VBMI (splitting three
