@@ -1060,24 +1060,56 @@ macro_rules! entry_point {
         pub(crate) unsafe fn $name(isa: Isa, size: usize, b: usize, $($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
+                // Unoptimised, every kernel of an instruction set inlined
+                // into its dispatch made one frame of up to 2 MiB (the
+                // padded joined kernel's: a thread's whole stack), so
+                // there each unit size and stream count runs in a function
+                // of its own (`run`); optimised, they are inlined as they
+                // are written, into a dispatch whose frame is small.
+                #[cfg(debug_assertions)]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn sse2_kernel<V: Vector, const S: usize, const B: usize>($($arg: $ty),*) -> $ret {
+                    // SAFETY: forwarded.
+                    unsafe { $body::<V, S, B>($($arg),*) }
+                }
+                #[cfg(debug_assertions)]
+                #[allow(clippy::too_many_arguments)]
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2_kernel<V: Vector, const S: usize, const B: usize>($($arg: $ty),*) -> $ret {
+                    // SAFETY: forwarded.
+                    unsafe { $body::<V, S, B>($($arg),*) }
+                }
+                #[cfg(debug_assertions)]
+                #[allow(clippy::too_many_arguments)]
+                #[target_feature(enable = "avx512f,avx512bw")]
+                unsafe fn avx512_kernel<V: Vector, const S: usize, const B: usize>($($arg: $ty),*) -> $ret {
+                    // SAFETY: forwarded.
+                    unsafe { $body::<V, S, B>($($arg),*) }
+                }
+                #[cfg(not(debug_assertions))]
+                use $body as sse2_kernel;
+                #[cfg(not(debug_assertions))]
+                use $body as avx2_kernel;
+                #[cfg(not(debug_assertions))]
+                use $body as avx512_kernel;
                 unsafe fn sse2(size: usize, b: usize, $($arg: $ty),*) -> $ret {
                     // SAFETY: SSE2 is the x86_64 baseline; the rest is forwarded.
-                    unsafe { dispatch!($body, __m128i, size, b, ($($arg),*), $none) }
+                    unsafe { dispatch!(sse2_kernel, __m128i, size, b, ($($arg),*), $none) }
                 }
                 #[target_feature(enable = "avx2")]
                 unsafe fn avx2(size: usize, b: usize, $($arg: $ty),*) -> $ret {
                     // SAFETY: the caller detected AVX2; the rest is forwarded.
                     unsafe {
                         if b == 3 {
-                            return dispatch3!($body, __m256i, size, ($($arg),*), $none);
+                            return dispatch3!(avx2_kernel, __m256i, size, ($($arg),*), $none);
                         }
-                        dispatch!($body, __m256i, size, b, ($($arg),*), $none)
+                        dispatch!(avx2_kernel, __m256i, size, b, ($($arg),*), $none)
                     }
                 }
                 #[target_feature(enable = "avx512f,avx512bw")]
                 unsafe fn avx512(size: usize, b: usize, $($arg: $ty),*) -> $ret {
                     // SAFETY: the caller detected AVX-512F/BW; the rest is forwarded.
-                    unsafe { dispatch!($body, __m512i, size, b, ($($arg),*), $none) }
+                    unsafe { dispatch!(avx512_kernel, __m512i, size, b, ($($arg),*), $none) }
                 }
                 // SAFETY: forwarded; the instruction set was detected.
                 unsafe {
