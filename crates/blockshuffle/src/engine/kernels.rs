@@ -650,13 +650,7 @@ unsafe fn staged_interleave<T: Copy, const B: usize>(
         if simd::interleave_streamed(mode.isa, u, B, rows, n, src, ss, dst) {
             return;
         }
-        if rows.count > 1 && rows.ds == (n * B * u) as isize && n * B * u <= STAGE {
-            return streamed_interleave_rows::<T, B>(rows, n, src, ss, dst, mode.isa, w);
-        }
-        for r in 0..rows.count {
-            let (src, dst) = rows.at(r, src, dst);
-            streamed_interleave::<T, B>(n, src, ss, dst, mode.isa, w);
-        }
+        streamed_interleave::<T, B>(rows, n, src, ss, dst, mode.isa, w);
     }
 }
 
@@ -665,44 +659,17 @@ unsafe fn staged_interleave<T: Copy, const B: usize>(
 /// writers, which complete the line a row shares with the next (measured:
 /// without AVX512-VBMI, uint8 depth-to-space with 500-byte rows 8.2x memcpy
 /// streamed row by row, 1.2x so; float32 pixel_shuffle of 255-wide rows
-/// 2.4x, 1.3x).
+/// 2.4x, 1.3x). Rows that continue one another in the destination go as
+/// many at a time as the stage holds, pushed as one run (measured, against
+/// a push per row: uint8 pixel_shuffle by 3 of 510-byte rows 1.06 -> 0.87x
+/// memcpy, float16 by 4 1.08 -> 0.87x); other rows one at a time, a chunk
+/// of their units at a time.
 ///
 /// # Safety
-/// As [`interleave`]; `w` holds only runs of this run's destination.
-#[inline(never)]
-unsafe fn streamed_interleave<T: Copy, const B: usize>(
-    n: usize,
-    src: *const u8,
-    ss: isize,
-    dst: *mut u8,
-    isa: Isa,
-    w: &mut Writers,
-) {
-    let u = size_of::<T>();
-    // SAFETY: chunks of the caller's units; the stage holds `per * B` units.
-    unsafe {
-        let mut stage = Stage::new();
-        let per = STAGE / (B * u);
-        let mut done = 0;
-        while done < n {
-            let m = per.min(n - done);
-            interleave_any::<T, B>(Rows::ONE, m, src.add(done * u), ss, stage.ptr(), isa);
-            w.push(stage.ptr(), dst.add(done * B * u), m * B * u);
-            done += m;
-        }
-    }
-}
-
-/// [`streamed_interleave`] of rows that continue one another in the
-/// destination: as many as the stage holds interleaved into it together,
-/// then pushed as one run.
-///
-/// # Safety
-/// As [`interleave`] for each of `rows`, with `rows.ds` the row's `n * B`
-/// units, at most [`STAGE`] bytes; `w` holds only runs of this run's
+/// As [`interleave`] for each of `rows`; `w` holds only runs of this run's
 /// destination.
 #[inline(never)]
-unsafe fn streamed_interleave_rows<T: Copy, const B: usize>(
+unsafe fn streamed_interleave<T: Copy, const B: usize>(
     rows: Rows,
     n: usize,
     src: *const u8,
@@ -711,18 +678,28 @@ unsafe fn streamed_interleave_rows<T: Copy, const B: usize>(
     isa: Isa,
     w: &mut Writers,
 ) {
-    let row = n * B * size_of::<T>();
-    let per = STAGE / row;
-    // SAFETY: chunks of the caller's rows; the stage holds `k <= per` rows.
+    let u = size_of::<T>();
+    let row = n * B * u;
+    debug_assert!(row >= STREAM_MIN, "the caller streams rows of a line or more");
+    let (per_rows, per_units) =
+        if rows.ds == row as isize && row <= STAGE { (STAGE / row, n) } else { (1, STAGE / (B * u)) };
+    // SAFETY: chunks of the caller's rows and units; the stage holds `k`
+    // rows of `m` units per stream (`k * m * B * u <= STAGE`: `k == 1`, or
+    // `m == n`), which continue one another in the destination.
     unsafe {
         let mut stage = Stage::new();
         let mut r0 = 0;
         while r0 < rows.count {
-            let k = per.min(rows.count - r0);
-            let (from, to) = rows.at(r0, src, dst);
-            let staged = Rows { count: k, ss: rows.ss, ds: row as isize };
-            interleave_any::<T, B>(staged, n, from, ss, stage.ptr(), isa);
-            w.push(stage.ptr(), to, k * row);
+            let k = per_rows.min(rows.count - r0);
+            let (src, dst) = rows.at(r0, src, dst);
+            let mut done = 0;
+            while done < n {
+                let m = per_units.min(n - done);
+                let staged = Rows { count: k, ss: rows.ss, ds: (m * B * u) as isize };
+                interleave_any::<T, B>(staged, m, src.add(done * u), ss, stage.ptr(), isa);
+                w.push(stage.ptr(), dst.add(done * B * u), k * m * B * u);
+                done += m;
+            }
             r0 += k;
         }
     }
