@@ -1248,8 +1248,8 @@ impl RowBytes for Padding {
 }
 
 /// `len` bytes from `o` of a source row at `sr` whose data bytes are
-/// `lo..hi`: in place if they are all data, or else copied into `scratch`
-/// with the padding's zeros.
+/// `lo..hi`: in place if they are all data, or else made whole in
+/// `scratch` ([`made_whole`]).
 ///
 /// # Safety
 /// The row's data bytes readable; `len` (a multiple of `V::BYTES`) bytes
@@ -1258,27 +1258,42 @@ impl RowBytes for Padding {
 #[inline(always)]
 unsafe fn row_bytes<V: Vector, P: RowBytes>(
     sr: *const u8,
-    (lo, hi): (usize, usize),
+    data: (usize, usize),
     o: usize,
     len: usize,
     scratch: *mut u8,
 ) -> *const u8 {
-    if !P::PADDED || (lo <= o && o + len <= hi) {
+    if !P::PADDED || (data.0 <= o && o + len <= data.1) {
         return sr.wrapping_add(o);
     }
+    // SAFETY: forwarded.
+    unsafe { made_whole::<V>(sr, data, o, len, scratch) };
+    scratch
+}
+
+/// Writes bytes `o..o + len` of a source row at `sr` whose data bytes are
+/// `lo..hi` to `to`: zeros, and the data bytes among them copied in.
+///
+/// # Safety
+/// The row's data bytes readable; `len` rounded up to a whole number of
+/// vectors writable at `to`; the CPU runs `V`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn made_whole<V: Vector>(sr: *const u8, (lo, hi): (usize, usize), o: usize, len: usize, to: *mut u8) {
     let a = lo.max(o).min(o + len);
     let b = hi.max(a).min(o + len);
-    // SAFETY: `scratch` holds `len` bytes, a whole number of vectors; `a..b`
-    // are data bytes of the row inside `o..o + len`, copied by vectors
-    // inside that range (the last one ending at `b`) or by `copy_short`.
+    // SAFETY: the zeros fill whole vectors from `to` (the caller's bytes);
+    // `a..b` are data bytes of the row inside `o..o + len`, copied by
+    // vectors inside that range (the last one ending at `b`) or by
+    // `copy_short`.
     unsafe {
         let zero = V::load(ZEROS.as_ptr());
         let mut k = 0;
         while k < len {
-            V::store(scratch.add(k), zero);
+            V::store(to.add(k), zero);
             k += V::BYTES;
         }
-        let (from, to, n) = (sr.add(a), scratch.add(a - o), b - a);
+        let (from, to, n) = (sr.add(a), to.add(a - o), b - a);
         if n <= 64 {
             copy_short(from, to, n);
         } else {
@@ -1290,7 +1305,6 @@ unsafe fn row_bytes<V: Vector, P: RowBytes>(
             V::store(to.add(n - V::BYTES), V::load(from.add(n - V::BYTES)));
         }
     }
-    scratch
 }
 
 /// A line of zeros, for vector loads.
@@ -1624,7 +1638,8 @@ unsafe fn joined_rows<V: Vector, const S: usize, const B: usize, K: LineSink, P:
     let row = n * S;
     // One line of each of the `B` streams is `64 * B` source bytes.
     let span = 64 * B;
-    let mut join = [MaybeUninit::<u8>::uninit(); 2 * 64 * 4];
+    // (A vector more than two reads: padded reads fill whole vectors.)
+    let mut join = [MaybeUninit::<u8>::uninit(); 2 * 64 * 4 + 64];
     // Where a read that meets padding is made whole (outside the join).
     let mut padded = [MaybeUninit::<u8>::uninit(); 64 * 4];
     let pad_at = padded.as_mut_ptr().cast::<u8>();
@@ -1640,8 +1655,10 @@ unsafe fn joined_rows<V: Vector, const S: usize, const B: usize, K: LineSink, P:
     // every byte of every stream once. Loads: `span` bytes at unit offsets
     // `0 <= p0 + 64 * k <= row - 64` of a row (`n * B * S` bytes, readable
     // where `pad` says they are data: `row_bytes` copies reads that are not
-    // all data into `padded`, or into either half of `join`, `span` bytes
-    // each), or `span` bytes inside `join`.
+    // all data into `padded`), or `span` bytes inside `join` (padded, the
+    // joined line's `cut` and `span - cut` bytes of the two rows made whole
+    // at `span - cut` and `span`, each filling whole vectors: at most
+    // `2 * span + 64` bytes).
     unsafe {
         let at = |r: usize, i: usize| {
             let sr = src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss);
@@ -1660,27 +1677,29 @@ unsafe fn joined_rows<V: Vector, const S: usize, const B: usize, K: LineSink, P:
                     if off != 0 && r == 0 {
                         line_part::<V, S, B>(row_bytes::<V, P>(sr, data, 0, span, pad_at), d, c.ds, 0, p0);
                     } else if off != 0 {
-                        // The previous row's last `span` bytes and this
-                        // row's first, padded ones made whole in `join`.
                         let buf = join.as_mut_ptr().cast::<u8>();
-                        let (prev, prev_data) = (sr.wrapping_offset(-c.rows.ss), pad.data(r - 1, i, row * B));
-                        let prev = row_bytes::<V, P>(prev, prev_data, (row - 64) * B, span, buf);
-                        let sr = row_bytes::<V, P>(sr, data, 0, span, buf.add(span));
                         let cut = off * B;
-                        let line = if cut.is_multiple_of(V::BYTES) {
-                            line_registers_joined::<V, S, B>(prev.add(span - cut), sr, cut)
-                        } else {
-                            let mut k = 0;
-                            while k < span {
-                                if !P::PADDED || prev != buf.cast_const() {
-                                    V::store(buf.add(k), V::load(prev.add(k)));
-                                }
-                                if !P::PADDED || sr != buf.add(span).cast_const() {
-                                    V::store(buf.add(span + k), V::load(sr.add(k)));
-                                }
-                                k += V::BYTES;
-                            }
+                        let line = if P::PADDED {
+                            // Only the line's bytes, made whole side by
+                            // side: the previous row's last `cut` and this
+                            // row's first `span - cut`.
+                            let (prev, prev_data) = (sr.wrapping_offset(-c.rows.ss), pad.data(r - 1, i, row * B));
+                            made_whole::<V>(prev, prev_data, row * B - cut, cut, buf.add(span - cut));
+                            made_whole::<V>(sr, data, 0, span - cut, buf.add(span));
                             line_registers::<V, S, B>(buf.add(span - cut))
+                        } else {
+                            let prev = sr.wrapping_offset(-c.rows.ss).add((row - 64) * B);
+                            if cut.is_multiple_of(V::BYTES) {
+                                line_registers_joined::<V, S, B>(prev.add(span - cut), sr, cut)
+                            } else {
+                                let mut k = 0;
+                                while k < span {
+                                    V::store(buf.add(k), V::load(prev.add(k)));
+                                    V::store(buf.add(span + k), V::load(sr.add(k)));
+                                    k += V::BYTES;
+                                }
+                                line_registers::<V, S, B>(buf.add(span - cut))
+                            }
                         };
                         sink.put::<V, B>(&line, i, d.sub(off));
                     }
