@@ -726,6 +726,47 @@ fn padded_tiles_into_misaligned_outputs_match_reference() {
     }
 }
 
+/// The typed API's padding is `T::default()` in the padded tiles too: a
+/// 4-byte element whose default is not zero bytes, through OpenVINO's
+/// space-to-batch padded on H and W, and on H alone, streamed (the
+/// carried kernels) and not, against the reference padded with it.
+#[test]
+fn padded_tiles_fill_the_typed_default() {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Px([u8; 4]);
+    impl Default for Px {
+        fn default() -> Self {
+            Px([9, 8, 7, 6])
+        }
+    }
+    for (block, (p0, p1)) in [(4usize, (2usize, 2usize)), (3, (1, 2))] {
+        for on_w in [true, false] {
+            let (q0, q1) = if on_w { (p1, p0) } else { (0, 0) };
+            let shape = vec![2, 16, 5 * block - p0 - p1, 64 * block - q0 - q1];
+            let n: usize = shape.iter().product();
+            let x: Vec<Px> = (0..n).map(|i| Px((i as u32).wrapping_mul(2654435761).to_le_bytes())).collect();
+            let raw: Vec<u8> = x.iter().flat_map(|p| p.0).collect();
+            let (zeroed, _) = ref_space_to_batch(&raw, &shape, 4, &[1, block, block], &[[0, 0], [p0, p1], [q0, q1]]);
+            // The reference pads with zeros: the positions it pads are those
+            // of a marker input that read zero there.
+            let marked = vec![0xffu8; raw.len()];
+            let (mask, _) = ref_space_to_batch(&marked, &shape, 4, &[1, block, block], &[[0, 0], [p0, p1], [q0, q1]]);
+            let want: Vec<Px> = zeroed
+                .chunks(4)
+                .zip(mask.chunks(4))
+                .map(|(v, m)| if m[0] == 0 { Px::default() } else { Px(v.try_into().unwrap()) })
+                .collect();
+            let ov_block = [1, 1, block as i64, block as i64];
+            let (begin, end) = ([0, 0, p0 as i64, q0 as i64], [0, 0, p1 as i64, q1 as i64]);
+            let plan = openvino::SpaceToBatch::new(&ov_block, &begin, &end).plan(&shape).unwrap();
+            for st in [Streaming::Always, Streaming::Never] {
+                let got = plan.clone().with_streaming(st).run(&x).unwrap();
+                assert!(got == want, "{shape:?} block {block} pads {p0},{p1} on W {on_w} {st:?}");
+            }
+        }
+    }
+}
+
 fn gcd(a: usize, b: usize) -> usize {
     if b == 0 {
         a
