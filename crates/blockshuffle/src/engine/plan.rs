@@ -534,26 +534,23 @@ impl CopyPlan {
                 let deinterleaving = x.ds != row as isize;
                 let lines =
                     vector_streams(x.count, self.isa) && vector_unit(self.unit) && row >= MIN_LINES_DEINTERLEAVE_ROW;
-                if windowed {
-                    // Padding rows of the source: read in place, the
-                    // padding made up where a read meets it (the carried
-                    // kernels run whole tiles).
-                    if self.fill && deinterleaving {
-                        self.carry_level = padded_carry_level(loops, self.unit, self.isa);
-                        self.padded = self.carry_level.is_some();
+                if deinterleaving {
+                    if !windowed {
+                        self.carry_level = carry_level(loops, self.unit, self.isa);
                     }
-                } else if deinterleaving {
-                    self.carry_level = carry_level(loops, self.unit, self.isa);
                     if self.carry_level.is_none() && self.fill {
-                        // Rows wholly padding (a window on the loop of
-                        // stream groups): OpenVINO NCHW space-to-batch
-                        // padded on H alone (measured: uint8 by 3, 1.75x
-                        // memcpy through the tile stage, 1.03-1.1x carried;
-                        // float32 by 4, 1.43x -> 0.75x).
+                        // Padding rows of the source (a window on the
+                        // tile, or on the loop of stream groups alone:
+                        // rows wholly padding): read in place, the padding
+                        // made up where a read meets it (the carried
+                        // kernels run whole tiles). Measured, OpenVINO
+                        // NCHW space-to-batch padded on H alone: uint8 by
+                        // 3, 1.75x memcpy through the tile stage, 1.03-1.1x
+                        // carried; float32 by 4, 1.43x -> 0.75x.
                         self.carry_level = padded_carry_level(loops, self.unit, self.isa);
                         self.padded = self.carry_level.is_some();
                     }
-                } else if self.isa >= Isa::Avx512Vbmi {
+                } else if !windowed && self.isa >= Isa::Avx512Vbmi {
                     if let Some(level) = interleave_carry_level(&dst_order, self.unit) {
                         // The destination's order: its rows one run.
                         *loops = dst_order.clone();
@@ -1473,20 +1470,7 @@ mod tests {
     /// through the cache.
     #[test]
     fn padded_columns_make_a_windowed_tile() {
-        let op = "t";
-        let plan = |c: usize, side: usize| {
-            let space = [
-                SpaceAxis::plain(16),
-                SpaceAxis::plain(c as u64),
-                SpaceAxis::new(op, side as u64, 2, 2, 4).unwrap(),
-                SpaceAxis::new(op, side as u64, 2, 2, 4).unwrap(),
-            ];
-            let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
-            let out = (side + 4) / 4;
-            let (ss, bs) = (c_strides(&[16, c, side, side], 1), c_strides(&[256, c, out, out], 1));
-            CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, Isa::Avx2)
-        };
-        let p = plan(16, 508);
+        let p = ov_space_to_batch_by_4(16, (508, 2), (508, 2));
         assert!(p.tile && p.nt && p.padded && p.tile_stage.is_none());
         let n = p.loops.len();
         assert_eq!(p.carry_level, Some(n - 4));
@@ -1502,7 +1486,7 @@ mod tests {
         let (rows, groups) = (p.loops[n - 4], p.loops[n - 3]);
         assert_eq!((rows.count, rows.ss, rows.ds, groups.count, groups.ss), (128, 4 * 508, 128, 4, 508));
         assert_eq!(groups.window.map(|w| (w.outer, w.lo, w.hi)), Some((Some((n - 4) as u8), 2, 510)));
-        let p = plan(15, 504);
+        let p = ov_space_to_batch_by_4(15, (504, 2), (504, 2));
         assert!(p.tile && !p.nt && !p.padded && p.carry_level.is_none() && p.tile_stage.is_none());
         let n = p.loops.len();
         assert!(p.loops[n - 1].window.is_some_and(|w| w.outer == Some((n - 2) as u8)));
@@ -1513,27 +1497,32 @@ mod tests {
     /// rows all the same. Without padding, the ordinary carry level.
     #[test]
     fn rows_padded_on_h_alone_are_carried() {
-        let op = "t";
-        let plan = |pad: u64| {
-            let space = [
-                SpaceAxis::plain(16),
-                SpaceAxis::plain(16),
-                SpaceAxis::new(op, 508 - 2 * pad, pad, pad, 4).unwrap(),
-                SpaceAxis::new(op, 508, 0, 0, 4).unwrap(),
-            ];
-            let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
-            let (ss, bs) = (c_strides(&[16, 16, 508 - 2 * pad as usize, 508], 1), c_strides(&[256, 16, 127, 127], 1));
-            CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, Isa::Avx2)
-        };
-        let p = plan(2);
+        let p = ov_space_to_batch_by_4(16, (504, 2), (508, 0));
         let n = p.loops.len();
         assert!(p.tile && p.nt && p.padded && p.carry_level == Some(n - 4), "{p:?}");
         let (rows, groups, x, y) = (p.loops[n - 4], p.loops[n - 3], p.loops[n - 2], p.loops[n - 1]);
         assert_eq!((x.count, y.count, y.ss, y.window), (4, 127, 4, None));
         assert_eq!((rows.count, rows.ds, groups.count, groups.ss), (127, 127, 4, 508));
         assert_eq!(groups.window.map(|w| (w.outer, w.lo, w.hi)), Some((Some((n - 4) as u8), 2, 506)));
-        let p = plan(0);
+        let p = ov_space_to_batch_by_4(16, (508, 0), (508, 0));
         assert!(p.tile && p.nt && !p.padded && p.carry_level.is_some(), "{p:?}");
+    }
+
+    /// The streaming AVX2 plan of OpenVINO's space-to-batch of a uint8
+    /// tensor `[16, c, h, w]`, block 4 on H and W, H padded by `ph` at
+    /// both ends and W by `pw`.
+    fn ov_space_to_batch_by_4(c: usize, (h, ph): (usize, usize), (w, pw): (usize, usize)) -> CopyPlan {
+        let op = "t";
+        let space = [
+            SpaceAxis::plain(16),
+            SpaceAxis::plain(c as u64),
+            SpaceAxis::new(op, h as u64, ph as u64, ph as u64, 4).unwrap(),
+            SpaceAxis::new(op, w as u64, pw as u64, pw as u64, 4).unwrap(),
+        ];
+        let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
+        let out = [256, c, (h + 2 * ph) / 4, (w + 2 * pw) / 4];
+        let (ss, bs) = (c_strides(&[16, c, h, w], 1), c_strides(&out, 1));
+        CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, Isa::Avx2)
     }
 
     /// Streaming float32 pixel_shuffle by 2 (W8 of the benchmarks): with
