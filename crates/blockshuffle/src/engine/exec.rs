@@ -561,10 +561,10 @@ impl Exec<'_> {
         let n = p.loops.len();
         let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
         let groups_window = if j + 4 == n { p.loops[j + 1].window } else { None };
-
         let unit = p.unit;
         // One source row: `x.count * y.count` units, the padded position
-        // `q = x + nx * y` at `q * unit` (`win` says which are data).
+        // `q = x + nx * y` at `q * unit` (the tile's window says which are
+        // data).
         let row = x.count * y.count * unit;
         let per_chunk = (PADDED_ROWS_BYTES / (row * middle.count)).max(1);
         // `q = oc * x + ic * y` with `oc == 1`, `ic == nx` (checked by the

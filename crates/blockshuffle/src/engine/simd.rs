@@ -1064,8 +1064,9 @@ macro_rules! entry_point {
                 // into its dispatch made one frame of up to 2 MiB (the
                 // padded joined kernel's: a thread's whole stack), so
                 // there each unit size and stream count runs in a function
-                // of its own (`run`); optimised, they are inlined as they
-                // are written, into a dispatch whose frame is small.
+                // of its own (`sse2_kernel`, `avx2_kernel`,
+                // `avx512_kernel`); optimised, the kernels are inlined as
+                // they are written, into a dispatch whose frame is small.
                 #[cfg(debug_assertions)]
                 #[allow(clippy::too_many_arguments)]
                 unsafe fn sse2_kernel<V: Vector, const S: usize, const B: usize>($($arg: $ty),*) -> $ret {
@@ -1240,6 +1241,8 @@ impl RowBytes for Padding {
     const PADDED: bool = true;
     #[inline(always)]
     fn data(&self, r: usize, i: usize, _: usize) -> (usize, usize) {
+        // The window's range within `0..=i` holds `i` exactly when its
+        // whole range does.
         match self.groups.map(|w| w.range(r, i + 1)) {
             Some((s, e)) if !(s..e).contains(&i) => (0, 0),
             _ => (self.lo, self.hi),
