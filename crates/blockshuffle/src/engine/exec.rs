@@ -15,7 +15,7 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::kernels::{
-    copy_bytes, copy_run, copy_tile, cropped_rows, fence, odometer, zero_bytes, Grid, Mode, Rows, Staging,
+    copy_bytes, copy_run, copy_tile, cropped_rows, fence, gather_lines, odometer, zero_bytes, Grid, Mode, Rows, Staging,
 };
 use super::lines::Writers;
 use super::plan::{crops_row_ends, PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
@@ -168,10 +168,11 @@ pub(crate) unsafe fn execute(
 
 impl Exec<'_> {
     /// Whether every unit and padding block goes through the [`Writers`]
-    /// (streaming plans of long units, see `CopyPlan::lines`).
+    /// (streaming plans of long units, see `CopyPlan::lines`), or every
+    /// gathered row and padding block (see `CopyPlan::gathered`).
     #[inline(always)]
     fn lines(&self) -> bool {
-        self.nt && self.plan.lines
+        self.nt && (self.plan.lines || self.plan.gathered)
     }
 
     unsafe fn sequential(&self) {
@@ -750,7 +751,9 @@ impl Exec<'_> {
         let unit = self.plan.unit;
         // SAFETY: forwarded.
         unsafe {
-            if self.lines() {
+            if self.nt && self.plan.gathered && ds == unit as isize {
+                gather_lines(w, n, src, ss, dst, unit, self.plan.isa);
+            } else if self.lines() {
                 w.push_runs(self.plan.isa, Rows { count: n, ss, ds }, src, dst, unit);
             } else {
                 copy_run(n, src, ss, dst, ds, unit, self.mode());

@@ -28,7 +28,7 @@ use super::simd::Isa;
 pub(crate) const WRITERS: usize = 16;
 
 /// Bytes of a cache line.
-const LINE: usize = 64;
+pub(crate) const LINE: usize = 64;
 
 #[repr(C, align(64))]
 struct LineBuf([MaybeUninit<u8>; LINE]);

@@ -200,6 +200,12 @@ pub(crate) struct CopyPlan {
     /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
     /// few destination streams advance together.
     pub lines: bool,
+    /// With streaming stores: the innermost loop gathers rows into the
+    /// destination (see [`streams_gathered_rows`]). Each row's whole lines
+    /// go straight from the source; the parts of lines at its ends, and the
+    /// padding, go through the line writers, which join them with the rows
+    /// on either side (see `kernels::gather_lines`).
+    pub gathered: bool,
 }
 
 /// Strides (in bytes) of both sides of a geometry.
@@ -257,6 +263,7 @@ impl CopyPlan {
             carry_level: None,
             padded: false,
             lines: false,
+            gathered: false,
         }
     }
 
@@ -373,6 +380,7 @@ impl CopyPlan {
         self.carry_level = None;
         self.padded = false;
         self.lines = false;
+        self.gathered = false;
         if !empty {
             self.canonicalise(&raw, &mut windows);
         }
@@ -604,8 +612,10 @@ impl CopyPlan {
         // 1.6-1.75 -> 1.3; batch-to-space of 32 float32 channels 0.91-0.95
         // -> 0.91-0.95. Unstaged, with a streaming store per unit, NHWC
         // space-to-batch of 16 float32 channels ran at 1.45-1.9.
-        if self.nt && !self.tile && !self.lines && !streams_gathered_rows(loops, self.unit) {
-            self.nt = false;
+        if self.nt && !self.tile && !self.lines {
+            self.nt = streams_gathered_rows(loops, self.unit);
+            let row = loops.last().map_or(0, |l| l.count.saturating_mul(self.unit));
+            self.gathered = self.nt && !continues_rows(loops, self.unit) && row < MAX_JOINED_ROW;
         }
     }
 }
@@ -624,16 +634,21 @@ impl CopyPlan {
 /// through a staging buffer, slower than the cache (1.1 -> 1.9 for 36-byte
 /// units).
 fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
-    let n = loops.len();
     let Some(last) = loops.last() else { return false };
     let row = last.count.saturating_mul(unit);
-    // The loop outside continues the destination: the rows are one run.
-    let continued = n >= 2 && loops[n - 2].ds == row as isize;
+    let continued = continues_rows(loops, unit);
     unit >= 32
         && unit.is_multiple_of(16)
         && last.ds == unit as isize
         && last.ss >= unit as isize
         && (row >= MIN_GATHERED_ROW || (continued && row >= MIN_CONTINUED_ROW))
+}
+
+/// Whether the loop outside the last continues its rows in the
+/// destination: the rows are one run.
+fn continues_rows(loops: &[Loop], unit: usize) -> bool {
+    let n = loops.len();
+    n >= 2 && loops[n - 2].ds == loops[n - 1].count.saturating_mul(unit) as isize
 }
 
 /// Shortest row (bytes) that [`streams_gathered_rows`] streams. Measured
@@ -645,6 +660,10 @@ fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
 /// continue one another went 1.4 -> 2.1 (W11 in uint8: each row starts a
 /// short piece of one of 12 destination streams).
 const MIN_GATHERED_ROW: usize = 512;
+
+/// Longest gathered row whose ends [`CopyPlan::gathered`] joins through the
+/// line writers.
+const MAX_JOINED_ROW: usize = 2 << 10;
 
 /// Shortest row (bytes) that [`streams_gathered_rows`] streams when the
 /// rows continue one another in the destination, one run (measured: NHWC
@@ -1746,6 +1765,26 @@ mod tests {
         ] {
             let loops = [l(10, far, outer_ds), l(count, 3 * unit as isize, unit as isize)];
             assert_eq!(streams_gathered_rows(&loops, unit), streams, "{count} x {unit}, outer {outer_ds}");
+        }
+    }
+
+    /// Streaming NHWC space-to-batch 2x2 of 32 float32 channels: each
+    /// destination row gathers every other 128-byte unit of a source row,
+    /// and the next row of its batch comes after the other block
+    /// positions' rows. Rows shorter than [`MAX_JOINED_ROW`] (1 KiB) store
+    /// their whole lines straight and join their ends through the line
+    /// writers; longer ones (4 KiB), every byte straight.
+    #[test]
+    fn short_gathered_rows_join_their_ends() {
+        for (w, joined) in [(16, true), (64, false)] {
+            let (space, block) = ([8, 64, w, 32], [32, 32, w / 2, 32]);
+            let g = nhwc(space, 2, true);
+            let p = compile_f32(&g, Direction::Forward, &space, &block, true);
+            assert!(p.nt && !p.lines && !p.tile, "width {w}");
+            let last = p.loops[p.loops.len() - 1];
+            assert_eq!((p.unit, last.count, last.ds), (128, w / 2, 128), "width {w}");
+            assert!(!continues_rows(&p.loops, p.unit), "width {w}");
+            assert_eq!(p.gathered, joined, "width {w}");
         }
     }
 
