@@ -668,8 +668,8 @@ const MIN_GATHERED_ROW: usize = 512;
 /// of a 512-byte row, 2 of 65 of a 4 KiB one. Measured (ratio to memcpy,
 /// alternating, straight -> joined): OpenVINO's 5-D space-to-batch of
 /// 512-byte rows 1.31-1.52 -> 0.93-1.06, of 1 KiB rows 0.92-0.98 ->
-/// 0.77-0.84; NHWC space-to-batch of 32-byte units, rows of 2.9-5.8 KiB,
-/// 0.75-0.88 -> 0.84-0.94 (each row's few pushes cost more than its two
+/// 0.77-0.84; NHWC space-to-batch of 32-byte units, rows of 2-5.8 KiB,
+/// 0.74-0.88 -> 0.83-1.20 (each row's pushes cost more than its two
 /// partial lines).
 const MAX_JOINED_ROW: usize = 2 << 10;
 
