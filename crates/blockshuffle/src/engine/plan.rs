@@ -1238,21 +1238,16 @@ fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
         return None;
     }
     let level = (n.saturating_sub(4)..n - 2).rev().find(|&j| loops[j].ds == row as isize)?;
-    let groups = if level + 1 < n - 2 {
-        let g = &loops[level + 1];
-        if g.is_outer || g.window.is_some_and(|w| w.outer != Some(level as u8)) {
-            return None;
-        }
-        if y.window.is_none() && g.window.is_none() {
-            // Not padded: `carry_level`'s.
-            return None;
-        }
-        g.count
-    } else if y.window.is_some() {
-        1
-    } else {
+    // The stream groups' loop, if there is one between the level and the tile.
+    let groups = (level + 1 < n - 2).then(|| &loops[level + 1]);
+    if groups.is_some_and(|g| g.is_outer || g.window.is_some_and(|w| w.outer != Some(level as u8))) {
         return None;
-    };
+    }
+    if y.window.is_none() && groups.is_none_or(|g| g.window.is_none()) {
+        // Not padded: `carry_level`'s.
+        return None;
+    }
+    let groups = groups.map_or(1, |g| g.count);
     let fits = loops[level].window.is_none()
         && carries(x, y, unit, isa)
         && groups.saturating_mul(x.count) <= CARRIED_STREAMS
