@@ -401,18 +401,12 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
     let ahead = sweep(src, n.saturating_mul(ss.unsigned_abs()), n * unit);
     #[cfg(target_arch = "x86_64")]
     if (dst as usize | unit).is_multiple_of(16) {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
         let (mut s, mut d, mut a) = (src, dst, ahead);
         for _ in 0..n {
             prefetch(a, unit);
             // SAFETY: a unit's `unit` bytes at `s` (readable) and `d`
-            // (writable, 16-byte aligned as `dst` and `unit` are); SSE2 is
-            // baseline on x86_64.
-            unsafe {
-                for k in (0..unit).step_by(16) {
-                    _mm_stream_si128(d.add(k).cast::<__m128i>(), _mm_loadu_si128(s.add(k).cast::<__m128i>()));
-                }
-            }
+            // (writable, 16-byte aligned as `dst` and `unit` are).
+            unsafe { stream_vectors(s, d, unit) };
             s = s.wrapping_offset(ss);
             d = d.wrapping_add(unit);
             a = a.wrapping_add(unit);
@@ -423,6 +417,23 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
     // SAFETY: each chunk's bytes are those of units `i..` of the
     // destination, which holds `n * unit` bytes.
     unsafe { through_stage(n, src, ss, unit, isa, |part, i, len| stream_copy(part, dst.add(i * unit), len)) };
+}
+
+/// Copies `len` bytes (a multiple of 16) from `src` to the 16-byte-aligned
+/// `dst` with streaming stores.
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, which is 16-byte
+/// aligned.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn stream_vectors(src: *const u8, dst: *mut u8, len: usize) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+    for k in (0..len).step_by(16) {
+        // SAFETY: 16 of the caller's bytes on both sides, at a
+        // 16-byte-aligned destination; SSE2 is baseline on x86_64.
+        unsafe { _mm_stream_si128(dst.add(k).cast::<__m128i>(), _mm_loadu_si128(src.add(k).cast::<__m128i>())) };
+    }
 }
 
 /// Gathers `n` units, unit `i` from `src + i*ss`, into a staging buffer a
@@ -492,16 +503,6 @@ pub(crate) unsafe fn gather_lines(
     let b = if a < len { a + (len - a) / LINE * LINE } else { a };
     #[cfg(target_arch = "x86_64")]
     if (dst as usize | unit).is_multiple_of(16) && a < b {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        // `len` bytes (a multiple of 16) from `s` to `d`, streamed.
-        let vectors = |s: *const u8, d: *mut u8, len: usize| {
-            for k in (0..len).step_by(16) {
-                // SAFETY: (the caller's) 16 bytes of one unit on both
-                // sides, at a 16-byte-aligned destination; SSE2 is
-                // baseline on x86_64.
-                unsafe { _mm_stream_si128(d.add(k).cast::<__m128i>(), _mm_loadu_si128(s.add(k).cast::<__m128i>())) };
-            }
-        };
         // SAFETY: every byte in `[0, len)` of the row is pushed or stored
         // once, in the destination's order; each store is 16 bytes of one
         // unit, at a 16-byte-aligned destination (`dst`, `unit` and `a` are
@@ -517,18 +518,18 @@ pub(crate) unsafe fn gather_lines(
             let mut at = a;
             if k != 0 {
                 let part = (unit - k).min(b - at);
-                vectors(s.add(k), dst.add(at), part);
+                stream_vectors(s.add(k), dst.add(at), part);
                 at += part;
                 s = s.wrapping_offset(ss);
             }
             while at + unit <= b {
                 prefetch(ahead.wrapping_add(at), unit);
-                vectors(s, dst.add(at), unit);
+                stream_vectors(s, dst.add(at), unit);
                 at += unit;
                 s = s.wrapping_offset(ss);
             }
             if at < b {
-                vectors(s, dst.add(at), b - at);
+                stream_vectors(s, dst.add(at), b - at);
             }
             w.skip(dst.add(a), b - a);
             prefetch(ahead.wrapping_add(b), len - b);
