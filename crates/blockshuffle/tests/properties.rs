@@ -745,17 +745,7 @@ fn padded_tiles_fill_the_typed_default() {
             let shape = vec![2, 16, 5 * block - p0 - p1, 64 * block - q0 - q1];
             let n: usize = shape.iter().product();
             let x: Vec<Px> = (0..n).map(|i| Px((i as u32).wrapping_mul(2654435761).to_le_bytes())).collect();
-            let raw: Vec<u8> = x.iter().flat_map(|p| p.0).collect();
-            let (zeroed, _) = ref_space_to_batch(&raw, &shape, 4, &[1, block, block], &[[0, 0], [p0, p1], [q0, q1]]);
-            // The reference pads with zeros: the positions it pads are those
-            // of a marker input that read zero there.
-            let marked = vec![0xffu8; raw.len()];
-            let (mask, _) = ref_space_to_batch(&marked, &shape, 4, &[1, block, block], &[[0, 0], [p0, p1], [q0, q1]]);
-            let want: Vec<Px> = zeroed
-                .chunks(4)
-                .zip(mask.chunks(4))
-                .map(|(v, m)| if m[0] == 0 { Px::default() } else { Px(v.try_into().unwrap()) })
-                .collect();
+            let want = ref_space_to_batch_typed(&x, &shape, &[1, block, block], &[[0, 0], [p0, p1], [q0, q1]]);
             let ov_block = [1, 1, block as i64, block as i64];
             let (begin, end) = ([0, 0, p0 as i64, q0 as i64], [0, 0, p1 as i64, q1 as i64]);
             let plan = openvino::SpaceToBatch::new(&ov_block, &begin, &end).plan(&shape).unwrap();
@@ -870,16 +860,7 @@ mod line_writers {
             let n: usize = shape.iter().product();
             let x: Vec<Px> = (0..n as u32).map(|v| Px(v.wrapping_mul(2654435761) | 1)).collect();
             let plan = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap().with_streaming(Streaming::Always);
-            // The reference on labels: each output element is an input index + 1, or 0 for padding.
-            let labels: Vec<u8> = (1..=n as u32).flat_map(|i| i.to_le_bytes()).collect();
-            let (moved, _) = ref_space_to_batch(&labels, &shape, 4, &blocks, &pads);
-            let want: Vec<Px> = moved
-                .chunks(4)
-                .map(|c| match u32::from_le_bytes(c.try_into().unwrap()) {
-                    0 => Px::default(),
-                    i => x[i as usize - 1],
-                })
-                .collect();
+            let want = ref_space_to_batch_typed(&x, &shape, &blocks, &pads);
             let mut out = vec![Px(7); want.len() + 16];
             plan.run_into(&x, &mut out[offset..offset + want.len()]).unwrap();
             prop_assert_eq!(&out[offset..offset + want.len()], &want[..]);

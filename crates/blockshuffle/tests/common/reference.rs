@@ -69,6 +69,26 @@ pub fn ref_space_to_batch(
     (out, out_shape)
 }
 
+/// [`ref_space_to_batch`] of typed elements, padded with `T::default()`
+/// (the typed API's padding): the byte reference moves each element's
+/// label (its index + 1; padding reads 0).
+pub fn ref_space_to_batch_typed<T: Copy + Default>(
+    input: &[T],
+    shape: &[usize],
+    block: &[usize],
+    pads: &[[usize; 2]],
+) -> Vec<T> {
+    let labels: Vec<u8> = (1..=input.len() as u32).flat_map(|i| i.to_le_bytes()).collect();
+    let (moved, _) = ref_space_to_batch(&labels, shape, 4, block, pads);
+    moved
+        .chunks(4)
+        .map(|c| match u32::from_le_bytes(c.try_into().unwrap()) {
+            0 => T::default(),
+            i => input[i as usize - 1],
+        })
+        .collect()
+}
+
 // TensorFlow BatchToSpaceND.
 pub fn ref_batch_to_space(
     input: &[u8],
