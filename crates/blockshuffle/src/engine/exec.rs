@@ -419,6 +419,10 @@ impl Exec<'_> {
                 let y = &p.loops[j + 1];
                 let g = grid(l, y, s, e);
                 let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
+                if !self.lines() && matches!(self.fill, Fill::Zero) && y.ds == p.unit as isize {
+                    // Contiguous rows zero-padded at their ends: one kernel.
+                    return g.padded(src, dst, p.unit, self.mode());
+                }
                 // In the destination's order (the line writers join what
                 // follows on).
                 g.rows(|i, a, b| {

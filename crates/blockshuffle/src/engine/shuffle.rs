@@ -204,23 +204,35 @@ pub(crate) fn gathers(isa: Isa, unit: usize, ss: isize) -> bool {
 /// this CPU runs.
 #[inline]
 pub(crate) unsafe fn gather(isa: Isa, n: usize, src: *const u8, ss: isize, dst: *mut u8, unit: usize) -> bool {
+    // SAFETY: forwarded; the kernel needs `isa`, one this CPU runs.
+    unsafe { gather_kernel(isa, unit, ss).is_some_and(|kernel| kernel(n, src, ss, dst)) }
+}
+
+/// A gather kernel: `n` units from `src`, `ss` apart, into the contiguous
+/// destination at `dst`; `false`, having done nothing, for a row shorter
+/// than a period.
+pub(crate) type GatherKernel = unsafe fn(n: usize, src: *const u8, ss: isize, dst: *mut u8) -> bool;
+
+/// The kernel [`gather`] runs for units of `unit` bytes `ss` apart, if
+/// [`gathers`]: chosen once for many rows of one shape, which then each
+/// pay one call rather than the choice. Calling it needs `isa`: a kernel
+/// of [`Isa::Avx2`] or wider.
+#[inline]
+pub(crate) fn gather_kernel(isa: Isa, unit: usize, ss: isize) -> Option<GatherKernel> {
     if !gathers(isa, unit, ss) {
-        return false;
+        return None;
     }
-    // SAFETY: forwarded; AVX2 (the plan's `isa`, checked by `gathers`).
     #[cfg(target_arch = "x86_64")]
-    unsafe {
-        match ss {
-            6 => x86::run::<true, 3, 2, false>(n, src, ss, dst),
-            9 => x86::run::<true, 3, 3, false>(n, src, ss, dst),
-            _ => x86::run::<true, 3, 4, false>(n, src, ss, dst),
-        }
+    {
+        let kernel: GatherKernel = match ss {
+            6 => x86::run::<true, 3, 2, false>,
+            9 => x86::run::<true, 3, 3, false>,
+            _ => x86::run::<true, 3, 4, false>,
+        };
+        Some(kernel)
     }
     #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (n, src, dst);
-        false
-    }
+    None
 }
 
 /// Whether [`interleave`] has a kernel for `b` streams of units of `unit`
