@@ -258,6 +258,15 @@ impl Exec<'_> {
         p.fill && p.loops[j + 1].window.is_some_and(|win| win.outer == Some(j as u8))
     }
 
+    /// Whether the last two loops, from loop `j`, run as one
+    /// [`Grid::padded`]: rows padded at their ends ([`Exec::padded_rows`])
+    /// and contiguous in the destination, their padding zeros, not
+    /// stored through the line writers.
+    fn padded_grid(&self, j: usize) -> bool {
+        let p = self.plan;
+        self.padded_rows(j) && !self.lines() && matches!(self.fill, Fill::Zero) && p.loops[j + 1].ds == p.unit as isize
+    }
+
     /// The smallest prefix of the loops whose flattened positions number at
     /// least `want` (or as many as it may take: not past the level of a
     /// staged or carried tile, whose regions must stay whole), and its
@@ -419,9 +428,8 @@ impl Exec<'_> {
                 let y = &p.loops[j + 1];
                 let g = grid(l, y, s, e);
                 let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
-                if !self.lines() && matches!(self.fill, Fill::Zero) && y.ds == p.unit as isize {
-                    // Contiguous rows zero-padded at their ends: one kernel.
-                    return g.padded(src, dst, p.unit, self.mode());
+                if self.padded_grid(j) {
+                    return g.padded(Rows::ONE, src, dst, p.unit, self.mode());
                 }
                 // In the destination's order (the line writers join what
                 // follows on).
@@ -432,6 +440,14 @@ impl Exec<'_> {
                     self.units(w, b - a, src, y.ss, dst, y.ds);
                     self.fill_range(j + 1, row, b, y.count, w);
                 });
+            } else if j + 3 == p.loops.len() && p.loops[j + 1].window.is_none() && self.padded_grid(j + 1) {
+                // The loop around a padded grid: its indices `[s, e)` as
+                // repetitions of the grid, in one call.
+                let (x, y) = (&p.loops[j + 1], &p.loops[j + 2]);
+                let g = grid(x, y, 0, x.count);
+                let rows = Rows { count: e - s, ss: l.ss, ds: l.ds };
+                let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
+                g.padded(rows, src, dst, p.unit, self.mode());
             } else {
                 let (mut so, mut dof) = (so, dof);
                 for i in s..e {
