@@ -517,7 +517,13 @@ mod tests {
     fn patterns_cover_every_shape() {
         for unit in [3, 6, 12] {
             for n in 2..=4 {
-                assert!(Pattern::new(Shape::Interleave, unit, n).ok, "interleave {unit} x {n}");
+                let (p, paired) =
+                    (Pattern::new(Shape::Interleave, unit, n), Pattern::paired(Shape::Interleave, unit, n));
+                assert!(p.ok, "interleave {unit} x {n}");
+                // Whole pairs of vectors: the period, or twice it if odd.
+                assert!(paired.ok && paired.vectors.is_multiple_of(2), "interleave {unit} x {n} paired");
+                let twice = if p.vectors.is_multiple_of(2) { 1 } else { 2 };
+                assert_eq!((paired.vectors, paired.units), (p.vectors * twice, p.units * twice));
             }
         }
         for k in 2..=4 {
