@@ -483,7 +483,7 @@ mod x86 {
             if !NT && !GATHER {
                 // Pairs of vectors, for interleaves. Measured, best of 60
                 // to 100 runs, NHWC batch-to-space 3x3 of three channels:
-                // uint8 faster in 6 of 7 runs (0.75-1.08 -> 0.72-0.88 ms),
+                // uint8 faster in 7 of 8 runs (0.75-1.08 -> 0.72-0.88 ms),
                 // float32 in 4 of 5 (1.14-1.41 -> 1.01-1.51). Gathers
                 // measured slower so (0.77-0.87 -> 0.82-0.95 ms: their
                 // paired vectors take more loads than either alone).
