@@ -334,11 +334,28 @@ impl Grid {
         nt: bool,
         row: impl Fn(usize, *const u8, *mut u8),
     ) {
+        // The rows' ranges, worked out once for all repetitions where the
+        // grid has few rows (a block's positions), rather than with two
+        // divisions a row (measured on S3q, best of 200 runs: faster in 4
+        // of 5 runs, 0.68-0.85 -> 0.65-0.84 ms; float32 S3p 1.01-1.16 ->
+        // 0.99-1.13).
+        let mut ranges = [(0usize, 0usize); 8];
+        let few = outer.count > 1 && self.n1 <= ranges.len();
+        if few {
+            let mut bounds = self.bounds;
+            for range in &mut ranges[..self.n1] {
+                *range = bounds.range(self.n0);
+                bounds = bounds.step(self.oc);
+            }
+        }
         for r in 0..outer.count {
             let (src, dst) = outer.at(r, src, dst);
             let mut bounds = self.bounds;
             for i in 0..self.n1 {
-                let (a, b) = bounds.range(self.n0);
+                let (a, b) = match ranges.get(i) {
+                    Some(&range) if few => range,
+                    _ => bounds.range(self.n0),
+                };
                 let (s, d) = self.at(i, a, src, dst);
                 // SAFETY: units `[0, a)` and `[b, n0)` of the row are its
                 // padding, contiguous before and after its units `[a, b)`.
