@@ -485,8 +485,9 @@ mod x86 {
                 // to 100 runs, NHWC batch-to-space 3x3 of three channels:
                 // uint8 faster in 7 of 8 runs (0.75-1.08 -> 0.72-0.88 ms),
                 // float32 in 4 of 5 (1.14-1.41 -> 1.01-1.51). Gathers
-                // measured slower so (0.77-0.87 -> 0.82-0.95 ms: their
-                // paired vectors take more loads than either alone).
+                // measured slower so (0.77-0.87 -> 0.82-0.95 ms, 3 runs),
+                // though a pair takes no more 16-byte loads than its two
+                // vectors alone; why was not found.
                 // Streamed, a pair need not be 32-byte aligned: those keep
                 // 16-byte stores.
                 let paired = K::<GATHER, U, N, NT>::W.units;
