@@ -342,33 +342,31 @@ impl Grid {
         let mut ranges = [(0usize, 0usize); 8];
         let few = outer.count > 1 && self.n1 <= ranges.len();
         if few {
-            let mut bounds = self.bounds;
-            for range in &mut ranges[..self.n1] {
-                *range = bounds.range(self.n0);
-                bounds = bounds.step(self.oc);
-            }
+            self.rows(|i, a, b| ranges[i] = (a, b));
         }
+        // Row `i`'s units `[a, b)` at `src` and `dst`, its padding around them.
+        let padded_row = |i: usize, a: usize, b: usize, src: *const u8, dst: *mut u8| {
+            let (s, d) = self.at(i, a, src, dst);
+            // SAFETY: units `[0, a)` and `[b, n0)` of the row are its
+            // padding, contiguous before and after its units `[a, b)`.
+            unsafe {
+                if a > 0 {
+                    zero_bytes(d.sub(a * unit), a * unit, nt);
+                }
+                row(b - a, s, d);
+                if b < self.n0 {
+                    zero_bytes(d.add((b - a) * unit), (self.n0 - b) * unit, nt);
+                }
+            }
+        };
         for r in 0..outer.count {
             let (src, dst) = outer.at(r, src, dst);
-            let mut bounds = self.bounds;
-            for i in 0..self.n1 {
-                let (a, b) = match ranges.get(i) {
-                    Some(&range) if few => range,
-                    _ => bounds.range(self.n0),
-                };
-                let (s, d) = self.at(i, a, src, dst);
-                // SAFETY: units `[0, a)` and `[b, n0)` of the row are its
-                // padding, contiguous before and after its units `[a, b)`.
-                unsafe {
-                    if a > 0 {
-                        zero_bytes(d.sub(a * unit), a * unit, nt);
-                    }
-                    row(b - a, s, d);
-                    if b < self.n0 {
-                        zero_bytes(d.add((b - a) * unit), (self.n0 - b) * unit, nt);
-                    }
+            if few {
+                for (i, &(a, b)) in ranges[..self.n1].iter().enumerate() {
+                    padded_row(i, a, b, src, dst);
                 }
-                bounds = bounds.step(self.oc);
+            } else {
+                self.rows(|i, a, b| padded_row(i, a, b, src, dst));
             }
         }
     }
