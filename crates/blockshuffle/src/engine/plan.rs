@@ -22,6 +22,7 @@
 use arrayvec::ArrayVec;
 
 use super::geometry::{Factor, Geometry, Part, MAX_FACTORS};
+use super::kernels;
 use super::lines::WRITERS;
 use super::shuffle;
 use super::simd::{Isa, CARRIED_STREAMS};
@@ -611,9 +612,11 @@ impl CopyPlan {
         // 1.2-1.5 -> 0.9-1.0; NHWC space-to-batch of 8 float32 channels
         // 1.6-1.75 -> 1.3; batch-to-space of 32 float32 channels 0.91-0.95
         // -> 0.91-0.95. Unstaged, with a streaming store per unit, NHWC
-        // space-to-batch of 16 float32 channels ran at 1.45-1.9.
+        // space-to-batch of 16 float32 channels ran at 1.45-1.9. Short
+        // rows of a few whole-vector units that continue one another stream
+        // unit by unit (see `streams_continued_rows`).
         if self.nt && !self.tile && !self.lines {
-            self.nt = streams_gathered_rows(loops, self.unit);
+            self.nt = streams_continued_rows(loops, self.unit) || streams_gathered_rows(loops, self.unit);
             let row = loops.last().map_or(0, |l| l.count.saturating_mul(self.unit));
             self.gathered = self.nt && !continues_rows(loops, self.unit) && row < MAX_JOINED_ROW;
         }
@@ -643,6 +646,25 @@ fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
         && last.ss >= unit as isize
         && (row >= MIN_GATHERED_ROW || (continued && row >= MIN_CONTINUED_ROW))
 }
+
+/// Whether the last two loops make a grid whose units stream one by one
+/// ([`kernels::streams_rows`]: short rows of whole-vector units that
+/// continue one another, each unit position a sequential stream of the
+/// source), uncropped, in runs of at least [`MIN_STREAMED_RUN`] bytes.
+fn streams_continued_rows(loops: &[Loop], unit: usize) -> bool {
+    let [.., x, y] = loops else { return false };
+    y.window.is_none()
+        && kernels::streams_rows(unit, y.count, y.ds, x.ss, x.ds)
+        && x.count.saturating_mul(y.count).saturating_mul(unit) >= MIN_STREAMED_RUN
+}
+
+/// Shortest run of continued rows that [`streams_continued_rows`] streams:
+/// at a run's ends its streaming stores leave lines partly written, which
+/// cost (rows of 256 bytes that each began a new run of one of 12
+/// destination streams went 1.4 -> 2.1x memcpy streamed, see
+/// [`MIN_GATHERED_ROW`]). A guard, not a measured optimum: the runs
+/// measured streaming faster were 8 to 32 KiB.
+const MIN_STREAMED_RUN: usize = 4 << 10;
 
 /// Whether the loop outside the last continues its rows in the
 /// destination: the rows are one run.
@@ -1788,6 +1810,24 @@ mod tests {
             assert_eq!((p.unit, last.count, last.ds), (128, w / 2, 128), "width {w}");
             assert!(!continues_rows(&p.loops, p.unit), "width {w}");
             assert_eq!(p.gathered, joined, "width {w}");
+        }
+    }
+
+    /// Streaming NHWC space-to-depth by 2 of 32 uint8 channels: each
+    /// destination row is a 64-byte unit from each of the two source rows
+    /// of a block row (128 bytes), and a block row's destination rows
+    /// continue one another. Runs of 4 KiB stream unit by unit; runs of
+    /// 1 KiB store through the cache.
+    #[test]
+    fn short_continued_rows_stream_unit_by_unit() {
+        for (w, streams) in [(64, true), (16, false)] {
+            let (space, block) = ([2, 64, w, 32], [2, 32, w / 2, 128]);
+            let g = nhwc(space, 2, false);
+            let p = compile_c(&g, Direction::Forward, 1, &space, &block, true);
+            assert!(!p.lines && !p.tile && !p.gathered, "width {w}");
+            assert_eq!(p.nt, streams, "width {w}");
+            let [.., x, y] = p.loops[..] else { panic!("width {w}: {} loops", p.loops.len()) };
+            assert_eq!((p.unit, x.count, x.ss, x.ds, y.count, y.ds), (64, w / 2, 64, 128, 2, 64), "width {w}");
         }
     }
 
