@@ -547,38 +547,56 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
     unsafe { through_stage(n, src, ss, unit, isa, |part, i, len| stream_copy(part, dst.add(i * unit), len)) };
 }
 
-/// Rows shorter than this (bytes) that continue one another stream unit by
-/// unit ([`streams_rows`]); longer ones go through [`stream_gather`], whose
-/// sweep fetches the source ahead. Measured in one process alternating the
-/// two (3 runs), ratio to memcpy, row by row -> unit by unit: rows of 256
-/// bytes, NHWC space-to-depth by 2 of 32 float16 channels 0.80-0.86 ->
-/// 0.74-0.79, batch-to-space 2x2 of 32 float32 channels 0.86-0.88 ->
-/// 0.72-0.73; rows of 384, batch-to-space 3x3 of 64 float16 channels
-/// 0.69-0.76 -> 0.57-0.65. But rows of 512 bytes went 0.59 -> 0.69 for
-/// space-to-depth by 4 (0.74 -> 0.65 for batch-to-space 4x4), and rows of
-/// 576 bytes 0.60 -> 0.70-0.72.
-pub(crate) const MAX_STREAMED_ROW: usize = 512;
+/// Units of rows that continue one another stream one by one
+/// ([`streams_rows`]) up to this size (bytes). Longer units keep their
+/// plans (the line writers): measured with the limit lifted, their plans
+/// left the line writers for the cache and slowed down (float64 NHWC
+/// batch-to-space 2x2 of 64 channels 0.82-0.93 -> 1.34-1.37x memcpy),
+/// while units of 256 and 384 bytes streamed faster than through the
+/// writers (uint8 space-to-depth by 2 of 128 channels 1.21-1.30 ->
+/// 0.67-0.79, float32 batch-to-space 4x4 of 64 channels 0.97-1.00 ->
+/// 0.48-0.52, float16 space-to-depth by 3 of 64 channels 0.79-0.87 ->
+/// 0.58-0.63).
+pub(crate) const MAX_STREAMED_UNIT: usize = 512;
+
+/// Most units in a row of [`streams_rows`]: each of a row's unit positions
+/// is a source stream that the hardware prefetchers follow (blocks of 2 to
+/// 4 measured).
+pub(crate) const MAX_STREAMED_STREAMS: usize = 4;
 
 /// Whether a grid streams its units straight from the source, one unit at
-/// a time ([`Grid::stream_rows`]): units of whole 16-byte vectors, rows
-/// contiguous in the destination that continue one another (one run),
-/// shorter than [`MAX_STREAMED_ROW`], each row one unit on in the source
-/// from the last (so that each unit position of a row reads a sequential
-/// stream: the block rows of an NHWC space-to-depth, the batches of a
-/// batch-to-space). Measured in one process alternating the two, ratio to
-/// memcpy, through the cache -> so: uint8 NHWC space-to-depth by 2 of 32
-/// channels (64-byte units, rows of 128 bytes) 1.06-1.08 -> 0.84-0.90;
-/// batch-to-space 3x3 of 64 uint8 channels 1.04-1.11 -> 0.67-0.72, 2x2 of
-/// 96 1.11-1.13 -> 0.69-0.70, 2x2 of 16 float32 channels 0.96 -> 0.67-0.75.
+/// a time ([`Grid::stream_rows`]): units of whole 16-byte vectors (32 to
+/// [`MAX_STREAMED_UNIT`] bytes), rows of up to [`MAX_STREAMED_STREAMS`]
+/// units contiguous in the destination that continue one another (one
+/// run), each row one unit on in the source from the last (so that each
+/// unit position of a row reads a sequential stream: the block rows of an
+/// NHWC space-to-depth, the batches of a batch-to-space).
+///
+/// Measured in one process alternating the two, ratio to memcpy:
+/// - through the cache -> so: uint8 NHWC space-to-depth by 2 of 32
+///   channels (64-byte units, rows of 128 bytes) 1.06-1.08 -> 0.84-0.90;
+///   batch-to-space 3x3 of 64 uint8 channels 1.04-1.31 -> 0.67-1.10 (4
+///   runs; 3 of them 0.67-0.72), 2x2
+///   of 96 1.11-1.13 -> 0.69-0.70, 2x2 of 16 float32 channels 0.96 ->
+///   0.67-0.75;
+/// - gathered row by row ([`stream_gather`], whose sweep fetches the
+///   source ahead) -> so, 3 runs: rows of 256 bytes, space-to-depth by 2
+///   of 32 float16 channels 0.80-0.86 -> 0.74-0.79, batch-to-space 2x2 of
+///   32 float32 channels 0.86-0.88 -> 0.72-0.73; rows of 384, batch-to-space
+///   3x3 of 64 float16 channels 0.69-0.76 -> 0.57-0.65; rows of 512,
+///   space-to-depth by 4 of 16 float16 channels 0.72-0.80 -> 0.62-0.72,
+///   batch-to-space 4x4 of 64 float16 channels 0.72-0.82 -> 0.48-0.56;
+///   rows of 576, space-to-depth by 3 of 64 uint8 channels 0.68-0.76 ->
+///   0.60-0.67. (An earlier single run had the rows of 512 and 576 bytes
+///   slower, 0.59-0.60 -> 0.69-0.70.)
 #[inline(always)]
 pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: isize) -> bool {
-    let row = n0.saturating_mul(unit);
-    unit >= 32
+    (32..MAX_STREAMED_UNIT).contains(&unit)
         && unit.is_multiple_of(16)
+        && n0 <= MAX_STREAMED_STREAMS
         && ds0 == unit as isize
         && ss1 == unit as isize
-        && ds1 == row as isize
-        && row < MAX_STREAMED_ROW
+        && ds1 == (n0 * unit) as isize
 }
 
 /// Copies `len` bytes (a multiple of 16) from `src` to the 16-byte-aligned
@@ -1673,9 +1691,10 @@ mod tests {
 
     #[test]
     fn grids_copy_the_units_of_their_windows() {
-        // 32, 48 and 64: streamed, rows of whole vectors (`streams_rows`).
-        for unit in [1, 3, 4, 6, 12, 16, 20, 24, 31, 32, 36, 48, 63, 64, 100] {
+        // 32 to 496 in rows of up to 4 units: streamed (`streams_rows`).
+        for unit in [1, 3, 4, 6, 12, 16, 20, 24, 31, 32, 36, 48, 63, 64, 100, 256, 496, 512] {
             check_grid(unit, 5, 7, None);
+            check_grid(unit, 7, 3, None);
             // A crop of the block factor (OpenVINO batch-to-space): row `i`
             // keeps `3 <= 4i + k < 17`.
             check_grid(unit, 5, 4, Some(Window { outer: Some(0), oc: 4, ic: 1, lo: 3, hi: 17 }));

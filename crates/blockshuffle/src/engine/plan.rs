@@ -503,7 +503,11 @@ impl CopyPlan {
         // step 6); up to `MANY_STREAMS_UNIT`, faster than the line writers
         // (measured: NHWC space-to-batch 2x2 and depth-to-space by 2 of
         // 128-byte units 1.2x memcpy through the writers, 0.7-0.8x so).
-        let gathered_rows = self.nt && self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit);
+        // So do rows that continue one another, unit by unit, whatever
+        // their length (see `kernels::MAX_STREAMED_UNIT`).
+        let gathered_rows = self.nt
+            && (streams_continued_rows(loops, self.unit)
+                || (self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit)));
         if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && !gathered_rows && stream_order(loops, self.unit) {
             // 4''. Streaming long units: a few destination streams written
             // together through the line writers.
@@ -1590,30 +1594,28 @@ mod tests {
     /// channels): each output pixel pair gathers one unit from each of its
     /// two block columns, 256-byte rows that continue one another, written
     /// in order without the line writers: streamed straight from the
-    /// source (`streams_gathered_rows`). With 256-byte units (W2 of the
-    /// benchmarks) the writers run.
+    /// source, unit by unit (`streams_continued_rows`). So are 256-byte
+    /// units (W2 of the benchmarks); with 512-byte units the writers run.
     #[test]
     fn gathered_runs_of_short_units_skip_the_line_writers() {
-        let p = compile_f32(
-            &nhwc([16, 256, 256, 32], 2, true),
-            Direction::Backward,
-            &[16, 256, 256, 32],
-            &[64, 128, 128, 32],
-            true,
-        );
-        assert!(p.nt && !p.lines && !p.tile);
-        assert_eq!(p.unit, 128);
-        let last = p.loops[p.loops.len() - 1];
-        assert_eq!((last.count, last.ds), (2, 128));
-        let p = compile_f32(
-            &nhwc([8, 256, 256, 64], 2, true),
-            Direction::Backward,
-            &[8, 256, 256, 64],
-            &[32, 128, 128, 64],
-            true,
-        );
-        assert!(p.nt && p.lines);
-        assert_eq!(p.unit, 256);
+        for c in [32, 64, 128] {
+            let p = compile_f32(
+                &nhwc([8, 256, 256, c], 2, true),
+                Direction::Backward,
+                &[8, 256, 256, c],
+                &[32, 128, 128, c],
+                true,
+            );
+            let unit = 4 * c;
+            assert_eq!(p.unit, unit);
+            assert!(p.nt && !p.tile, "{c} channels");
+            assert_eq!(p.lines, unit == 512, "{c} channels");
+            if !p.lines {
+                let [.., x, y] = p.loops[..] else { panic!("{c} channels: {} loops", p.loops.len()) };
+                assert_eq!((x.ss, x.ds, y.count, y.ds), (unit as isize, 2 * unit as isize, 2, unit as isize));
+                assert!(streams_continued_rows(&p.loops, p.unit), "{c} channels");
+            }
+        }
     }
 
     /// Streaming NHWC space-to-depth of three float32 channels: 24-byte
