@@ -576,9 +576,8 @@ pub(crate) const MAX_STREAMED_STREAMS: usize = 4;
 /// - through the cache -> so: uint8 NHWC space-to-depth by 2 of 32
 ///   channels (64-byte units, rows of 128 bytes) 1.06-1.08 -> 0.84-0.90;
 ///   batch-to-space 3x3 of 64 uint8 channels 1.04-1.31 -> 0.67-1.10 (4
-///   runs; 3 of them 0.67-0.72), 2x2
-///   of 96 1.11-1.13 -> 0.69-0.70, 2x2 of 16 float32 channels 0.96 ->
-///   0.67-0.75;
+///   runs, 3 of them 0.67-0.72), 2x2 of 96 1.11-1.13 -> 0.69-0.70, 2x2 of
+///   16 float32 channels 0.96 -> 0.67-0.75;
 /// - gathered row by row ([`stream_gather`], whose sweep fetches the
 ///   source ahead) -> so, 3 runs: rows of 256 bytes, space-to-depth by 2
 ///   of 32 float16 channels 0.80-0.86 -> 0.74-0.79, batch-to-space 2x2 of

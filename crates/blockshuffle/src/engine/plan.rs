@@ -616,9 +616,9 @@ impl CopyPlan {
         // 1.2-1.5 -> 0.9-1.0; NHWC space-to-batch of 8 float32 channels
         // 1.6-1.75 -> 1.3; batch-to-space of 32 float32 channels 0.91-0.95
         // -> 0.91-0.95. Unstaged, with a streaming store per unit, NHWC
-        // space-to-batch of 16 float32 channels ran at 1.45-1.9. Short
-        // rows of a few whole-vector units that continue one another stream
-        // unit by unit (see `streams_continued_rows`).
+        // space-to-batch of 16 float32 channels ran at 1.45-1.9. Rows of
+        // a few whole-vector units that continue one another stream unit
+        // by unit (see `streams_continued_rows`).
         if self.nt && !self.tile && !self.lines {
             self.nt = streams_continued_rows(loops, self.unit) || streams_gathered_rows(loops, self.unit);
             let row = loops.last().map_or(0, |l| l.count.saturating_mul(self.unit));
@@ -652,7 +652,7 @@ fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
 }
 
 /// Whether the last two loops make a grid whose units stream one by one
-/// ([`kernels::streams_rows`]: short rows of whole-vector units that
+/// ([`kernels::streams_rows`]: rows of a few whole-vector units that
 /// continue one another, each unit position a sequential stream of the
 /// source), uncropped, in runs of at least [`MIN_STREAMED_RUN`] bytes.
 fn streams_continued_rows(loops: &[Loop], unit: usize) -> bool {
@@ -667,7 +667,7 @@ fn streams_continued_rows(loops: &[Loop], unit: usize) -> bool {
 /// cost (rows of 256 bytes that each began a new run of one of 12
 /// destination streams went 1.4 -> 2.1x memcpy streamed, see
 /// [`MIN_GATHERED_ROW`]). A guard, not a measured optimum: the runs
-/// measured streaming faster were 8 to 32 KiB.
+/// measured streaming faster were 8 to 64 KiB.
 const MIN_STREAMED_RUN: usize = 4 << 10;
 
 /// Whether the loop outside the last continues its rows in the
