@@ -505,19 +505,25 @@ impl CopyPlan {
         // 128-byte units 1.2x memcpy through the writers, 0.7-0.8x so).
         // So do rows that continue one another, unit by unit, whatever
         // their length (see `kernels::MAX_STREAMED_UNIT`).
-        let gathered_rows = self.nt
-            && (streams_continued_rows(loops, self.unit, self.fill)
-                || (self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit)));
+        let continued_rows = self.nt && streams_continued_rows(loops, self.unit, self.fill);
+        let gathered_rows =
+            continued_rows || (self.nt && self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit));
         if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && !gathered_rows && stream_order(loops, self.unit) {
             // 4''. Streaming long units: a few destination streams written
             // together through the line writers.
             self.lines = true;
-        } else if self.unit >= MIN_SOURCE_ORDER_UNIT {
+        } else if self.unit >= MIN_SOURCE_ORDER_UNIT || continued_rows {
             // 4'. Long units: keep a long run of the destination innermost (so
             // stores go out in long sequential runs), and walk the loops
             // outside it in the source's order, so that the source is swept
             // once instead of once per block position (a strided sweep also
-            // has the prefetchers fetch the parts it skips).
+            // has the prefetchers fetch the parts it skips). So do continued
+            // rows of 32- and 48-byte units, rather than make a tile of
+            // them (measured in separate processes alternating, ratio to
+            // memcpy: 45 NHWC batch-to-space of such units by 2 to 4,
+            // cropped or not, geomean 1.15 -> 0.73, the worst 1.43 -> 0.80;
+            // with `kernels::Grid::stream_rows` taking whole rows at once:
+            // without that, rows of 64 bytes went 0.9-1.05 -> 1.03-1.13).
             source_order_outside_run(loops, self.unit);
         } else {
             // Tiny plans keep the destination's order outside their rows:
@@ -1844,32 +1850,35 @@ mod tests {
         }
     }
 
-    /// Streaming TensorFlow batch-to-space 4x4 of 64 float32 channels
-    /// (256-byte units; the W4 workload scaled down), cropped by `c` at
-    /// each end of H and W: each destination row is one run of units from
-    /// the four block columns in turn, which the crop only shortens at its
-    /// ends. Cropped or not, the rows stream unit by unit, the crop a
-    /// window on the block columns.
+    /// Streaming TensorFlow batch-to-space 4x4 of 64 or 8 float32
+    /// channels (256- or 32-byte units; the W4 workload scaled down),
+    /// cropped by `c` at each end of H and W: each destination row is one
+    /// run of units from the four block columns in turn, which the crop
+    /// only shortens at its ends. Cropped or not, the rows stream unit by
+    /// unit, the crop a window on the block columns; 32-byte units too,
+    /// rather than make a tile.
     #[test]
     fn cropped_continued_rows_stream_unit_by_unit() {
         let op = "t";
-        for c in [0, 3] {
+        for (ch, c) in [(64, 0), (64, 3), (8, 0), (8, 3)] {
             let side = 256 - 2 * c;
             let space = [
                 SpaceAxis::plain(2),
                 SpaceAxis::new(op, side as u64, c as u64, c as u64, 4).unwrap(),
                 SpaceAxis::new(op, side as u64, c as u64, c as u64, 4).unwrap(),
-                SpaceAxis::plain(64),
+                SpaceAxis::plain(ch as u64),
             ];
             let groups: [&[Factor]; 4] = [&[k(1), k(2), o(0)], &[o(1)], &[o(2)], &[o(3)]];
             let g = Geometry::new(op, &space, &groups).unwrap();
-            let p = compile_f32(&g, Direction::Backward, &[2, side, side, 64], &[32, 64, 64, 64], true);
-            assert!(p.nt && !p.lines && !p.tile && !p.gathered, "crop {c}");
-            let [.., x, y] = p.loops[..] else { panic!("crop {c}: {} loops", p.loops.len()) };
-            assert_eq!((p.unit, x.count, x.ss, x.ds, y.count, y.ds), (256, 64, 256, 1024, 4, 256), "crop {c}");
+            let p = compile_f32(&g, Direction::Backward, &[2, side, side, ch], &[32, 64, 64, ch], true);
+            let case = format!("{ch} channels, crop {c}");
+            assert!(p.nt && !p.lines && !p.tile && !p.gathered, "{case}");
+            let [.., x, y] = p.loops[..] else { panic!("{case}: {} loops", p.loops.len()) };
+            let u = 4 * ch as isize;
+            assert_eq!((p.unit, x.count, x.ss, x.ds, y.count, y.ds), (u as usize, 64, u, 4 * u, 4, u), "{case}");
             let crop =
                 Window { outer: Some((p.loops.len() - 2) as u8), oc: 4, ic: 1, lo: c as i64, hi: 256 - c as i64 };
-            assert_eq!(y.window, (c > 0).then_some(crop), "crop {c}");
+            assert_eq!(y.window, (c > 0).then_some(crop), "{case}");
         }
     }
 
