@@ -265,7 +265,7 @@ impl Grid {
     /// sequential run, whose lines the streaming stores fill in turn, and
     /// each of a row's unit positions reads a sequential stream of the
     /// source, which the hardware prefetchers follow. The rows a window
-    /// keeps whole go without bounds, those of 2 to 4 units of 32 to 64
+    /// keeps whole go without bounds, those of 2 to 4 units of 16 to 64
     /// bytes each by a loop of constant shape ([`whole_rows`]): taken a
     /// bound at a time, rows of 64 bytes went 0.9-1.05x memcpy, and
     /// 1.03-1.13 with the plans that make them of 32-byte units instead of
@@ -313,22 +313,24 @@ impl Grid {
         // SAFETY: rows `[first, end)` are whole: every unit of theirs is
         // the grid's (as above).
         unsafe {
-            match (unit, n0) {
-                (32, 2) => whole_rows::<32, 2>(end - first, s, ss0, d),
-                (32, 3) => whole_rows::<32, 3>(end - first, s, ss0, d),
-                (32, 4) => whole_rows::<32, 4>(end - first, s, ss0, d),
-                (48, 2) => whole_rows::<48, 2>(end - first, s, ss0, d),
-                (48, 3) => whole_rows::<48, 3>(end - first, s, ss0, d),
-                (48, 4) => whole_rows::<48, 4>(end - first, s, ss0, d),
-                (64, 2) => whole_rows::<64, 2>(end - first, s, ss0, d),
-                (64, 3) => whole_rows::<64, 3>(end - first, s, ss0, d),
-                (64, 4) => whole_rows::<64, 4>(end - first, s, ss0, d),
-                _ => {
-                    for i in first..end {
-                        part(i, 0, n0);
+            // Rows of 2 to 4 units of these sizes in a loop of constant shape.
+            macro_rules! whole_rows_of {
+                ($($u:literal),*) => {
+                    match (unit, n0) {
+                        $(
+                            ($u, 2) => whole_rows::<$u, 2>(end - first, s, ss0, d),
+                            ($u, 3) => whole_rows::<$u, 3>(end - first, s, ss0, d),
+                            ($u, 4) => whole_rows::<$u, 4>(end - first, s, ss0, d),
+                        )*
+                        _ => {
+                            for i in first..end {
+                                part(i, 0, n0);
+                            }
+                        }
                     }
-                }
+                };
             }
+            whole_rows_of!(16, 32, 48, 64)
         }
         for i in end..self.n1 {
             let (a, b) = at_row(i).range(n0);
@@ -609,14 +611,24 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
 /// 0.58-0.63).
 pub(crate) const MAX_STREAMED_UNIT: usize = 512;
 
+/// Units of rows that continue one another stream one by one
+/// ([`streams_rows`]) from this size (bytes), one 16-byte vector: measured
+/// (ratio to memcpy, 2 runs in separate processes, through the cache or a
+/// tile -> so) on NHWC batch-to-space of 16-byte units (16 uint8, 8
+/// float16 or 4 float32 channels) by 3 and 4, 0.67-0.83 -> 0.68-0.75, and
+/// cropped by 1, whose windowed tiles stored through the cache,
+/// 1.13-1.18 -> 0.61-0.74. Rows of two such units (by 2) stream only
+/// cropped (see `plan::MIN_STREAMED_ROW`).
+pub(crate) const MIN_STREAMED_UNIT: usize = 16;
+
 /// Most units in a row of [`streams_rows`]: each of a row's unit positions
 /// is a source stream that the hardware prefetchers follow (blocks of 2 to
 /// 4 measured).
 pub(crate) const MAX_STREAMED_STREAMS: usize = 4;
 
 /// Whether a grid streams its units straight from the source, one unit at
-/// a time ([`Grid::stream_rows`]): units of whole 16-byte vectors (32 to
-/// [`MAX_STREAMED_UNIT`] bytes), rows of up to [`MAX_STREAMED_STREAMS`]
+/// a time ([`Grid::stream_rows`]): units of whole 16-byte vectors
+/// ([`MIN_STREAMED_UNIT`] to [`MAX_STREAMED_UNIT`] bytes), rows of up to [`MAX_STREAMED_STREAMS`]
 /// units contiguous in the destination that continue one another (one
 /// run), each row one unit on in the source from the last (so that each
 /// unit position of a row reads a sequential stream: the block rows of an
@@ -640,7 +652,7 @@ pub(crate) const MAX_STREAMED_STREAMS: usize = 4;
 ///   slower, 0.59-0.60 -> 0.69-0.70.)
 #[inline(always)]
 pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: isize) -> bool {
-    (32..MAX_STREAMED_UNIT).contains(&unit)
+    (MIN_STREAMED_UNIT..MAX_STREAMED_UNIT).contains(&unit)
         && unit.is_multiple_of(16)
         && n0 <= MAX_STREAMED_STREAMS
         && ds0 == unit as isize
