@@ -203,26 +203,11 @@ pub(crate) struct CopyPlan {
     pub lines: bool,
     /// With streaming stores: the innermost loop gathers rows into the
     /// destination (see [`streams_gathered_rows`]) that do not continue one
-    /// another. Each row's whole lines go straight from the source; the
-    /// parts of lines at its ends, and the padding, go through the line
-    /// writers, which join them with the rows on either side (see
-    /// `kernels::gather_lines`). The lines a row leaves half-written are 2
-    /// of 9 of a 512-byte row, 2 of 65 of a 4 KiB one, but streamed
-    /// straight each costs as much as many whole ones where rows do not
-    /// start on a line (a large destination from the allocator starts 16
-    /// bytes past one: uint8 NHWC space-to-batch 2x2 of 64 channels padded
-    /// on W, rows of 8 KiB streamed straight, 0.96x memcpy into a
-    /// destination on a line, 1.88 16 bytes past). Measured (ratio to
-    /// memcpy, alternating, straight -> joined): OpenVINO's 5-D
-    /// space-to-batch of 512-byte rows 1.31-1.52 -> 0.93-1.06, of 1 KiB
-    /// rows 0.92-0.98 -> 0.77-0.84. Rows of 2 KiB and more (3 runs in
-    /// separate processes, one thread / two): uint8 NHWC space-to-batch of
-    /// 32 channels padded by 1, 2x2 1.21 / 0.97 -> 1.01 / 0.81, 3x3 1.20 /
-    /// 1.16 -> 1.01 / 0.76, 4x4 1.19 / 1.03 -> 0.93 / 0.79; of 64 channels
-    /// padded by 1 (2 runs, one thread), 3x3 and 4x4 1.67 -> 0.88-0.92;
-    /// unpadded 2x2, 32 and 64 channels, 0.74-0.96 either way. (Measured
-    /// before on another machine: unpadded 32-byte units, rows of 2-5.8
-    /// KiB, 0.74-0.88 -> 0.83-1.20.)
+    /// another, shorter than [`MAX_JOINED_ROW`] or padded or cropped. Each
+    /// row's whole lines go straight from the source; the parts of lines
+    /// at its ends, and the padding, go through the line writers, which
+    /// join them with the rows on either side (see
+    /// `kernels::gather_lines`).
     pub gathered: bool,
 }
 
@@ -644,7 +629,10 @@ impl CopyPlan {
         // by unit (see `streams_continued_rows`).
         if self.nt && !self.tile && !self.lines {
             self.nt = streams_continued_rows(loops, self.unit, self.fill) || streams_gathered_rows(loops, self.unit);
-            self.gathered = self.nt && !continues_rows(loops, self.unit);
+            let [.., last] = loops[..] else { unreachable!("a streaming plan has loops") };
+            let row = last.count.saturating_mul(self.unit);
+            self.gathered =
+                self.nt && !continues_rows(loops, self.unit) && (row < MAX_JOINED_ROW || last.window.is_some());
         }
     }
 }
@@ -728,9 +716,28 @@ fn continues_rows(loops: &[Loop], unit: usize) -> bool {
 /// bytes, 0.87 / 1.0 -> 0.70 / 0.78. Rows of 256 bytes that do not
 /// continue one another went 1.4 -> 2.1 (W11 in uint8: each row starts a
 /// short piece of one of 12 destination streams), and still 2.0 with their
-/// ends joined into whole lines (see [`CopyPlan::gathered`]): the short
-/// runs themselves cost, not their partial lines.
+/// ends joined into whole lines (see [`MAX_JOINED_ROW`]): the short runs
+/// themselves cost, not their partial lines.
 const MIN_GATHERED_ROW: usize = 512;
+
+/// Longest unwindowed gathered row whose ends [`CopyPlan::gathered`]
+/// joins through the line writers; windowed rows (padded or cropped) join
+/// theirs whatever their length. The lines a row leaves half-written are
+/// 2 of 9 of a 512-byte row, 2 of 65 of a 4 KiB one, where rows do not
+/// start on a line (a large destination from the allocator starts 16
+/// bytes past one). Measured (ratio to memcpy, alternating, straight ->
+/// joined): OpenVINO's 5-D space-to-batch of 512-byte rows 1.31-1.52 ->
+/// 0.93-1.06, of 1 KiB rows 0.92-0.98 -> 0.77-0.84; unpadded NHWC
+/// space-to-batch and depth-to-space by 2 of 32- to 256-byte units, rows
+/// of 4 to 16 KiB, 0.68-0.84 -> 0.67-0.85 (3 runs, same binary: 64-byte
+/// units 0.79 -> 0.84). Padded rows pay more for their ends (uint8 NHWC
+/// space-to-batch 2x2 of 64 channels padded on W, rows of 8 KiB streamed
+/// straight, 0.96x memcpy into a destination on a line, 1.88 16 bytes
+/// past): joined, 3 runs in separate processes, one thread / two, uint8
+/// of 32 channels padded by 1, 2x2 1.21 / 0.97 -> 1.01 / 0.81, 3x3 1.20
+/// / 1.16 -> 1.01 / 0.76, 4x4 1.19 / 1.03 -> 0.93 / 0.79; of 64 channels
+/// (2 runs, one thread), 3x3 and 4x4 1.67 -> 0.88-0.92.
+const MAX_JOINED_ROW: usize = 2 << 10;
 
 /// Shortest row (bytes) that [`streams_gathered_rows`] streams when the
 /// rows continue one another in the destination, one run (measured: NHWC
@@ -1831,19 +1838,31 @@ mod tests {
     /// Streaming NHWC space-to-batch 2x2 of 32 float32 channels: each
     /// destination row gathers every other 128-byte unit of a source row,
     /// and the next row of its batch comes after the other block
-    /// positions' rows. Rows of 1 KiB and of 4 KiB store their whole lines
-    /// straight and join their ends through the line writers.
+    /// positions' rows. Rows of 1 KiB, shorter than [`MAX_JOINED_ROW`],
+    /// store their whole lines straight and join their ends through the
+    /// line writers; rows of 4 KiB store every byte straight, unless W is
+    /// padded (by 1 at each end: a window on the rows).
     #[test]
-    fn gathered_rows_join_their_ends() {
-        for w in [16, 64] {
-            let (space, block) = ([8, 64, w, 32], [32, 32, w / 2, 32]);
-            let g = nhwc(space, 2, true);
-            let p = compile_f32(&g, Direction::Forward, &space, &block, true);
-            assert!(p.nt && !p.lines && !p.tile, "width {w}");
+    fn short_or_padded_gathered_rows_join_their_ends() {
+        let op = "t";
+        for (w, pad, joined) in [(16, 0, true), (64, 0, false), (64, 1, true)] {
+            let space = [
+                SpaceAxis::plain(8),
+                SpaceAxis::new(op, 64, 0, 0, 2).unwrap(),
+                SpaceAxis::new(op, w - 2 * pad, pad, pad, 2).unwrap(),
+                SpaceAxis::plain(32),
+            ];
+            let groups: [&[Factor]; 4] = [&[k(1), k(2), o(0)], &[o(1)], &[o(2)], &[o(3)]];
+            let g = Geometry::new(op, &space, &groups).unwrap();
+            let shape = [8, 64, (w - 2 * pad) as usize, 32];
+            let p = compile_f32(&g, Direction::Forward, &shape, &[32, 32, w as usize / 2, 32], true);
+            let case = format!("width {w}, padding {pad}");
+            assert!(p.nt && !p.lines && !p.tile, "{case}");
             let last = p.loops[p.loops.len() - 1];
-            assert_eq!((p.unit, last.count, last.ds), (128, w / 2, 128), "width {w}");
-            assert!(!continues_rows(&p.loops, p.unit), "width {w}");
-            assert!(p.gathered, "width {w}");
+            assert_eq!((p.unit, last.count, last.ds), (128, w as usize / 2, 128), "{case}");
+            assert_eq!(last.window.is_some(), pad > 0, "{case}");
+            assert!(!continues_rows(&p.loops, p.unit), "{case}");
+            assert_eq!(p.gathered, joined, "{case}");
         }
     }
 
