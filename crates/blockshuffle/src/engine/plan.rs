@@ -629,10 +629,8 @@ impl CopyPlan {
         // by unit (see `streams_continued_rows`).
         if self.nt && !self.tile && !self.lines {
             self.nt = streams_continued_rows(loops, self.unit, self.fill) || streams_gathered_rows(loops, self.unit);
-            let [.., last] = loops[..] else { unreachable!("a streaming plan has loops") };
-            let row = last.count.saturating_mul(self.unit);
-            self.gathered =
-                self.nt && !continues_rows(loops, self.unit) && (row < MAX_JOINED_ROW || last.window.is_some());
+            let joins = |last: &Loop| last.count.saturating_mul(self.unit) < MAX_JOINED_ROW || last.window.is_some();
+            self.gathered = self.nt && !continues_rows(loops, self.unit) && loops.last().is_some_and(joins);
         }
     }
 }
@@ -1443,9 +1441,12 @@ mod tests {
         let space = [SpaceAxis::plain(5), SpaceAxis::plain(7)];
         let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)]]).unwrap();
         let s = c_strides(&[5, 7], 2);
-        let p = CopyPlan::compile(&g, Direction::Forward, 2, &Layouts { space: &s, block: &s }, false, Isa::baseline());
-        assert!(p.loops.is_empty());
-        assert_eq!(p.unit, 70);
+        for streaming in [false, true] {
+            let layouts = Layouts { space: &s, block: &s };
+            let p = CopyPlan::compile(&g, Direction::Forward, 2, &layouts, streaming, Isa::baseline());
+            assert!(p.loops.is_empty(), "streaming {streaming}");
+            assert_eq!(p.unit, 70, "streaming {streaming}");
+        }
     }
 
     #[test]
