@@ -1389,13 +1389,20 @@ mod tests {
     /// positions go to the batch (space-to-batch) or to the channels
     /// (depth-to-space's input).
     fn nhwc(shape: [usize; 4], block: usize, to_batch: bool) -> Geometry {
+        nhwc_padded(shape, block, [0, 0], to_batch)
+    }
+
+    /// [`nhwc`] with H and W padded by `pad[0]` and `pad[1]` at each end
+    /// (cropped, run backward): `shape` is the tensor's without them.
+    fn nhwc_padded(shape: [usize; 4], block: usize, pad: [usize; 2], to_batch: bool) -> Geometry {
         let op = "t";
         let [n, h, w, c] = shape.map(|d| d as u64);
+        let [ph, pw] = pad.map(|p| p as u64);
         let block = block as u64;
         let space = [
             SpaceAxis::plain(n),
-            SpaceAxis::new(op, h, 0, 0, block).unwrap(),
-            SpaceAxis::new(op, w, 0, 0, block).unwrap(),
+            SpaceAxis::new(op, h, ph, ph, block).unwrap(),
+            SpaceAxis::new(op, w, pw, pw, block).unwrap(),
             SpaceAxis::plain(c),
         ];
         let groups: [&[Factor]; 4] = if to_batch {
@@ -1845,22 +1852,14 @@ mod tests {
     /// padded (by 1 at each end: a window on the rows).
     #[test]
     fn short_or_padded_gathered_rows_join_their_ends() {
-        let op = "t";
         for (w, pad, joined) in [(16, 0, true), (64, 0, false), (64, 1, true)] {
-            let space = [
-                SpaceAxis::plain(8),
-                SpaceAxis::new(op, 64, 0, 0, 2).unwrap(),
-                SpaceAxis::new(op, w - 2 * pad, pad, pad, 2).unwrap(),
-                SpaceAxis::plain(32),
-            ];
-            let groups: [&[Factor]; 4] = [&[k(1), k(2), o(0)], &[o(1)], &[o(2)], &[o(3)]];
-            let g = Geometry::new(op, &space, &groups).unwrap();
-            let shape = [8, 64, (w - 2 * pad) as usize, 32];
-            let p = compile_f32(&g, Direction::Forward, &shape, &[32, 32, w as usize / 2, 32], true);
+            let shape = [8, 64, w - 2 * pad, 32];
+            let g = nhwc_padded(shape, 2, [0, pad], true);
+            let p = compile_f32(&g, Direction::Forward, &shape, &[32, 32, w / 2, 32], true);
             let case = format!("width {w}, padding {pad}");
             assert!(p.nt && !p.lines && !p.tile, "{case}");
             let last = p.loops[p.loops.len() - 1];
-            assert_eq!((p.unit, last.count, last.ds), (128, w as usize / 2, 128), "{case}");
+            assert_eq!((p.unit, last.count, last.ds), (128, w / 2, 128), "{case}");
             assert_eq!(last.window.is_some(), pad > 0, "{case}");
             assert!(!continues_rows(&p.loops, p.unit), "{case}");
             assert_eq!(p.gathered, joined, "{case}");
@@ -1894,17 +1893,9 @@ mod tests {
     /// too, rather than make a tile.
     #[test]
     fn cropped_continued_rows_stream_unit_by_unit() {
-        let op = "t";
         for (ch, c) in [(64, 0), (64, 3), (8, 0), (8, 3), (4, 0), (4, 3)] {
             let side = 256 - 2 * c;
-            let space = [
-                SpaceAxis::plain(2),
-                SpaceAxis::new(op, side as u64, c as u64, c as u64, 4).unwrap(),
-                SpaceAxis::new(op, side as u64, c as u64, c as u64, 4).unwrap(),
-                SpaceAxis::plain(ch as u64),
-            ];
-            let groups: [&[Factor]; 4] = [&[k(1), k(2), o(0)], &[o(1)], &[o(2)], &[o(3)]];
-            let g = Geometry::new(op, &space, &groups).unwrap();
+            let g = nhwc_padded([2, side, side, ch], 4, [c, c], true);
             let p = compile_f32(&g, Direction::Backward, &[2, side, side, ch], &[32, 64, 64, ch], true);
             let case = format!("{ch} channels, crop {c}");
             assert!(p.nt && !p.lines && !p.tile && !p.gathered, "{case}");
@@ -1923,17 +1914,9 @@ mod tests {
     /// uncropped, they make a tile.
     #[test]
     fn rows_of_two_vectors_stream_only_cropped() {
-        let op = "t";
         for c in [0, 1] {
             let side = 256 - 2 * c;
-            let space = [
-                SpaceAxis::plain(2),
-                SpaceAxis::new(op, side as u64, c as u64, c as u64, 2).unwrap(),
-                SpaceAxis::new(op, side as u64, c as u64, c as u64, 2).unwrap(),
-                SpaceAxis::plain(4),
-            ];
-            let groups: [&[Factor]; 4] = [&[k(1), k(2), o(0)], &[o(1)], &[o(2)], &[o(3)]];
-            let g = Geometry::new(op, &space, &groups).unwrap();
+            let g = nhwc_padded([2, side, side, 4], 2, [c, c], true);
             let p = compile_f32(&g, Direction::Backward, &[2, side, side, 4], &[8, 128, 128, 4], true);
             assert_eq!((p.unit, p.tile), (16, c == 0), "crop {c}");
             if c > 0 {
