@@ -298,8 +298,11 @@ impl Grid {
         let whole = |b: Bounds| b.range(n0) == (0, n0);
         let mut bounds = self.bounds;
         let mut first = 0;
-        while first < self.n1 && !whole(bounds) {
+        while first < self.n1 {
             let (a, b) = bounds.range(n0);
+            if (a, b) == (0, n0) {
+                break;
+            }
             part(first, a, b);
             bounds = bounds.step(self.oc);
             first += 1;
@@ -628,11 +631,12 @@ pub(crate) const MAX_STREAMED_STREAMS: usize = 4;
 
 /// Whether a grid streams its units straight from the source, one unit at
 /// a time ([`Grid::stream_rows`]): units of whole 16-byte vectors
-/// ([`MIN_STREAMED_UNIT`] to [`MAX_STREAMED_UNIT`] bytes), rows of up to [`MAX_STREAMED_STREAMS`]
-/// units contiguous in the destination that continue one another (one
-/// run), each row one unit on in the source from the last (so that each
-/// unit position of a row reads a sequential stream: the block rows of an
-/// NHWC space-to-depth, the batches of a batch-to-space).
+/// ([`MIN_STREAMED_UNIT`] to [`MAX_STREAMED_UNIT`] bytes), rows of up to
+/// [`MAX_STREAMED_STREAMS`] units contiguous in the destination that
+/// continue one another (one run), each row one unit on in the source
+/// from the last (so that each unit position of a row reads a sequential
+/// stream: the block rows of an NHWC space-to-depth, the batches of a
+/// batch-to-space).
 ///
 /// Measured in one process alternating the two, ratio to memcpy:
 /// - through the cache -> so: uint8 NHWC space-to-depth by 2 of 32
@@ -1775,8 +1779,8 @@ mod tests {
 
     #[test]
     fn grids_copy_the_units_of_their_windows() {
-        // 32 to 496 in rows of up to 4 units: streamed (`streams_rows`),
-        // whole rows of 32 to 64 by `whole_rows`.
+        // 16 to 496 in rows of up to 4 units: streamed (`streams_rows`),
+        // whole rows of 16 to 64 by `whole_rows`.
         for unit in [1, 3, 4, 6, 12, 16, 20, 24, 31, 32, 36, 48, 63, 64, 100, 256, 496, 512] {
             check_grid(unit, 5, 7, None);
             check_grid(unit, 7, 3, None);

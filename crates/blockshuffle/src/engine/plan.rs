@@ -686,9 +686,9 @@ fn streams_continued_rows(loops: &[Loop], unit: usize, fill: bool) -> bool {
 /// two 16-byte units make a faster tile (measured, ratio to memcpy, 2 runs
 /// in separate processes, tile -> so: NHWC batch-to-space 2x2 of 16 uint8
 /// channels 0.74 -> 0.89, of 4 float32 0.67 -> 0.75 (of 8 float16 0.70 ->
-/// 0.67); space-to-depth by 2
-/// of 8 uint8 channels 0.93 -> 1.19), while cropped ones, whose windowed
-/// tile stores through the cache, stream faster (1.14-1.18 -> 0.62-0.69).
+/// 0.67); space-to-depth by 2 of 8 uint8 channels 0.93 -> 1.19), while
+/// cropped ones, whose windowed tile stores through the cache, stream
+/// faster (1.14-1.18 -> 0.62-0.69).
 const MIN_STREAMED_ROW: usize = 48;
 
 /// Shortest run of continued rows that [`streams_continued_rows`] streams:
