@@ -697,7 +697,7 @@ fn padded_and_cropped_tiles_match_reference() {
 /// The same padded space-to-batch through the byte API into an output one
 /// byte past an element boundary: the carried kernel, which needs its
 /// units aligned, declines, and the rows are copied, padded, into a stage
-/// and run from there (the path AVX512-VBMI plans take); the result is the
+/// and run from there (with AVX512-VBMI, by its own kernel); the result is the
 /// reference's, byte for byte. And with the input misaligned too.
 #[test]
 fn padded_tiles_into_misaligned_outputs_match_reference() {

@@ -1287,8 +1287,9 @@ pub(crate) const PADDED_ROWS_BYTES: usize = 64 << 10;
 /// padding), one of the two has one, and the level none; the rows of every
 /// group fit [`PADDED_ROWS_BYTES`]. The carried kernel reads the rows in
 /// place, making up the padding where a read meets it (`simd::Padding`);
-/// where it cannot (AVX512-VBMI's), the executor copies the rows, padded,
-/// into a buffer and runs it on whole rows from there.
+/// where it cannot (streams or units not aligned in the destination), the
+/// executor copies the rows, padded, into a buffer and runs it on whole
+/// rows from there.
 fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     let n = loops.len();
     if n < 3 {

@@ -1362,8 +1362,9 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 /// through the cache; float32 NCHW space-to-depth 1.05-1.1x, against 1.3x
 /// with whole lines per row and the rows' ends through the writers.
 ///
-/// Below AVX512-VBMI, the line a stream's row shares with the next is
-/// joined from the two rows' sources instead (`joined_body`).
+/// Below AVX512-VBMI, and for padded rows (`c.pad`) with it, the line a
+/// stream's row shares with the next is joined from the two rows' sources
+/// instead (`joined_body`, `joined_padded_body`).
 ///
 /// Returns whether it did the work (if not, nothing is written): it needs
 /// a vector `isa` and rows of at least 64 bytes per stream; with
@@ -1387,20 +1388,15 @@ pub(crate) unsafe fn deinterleave_carried(
     #[cfg(target_arch = "x86_64")]
     {
         let rows_fit = n.checked_mul(size).is_some_and(|row| row >= 64 && c.rows.ds == row as isize);
-        if c.pad.is_some() && isa >= Isa::Avx512Vbmi {
-            // The VBMI kernel reads whole rows in place.
-            return false;
+        if c.pad.is_some() {
+            // The VBMI kernel reads whole rows, so padded ones take the
+            // joined kernel whatever the `isa` (with VBMI, AVX-512's).
+            // SAFETY: forwarded, with `c.rows.ds` the row's bytes.
+            return rows_fit && unsafe { deinterleave_joined_padded(isa, size, b, c, n, src, dst) };
         }
         if isa < Isa::Avx512Vbmi {
             // SAFETY: forwarded, with `c.rows.ds` the row's bytes.
-            return rows_fit
-                && unsafe {
-                    if c.pad.is_some() {
-                        deinterleave_joined_padded(isa, size, b, c, n, src, dst)
-                    } else {
-                        deinterleave_joined(isa, size, b, c, n, src, dst)
-                    }
-                };
+            return rows_fit && unsafe { deinterleave_joined(isa, size, b, c, n, src, dst) };
         }
         let fits = rows_fit && c.streams.count.checked_mul(b).is_some_and(|s| s <= CARRIED_STREAMS);
         if !fits || c.rows.count == 0 {
@@ -2178,6 +2174,64 @@ mod tests {
         for q in 0..3 * n {
             let (j, unit) = (q / S % 3, q / (3 * S));
             assert_eq!(zipped[q], bytes[j * n + unit * S + q % S], "zip S {S} byte {q}");
+        }
+    }
+
+    /// Padded source rows are deinterleaved in place by every vector
+    /// instruction set this CPU runs, AVX512-VBMI too (whose own kernel
+    /// reads whole rows: the joined one runs them): `deinterleave_carried`
+    /// does the work, the bytes outside each row's data read as zeros
+    /// (they hold 0xee here), and nothing outside the streams is written.
+    #[test]
+    fn padded_rows_deinterleave_in_place_with_every_vector_isa() {
+        const S: usize = 4;
+        const B: usize = 2;
+        // Per stream, rows of 20 units (80 bytes: a line and a part), 3 rows.
+        let (n, rows) = (20usize, 3usize);
+        let src_row = n * B * S;
+        // Data bytes of each source row: past its first unit, short of its last two.
+        let (lo, hi) = (S, src_row - 2 * S);
+        let src: Vec<u8> = (0..rows * src_row)
+            .map(|i| if (lo..hi).contains(&(i % src_row)) { (i * 7 % 251) as u8 + 1 } else { 0xee })
+            .collect();
+        // The streams 4 lines apart (each is 240 bytes), starting 16 bytes
+        // into a line, 64 guard bytes either side.
+        let stream_ds = 256usize;
+        let len = 64 + 16 + stream_ds + rows * n * S + 64;
+        for isa in [Isa::Sse2, Isa::Avx2, Isa::Avx512, Isa::Avx512Vbmi] {
+            if isa > Isa::detect() {
+                continue;
+            }
+            let mut out = vec![0u128; len.div_ceil(16) + 4];
+            // SAFETY: a `u128` buffer is 16-byte aligned; `len` bytes in it.
+            let buf = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), len) };
+            let at = (64 - buf.as_ptr() as usize % 64) % 64 + 16;
+            buf.fill(0x55);
+            let pad = Padding { lo, hi, groups: None };
+            let c = Carried {
+                rows: Rows { count: rows, ss: src_row as isize, ds: (n * S) as isize },
+                streams: Rows::ONE,
+                ds: stream_ds as isize,
+                ahead: Ahead::Source,
+                pad: Some(pad),
+            };
+            // SAFETY: the source rows and the streams' bytes from `at` lie
+            // inside their buffers; `isa` is one this CPU runs.
+            let done = unsafe { deinterleave_carried(isa, S, B, c, n, src.as_ptr(), buf.as_mut_ptr().add(at)) };
+            assert!(done, "{isa:?}: declined");
+            let mut want = vec![0x55u8; len];
+            for r in 0..rows {
+                for x in 0..n {
+                    for j in 0..B {
+                        for k in 0..S {
+                            let q = (x * B + j) * S + k;
+                            let v = if (lo..hi).contains(&q) { src[r * src_row + q] } else { 0 };
+                            want[at + j * stream_ds + (r * n + x) * S + k] = v;
+                        }
+                    }
+                }
+            }
+            assert!(buf == &want[..], "{isa:?}");
         }
     }
 
