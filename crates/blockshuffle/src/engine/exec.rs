@@ -537,7 +537,9 @@ impl Exec<'_> {
                 // Interleaving: the loops outside the tile step whole
                 // destination rows.
                 let (outer, inner) = if j + 4 == n { (level, middle) } else { (Rows::ONE, level) };
-                interleave_carried(p.isa, p.unit, y.count, Interleaved { outer, inner, ss: y.ss }, x.count, src, dst)
+                let keep = (0, x.count * y.count * p.unit);
+                let c = Interleaved { outer, inner, ss: y.ss, keep };
+                interleave_carried(p.isa, p.unit, y.count, c, x.count, src, dst, w)
             } else {
                 let c = Carried { rows: level, streams: middle, ds: x.ds, ahead: Ahead::Source, pad: None };
                 deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
@@ -695,10 +697,20 @@ impl Exec<'_> {
     ) {
         let p = self.plan;
         if self.nt && !p.padded {
+            // A streaming windowed tile that is not padded crops the ends
+            // of interleaved rows (the plan's `crops_carried` or
+            // `crops_row_ends`): a row's position `q` is the window's
+            // inner index at outer index 0.
+            let (a, b) = win.range(0, x.count * y.count);
+            let keep = (a * p.unit, b * p.unit);
+            let c = Interleaved { outer: Rows::ONE, inner: rows, ss: y.ss, keep };
+            // SAFETY: forwarded: the kept bytes of the rows are their
+            // valid positions, from `dst + keep.0` on.
+            if unsafe { interleave_carried(p.isa, p.unit, y.count, c, x.count, src, dst.wrapping_add(keep.0), w) } {
+                return;
+            }
             debug_assert!(crops_row_ends(&p.loops, p.unit));
-            // SAFETY: forwarded; a streaming windowed tile that is not
-            // padded crops the ends of interleaved rows (the plan's
-            // `crops_row_ends`).
+            // SAFETY: forwarded.
             return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, w) };
         }
         let (nx, ny, unit) = (x.count, y.count, p.unit);

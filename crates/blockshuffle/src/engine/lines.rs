@@ -180,6 +180,38 @@ impl Writers {
         w.next = w.next.wrapping_add(len);
     }
 
+    /// Takes over the stream that continues at `dst`, if one does, for a
+    /// kernel that carries a line in a register (`simd::interleave_carried`):
+    /// closes it without writing its unfinished line, whose bytes `[0, dst %
+    /// 64)` are copied to `line` (those before the returned start are not
+    /// the stream's), and returns where the stream began. If none
+    /// continues at `dst`, returns `dst` and leaves `line` alone.
+    #[inline]
+    pub(crate) fn take(&mut self, dst: *mut u8, line: &mut [MaybeUninit<u8>; LINE]) -> *mut u8 {
+        let Some(i) = self.w.iter().position(|w| w.next == dst) else { return dst };
+        let w = &mut self.w[i];
+        line.copy_from_slice(&self.lines[i].0);
+        w.next = ptr::null_mut();
+        w.start
+    }
+
+    /// Opens a stream that continues at `next`, begun at `start` (at or
+    /// before `next`), whose unfinished line holds the bytes `[0, next %
+    /// 64)` of `line` (those from `start` on): what [`Writers::take`]
+    /// gave, carried on by its kernel.
+    ///
+    /// # Safety
+    /// As [`Writers::push`]: the stream's bytes `[start, next)` are
+    /// writable, and no other stream holds any of them.
+    #[inline]
+    pub(crate) unsafe fn hold(&mut self, next: *mut u8, start: *mut u8, line: &[MaybeUninit<u8>; LINE]) {
+        // SAFETY: forwarded (no stream continues at `next`: it would hold
+        // bytes of this one, so this opens one there).
+        let i = unsafe { self.find(next) };
+        self.w[i].start = start;
+        self.lines[i].0 = *line;
+    }
+
     /// Writes every stream's unfinished line and closes all streams.
     ///
     /// # Safety

@@ -25,7 +25,7 @@ use super::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use super::kernels;
 use super::lines::WRITERS;
 use super::shuffle;
-use super::simd::{Isa, CARRIED_STREAMS};
+use super::simd::{interleaves_carried, Isa, CARRIED_STREAMS};
 use crate::MAX_RANK;
 
 /// Which way a geometry is run.
@@ -584,11 +584,15 @@ impl CopyPlan {
                     // lines with streamed ones (measured: OpenVINO
                     // batch-to-space of NCHW uint8 cropped 16x memcpy so):
                     // through the cache, in the destination's order. But
-                    // interleaved rows cropped at their ends are built
-                    // whole in a stage and their kept bytes streamed out
-                    // through the line writers (see `crops_row_ends`).
+                    // interleaved rows cropped at their ends stream: with
+                    // AVX512-VBMI, interleaved in registers and their kept
+                    // bytes carried from row to row (see `crops_carried`);
+                    // rows of whole lines, built whole in a stage and their
+                    // kept bytes sent through the line writers (see
+                    // `crops_row_ends`).
                     *loops = dst_order.clone();
-                    self.nt = !self.fill && crops_row_ends(loops, self.unit);
+                    self.nt =
+                        !self.fill && (crops_carried(loops, self.unit, self.isa) || crops_row_ends(loops, self.unit));
                 } else if !direct {
                     self.tile_stage = tile_stage(loops, self.unit);
                 }
@@ -755,22 +759,42 @@ const MIN_CONTINUED_ROW: usize = 256;
 /// measured (ratio to memcpy, through the cache -> so) uint8 4x4 of
 /// 512-byte rows 1.55-1.7 -> 1.0-1.35, float32 2x2 of 1-2 KiB rows
 /// 1.0 -> 0.8-0.9; other rows were slower streamed (block 3, 510-1020
-/// bytes: 1.1-1.25 -> 1.3-1.5).
+/// bytes: 1.1-1.25 -> 1.3-1.5). With AVX512-VBMI, [`crops_carried`] takes
+/// such rows of any length first.
 pub(crate) fn crops_row_ends(loops: &[Loop], unit: usize) -> bool {
-    let n = loops.len();
-    if n < 2 {
-        return false;
-    }
-    let (x, y) = (&loops[n - 2], &loops[n - 1]);
-    let Some(win) = y.window else { return false };
-    let row = x.count.checked_mul(y.count).and_then(|c| c.checked_mul(unit));
-    win.outer == Some((n - 2) as u8)
+    let row = cropped_row(loops, unit).map(|(x, y, _)| x.count * y.count * unit);
+    row.is_some_and(|row| row <= CROPPED_ROWS_BYTES && row.is_multiple_of(64))
+}
+
+/// The last two loops `x` and `y` of a tile that interleaves whole
+/// destination rows cropped only at their ends (see [`crops_row_ends`]),
+/// and the window's range of kept row positions, if they are such a tile.
+fn cropped_row(loops: &[Loop], unit: usize) -> Option<(&Loop, &Loop, (usize, usize))> {
+    let [.., x, y] = loops else { return None };
+    let win = y.window?;
+    let units = x.count.checked_mul(y.count)?;
+    units.checked_mul(unit)?;
+    let fits = win.outer == Some((loops.len() - 2) as u8)
         && win.ic == 1
         && win.oc == y.count as i64
         && y.ds == unit as isize
         && x.ss == unit as isize
-        && x.ds == (y.count * unit) as isize
-        && row.is_some_and(|row| row <= CROPPED_ROWS_BYTES && row.is_multiple_of(64))
+        && x.ds == (y.count * unit) as isize;
+    fits.then(|| (x, y, win.range(0, units)))
+}
+
+/// Whether `simd::interleave_carried` runs a tile that [`crops_row_ends`]
+/// but for the rows' length (with AVX512-VBMI): each row interleaved in
+/// registers and its kept bytes carried on to the next row's, the rows
+/// (the loop around the tile) following one another in the destination.
+/// Measured (ratio to memcpy, alternating): OpenVINO NCHW batch-to-space
+/// cropped on H and W, ...
+pub(crate) fn crops_carried(loops: &[Loop], unit: usize, isa: Isa) -> bool {
+    let Some((x, y, (a, b))) = cropped_row(loops, unit) else { return false };
+    let n = loops.len();
+    let kept = (b.saturating_sub(a) * unit) as isize;
+    let row_ds = if n >= 3 { loops[n - 3].ds } else { kept };
+    interleaves_carried(isa, unit, y.count, x.count, (a * unit, b * unit), row_ds)
 }
 
 /// Bytes of the stage cropped interleaved rows are built in (see
@@ -1948,6 +1972,36 @@ mod tests {
             let n = p.loops.len();
             let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
             assert_eq!((x.count, x.ss, x.ds, y.count, y.ds), (w, 1, 4, 4, 1));
+        }
+    }
+
+    /// The same batch-to-space with AVX512-VBMI: rows whose streams hold
+    /// 64 bytes or more are interleaved in registers and their kept bytes
+    /// carried on from row to row (`crops_carried`), whole lines or not;
+    /// streams of 15 bytes are not, and neither is any row below VBMI but
+    /// those of whole lines.
+    #[test]
+    fn cropped_interleaved_rows_carry_with_vbmi() {
+        let op = "t";
+        for (w, isa, carried, streams) in [
+            (128, Isa::Avx512Vbmi, true, true),
+            (126, Isa::Avx512Vbmi, true, true),
+            (64, Isa::Avx512Vbmi, true, true),
+            (15, Isa::Avx512Vbmi, false, false),
+            (126, Isa::Avx512, false, false),
+            (128, Isa::Avx512, false, true),
+        ] {
+            let axis = |d: usize| SpaceAxis::new(op, d as u64 * 4 - 4, 2, 2, 4).unwrap();
+            let space = [SpaceAxis::plain(2), SpaceAxis::plain(16), axis(128), axis(w)];
+            let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
+            let (sp, bl) = (c_strides(&[2, 16, 508, w * 4 - 4], 1), c_strides(&[32, 16, 128, w], 1));
+            let p = CopyPlan::compile(&g, Direction::Backward, 1, &Layouts { space: &sp, block: &bl }, true, isa);
+            assert!(p.tile && !p.padded, "{w} {isa:?}");
+            assert_eq!(crops_carried(&p.loops, 1, isa), carried, "{w} {isa:?}");
+            assert_eq!(p.nt, streams, "{w} {isa:?}");
+            // The rows (block rows of each output row) follow one another.
+            let n = p.loops.len();
+            assert_eq!(p.loops[n - 3].ds, (w * 4 - 4) as isize, "{w} {isa:?}");
         }
     }
 

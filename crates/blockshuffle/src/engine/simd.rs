@@ -1983,34 +1983,41 @@ unsafe fn carry_push(held: &mut __m512i, new: __m512i, (idx, shift): (__m512i, _
 }
 
 /// The source side of [`interleave_carried`]: destination rows follow one
-/// another (`inner.ds` is a row, `outer.ds` is `inner.count` rows), so
-/// that the whole destination is one contiguous run; row `(r, i)` reads
-/// its `b` streams at `src + r * outer.ss + i * inner.ss + j * ss`.
+/// another (`inner.ds` is a row's kept bytes, `outer.ds` is `inner.count`
+/// rows), so that the whole destination is one contiguous run; row `(r,
+/// i)` reads its `b` streams at `src + r * outer.ss + i * inner.ss + j *
+/// ss`, and the destination keeps its interleaved bytes `keep.0..keep.1`
+/// (all of them, or a crop of its ends: OpenVINO's batch-to-space).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Interleaved {
     pub outer: Rows,
     pub inner: Rows,
     pub ss: isize,
+    pub keep: (usize, usize),
 }
 
 /// Interleaves `b` streams of `n` units of `size` bytes into each
-/// destination row (`dst[x * b + j] = stream_j[x]`), for every row of
-/// `c.outer` and `c.inner`, the rows one contiguous destination run.
+/// destination row (`row[x * b + j] = stream_j[x]`), for every row of
+/// `c.outer` and `c.inner`, and writes the rows' kept bytes (`c.keep`)
+/// as one contiguous destination run from `dst`.
 ///
 /// The run's bytes are carried across rows in a register (AVX512-VBMI
 /// byte permutes), so that every line leaves whole with one 64-byte
-/// streaming store however the rows fall on lines: only the first and the
-/// last line, which the run shares with the bytes around it, take ordinary
-/// (masked) stores. Measured: uint8 depth-to-space with 500-byte rows 8.4x
-/// memcpy through the cache, float32 pixel_shuffle of 255-wide rows 2.3x
-/// (rows the 16-byte aligned kernel cannot stream). Returns whether it did
-/// the work (if not, nothing is written): it needs AVX512-VBMI (`isa`), 2
-/// to 4 streams of 1- to 8-byte units, at least 64 bytes per stream in a
-/// row, and rows that follow one another.
+/// streaming store however the rows fall on lines. The line the run
+/// shares with the bytes before it continues the writers' stream that
+/// reaches `dst`, if one does (a run before it, in an earlier call); the
+/// line it shares with the bytes after it is left to the writers, for
+/// the next run to finish. Where no run joins them, those two lines take
+/// ordinary (masked) stores. Measured: uint8 depth-to-space with 500-byte
+/// rows 8.4x memcpy through the cache, float32 pixel_shuffle of 255-wide
+/// rows 2.3x (rows the 16-byte aligned kernel cannot stream). Returns
+/// whether it did the work (if not, nothing is written): it needs
+/// [`interleaves_carried`].
 ///
 /// # Safety
-/// Every source unit named above readable, every destination unit writable,
-/// no overlap; `isa` one this CPU runs (from [`Isa::detect`] or below it).
+/// Every source unit named above readable, every destination byte writable
+/// and not held by the writers, no overlap; `isa` one this CPU runs (from
+/// [`Isa::detect`] or below it).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn interleave_carried(
     isa: Isa,
@@ -2020,48 +2027,90 @@ pub(crate) unsafe fn interleave_carried(
     n: usize,
     src: *const u8,
     dst: *mut u8,
+    w: &mut Writers,
 ) -> bool {
+    let outer_ds = c.inner.count.checked_mul(c.keep.1.wrapping_sub(c.keep.0));
+    let fits = interleaves_carried(isa, size, b, n, c.keep, c.inner.ds)
+        && (c.outer.count <= 1 || outer_ds.is_some_and(|o| c.outer.ds == o as isize));
+    if !fits || c.outer.count == 0 || c.inner.count == 0 {
+        return fits;
+    }
     #[cfg(target_arch = "x86_64")]
-    {
-        let row = n.checked_mul(size).and_then(|r| r.checked_mul(b));
-        let fits = isa >= Isa::Avx512Vbmi
-            && n.checked_mul(size).is_some_and(|r| r >= 64)
-            && row.is_some_and(|row| {
-                c.inner.ds == row as isize
-                    && (c.outer.count <= 1 || c.inner.count.checked_mul(row).is_some_and(|o| c.outer.ds == o as isize))
-            });
-        if !fits || c.outer.count == 0 || c.inner.count == 0 {
-            return fits;
-        }
-        // SAFETY: the CPU has AVX512-VBMI (`isa`, detected); the rest is forwarded.
-        unsafe { dispatch_carried!(interleaved, size, b, (c, n, src, dst)) }
-        true
+    // SAFETY: the CPU has AVX512-VBMI (`isa`, detected); the rest is forwarded.
+    unsafe {
+        dispatch_carried!(interleaved, size, b, (c, n, src, dst, w))
     }
     #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (isa, size, b, c, n, src, dst);
-        false
-    }
+    let _ = (src, dst, w);
+    true
+}
+
+/// Whether [`interleave_carried`] runs rows of `b` streams of `n` units
+/// of `size` bytes, of which the destination keeps the interleaved bytes
+/// `keep.0..keep.1`, one row every `row_ds` bytes: with AVX512-VBMI
+/// (`isa`) on x86_64, 2 to 4 streams of 1- to 8-byte units, at least 64
+/// bytes per stream in a row, and rows that follow one another (`row_ds`
+/// the kept bytes).
+pub(crate) fn interleaves_carried(
+    isa: Isa,
+    size: usize,
+    b: usize,
+    n: usize,
+    keep: (usize, usize),
+    row_ds: isize,
+) -> bool {
+    let row = n.checked_mul(size).and_then(|r| r.checked_mul(b));
+    cfg!(target_arch = "x86_64")
+        && isa >= Isa::Avx512Vbmi
+        && matches!(size, 1 | 2 | 4 | 8)
+        && matches!(b, 2..=4)
+        && n.checked_mul(size).is_some_and(|r| r >= 64)
+        && row.is_some_and(|row| keep.0 < keep.1 && keep.1 <= row)
+        && row_ds == (keep.1 - keep.0) as isize
 }
 
 /// The body of [`interleave_carried`], which checked its conditions: one
 /// destination run from `dst`, `m` bytes past a line boundary (`base`);
 /// `pos`, the next byte's offset from `base`, advances by every push (of
-/// `len` bytes `off..off + len` of a vector, `off + len == 64`), whose line
-/// leaves when it is whole. Each row's body is `B` vectors per `64 / S`
-/// units of each stream; a row's last units (fewer than `64 / S`) come
+/// `len` bytes from `off` of a vector, `off + len <= 64`), whose line
+/// leaves when it is whole. The run's bytes begin at `start`: `dst`, or
+/// before it, where the writers' stream that it continues began (whose
+/// unfinished line it takes as its first `m` bytes). Each row's body is
+/// `B` vectors per `64 / S` units of each stream, covering `64 * B` bytes
+/// of the interleaved row; a row's last units (fewer than `64 / S`) come
 /// from vectors of its last `64 / S` units, of which only the new bytes
-/// (the last `t` of the `B` vectors) are pushed.
+/// (the last `t` of the `B` vectors) are pushed. Of a row's bytes, only
+/// those in `c.keep` are pushed: the vectors inside it whole, with one
+/// set of permutes, those at its ends in part.
 ///
 /// # Safety
 /// As [`interleave_carried`], whose conditions hold; the CPU has AVX-512F,
 /// AVX-512BW and AVX512-VBMI.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-unsafe fn interleaved<const S: usize, const B: usize>(c: Interleaved, n: usize, src: *const u8, dst: *mut u8) {
+unsafe fn interleaved<const S: usize, const B: usize>(
+    c: Interleaved,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    w: &mut Writers,
+) {
     let per = 64 / S;
     let whole = n / per;
-    let tail = (n % per) * S * B;
+    let row = n * S * B;
+    let chunk = 64 * B;
+    let (lo, hi) = c.keep;
+    // The steps wholly inside the kept bytes: `first..end`.
+    let first = lo.div_ceil(chunk).min(whole);
+    let end = (hi / chunk).clamp(first, whole);
+    // Each stream is fetched two of its rows ahead, not `PREFETCH_AHEAD`:
+    // the streams of OpenVINO's batch-to-space are batches a power of two
+    // apart, 16 of them by 4x4, whose lines share sets of the caches, and
+    // lines fetched far ahead are evicted before they are read (measured,
+    // 2 runs alternating, 24 of those cropped, by 3 and 4, and 24
+    // pixel_shuffle and DCR by 4: geomean 0.87 -> 0.83x memcpy; the
+    // worst, uint8 of 16 channels by 4, 1.63 -> 1.11).
+    let ahead = 2 * n * S;
     let m = dst as usize % 64;
     let base = dst.wrapping_sub(m);
     let iota = iota();
@@ -2085,55 +2134,73 @@ unsafe fn interleaved<const S: usize, const B: usize>(c: Interleaved, n: usize, 
             }
         }
     };
-    let mut held = _mm512_setzero_si512();
+    let mut line = [MaybeUninit::<u8>::uninit(); 64];
+    let start = w.take(dst, &mut line);
+    // Lanes of the line at offset `at` (a multiple of 64) from `base` that
+    // are the run's: from `start` on.
+    let own_from = start as isize - base as isize;
+    // SAFETY: the lanes below `m` of `line` are the held bytes `take`
+    // gave (masked-off lanes are not accessed); none if `start == dst`.
+    let mut held = unsafe {
+        let held = if start == dst || m == 0 { 0 } else { u64::MAX >> (64 - m) };
+        _mm512_maskz_loadu_epi8(held, line.as_ptr().cast())
+    };
     let mut pos = m;
     // SAFETY: loads: each step reads one vector of each stream of a row, at
     // unit `k * per` (`k < whole`) or `n - per` (`n >= per`), inside the
-    // stream's `n` units. Stores: the run's bytes sit at `m..m + total`
-    // from `base`; a line that leaves whole lies inside them (aligned,
-    // streaming); line 0 with `m > 0` is stored masked to its bytes `m..`,
-    // the last partial line masked to its first bytes, so no byte outside
-    // the run is written (masked-off bytes are not accessed).
+    // stream's `n` units. Stores: the run's bytes sit at `own_from..m +
+    // total` from `base` (`total`, the kept bytes of all rows); a line
+    // that leaves whole lies inside them (aligned, streaming); the line at
+    // `start`, if it begins before it, is stored masked to its bytes from
+    // `start` on, so no byte outside the run is written (masked-off bytes
+    // are not accessed). The last partial line goes to the writers.
     unsafe {
         let push = |held: &mut __m512i, pos: &mut usize, new: __m512i, p, len: usize| {
-            let own = if *pos < 64 { u64::MAX << m } else { u64::MAX };
+            let at = (*pos / 64 * 64) as isize;
+            let own = if own_from > at { u64::MAX << (own_from - at) } else { u64::MAX };
             let emit = *pos % 64 + len >= 64;
-            let at = if emit { Some((base.wrapping_add(*pos / 64 * 64), own)) } else { None };
+            let at = if emit { Some((base.wrapping_offset(at), own)) } else { None };
             carry_push(held, new, p, at);
             *pos += len;
+        };
+        // The vectors of a step at row byte `a`, from row byte `from` on,
+        // each in part: the bytes inside `lo..hi`.
+        let part = |held: &mut __m512i, pos: &mut usize, v: [__m512i; B], a: usize, from: usize| {
+            for (k, v) in v.into_iter().enumerate() {
+                let (va, vb) = ((a + 64 * k).max(from).max(lo), (a + 64 * k + 64).min(hi));
+                if va < vb {
+                    let p = carry_permutes(iota, *pos % 64, va - a - 64 * k);
+                    push(held, pos, v, p, vb - va);
+                }
+            }
         };
         for r in 0..c.outer.count {
             for i in 0..c.inner.count {
                 let sr = src.wrapping_offset(r as isize * c.outer.ss + i as isize * c.inner.ss);
+                for k in 0..first {
+                    part(&mut held, &mut pos, step(sr.add(k * 64)), k * chunk, 0);
+                }
                 // Whole vectors keep the line offset: one set of permutes.
                 let p = carry_permutes(iota, pos % 64, 0);
-                for k in 0..whole {
+                for k in first..end {
                     let sp = sr.add(k * 64);
                     for j in 0..B {
-                        prefetch(sp.wrapping_offset(j as isize * c.ss).wrapping_add(PREFETCH_AHEAD), 64);
+                        prefetch(sp.wrapping_offset(j as isize * c.ss).wrapping_add(ahead), 64);
                     }
                     for v in step(sp) {
                         push(&mut held, &mut pos, v, p, 64);
                     }
                 }
-                if tail > 0 {
-                    let v = step(sr.add((n - per) * S));
-                    let from = 64 * B - tail;
-                    for (k, v) in v.into_iter().enumerate() {
-                        let lo = from.max(64 * k);
-                        if lo < 64 * k + 64 {
-                            let off = lo - 64 * k;
-                            let p = carry_permutes(iota, pos % 64, off);
-                            push(&mut held, &mut pos, v, p, 64 - off);
-                        }
-                    }
+                for k in end..whole {
+                    part(&mut held, &mut pos, step(sr.add(k * 64)), k * chunk, 0);
+                }
+                if whole * per < n {
+                    part(&mut held, &mut pos, step(sr.add((n - per) * S)), row - chunk, whole * chunk);
                 }
             }
         }
-        if !pos.is_multiple_of(64) {
-            let at = base.wrapping_add(pos / 64 * 64);
-            _mm512_mask_storeu_epi8(at.cast(), (1u64 << (pos % 64)) - 1, held);
-        }
+        _mm512_storeu_si512(line.as_mut_ptr().cast(), held);
+        w.hold(base.wrapping_add(pos), start, &line);
     }
 }
 
@@ -2232,6 +2299,67 @@ mod tests {
                 }
             }
             assert!(buf == &want[..], "{isa:?}");
+        }
+    }
+
+    /// `interleave_carried` of rows cropped at their ends, in two calls
+    /// that continue one destination run, after a run pushed to the
+    /// writers that ends where the first call begins: the writers' line
+    /// is taken over and the last one handed back, every row's kept bytes
+    /// land in order, and nothing outside the runs is written. With
+    /// AVX512-VBMI only (below it, the kernel declines).
+    #[test]
+    fn cropped_rows_interleave_carried_through_the_writers() {
+        const S: usize = 2;
+        let isa = Isa::detect();
+        for b in [2usize, 3, 4] {
+            // 40 units a stream (80 bytes), rows of `80 * b` bytes, kept from
+            // byte 6 to 10 bytes short of the end.
+            let (n, rows) = (40usize, 5usize);
+            let row = n * S * b;
+            let keep = (3 * S, row - 5 * S);
+            let kept = keep.1 - keep.0;
+            // Stream `j` of row `r` at `r * b * n * S + j * n * S`.
+            let src: Vec<u8> = (0..rows * row).map(|i| (i * 13 % 251) as u8).collect();
+            let (pre, at) = (21usize, 64 + 37);
+            let len = at + rows * kept + 64;
+            let mut out = vec![0u128; len.div_ceil(16)];
+            // SAFETY: `len` bytes inside the `u128` buffer.
+            let buf = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), len) };
+            buf.fill(0x55);
+            let prefix: Vec<u8> = (0..pre).map(|i| 200 + i as u8).collect();
+            let mut w = Writers::new();
+            let d = buf.as_mut_ptr();
+            let call = |w: &mut Writers, r0: usize, count: usize| {
+                let inner = Rows { count, ss: row as isize, ds: kept as isize };
+                let c = Interleaved { outer: Rows::ONE, inner, ss: (n * S) as isize, keep };
+                let (from, to) = (src[r0 * row..].as_ptr(), d.wrapping_add(at + r0 * kept));
+                // SAFETY: `count` rows of the source from `from`; their kept
+                // bytes inside `buf` from `to`; `isa` detected.
+                unsafe { interleave_carried(isa, S, b, c, n, from, to, w) }
+            };
+            // SAFETY: the prefix ends at `at`, inside `buf`.
+            unsafe { w.push(prefix.as_ptr(), d.wrapping_add(at - pre), pre) };
+            let done = call(&mut w, 0, 3) && call(&mut w, 3, 2);
+            // SAFETY: the runs' bytes are `buf`'s.
+            unsafe {
+                w.finish();
+                crate::engine::kernels::fence();
+            }
+            if isa < Isa::Avx512Vbmi {
+                assert!(!done, "b {b}: {isa:?} has no carried interleave");
+                continue;
+            }
+            assert!(done, "b {b}");
+            let mut want = vec![0x55u8; len];
+            want[at - pre..at].copy_from_slice(&prefix);
+            for r in 0..rows {
+                for q in keep.0..keep.1 {
+                    let (x, j, k) = (q / S / b, q / S % b, q % S);
+                    want[at + r * kept + q - keep.0] = src[r * row + j * n * S + x * S + k];
+                }
+            }
+            assert!(buf == &want[..], "b {b}");
         }
     }
 
