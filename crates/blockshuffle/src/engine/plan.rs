@@ -510,7 +510,7 @@ impl CopyPlan {
         let continued_rows = self.nt && streams_continued_rows(loops, self.unit, self.fill);
         let gathered_rows =
             continued_rows || (self.nt && self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit));
-        if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && !gathered_rows && stream_order(loops, self.unit) {
+        if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && !gathered_rows && stream_order(loops) {
             // 4''. Streaming long units: a few destination streams written
             // together through the line writers.
             self.lines = true;
@@ -825,99 +825,58 @@ fn count_product(mut counts: impl Iterator<Item = usize>) -> usize {
 /// through the writers, 0.95-0.98x through the cache).
 const MIN_LINES_UNIT: usize = 128;
 
-/// Most destination streams (a line writer each) and most source streams
-/// that [`stream_order`] has advance together.
+/// Most destination streams (a line writer each) that [`stream_order`]
+/// has advance together.
 const MAX_WRITE_STREAMS: usize = WRITERS;
-const MAX_READ_STREAMS: usize = 16;
 
-/// [`stream_order`] runs more streams together than it must for units from
-/// [`MANY_STREAMS_UNIT`] on, and for shorter ones (down to
-/// [`MIN_LINES_UNIT`]) when each stream's stretch over one sweep is at least
-/// [`MANY_STREAMS_STRETCH`]. Measured (ratio to memcpy): 256-byte units
-/// with 16 streams 1.0-1.2 where 2 to 4 streams took 1.3-1.5; 128-byte
-/// units likewise over long sweeps, but 1.6-1.8 (against 1.4) over 1 KiB
-/// sweeps.
+/// Units from this size (bytes) on stay with the line writers rather than
+/// being gathered or streamed row by row (see step 4 of
+/// [`CopyPlan::build`]).
 const MANY_STREAMS_UNIT: usize = 256;
-const MANY_STREAMS_STRETCH: usize = 4 << 10;
 
 /// Orders the loops for the line writers.
 ///
 /// One loop is the *sweep*: the one whose steps are shortest on both sides.
-/// Inside it run the loops that must (a shorter step on either side) and,
-/// as far as there are writers and the unit is long enough, more loops in
-/// order of source step (a loop too long for the writers left is split, and
-/// a factor of it taken): each destination stream, a position of the loops
-/// inside the sweep (up to those that interleave inside its destination
-/// step), then advances through the sweep as one contiguous stretch, written
-/// in whole lines, while the sweep reads a few source streams. Outside it
-/// the loops go in the source's order, except that loops which would keep
-/// more streams open than there are writers are moved outermost.
+/// Inside it run the loops that must (a shorter step on either side), and
+/// no more: each destination stream, a position of the loops inside the
+/// sweep (up to those that interleave inside its destination step), then
+/// advances through the sweep as one contiguous stretch, written in whole
+/// lines, while the sweep reads a few source streams. Outside it the loops
+/// go in the source's order, except that loops which would keep more
+/// streams open than there are writers are moved outermost.
 ///
-/// Returns false, leaving the loops in their order (a loop may have been
-/// split, which copies the same), if the loops that must run inside the
-/// sweep already make more destination streams than there are writers.
-fn stream_order(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
-    loop {
-        match stream_order_once(loops, unit) {
-            Ordering::Split(j, f) => split_loop(loops, j, f),
-            Ordering::Done(ok) => return ok,
-        }
-    }
-}
-
-/// What one attempt of [`stream_order`] ended with.
-enum Ordering {
-    /// The loops are ordered (true), or left in their order (false).
-    Done(bool),
-    /// Loop `.0` is to be split, its inner factor `.1` joining the streams.
-    Split(usize, usize),
-}
-
-fn stream_order_once(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> Ordering {
+/// More loops inside the sweep (in order of source step, up to 16 source
+/// and 16 destination streams, for units from 256 bytes or sweeps of 4 KiB)
+/// measured faster on earlier machines (256-byte units 1.0-1.2x memcpy
+/// with 16 streams, 1.3-1.5x with 2 to 4) and slower on a Zen 4 (ratio to
+/// memcpy, in one binary alternating, best of each: W1 0.77 -> 0.61, W3
+/// 0.81 -> 0.66, W6 0.75 -> 0.61 over 5 runs, W11 0.92 -> 0.93; 72 unseen
+/// NHWC workloads of 256- to 2048-byte units, 2 runs, geomean 0.82 ->
+/// 0.66, above 1.10 16 -> 0).
+///
+/// Returns false, leaving the loops in their order, if the loops that must
+/// run inside the sweep already make more destination streams than there
+/// are writers.
+fn stream_order(loops: &mut ArrayVec<Loop, MAX_LOOPS>) -> bool {
     let n = loops.len();
     let (ss, ds) = (|l: &Loop| l.ss.unsigned_abs(), |l: &Loop| l.ds.unsigned_abs());
     let Some(r) = (0..n).rev().min_by_key(|&j| ss(&loops[j]).max(ds(&loops[j]))) else {
-        return Ordering::Done(true);
+        return true;
     };
     let (rs, rd) = (ss(&loops[r]), ds(&loops[r]));
     // Streams a loop inside the sweep multiplies: a destination stream
-    // unless it interleaves inside the sweep's step, a source stream likewise.
+    // unless it interleaves inside the sweep's step.
     let writes = |l: &Loop| if ds(l) > rd { l.count } else { 1 };
-    let reads = |l: &Loop| if ss(l) > rs { l.count } else { 1 };
     let mut inner = [false; MAX_LOOPS];
-    let (mut w, mut r_streams) = (1usize, 1usize);
+    let mut w = 1usize;
     for (j, l) in loops.iter().enumerate() {
         if j != r && (ss(l) < rs || ds(l) < rd) {
             inner[j] = true;
             w = w.saturating_mul(writes(l));
-            r_streams = r_streams.saturating_mul(reads(l));
         }
     }
     if w > MAX_WRITE_STREAMS {
-        return Ordering::Done(false);
-    }
-    let stretch = rd.saturating_mul(loops[r].count);
-    if unit >= MANY_STREAMS_UNIT || stretch >= MANY_STREAMS_STRETCH {
-        let mut candidates: ArrayVec<usize, MAX_LOOPS> = (0..n).filter(|&j| j != r && !inner[j]).collect();
-        candidates.sort_by_key(|&j| ss(&loops[j]));
-        for j in candidates {
-            let l = &loops[j];
-            let (w2, r2) = (w.saturating_mul(writes(l)), r_streams.saturating_mul(reads(l)));
-            if w2 <= MAX_WRITE_STREAMS && r2 <= MAX_READ_STREAMS {
-                inner[j] = true;
-                (w, r_streams) = (w2, r2);
-                continue;
-            }
-            // Too many streams: a factor of the loop may still fit.
-            let most_w = if writes(l) > 1 { MAX_WRITE_STREAMS / w } else { usize::MAX };
-            let most_r = if reads(l) > 1 { MAX_READ_STREAMS / r_streams } else { usize::MAX };
-            if free(l) && n < MAX_LOOPS {
-                let most = most_w.min(most_r).min(l.count / 2);
-                if let Some(f) = (2..=most).rev().find(|&f| l.count.is_multiple_of(f)) {
-                    return Ordering::Split(j, f);
-                }
-            }
-        }
+        return false;
     }
     let mut order: ArrayVec<usize, MAX_LOOPS> = (0..n).filter(|&j| j != r && !inner[j]).collect();
     order.sort_by_key(|&j| std::cmp::Reverse(ss(&loops[j])));
@@ -926,7 +885,7 @@ fn stream_order_once(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> Orde
     // keeps its streams open while it runs, multiplying them. Such loops
     // move outermost, outer ones first, until the open streams fit the writers.
     let mut chain = [false; MAX_LOOPS];
-    let mut stretch = stretch;
+    let mut stretch = rd.saturating_mul(loops[r].count);
     while let Some(&j) = order.iter().find(|&&j| !chain[j] && ds(&loops[j]) == stretch) {
         chain[j] = true;
         stretch = stretch.saturating_mul(loops[j].count);
@@ -944,7 +903,7 @@ fn stream_order_once(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> Orde
     // Streams first, the loops interleaving inside a stream's step last.
     order[at..].sort_by_key(|&j| std::cmp::Reverse(ds(&loops[j])));
     permute(loops, &order);
-    Ordering::Done(true)
+    true
 }
 
 /// Destination streams open at once when the loops outside the sweep run
@@ -1757,19 +1716,20 @@ mod tests {
 
     /// Streaming NHWC space-to-batch 2x2 (W1 of the benchmarks): the output
     /// row is the sweep (128 units of 256 bytes, read every other unit),
-    /// with the four block positions inside it and, split off the loop over
-    /// output rows, four rows: sixteen destination streams, through the line
-    /// writers.
+    /// with the two block columns inside it (they interleave inside its
+    /// source step): two destination streams, through the line writers;
+    /// the block rows and the output rows outside it, in the source's
+    /// order.
     #[test]
-    fn streaming_long_units_sweep_block_positions_and_rows() {
+    fn streaming_long_units_sweep_block_columns() {
         let (space, block) = ([8, 256, 256, 64], [32, 128, 128, 64]);
         let g = nhwc(space, 2, true);
         let p = compile_f32(&g, Direction::Forward, &space, &block, true);
         assert!(p.lines && p.nt);
         assert_eq!(p.unit, 256);
-        let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
+        let loops: Vec<_> = p.loops.iter().map(|l| (l.count, l.ss, l.ds)).collect();
         let (row, batch) = (256 * 256, 8 * 128 * 128 * 256);
-        assert_eq!(inner, vec![(128, 512, 256), (2, row, 2 * batch), (2, 256, batch), (4, 2 * row, 128 * 256)]);
+        assert_eq!(loops, vec![(8 * 128, 2 * row, 128 * 256), (2, row, 2 * batch), (128, 512, 256), (2, 256, batch)]);
         // Not streaming: no writers, the destination's order.
         let p = compile_f32(&g, Direction::Forward, &space, &block, false);
         assert!(!p.lines && !p.nt);
@@ -1805,17 +1765,17 @@ mod tests {
     }
 
     /// Streaming NHWC depth-to-space by 2 (W6): each input row writes two
-    /// output rows; the loop over rows is split so that 8 input rows, 16
-    /// destination streams, run inside the sweep.
+    /// output rows, the two destination streams inside the sweep (an input
+    /// row's units); the loop over rows is not split to run more of them
+    /// together.
     #[test]
-    fn streaming_long_units_split_a_loop_for_streams() {
+    fn streaming_long_units_keep_the_streams_the_sweep_needs() {
         let (space, block) = ([16, 256, 256, 32], [16, 128, 128, 128]);
         let g = nhwc(space, 2, false);
         let p = compile_f32(&g, Direction::Backward, &space, &block, true);
         assert!(p.lines);
-        let counts: Vec<_> = p.loops.iter().map(|l| l.count).collect();
-        assert_eq!(counts, vec![256, 128, 8, 2]);
-        assert_eq!(p.loops.iter().map(|l| l.ds).collect::<Vec<_>>(), vec![8 * 2 * 32768, 256, 2 * 32768, 32768]);
+        let loops: Vec<_> = p.loops.iter().map(|l| (l.count, l.ss, l.ds)).collect();
+        assert_eq!(loops, vec![(16 * 128, 2 * 32768, 2 * 32768), (128, 512, 256), (2, 256, 32768)]);
     }
 
     /// Streaming NHWC depth-to-space by 2 of 64-byte and 128-byte units
