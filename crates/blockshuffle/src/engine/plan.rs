@@ -1296,8 +1296,11 @@ fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
         return None;
     }
     let groups = groups.map_or(1, |g| g.count);
+    // Padded rows are read in place by the joined kernel, with
+    // AVX512-VBMI too (AVX-512's, which also takes 16-byte units: NHWC
+    // space-to-batch of 16 bytes a pixel padded on W).
     let fits = loops[level].window.is_none()
-        && carries(x, y, unit, isa)
+        && (carries(x, y, unit, isa) || carries(x, y, unit, isa.min(Isa::Avx512)))
         && groups.saturating_mul(x.count) <= CARRIED_STREAMS
         && groups.saturating_mul(row * x.count) <= PADDED_ROWS_BYTES;
     fits.then_some(level)
@@ -1586,6 +1589,29 @@ mod tests {
         assert_eq!(groups.window.map(|w| (w.outer, w.lo, w.hi)), Some((Some((n - 4) as u8), 2, 506)));
         let p = ov_space_to_batch_by_4(16, (508, 0), (508, 0));
         assert!(p.tile && p.nt && !p.padded && p.carry_level.is_some(), "{p:?}");
+    }
+
+    /// Streaming NHWC space-to-batch 2x2 padded by 1 on H and W: pixels of
+    /// 16 bytes (16 uint8 channels) and of 8 make a padded deinterleaving
+    /// tile whose rows are carried, with AVX512-VBMI (the joined kernel of
+    /// AVX-512 reads them in place, 16-byte units too) as with AVX-512;
+    /// 16-byte units are not carried unpadded with VBMI (its own kernel
+    /// takes units of up to 8 bytes).
+    #[test]
+    fn padded_rows_of_16_byte_units_are_carried_with_vbmi() {
+        for (c, isa) in [(16, Isa::Avx512Vbmi), (16, Isa::Avx512), (8, Isa::Avx512Vbmi)] {
+            let shape = [4, 510, 510, c];
+            let g = nhwc_padded(shape, 2, [1, 1], true);
+            let (ss, bs) = (c_strides(&shape, 1), c_strides(&[16, 256, 256, c], 1));
+            let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, isa);
+            assert_eq!(p.unit, c, "{c} {isa:?}");
+            assert!(p.tile && p.nt && p.padded && p.carry_level.is_some(), "{c} {isa:?}: {p:?}");
+        }
+        let g = nhwc([4, 512, 512, 16], 2, true);
+        let (ss, bs) = (c_strides(&[4, 512, 512, 16], 1), c_strides(&[16, 256, 256, 16], 1));
+        let p =
+            CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, true, Isa::Avx512Vbmi);
+        assert!(p.tile && p.carry_level.is_none() && !p.padded, "{p:?}");
     }
 
     /// The streaming AVX2 plan of OpenVINO's space-to-batch of a uint8
