@@ -787,8 +787,11 @@ fn cropped_row(loops: &[Loop], unit: usize) -> Option<(&Loop, &Loop, (usize, usi
 /// but for the rows' length (with AVX512-VBMI): each row interleaved in
 /// registers and its kept bytes carried on to the next row's, the rows
 /// (the loop around the tile) following one another in the destination.
-/// Measured (ratio to memcpy, alternating): OpenVINO NCHW batch-to-space
-/// cropped on H and W, ...
+/// Measured (ratio to memcpy, 2 runs alternating, best of each): OpenVINO
+/// NCHW batch-to-space by 2 to 4 cropped on H and W (1 at the start, a
+/// block less one at the end), 1 to 16 channels of uint8, float16 and
+/// float32, 36 workloads: geomean 1.18 -> 0.87, above 1.10 24 -> 3
+/// (before, through the cache, or rows of whole lines through a stage).
 pub(crate) fn crops_carried(loops: &[Loop], unit: usize, isa: Isa) -> bool {
     let Some((x, y, (a, b))) = cropped_row(loops, unit) else { return false };
     let n = loops.len();
