@@ -1941,6 +1941,18 @@ mod tests {
         }
     }
 
+    /// The streaming plan, for `isa`, of OpenVINO's batch-to-space 1x1x4x4
+    /// of a uint8 tensor `[32, 16, 128, w]`, cropped by 2 at each end of H
+    /// and W.
+    fn ov_batch_to_space_cropped(w: usize, isa: Isa) -> CopyPlan {
+        let op = "t";
+        let axis = |d: usize| SpaceAxis::new(op, d as u64 * 4 - 4, 2, 2, 4).unwrap();
+        let space = [SpaceAxis::plain(2), SpaceAxis::plain(16), axis(128), axis(w)];
+        let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
+        let (sp, bl) = (c_strides(&[2, 16, 508, w * 4 - 4], 1), c_strides(&[32, 16, 128, w], 1));
+        CopyPlan::compile(&g, Direction::Backward, 1, &Layouts { space: &sp, block: &bl }, true, isa)
+    }
+
     /// Streaming OpenVINO batch-to-space 1x1x4x4 of NCHW uint8, cropped by
     /// 2 at each end of H and W: each output row interleaves four block
     /// columns, 512 bytes before the crop. Rows of whole lines are built
@@ -1948,13 +1960,8 @@ mod tests {
     /// cache.
     #[test]
     fn cropped_interleaved_rows_of_whole_lines_stream() {
-        let op = "t";
         for (w, streams) in [(128, true), (126, false)] {
-            let axis = |d: usize| SpaceAxis::new(op, d as u64 * 4 - 4, 2, 2, 4).unwrap();
-            let space = [SpaceAxis::plain(2), SpaceAxis::plain(16), axis(128), axis(w)];
-            let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
-            let (sp, bl) = ([2, 16, 508, w * 4 - 4], [32, 16, 128, w]);
-            let p = compile_c(&g, Direction::Backward, 1, &sp, &bl, true);
+            let p = ov_batch_to_space_cropped(w, Isa::baseline());
             assert!(p.tile && !p.padded, "{w}");
             assert_eq!(p.nt, streams, "{w}");
             assert_eq!(crops_row_ends(&p.loops, 1), streams, "{w}");
@@ -1971,7 +1978,6 @@ mod tests {
     /// those of whole lines.
     #[test]
     fn cropped_interleaved_rows_carry_with_vbmi() {
-        let op = "t";
         for (w, isa, carried, streams) in [
             (128, Isa::Avx512Vbmi, true, true),
             (126, Isa::Avx512Vbmi, true, true),
@@ -1980,11 +1986,7 @@ mod tests {
             (126, Isa::Avx512, false, false),
             (128, Isa::Avx512, false, true),
         ] {
-            let axis = |d: usize| SpaceAxis::new(op, d as u64 * 4 - 4, 2, 2, 4).unwrap();
-            let space = [SpaceAxis::plain(2), SpaceAxis::plain(16), axis(128), axis(w)];
-            let g = Geometry::new(op, &space, &[&[k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)]]).unwrap();
-            let (sp, bl) = (c_strides(&[2, 16, 508, w * 4 - 4], 1), c_strides(&[32, 16, 128, w], 1));
-            let p = CopyPlan::compile(&g, Direction::Backward, 1, &Layouts { space: &sp, block: &bl }, true, isa);
+            let p = ov_batch_to_space_cropped(w, isa);
             assert!(p.tile && !p.padded, "{w} {isa:?}");
             assert_eq!(crops_carried(&p.loops, 1, isa), carried, "{w} {isa:?}");
             assert_eq!(p.nt, streams, "{w} {isa:?}");
