@@ -25,7 +25,8 @@
 //! kernels run whole streaming tiles whose destination streams continue
 //! from one row to the next, 2 to 4 streams (three by permutes):
 //! [`deinterleave_carried`] and [`interleave_carried`] carry each stream's
-//! unfinished line in a register, so that every line leaves with one
+//! unfinished line in a register (units of other sizes, 3 or 4 streams of
+//! them, gathered by byte permutes from tables: [`AnyUnits`]), so that every line leaves with one
 //! aligned 64-byte streaming store whatever the lengths of the rows. Below
 //! VBMI, [`deinterleave_carried`] *joins* the line that a stream's row
 //! shares with the next from the sources of the two rows instead
@@ -1368,7 +1369,8 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 ///
 /// Returns whether it did the work (if not, nothing is written): it needs
 /// a vector `isa` and rows of at least 64 bytes per stream; with
-/// AVX512-VBMI, 2 to 4 streams of 1- to 8-byte units, at most
+/// AVX512-VBMI, 2 to 4 streams of 1- to 8-byte units, or 3 or 4 of units
+/// that [`AnyUnits::deinterleave_windows`] takes, at most
 /// [`CARRIED_STREAMS`] streams (each may start anywhere in a line); below
 /// it, what `joined_body` needs.
 ///
@@ -1402,6 +1404,25 @@ pub(crate) unsafe fn deinterleave_carried(
         if !fits || c.rows.count == 0 {
             return fits;
         }
+        if !matches!(size, 1 | 2 | 4 | 8) {
+            let units = AnyUnits { size, b };
+            let Some(windows) = units.deinterleave_windows() else { return false };
+            return Gathers::with(units, false, 0, |g| {
+                // SAFETY: as below, with `W` the windows of the units and
+                // `g` their tables.
+                unsafe {
+                    match (b, windows) {
+                        (3, 2) => carried_any::<3, 2>(g, size, c, n, src, dst),
+                        (3, 3) => carried_any::<3, 3>(g, size, c, n, src, dst),
+                        (4, 2) => carried_any::<4, 2>(g, size, c, n, src, dst),
+                        (4, 3) => carried_any::<4, 3>(g, size, c, n, src, dst),
+                        (4, 4) => carried_any::<4, 4>(g, size, c, n, src, dst),
+                        _ => return false,
+                    }
+                }
+                true
+            });
+        }
         // SAFETY: the CPU has AVX512-VBMI (`isa`, detected); the rest is forwarded.
         unsafe { dispatch_carried!(carried, size, b, (c, n, src, dst)) }
         true
@@ -1413,18 +1434,9 @@ pub(crate) unsafe fn deinterleave_carried(
     }
 }
 
-/// The body of [`deinterleave_carried`], which checked its conditions.
-///
-/// Every stream gets the same bytes per row, so one count serves them all:
-/// `pushed`, the bytes each stream has received. Stream `s` starts `m[s]`
-/// bytes past a line boundary (`base[s]`, its line-aligned start), so its
-/// next byte is `pos = m[s] + pushed` bytes from there: line `pos / 64`,
-/// whose first `pos % 64` bytes its register holds. A push of `len` new
-/// bytes (bytes `off..off + len` of a vector of the stream, `off + len ==
-/// 64`) makes the line `held[..fill] ++ new`: if that reaches 64 bytes, the
-/// line leaves and the rest of `new` is held; otherwise it is held. A
-/// stream's first line starts `m[s]` bytes before it (bytes that are not
-/// its own), its last ends `fill` bytes into a line.
+/// The body of [`deinterleave_carried`], which checked its conditions, for
+/// units of 1 to 8 bytes: one vector of each stream per `64 * B` source
+/// bytes, split apart in registers, carried by [`carried_rows`].
 ///
 /// # Safety
 /// As [`deinterleave_carried`], whose conditions hold; the CPU has AVX-512F,
@@ -1433,9 +1445,152 @@ pub(crate) unsafe fn deinterleave_carried(
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *const u8, dst: *mut u8) {
     let per = 64 / S;
-    let whole = n / per;
-    let last = (n % per) * S;
-    let row = n * S;
+    let thirds = Thirds::new(|j, t| t / S * 3 * S + j * S + t % S);
+    // One vector of each stream from the `64 * B` source bytes at `sp`.
+    let at = |sp: *const u8| -> [__m512i; B] {
+        if B == 3 {
+            // SAFETY: `64 * 3` bytes readable at `sp` (the caller's).
+            let v = thirds.pick(unsafe { [0, 1, 2].map(|k| _mm512_loadu_si512(sp.add(k * 64).cast())) });
+            std::array::from_fn(|j| v[j])
+        } else {
+            // SAFETY: as above, with `B` 2 or 4.
+            unsafe { deinterleave_step::<__m512i, S, B>(sp) }
+        }
+    };
+    // SAFETY: each step reads `64 * B` bytes of one source row, at unit `k
+    // * per` for `k < n / per` or at `n - per` (`n >= per`: rows of at
+    // least 64 bytes), so inside the row's `n * B` units; the rest is
+    // forwarded.
+    unsafe {
+        carried_rows::<B>(
+            c,
+            n * S,
+            dst,
+            |r, i| src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss),
+            |sr, k| at(sr.add(k * 64 * B)),
+            |sr| (at(sr.add((n - per) * B * S)), 64 - n % per * S),
+        )
+    }
+}
+
+/// The body of [`deinterleave_carried`] for units of other sizes
+/// ([`AnyUnits`]): stream `j`'s vector at its row byte `q` is gathered
+/// from the source row by the tables `g`, from `W` windows of 128 bytes
+/// from the source unit that holds that byte; the vectors past the last
+/// whose windows lie inside the row read only the row's bytes (masked
+/// loads). The vectors' sources advance by the tables' steps, phase by
+/// phase, without a division.
+///
+/// # Safety
+/// As [`carried`], for units of `size` bytes that [`AnyUnits::deinterleave_windows`]
+/// takes with `W` windows, `g` their tables.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn carried_any<const B: usize, const W: usize>(
+    g: &Gathers,
+    size: usize,
+    c: Carried,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+) {
+    let (row, src_row) = (n * size, n * size * B);
+    // The vectors of phase `ph` whose stream 0 starts at source byte `base`
+    // of the row at `sr`: inside the row if `base <= limit`.
+    let limit = src_row.checked_sub((B - 1) * size + 128 * W);
+    let at = |sr: *const u8, ph: usize, base: usize| -> [__m512i; B] {
+        let masked = limit.is_none_or(|l| base > l);
+        let mut v = [_mm512_setzero_si512(); B];
+        for (j, v) in v.iter_mut().enumerate() {
+            let a = base + j * size;
+            let mut win = [(_mm512_setzero_si512(), _mm512_setzero_si512()); W];
+            for (w, win) in win.iter_mut().enumerate() {
+                // SAFETY: each window's two vectors lie in the row's
+                // `src_row` bytes unless `masked` (see `read`), which reads
+                // only those.
+                *win = unsafe { (read(sr, a + 128 * w, src_row, masked), read(sr, a + 128 * w + 64, src_row, masked)) };
+            }
+            *v = g.pick::<W>(ph, win);
+        }
+        v
+    };
+    // The phase and source of the next vector of the row.
+    let next = std::cell::Cell::new((0usize, 0usize));
+    // SAFETY: `at` reads inside the row; the rest is forwarded.
+    unsafe {
+        carried_rows::<B>(
+            c,
+            row,
+            dst,
+            |r, i| src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss),
+            |sr, k| {
+                let (ph, base) = g.step(&next, k);
+                at(sr, ph, base)
+            },
+            |sr| {
+                let q = row / 64 * 64;
+                (at(sr, q / 64 % g.phases, q / size * B * size), 0)
+            },
+        )
+    }
+}
+
+/// 64 bytes at `sr + at`, of which only those before `sr + end` are read
+/// if `masked` (the rest are zero).
+///
+/// # Safety
+/// The bytes read readable; the caller is compiled for AVX-512BW.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn read(sr: *const u8, at: usize, end: usize, masked: bool) -> __m512i {
+    let p = sr.wrapping_add(at);
+    // SAFETY: the caller's; masked-off lanes are not accessed.
+    unsafe {
+        if masked {
+            let lanes = end.saturating_sub(at);
+            let k = if lanes >= 64 { u64::MAX } else { (1u64 << lanes) - 1 };
+            _mm512_maskz_loadu_epi8(k, p.cast())
+        } else {
+            _mm512_loadu_si512(p.cast())
+        }
+    }
+}
+
+/// The row loop of [`carried`] and [`carried_any`]: for every row `r` of
+/// `c.rows` and group `i` of `c.streams`, the source row at `row_at(r, i)`
+/// gives each of its `B` streams `row` bytes, one vector of each per
+/// `step(sr, k)` (stream bytes `64 * k..`) for `k < row / 64`, and the
+/// row's last `row % 64` bytes from `last(sr)`: vectors of each stream
+/// and the offset in them of those bytes.
+///
+/// Every stream gets the same bytes per row, so one count serves them all:
+/// `pushed`, the bytes each stream has received. Stream `s` starts `m[s]`
+/// bytes past a line boundary (`base[s]`, its line-aligned start), so its
+/// next byte is `pos = m[s] + pushed` bytes from there: line `pos / 64`,
+/// whose first `pos % 64` bytes its register holds. A push of `len` new
+/// bytes (bytes `off..off + len` of a vector of the stream, `off + len <=
+/// 64`) makes the line `held[..fill] ++ new`: if that reaches 64 bytes, the
+/// line leaves and the rest of `new` is held; otherwise it is held. A
+/// stream's first line starts `m[s]` bytes before it (bytes that are not
+/// its own), its last ends `fill` bytes into a line.
+///
+/// # Safety
+/// As [`deinterleave_carried`], whose conditions hold, with `step` and
+/// `last` reading inside the row; the caller is compiled for AVX-512F,
+/// AVX-512BW and AVX512-VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline]
+unsafe fn carried_rows<const B: usize>(
+    c: Carried,
+    row: usize,
+    dst: *mut u8,
+    row_at: impl Fn(usize, usize) -> *const u8,
+    step: impl Fn(*const u8, usize) -> [__m512i; B],
+    last: impl Fn(*const u8) -> ([__m512i; B], usize),
+) {
+    let whole = row / 64;
+    let tail = row % 64;
     let groups = c.streams.count;
     let iota = iota();
     let permutes = |fill: usize, off: usize| carry_permutes(iota, fill, off);
@@ -1450,27 +1605,13 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
         }
     }
     let mut pushed = 0usize;
-    let thirds = Thirds::new(|j, t| t / S * 3 * S + j * S + t % S);
-    // One vector of each stream from the `64 * B` source bytes at `sp`.
-    let step = |sp: *const u8| -> [__m512i; B] {
-        if B == 3 {
-            // SAFETY: `64 * 3` bytes readable at `sp` (the caller's).
-            let v = thirds.pick(unsafe { [0, 1, 2].map(|k| _mm512_loadu_si512(sp.add(k * 64).cast())) });
-            std::array::from_fn(|j| v[j])
-        } else {
-            // SAFETY: as above, with `B` 2 or 4.
-            unsafe { deinterleave_step::<__m512i, S, B>(sp) }
-        }
-    };
-    // SAFETY: loads: each step reads `64 * B` bytes of one source row, at
-    // unit `k * per` for `k < whole` or at `n - per` (`n >= per`: rows of
-    // at least 64 bytes), so inside the row's `n * B` units. Stores: stream
-    // `s`'s bytes `0..total` (`total = rows * row`) sit at `m[s]..m[s] +
-    // total` from `base[s]`; a line that leaves whole lies inside them
-    // (aligned, streaming); line 0 with `m[s] > 0` is stored masked to its
-    // bytes `m[s]..`, the last partial line masked to its first `fill`
-    // bytes, so no byte outside the stream is written (masked-off bytes are
-    // not accessed).
+    // SAFETY: loads: the caller's `step` and `last`. Stores: stream `s`'s
+    // bytes `0..total` (`total = rows * row`) sit at `m[s]..m[s] + total`
+    // from `base[s]`; a line that leaves whole lies inside them (aligned,
+    // streaming); line 0 with `m[s] > 0` is stored masked to its bytes
+    // `m[s]..`, the last partial line masked to its first `fill` bytes, so
+    // no byte outside the stream is written (masked-off bytes are not
+    // accessed).
     unsafe {
         // Pushes `new` onto stream `s` at `pos` (`m[s]` plus the bytes
         // before): the line leaves if `emit`.
@@ -1482,7 +1623,7 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
         let mut p = [(iota, iota); B];
         for r in 0..c.rows.count {
             for i in 0..groups {
-                let sr = src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss);
+                let sr = row_at(r, i);
                 for (j, p) in p.iter_mut().enumerate() {
                     *p = permutes((m[i * B + j] + pushed) % 64, 0);
                 }
@@ -1492,21 +1633,21 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
                     c.ahead.fetch(r, i, sr, 0);
                 }
                 for k in 0..whole {
-                    let sp = sr.add(k * 64 * B);
                     if let Ahead::Source = c.ahead {
-                        prefetch(sp.wrapping_add(PREFETCH_AHEAD), 64 * B);
+                        prefetch(sr.wrapping_add(k * 64 * B + PREFETCH_AHEAD), 64 * B);
                     }
-                    for (j, v) in step(sp).into_iter().enumerate() {
+                    for (j, v) in step(sr, k).into_iter().enumerate() {
                         let s = i * B + j;
                         push(&mut held[s], v, s, m[s] + pushed + k * 64, true, p[j]);
                     }
                 }
-                if last > 0 {
-                    for (j, v) in step(sr.add((n - per) * B * S)).into_iter().enumerate() {
+                if tail > 0 {
+                    let (v, off) = last(sr);
+                    for (j, v) in v.into_iter().enumerate() {
                         let s = i * B + j;
                         let pos = m[s] + pushed + whole * 64;
-                        let emit = pos % 64 + last >= 64;
-                        push(&mut held[s], v, s, pos, emit, permutes(pos % 64, 64 - last));
+                        let emit = pos % 64 + tail >= 64;
+                        push(&mut held[s], v, s, pos, emit, permutes(pos % 64, off));
                     }
                 }
             }
@@ -1917,6 +2058,227 @@ impl Thirds {
     }
 }
 
+/// Most phases a [`Gathers`] has (its index vectors repeat every `phases`
+/// vectors).
+const MAX_PHASES: usize = 32;
+
+/// Most 128-byte windows a [`Gathers`] draws one vector from.
+const MAX_WINDOWS: usize = 4;
+
+/// Units of sizes that have no kernel of their own (not 1, 2, 4, 8 or 16
+/// bytes), up to 64 bytes, `b` (3 or 4) streams: three-channel NHWC pixels, 3 to
+/// 48 bytes, and their blocks. The carried kernels gather each 64-byte
+/// vector of the destination with byte permutes ([`Gathers`]), whose
+/// indices repeat with the position of the vector modulo the unit (or, for
+/// interleaving, `b` units).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AnyUnits {
+    pub size: usize,
+    pub b: usize,
+}
+
+impl AnyUnits {
+    /// Whether the carried kernels take these units at all: 3 or 4
+    /// streams (two streams of them measured faster through the cache:
+    /// NHWC space-to-batch and batch-to-space by 2 of three channels,
+    /// 0.62-0.93x memcpy so, 0.94-1.13x gathered).
+    fn fit(self) -> bool {
+        matches!(self.b, 3 | 4) && self.size > 2 && self.size < 64 && !self.size.is_power_of_two()
+    }
+
+    /// Deinterleaving: the phases of stream vectors (at stream bytes
+    /// `64 * k`, phase `k % phases`), whose first byte is `64 * k % size`
+    /// into a unit.
+    fn deinterleave_phases(self) -> usize {
+        self.size / gcd(self.size, 64)
+    }
+
+    /// Deinterleaving: where byte `t` of a stream's vector of phase `ph`
+    /// lies, from the start of the source unit that holds the vector's
+    /// first byte.
+    fn deinterleave_at(self, ph: usize, t: usize) -> usize {
+        let x = 64 * ph % self.size + t;
+        x / self.size * self.b * self.size + x % self.size
+    }
+
+    /// Deinterleaving: the 128-byte windows a vector draws from, if at
+    /// most [`MAX_WINDOWS`] and the phases at most [`MAX_PHASES`].
+    /// (The source byte grows with the vector's byte: largest at its last.)
+    pub(crate) fn deinterleave_windows(self) -> Option<usize> {
+        let phases = self.deinterleave_phases();
+        if !self.fit() || phases > MAX_PHASES {
+            return None;
+        }
+        let most = (0..phases).map(|ph| self.deinterleave_at(ph, 63)).max()?;
+        let w = most / 128 + 1;
+        (w <= MAX_WINDOWS).then_some(w)
+    }
+
+    /// Interleaving: the phases of destination vectors (at row bytes `64 *
+    /// k`, phase `k % phases`), whose first byte is `64 * k % (b * size)`
+    /// into a group of `b` units (one of each stream).
+    fn interleave_phases(self) -> usize {
+        let group = self.b * self.size;
+        group / gcd(group, 64)
+    }
+
+    /// Interleaving: the stream that byte `t` of a vector of phase `ph`
+    /// comes from, and where in the stream, from the start of the group
+    /// that holds the vector's first byte.
+    fn interleave_at(self, ph: usize, t: usize) -> (usize, usize) {
+        let x = 64 * ph % (self.b * self.size) + t;
+        let u = x / self.size;
+        (u % self.b, u / self.b * self.size + x % self.size)
+    }
+
+    /// Interleaving: the vectors read from each stream for one destination
+    /// vector (one, or two side by side), if the phases are at most
+    /// [`MAX_PHASES`].
+    ///
+    /// Cheap (the kernel asks on every call): within a vector the stream
+    /// byte grows through each unit and from one group to the next, so it
+    /// is largest at the vector's last byte or at the end of the unit
+    /// before the one that holds it.
+    pub(crate) fn interleave_reads(self) -> Option<usize> {
+        let phases = self.interleave_phases();
+        if !self.fit() || phases > MAX_PHASES {
+            return None;
+        }
+        let most = (0..phases)
+            .map(|ph| {
+                let at = |t: usize| self.interleave_at(ph, t).1;
+                let r = 64 * ph % (self.b * self.size);
+                let unit = (r + 63) / self.size * self.size;
+                if unit > r {
+                    at(63).max(at(unit - 1 - r))
+                } else {
+                    at(63)
+                }
+            })
+            .max()?;
+        let h = most / 64 + 1;
+        (h <= 2).then_some(h)
+    }
+}
+
+/// The greatest common divisor.
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The tables of the gathers of one kind of [`AnyUnits`]: one 64-byte
+/// vector from up to [`MAX_WINDOWS`] windows of 128 bytes (two vectors
+/// each) by byte permutes, a permute of each window, blended; the
+/// permutes' indices, and how far the next vector's source is, depend on
+/// the vector's phase. Built once per thread for the units last used
+/// ([`Gathers::with`]): a cropped tile calls its kernel once per row.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Gathers {
+    /// The units, and whether they are interleaved, the tables are for.
+    key: Option<(usize, usize, bool)>,
+    phases: usize,
+    /// Per phase and window: the indices into the window.
+    idx: [[[u8; 64]; MAX_WINDOWS]; MAX_PHASES],
+    /// Per phase and window: the lanes taken from it (window 0's are the rest).
+    take: [[u64; MAX_WINDOWS]; MAX_PHASES],
+    /// Per phase: bytes from this vector's source to the next's.
+    next: [usize; MAX_PHASES],
+}
+
+#[cfg(target_arch = "x86_64")]
+thread_local! {
+    static GATHERS: std::cell::RefCell<Gathers> = const {
+        std::cell::RefCell::new(Gathers {
+            key: None,
+            phases: 0,
+            idx: [[[0; 64]; MAX_WINDOWS]; MAX_PHASES],
+            take: [[0; MAX_WINDOWS]; MAX_PHASES],
+            next: [0; MAX_PHASES],
+        })
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Gathers {
+    /// Runs `f` with this thread's tables for `units`, deinterleaved or
+    /// interleaved (`h` vectors read from each stream), built if they are
+    /// not the last ones used. The caller checked that the units take
+    /// these tables (at most [`MAX_PHASES`] phases and [`MAX_WINDOWS`]
+    /// windows).
+    fn with<R>(units: AnyUnits, interleave: bool, h: usize, f: impl FnOnce(&Gathers) -> R) -> R {
+        GATHERS.with_borrow_mut(|g| {
+            let key = Some((units.size, units.b, interleave));
+            if g.key != key {
+                g.key = None;
+                if interleave {
+                    g.build(units.interleave_phases(), |ph, t| {
+                        let (j, at) = units.interleave_at(ph, t);
+                        (j * h + at / 64) * 64 + at % 64
+                    });
+                    let group = units.b * units.size;
+                    for ph in 0..g.phases {
+                        g.next[ph] = (64 * ph + 64) / group * units.size - 64 * ph / group * units.size;
+                    }
+                } else {
+                    g.build(units.deinterleave_phases(), |ph, t| units.deinterleave_at(ph, t));
+                    let (s, b) = (units.size, units.b);
+                    for ph in 0..g.phases {
+                        g.next[ph] = ((64 * ph + 64) / s - 64 * ph / s) * b * s;
+                    }
+                }
+                g.key = key;
+            }
+            f(g)
+        })
+    }
+
+    /// Byte `t` of a vector of phase `ph` is byte `at(ph, t)` of the
+    /// windows side by side.
+    fn build(&mut self, phases: usize, at: impl Fn(usize, usize) -> usize) {
+        self.phases = phases;
+        for ph in 0..phases {
+            self.take[ph] = [0; MAX_WINDOWS];
+            for t in 0..64 {
+                let q = at(ph, t);
+                self.idx[ph][q / 128][t] = (q % 128) as u8;
+                self.take[ph][q / 128] |= 1 << t;
+            }
+        }
+    }
+
+    /// The phase and source offset of a row's vector `k`, the vectors taken
+    /// in order (`next` holds the next one's, from vector 0 on).
+    #[inline(always)]
+    fn step(&self, next: &std::cell::Cell<(usize, usize)>, k: usize) -> (usize, usize) {
+        let (ph, base) = if k == 0 { (0, 0) } else { next.get() };
+        next.set((if ph + 1 == self.phases { 0 } else { ph + 1 }, base + self.next[ph]));
+        (ph, base)
+    }
+
+    /// The vector of phase `ph` from the windows `win` (pairs of vectors).
+    /// Register operations: call it from code compiled for AVX-512F/BW and
+    /// AVX512-VBMI.
+    #[inline(always)]
+    fn pick<const W: usize>(&self, ph: usize, win: [(__m512i, __m512i); W]) -> __m512i {
+        let (idx, take) = (&self.idx[ph], &self.take[ph]);
+        // SAFETY: loads of 64-byte arrays, register operations of the
+        // caller's instruction sets.
+        unsafe {
+            let at = |w: usize| _mm512_loadu_si512(idx[w].as_ptr().cast());
+            let mut v = _mm512_permutex2var_epi8(win[0].0, at(0), win[0].1);
+            for w in 1..W {
+                let p = _mm512_permutex2var_epi8(win[w].0, at(w), win[w].1);
+                v = _mm512_mask_blend_epi8(take[w], v, p);
+            }
+            v
+        }
+    }
+}
+
 /// Bytes `0, 1, ..., 63`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -2036,8 +2398,23 @@ pub(crate) unsafe fn interleave_carried(
         return fits;
     }
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has AVX512-VBMI (`isa`, detected); the rest is forwarded.
+    // SAFETY: the CPU has AVX512-VBMI (`isa`, detected); the rest is
+    // forwarded (for other units, with their reads `H` and windows `W`).
     unsafe {
+        if !matches!(size, 1 | 2 | 4 | 8) {
+            let units = AnyUnits { size, b };
+            let Some(h) = units.interleave_reads() else { return false };
+            return Gathers::with(units, true, h, |g| {
+                match (b, h) {
+                    (3, 1) => interleaved_any::<3, 1, 2>(g, size, c, n, src, dst, w),
+                    (3, 2) => interleaved_any::<3, 2, 3>(g, size, c, n, src, dst, w),
+                    (4, 1) => interleaved_any::<4, 1, 2>(g, size, c, n, src, dst, w),
+                    (4, 2) => interleaved_any::<4, 2, 4>(g, size, c, n, src, dst, w),
+                    _ => return false,
+                }
+                true
+            });
+        }
         dispatch_carried!(interleaved, size, b, (c, n, src, dst, w))
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -2048,7 +2425,8 @@ pub(crate) unsafe fn interleave_carried(
 /// Whether [`interleave_carried`] runs rows of `b` streams of `n` units
 /// of `size` bytes, of which the destination keeps the interleaved bytes
 /// `keep.0..keep.1`, one row every `row_ds` bytes: with AVX512-VBMI
-/// (`isa`) on x86_64, 2 to 4 streams of 1- to 8-byte units, at least 64
+/// (`isa`) on x86_64, 2 to 4 streams of 1- to 8-byte units (or of units
+/// that [`AnyUnits::interleave_reads`] takes), at least 64
 /// bytes per stream in a row, and rows that follow one another (`row_ds`
 /// the kept bytes).
 pub(crate) fn interleaves_carried(
@@ -2060,28 +2438,22 @@ pub(crate) fn interleaves_carried(
     row_ds: isize,
 ) -> bool {
     let row = n.checked_mul(size).and_then(|r| r.checked_mul(b));
+    let units = matches!(size, 1 | 2 | 4 | 8) || AnyUnits { size, b }.interleave_reads().is_some();
     cfg!(target_arch = "x86_64")
         && isa >= Isa::Avx512Vbmi
-        && matches!(size, 1 | 2 | 4 | 8)
+        && units
         && matches!(b, 2..=4)
         && n.checked_mul(size).is_some_and(|r| r >= 64)
         && row.is_some_and(|row| keep.0 < keep.1 && keep.1 <= row)
         && row_ds == (keep.1 - keep.0) as isize
 }
 
-/// The body of [`interleave_carried`], which checked its conditions: one
-/// destination run from `dst`, `m` bytes past a line boundary (`base`);
-/// `pos`, the next byte's offset from `base`, advances by every push (of
-/// `len` bytes from `off` of a vector, `off + len <= 64`), whose line
-/// leaves when it is whole. The run's bytes begin at `start`: `dst`, or
-/// before it, where the writers' stream that it continues began (whose
-/// unfinished line it takes as its first `m` bytes). Each row's body is
-/// `B` vectors per `64 / S` units of each stream, covering `64 * B` bytes
-/// of the interleaved row; a row's last units (fewer than `64 / S`) come
-/// from vectors of its last `64 / S` units, of which only the new bytes
-/// (the last `t` of the `B` vectors) are pushed. Of a row's bytes, only
-/// those in `c.keep` are pushed: the vectors inside it whole, with one
-/// set of permutes, those at its ends in part.
+/// The body of [`interleave_carried`], which checked its conditions, for
+/// units of 1 to 8 bytes: each row's body is `B` vectors per `64 / S`
+/// units of each stream, covering `64 * B` bytes of the interleaved row; a
+/// row's last units (fewer than `64 / S`) come from vectors of its last
+/// `64 / S` units, of which only the new bytes are pushed. Carried by
+/// [`interleaved_rows`].
 ///
 /// # Safety
 /// As [`interleave_carried`], whose conditions hold; the CPU has AVX-512F,
@@ -2096,31 +2468,14 @@ unsafe fn interleaved<const S: usize, const B: usize>(
     w: &mut Writers,
 ) {
     let per = 64 / S;
-    let whole = n / per;
     let row = n * S * B;
-    let chunk = 64 * B;
-    let (lo, hi) = c.keep;
-    // The steps wholly inside the kept bytes: `first..end`.
-    let first = lo.div_ceil(chunk).min(whole);
-    let end = (hi / chunk).clamp(first, whole);
-    // Each stream is fetched two of its rows ahead, not `PREFETCH_AHEAD`:
-    // the streams of OpenVINO's batch-to-space are batches a power of two
-    // apart, 16 of them by 4x4, whose lines share sets of the caches, and
-    // lines fetched far ahead are evicted before they are read (measured,
-    // 2 runs alternating, 24 of those cropped, by 3 and 4, and 24
-    // pixel_shuffle and DCR by 4: geomean 0.87 -> 0.83x memcpy; the
-    // worst, uint8 of 16 channels by 4, 1.63 -> 1.11).
-    let ahead = 2 * n * S;
-    let m = dst as usize % 64;
-    let base = dst.wrapping_sub(m);
-    let iota = iota();
     let thirds = Thirds::new(|k, t| {
         let q = 64 * k + t;
         let u = q / S;
         (u % 3) * 64 + (u / 3) * S + q % S
     });
     // The `B` destination vectors of one vector of each stream at `sp`.
-    let step = |sp: *const u8| -> [__m512i; B] {
+    let at = |sp: *const u8| -> [__m512i; B] {
         // SAFETY: one vector readable at `sp + j * c.ss` for each stream `j`
         // (the caller's); register operations of this function's features.
         unsafe {
@@ -2134,6 +2489,141 @@ unsafe fn interleaved<const S: usize, const B: usize>(
             }
         }
     };
+    // SAFETY: each step reads one vector of each stream of a row, at unit
+    // `k * per` (`k < n / per`) or `n - per` (`n >= per`), inside the
+    // stream's `n` units; the rest is forwarded.
+    unsafe {
+        interleaved_rows::<B>(
+            c,
+            row,
+            n * S,
+            B,
+            src,
+            dst,
+            w,
+            |sr, k| at(sr.add(k * 64)),
+            |sr| (at(sr.add((n - per) * S)), row - 64 * B),
+        )
+    }
+}
+
+/// The body of [`interleave_carried`] for units of other sizes
+/// ([`AnyUnits`]): the destination vector at row byte `q` is gathered by
+/// the tables `g` from `H` vectors of each stream, read side by side from
+/// the stream's unit of the group that holds byte `q` (windows of two of
+/// them); the vectors past the last whose reads lie inside the streams
+/// read only the streams' bytes (masked loads). The reads advance by the
+/// tables' steps, phase by phase, without a division.
+///
+/// # Safety
+/// As [`interleave_carried`], for units of `size` bytes that
+/// [`AnyUnits::interleave_reads`] takes with `H` reads, `W` the windows of
+/// `B * H` vectors, `g` their tables.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
+    g: &Gathers,
+    size: usize,
+    c: Interleaved,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    w: &mut Writers,
+) {
+    let (len, row) = (n * size, n * size * B);
+    // The destination vector of phase `ph` whose reads start at stream
+    // byte `base` of the streams at `sr`: inside them if `base <= limit`.
+    let limit = len.checked_sub(64 * H);
+    let at = |sr: *const u8, ph: usize, base: usize| -> [__m512i; 1] {
+        let masked = limit.is_none_or(|l| base > l);
+        // The streams' vectors, `H` of each; those past the last stream
+        // are never picked.
+        let mut v = [_mm512_setzero_si512(); 8];
+        for (k, v) in v.iter_mut().enumerate().take(B * H) {
+            let (j, h) = (k / H, k % H);
+            // SAFETY: the vector lies in stream `j`'s `len` bytes unless
+            // `masked` (see `read`), which reads only those.
+            *v = unsafe { read(sr.wrapping_offset(j as isize * c.ss), base + 64 * h, len, masked) };
+        }
+        let mut win = [(v[0], v[1]); W];
+        for (w, win) in win.iter_mut().enumerate() {
+            *win = (v[2 * w], v[2 * w + 1]);
+        }
+        [g.pick::<W>(ph, win)]
+    };
+    let next = std::cell::Cell::new((0usize, 0usize));
+    // SAFETY: `at` reads inside the streams; the rest is forwarded.
+    unsafe {
+        interleaved_rows::<1>(
+            c,
+            row,
+            len,
+            B,
+            src,
+            dst,
+            w,
+            |sr, k| {
+                let (ph, base) = g.step(&next, k);
+                at(sr, ph, base)
+            },
+            |sr| {
+                let q = row / 64 * 64;
+                (at(sr, q / 64 % g.phases, q / (B * size) * size), q)
+            },
+        )
+    }
+}
+
+/// The row loop of [`interleaved`] and [`interleaved_any`]: one
+/// destination run from `dst`, `m` bytes past a line boundary (`base`);
+/// `pos`, the next byte's offset from `base`, advances by every push (of
+/// `len` bytes from `off` of a vector, `off + len <= 64`), whose line
+/// leaves when it is whole. The run's bytes begin at `start`: `dst`, or
+/// before it, where the writers' stream that it continues began (whose
+/// unfinished line it takes as its first `m` bytes). Each row of `row`
+/// bytes from `b` streams of `len` bytes gets `V` vectors per
+/// `step(sr, k)` (row bytes `64 * V * k..`), for `k < row / (64 * V)`, and
+/// its end from `last(sr)`: vectors and the row byte of the first. Of a
+/// row's bytes, only those in `c.keep` are pushed: the vectors inside it
+/// whole, with one set of permutes, those at its ends in part.
+///
+/// # Safety
+/// As [`interleave_carried`], whose conditions hold, with `step` and
+/// `last` reading inside the streams; the caller is compiled for AVX-512F,
+/// AVX-512BW and AVX512-VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn interleaved_rows<const V: usize>(
+    c: Interleaved,
+    row: usize,
+    len: usize,
+    b: usize,
+    src: *const u8,
+    dst: *mut u8,
+    w: &mut Writers,
+    step: impl Fn(*const u8, usize) -> [__m512i; V],
+    last: impl Fn(*const u8) -> ([__m512i; V], usize),
+) {
+    let chunk = 64 * V;
+    let whole = row / chunk;
+    let (lo, hi) = c.keep;
+    // The steps wholly inside the kept bytes: `first..end`.
+    let first = lo.div_ceil(chunk).min(whole);
+    let end = (hi / chunk).clamp(first, whole);
+    // Each stream is fetched two of its rows ahead, not `PREFETCH_AHEAD`:
+    // the streams of OpenVINO's batch-to-space are batches a power of two
+    // apart, 16 of them by 4x4, whose lines share sets of the caches, and
+    // lines fetched far ahead are evicted before they are read (measured,
+    // 2 runs alternating, 24 of those cropped, by 3 and 4, and 24
+    // pixel_shuffle and DCR by 4: geomean 0.87 -> 0.83x memcpy; the
+    // worst, uint8 of 16 channels by 4, 1.63 -> 1.11).
+    let ahead = 2 * len;
+    let m = dst as usize % 64;
+    let base = dst.wrapping_sub(m);
+    let iota = iota();
     let mut line = [MaybeUninit::<u8>::uninit(); 64];
     let start = w.take(dst, &mut line);
     // Lanes of the line at offset `at` (a multiple of 64) from `base` that
@@ -2146,14 +2636,13 @@ unsafe fn interleaved<const S: usize, const B: usize>(
         _mm512_maskz_loadu_epi8(held, line.as_ptr().cast())
     };
     let mut pos = m;
-    // SAFETY: loads: each step reads one vector of each stream of a row, at
-    // unit `k * per` (`k < whole`) or `n - per` (`n >= per`), inside the
-    // stream's `n` units. Stores: the run's bytes sit at `own_from..m +
-    // total` from `base` (`total`, the kept bytes of all rows); a line
-    // that leaves whole lies inside them (aligned, streaming); the line at
-    // `start`, if it begins before it, is stored masked to its bytes from
-    // `start` on, so no byte outside the run is written (masked-off bytes
-    // are not accessed). The last partial line goes to the writers.
+    // SAFETY: loads: the caller's `step` and `last`. Stores: the run's
+    // bytes sit at `own_from..m + total` from `base` (`total`, the kept
+    // bytes of all rows); a line that leaves whole lies inside them
+    // (aligned, streaming); the line at `start`, if it begins before it,
+    // is stored masked to its bytes from `start` on, so no byte outside
+    // the run is written (masked-off bytes are not accessed). The last
+    // partial line goes to the writers.
     unsafe {
         let push = |held: &mut __m512i, pos: &mut usize, new: __m512i, p, len: usize| {
             let at = (*pos / 64 * 64) as isize;
@@ -2165,7 +2654,7 @@ unsafe fn interleaved<const S: usize, const B: usize>(
         };
         // The vectors of a step at row byte `a`, from row byte `from` on,
         // each in part: the bytes inside `lo..hi`.
-        let part = |held: &mut __m512i, pos: &mut usize, v: [__m512i; B], a: usize, from: usize| {
+        let part = |held: &mut __m512i, pos: &mut usize, v: [__m512i; V], a: usize, from: usize| {
             for (k, v) in v.into_iter().enumerate() {
                 let (va, vb) = ((a + 64 * k).max(from).max(lo), (a + 64 * k + 64).min(hi));
                 if va < vb {
@@ -2178,24 +2667,25 @@ unsafe fn interleaved<const S: usize, const B: usize>(
             for i in 0..c.inner.count {
                 let sr = src.wrapping_offset(r as isize * c.outer.ss + i as isize * c.inner.ss);
                 for k in 0..first {
-                    part(&mut held, &mut pos, step(sr.add(k * 64)), k * chunk, 0);
+                    part(&mut held, &mut pos, step(sr, k), k * chunk, 0);
                 }
                 // Whole vectors keep the line offset: one set of permutes.
                 let p = carry_permutes(iota, pos % 64, 0);
                 for k in first..end {
-                    let sp = sr.add(k * 64);
-                    for j in 0..B {
-                        prefetch(sp.wrapping_offset(j as isize * c.ss).wrapping_add(ahead), 64);
+                    for j in 0..b {
+                        let sp = sr.wrapping_offset(j as isize * c.ss).wrapping_add(k * chunk / b);
+                        prefetch(sp.wrapping_add(ahead), 64);
                     }
-                    for v in step(sp) {
+                    for v in step(sr, k) {
                         push(&mut held, &mut pos, v, p, 64);
                     }
                 }
                 for k in end..whole {
-                    part(&mut held, &mut pos, step(sr.add(k * 64)), k * chunk, 0);
+                    part(&mut held, &mut pos, step(sr, k), k * chunk, 0);
                 }
-                if whole * per < n {
-                    part(&mut held, &mut pos, step(sr.add((n - per) * S)), row - chunk, whole * chunk);
+                if whole * chunk < row {
+                    let (v, a) = last(sr);
+                    part(&mut held, &mut pos, v, a, whole * chunk);
                 }
             }
         }
@@ -2310,16 +2800,18 @@ mod tests {
     /// AVX512-VBMI only (below it, the kernel declines).
     #[test]
     fn cropped_rows_interleave_carried_through_the_writers() {
-        const S: usize = 2;
         let isa = Isa::detect();
-        for b in [2usize, 3, 4] {
-            // 40 units a stream (80 bytes), rows of `80 * b` bytes, kept from
-            // byte 6 to 10 bytes short of the end.
+        // 2-byte units (the kernel's own), and units of other sizes
+        // (gathered): two rows' vectors each way of reading the streams.
+        let streams = |u: usize| if u == 2 { vec![(u, 2usize), (u, 3), (u, 4)] } else { vec![(u, 3), (u, 4)] };
+        for (size, b) in [2usize, 3, 6, 9, 12, 24, 36, 48].into_iter().flat_map(streams) {
+            // 40 units a stream (80 bytes of 2-byte units), rows of `40 * size *
+            // b` bytes, kept from unit 3 to 5 units short of the end.
             let (n, rows) = (40usize, 5usize);
-            let row = n * S * b;
-            let keep = (3 * S, row - 5 * S);
+            let row = n * size * b;
+            let keep = (3 * size, row - 5 * size);
             let kept = keep.1 - keep.0;
-            // Stream `j` of row `r` at `r * b * n * S + j * n * S`.
+            // Stream `j` of row `r` at `r * b * n * size + j * n * size`.
             let src: Vec<u8> = (0..rows * row).map(|i| (i * 13 % 251) as u8).collect();
             let (pre, at) = (21usize, 64 + 37);
             let len = at + rows * kept + 64;
@@ -2332,11 +2824,11 @@ mod tests {
             let d = buf.as_mut_ptr();
             let call = |w: &mut Writers, r0: usize, count: usize| {
                 let inner = Rows { count, ss: row as isize, ds: kept as isize };
-                let c = Interleaved { outer: Rows::ONE, inner, ss: (n * S) as isize, keep };
+                let c = Interleaved { outer: Rows::ONE, inner, ss: (n * size) as isize, keep };
                 let (from, to) = (src[r0 * row..].as_ptr(), d.wrapping_add(at + r0 * kept));
                 // SAFETY: `count` rows of the source from `from`; their kept
                 // bytes inside `buf` from `to`; `isa` detected.
-                unsafe { interleave_carried(isa, S, b, c, n, from, to, w) }
+                unsafe { interleave_carried(isa, size, b, c, n, from, to, w) }
             };
             // SAFETY: the prefix ends at `at`, inside `buf`.
             unsafe { w.push(prefix.as_ptr(), d.wrapping_add(at - pre), pre) };
@@ -2347,19 +2839,109 @@ mod tests {
                 crate::engine::kernels::fence();
             }
             if isa < Isa::Avx512Vbmi {
-                assert!(!done, "b {b}: {isa:?} has no carried interleave");
+                assert!(!done, "size {size} b {b}: {isa:?} has no carried interleave");
                 continue;
             }
-            assert!(done, "b {b}");
+            assert!(done, "size {size} b {b}");
             let mut want = vec![0x55u8; len];
             want[at - pre..at].copy_from_slice(&prefix);
             for r in 0..rows {
                 for q in keep.0..keep.1 {
-                    let (x, j, k) = (q / S / b, q / S % b, q % S);
-                    want[at + r * kept + q - keep.0] = src[r * row + j * n * S + x * S + k];
+                    let (x, j, k) = (q / size / b, q / size % b, q % size);
+                    want[at + r * kept + q - keep.0] = src[r * row + j * n * size + x * size + k];
                 }
             }
-            assert!(buf == &want[..], "b {b}");
+            assert!(buf == &want[..], "size {size} b {b}");
+        }
+    }
+
+    /// The windows and reads of [`AnyUnits`], found without a scan of
+    /// every byte, are those a scan finds.
+    #[test]
+    fn any_units_reads_and_windows_follow_their_bytes() {
+        for size in 3..64 {
+            for b in 2..=4 {
+                let u = AnyUnits { size, b };
+                let fits = u.fit() && u.interleave_phases() <= MAX_PHASES;
+                let most = (0..u.interleave_phases()).flat_map(|ph| (0..64).map(move |t| u.interleave_at(ph, t).1));
+                let h = most.max().map(|m| m / 64 + 1).filter(|&h| fits && h <= 2);
+                assert_eq!(u.interleave_reads(), h, "{size} x {b}");
+                let fits = u.fit() && u.deinterleave_phases() <= MAX_PHASES;
+                let most = (0..u.deinterleave_phases()).flat_map(|ph| (0..64).map(move |t| u.deinterleave_at(ph, t)));
+                let w = most.max().map(|m| m / 128 + 1).filter(|&w| fits && w <= MAX_WINDOWS);
+                assert_eq!(u.deinterleave_windows(), w, "{size} x {b}");
+            }
+        }
+    }
+
+    /// `deinterleave_carried` of units without a kernel of their own (3 to
+    /// 63 bytes, not powers of two), with AVX512-VBMI: 2 groups of 3 or 4
+    /// streams, each stream starting at its own offset in a line, rows
+    /// ending at a line or anywhere in one; every stream's bytes land in
+    /// order and nothing outside the streams is written. Below VBMI the
+    /// kernel declines (their vectors do not hold whole units); so it does
+    /// two streams of them, and units whose gathers would have more than
+    /// `MAX_PHASES` phases.
+    #[test]
+    fn units_of_any_size_deinterleave_carried() {
+        let isa = Isa::detect();
+        for size in [3usize, 5, 6, 7, 9, 12, 18, 24, 36, 48, 60] {
+            for b in [3usize, 4] {
+                for n in [64usize.div_ceil(size), 256 / size, 200usize.div_ceil(size)] {
+                    let (rows, groups) = (3usize, 2usize);
+                    let src_row = n * b * size;
+                    // Rows of both groups, one after another, then the next row.
+                    let src: Vec<u8> = (0..rows * groups * src_row).map(|i| (i * 7 % 251) as u8).collect();
+                    // Stream `s` at `64 + s * ds`: 5 bytes further into a line
+                    // than the one before; 64 guard bytes after the last.
+                    let ds = (rows * n * size).next_multiple_of(64) + 64 + 5;
+                    let len = 64 + groups * b * ds + 64;
+                    let mut out = vec![0u128; len.div_ceil(16) + 4];
+                    // SAFETY: a `u128` buffer is 16-byte aligned; `len` bytes in it.
+                    let buf = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), len) };
+                    buf.fill(0x55);
+                    let c = Carried {
+                        rows: Rows { count: rows, ss: (groups * src_row) as isize, ds: (n * size) as isize },
+                        streams: Rows { count: groups, ss: src_row as isize, ds: (b * ds) as isize },
+                        ds: ds as isize,
+                        ahead: Ahead::Source,
+                        pad: None,
+                    };
+                    // SAFETY: the source rows and the streams' bytes lie
+                    // inside their buffers; `isa` detected.
+                    let done =
+                        unsafe { deinterleave_carried(isa, size, b, c, n, src.as_ptr(), buf.as_mut_ptr().add(64)) };
+                    if isa < Isa::Avx512Vbmi {
+                        assert!(!done, "{size} x {b}: {isa:?} has no carried deinterleave of them");
+                        return;
+                    }
+                    assert!(done, "{size} x {b}, n {n}");
+                    let mut want = vec![0x55u8; len];
+                    for g in 0..groups {
+                        for j in 0..b {
+                            for r in 0..rows {
+                                for x in 0..n {
+                                    for k in 0..size {
+                                        let q = (r * groups + g) * src_row + (x * b + j) * size + k;
+                                        want[64 + (g * b + j) * ds + (r * n + x) * size + k] = src[q];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    assert!(buf == &want[..], "{size} x {b}, n {n}");
+                }
+            }
+        }
+        // 63 phases, or two streams: declined, nothing written.
+        for (size, b) in [(63usize, 3usize), (3, 2)] {
+            let n = 64usize.div_ceil(size);
+            let (src, mut dst) = (vec![1u8; n * size * b], vec![0u8; n * size * b]);
+            let rows = Rows { count: 1, ss: 0, ds: (n * size) as isize };
+            let c = Carried { rows, streams: Rows::ONE, ds: (n * size) as isize, ahead: Ahead::Source, pad: None };
+            // SAFETY: one row of `b` streams of `n` units each way; `isa` detected.
+            assert!(!unsafe { deinterleave_carried(isa, size, b, c, n, src.as_ptr(), dst.as_mut_ptr()) });
+            assert!(dst.iter().all(|&v| v == 0), "{size} x {b}");
         }
     }
 
