@@ -533,7 +533,16 @@ impl Exec<'_> {
         }
         // SAFETY: the units of loops j.. at `so` and `dof`, all valid positions.
         unsafe {
-            let done = if x.ds == (y.count * p.unit) as isize {
+            let done = if p.segments {
+                // Each source row split into consecutive segments, one
+                // stream each: deinterleaved row by row (the loop `j`).
+                let rows = Rows { count: 1, ss: 0, ds: (y.count * p.unit) as isize };
+                let c = Carried { rows, streams: Rows::ONE, ds: x.ds, ahead: Ahead::Source, pad: None };
+                (0..level.count).all(|i| {
+                    let (src, dst) = level.at(i, src, dst);
+                    deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
+                })
+            } else if x.ds == (y.count * p.unit) as isize {
                 // Interleaving: the loops outside the tile step whole
                 // destination rows.
                 let (outer, inner) = if j + 4 == n { (level, middle) } else { (Rows::ONE, level) };

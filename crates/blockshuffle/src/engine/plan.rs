@@ -197,6 +197,10 @@ pub(crate) struct CopyPlan {
     /// reads the source rows in place and makes up their padding (see
     /// [`padded_carry_level`]).
     pub padded: bool,
+    /// The carry level of a tile whose source rows each split into
+    /// consecutive destination segments, run row by row by
+    /// `simd::deinterleave_carried` (see [`segments_carry_level`]).
+    pub segments: bool,
     /// With streaming stores: every unit goes through the line writers
     /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
     /// few destination streams advance together.
@@ -265,6 +269,7 @@ impl CopyPlan {
             tile_stage: None,
             carry_level: None,
             padded: false,
+            segments: false,
             lines: false,
             gathered: false,
         }
@@ -382,6 +387,7 @@ impl CopyPlan {
         self.tile_stage = None;
         self.carry_level = None;
         self.padded = false;
+        self.segments = false;
         self.lines = false;
         self.gathered = false;
         if !empty {
@@ -595,6 +601,10 @@ impl CopyPlan {
                         // The destination's order: its rows one run.
                         *loops = dst_order.clone();
                         self.carry_level = Some(level);
+                    } else if let Some(level) = segments_carry_level(&dst_order, self.unit, self.isa) {
+                        *loops = dst_order.clone();
+                        self.carry_level = Some(level);
+                        self.segments = true;
                     }
                 }
                 let direct = self.carry_level.is_some() || (deinterleaving && lines);
@@ -642,7 +652,7 @@ impl CopyPlan {
                 // As above: a tile of them stores through the cache; other
                 // plans stream or not by step 6.
                 self.nt = !tiled;
-                (self.carry_level, self.padded, self.tile_stage) = (None, false, None);
+                (self.carry_level, self.padded, self.segments, self.tile_stage) = (None, false, false, None);
             }
         }
 
@@ -1383,6 +1393,40 @@ fn interleave_carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
     Some(if n >= 4 && loops[n - 4].ds == rows as isize && free(&loops[n - 4]) { n - 4 } else { n - 3 })
 }
 
+/// The [`CopyPlan::carry_level`] of a streaming tile plan in the
+/// destination's order whose source rows each split into consecutive
+/// destination segments, one of each of the `x.count` streams that
+/// `simd::deinterleave_carried` splits the row into, row by row: the
+/// tile's outer loop `x` steps a unit in the source (`x.ss == unit`) and a
+/// segment in the destination (`x.ds`, the segment's bytes), its inner
+/// loop `y` the row's `x.count` units (`y.ss == x.count * unit`), and the
+/// loop around them, with no window, a row's segments: NHWC
+/// depth-to-space of three-channel pixels, whose units (`b * c`
+/// elements) have no kernel of their own (`simd::AnyUnits`; the others
+/// stream as a tile). A whole source row is read once for its segments
+/// (measured, ratio to memcpy, 2 runs alternating: by 3 and 4 of three
+/// uint8, float16 and float32 channels and four uint8 by 3, 1.20-1.62 ->
+/// 0.87-1.11; gathering each segment from the row, which then reads the
+/// row once a segment, 1.26-1.57 at best).
+fn segments_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
+    let n = loops.len();
+    if n < 3 {
+        return None;
+    }
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let seg = y.count.checked_mul(unit)?;
+    let fits = isa >= Isa::Avx512Vbmi
+        && AnyUnits { size: unit, b: x.count }.deinterleave_windows().is_some()
+        && x.ss == unit as isize
+        && x.ds == seg as isize
+        && y.ss == (x.count * unit) as isize
+        && y.window.is_none()
+        && seg >= 64
+        && x.count.checked_mul(seg).is_some_and(|r| loops[n - 3].ds == r as isize)
+        && free(&loops[n - 3]);
+    fits.then_some(n - 3)
+}
+
 /// A loop with no window and not the outer loop of one: a plain
 /// repetition, which may merge, split, move or be run whole by a kernel.
 fn free(l: &Loop) -> bool {
@@ -1773,6 +1817,32 @@ mod tests {
                 if carried {
                     assert!(p.tile && !p.padded && p.tile_stage.is_none(), "{what}");
                 }
+            }
+        }
+    }
+
+    /// NHWC depth-to-space of three uint8 channels (units of `3 * b`
+    /// bytes): with AVX512-VBMI, by 3 and 4, each input row deinterleaved
+    /// into the output rows it holds, carried row by row (`segments`); by
+    /// 2, and below VBMI, not.
+    #[test]
+    fn three_channel_depth_to_space_carries_segments_with_vbmi() {
+        for (b, isa, carried) in [
+            (3, Isa::Avx512Vbmi, true),
+            (4, Isa::Avx512Vbmi, true),
+            (2, Isa::Avx512Vbmi, false),
+            (3, Isa::Avx512, false),
+        ] {
+            let g = nhwc([1, 12, 120, 3], b, false);
+            let (space, depth) = ([1, 12, 120, 3], [1, 12 / b, 120 / b, 3 * b * b]);
+            let (ss, ds) = (c_strides(&space, 1), c_strides(&depth, 1));
+            let p = CopyPlan::compile(&g, Direction::Backward, 1, &Layouts { space: &ss, block: &ds }, true, isa);
+            let what = format!("by {b}, {isa:?}");
+            assert_eq!(p.unit, 3 * b, "{what}");
+            assert_eq!((p.segments, p.carry_level.is_some()), (carried, carried), "{what}");
+            if carried {
+                let [.., x, y] = &p.loops[..] else { panic!("{what}: no tile") };
+                assert_eq!((x.count, x.ds, y.ss), (b, 360, (3 * b * b) as isize), "{what}");
             }
         }
     }

@@ -1502,15 +1502,9 @@ unsafe fn carried_any<const B: usize, const W: usize>(
         let masked = limit.is_none_or(|l| base > l);
         let mut v = [_mm512_setzero_si512(); B];
         for (j, v) in v.iter_mut().enumerate() {
-            let a = base + j * size;
-            let mut win = [(_mm512_setzero_si512(), _mm512_setzero_si512()); W];
-            for (w, win) in win.iter_mut().enumerate() {
-                // SAFETY: each window's two vectors lie in the row's
-                // `src_row` bytes unless `masked` (see `read`), which reads
-                // only those.
-                *win = unsafe { (read(sr, a + 128 * w, src_row, masked), read(sr, a + 128 * w + 64, src_row, masked)) };
-            }
-            *v = g.pick::<W>(ph, win);
+            // SAFETY: the windows lie in the row's `src_row` bytes unless
+            // `masked`.
+            *v = unsafe { gather_from::<W>(g, sr, ph, base + j * size, src_row, masked) };
         }
         v
     };
@@ -1533,6 +1527,32 @@ unsafe fn carried_any<const B: usize, const W: usize>(
             },
         )
     }
+}
+
+/// The vector of phase `ph` gathered by `g` from the `W` windows from byte
+/// `a` of the source at `sr`, reading only its bytes before `end` if
+/// `masked`.
+///
+/// # Safety
+/// As [`read`], for each window's two vectors; the caller is compiled for
+/// AVX-512F/BW and AVX512-VBMI.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn gather_from<const W: usize>(
+    g: &Gathers,
+    sr: *const u8,
+    ph: usize,
+    a: usize,
+    end: usize,
+    masked: bool,
+) -> __m512i {
+    // SAFETY: a register constant of the caller's features.
+    let mut win = [unsafe { (_mm512_setzero_si512(), _mm512_setzero_si512()) }; W];
+    for (w, win) in win.iter_mut().enumerate() {
+        // SAFETY: forwarded.
+        *win = unsafe { (read(sr, a + 128 * w, end, masked), read(sr, a + 128 * w + 64, end, masked)) };
+    }
+    g.pick::<W>(ph, win)
 }
 
 /// 64 bytes at `sr + at`, of which only those before `sr + end` are read
@@ -2496,11 +2516,10 @@ unsafe fn interleaved<const S: usize, const B: usize>(
         interleaved_rows::<B>(
             c,
             row,
-            n * S,
-            B,
             src,
             dst,
             w,
+            |sr, k| fetch_streams::<B>(sr, c.ss, k * 64 + 2 * n * S),
             |sr, k| at(sr.add(k * 64)),
             |sr| (at(sr.add((n - per) * S)), row - 64 * B),
         )
@@ -2558,11 +2577,10 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
         interleaved_rows::<1>(
             c,
             row,
-            len,
-            B,
             src,
             dst,
             w,
+            |sr, k| fetch_streams::<B>(sr, c.ss, k * 64 / B + 2 * len),
             |sr, k| {
                 let (ph, base) = g.step(&next, k);
                 at(sr, ph, base)
@@ -2575,6 +2593,22 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
     }
 }
 
+/// Fetches a line of each of `B` streams `ss` apart from `sr`, `at` bytes
+/// into them. Each stream is fetched two of its rows ahead, not
+/// `PREFETCH_AHEAD`: the streams of OpenVINO's batch-to-space are batches
+/// a power of two apart, 16 of them by 4x4, whose lines share sets of the
+/// caches, and lines fetched far ahead are evicted before they are read
+/// (measured, 2 runs alternating, 24 of those cropped, by 3 and 4, and 24
+/// pixel_shuffle and DCR by 4: geomean 0.87 -> 0.83x memcpy; the worst,
+/// uint8 of 16 channels by 4, 1.63 -> 1.11).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn fetch_streams<const B: usize>(sr: *const u8, ss: isize, at: usize) {
+    for j in 0..B {
+        prefetch(sr.wrapping_offset(j as isize * ss).wrapping_add(at), 64);
+    }
+}
+
 /// The row loop of [`interleaved`] and [`interleaved_any`]: one
 /// destination run from `dst`, `m` bytes past a line boundary (`base`);
 /// `pos`, the next byte's offset from `base`, advances by every push (of
@@ -2582,9 +2616,10 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
 /// leaves when it is whole. The run's bytes begin at `start`: `dst`, or
 /// before it, where the writers' stream that it continues began (whose
 /// unfinished line it takes as its first `m` bytes). Each row of `row`
-/// bytes from `b` streams of `len` bytes gets `V` vectors per
-/// `step(sr, k)` (row bytes `64 * V * k..`), for `k < row / (64 * V)`, and
-/// its end from `last(sr)`: vectors and the row byte of the first. Of a
+/// bytes from its source at `sr` gets `V` vectors per `step(sr, k)` (row
+/// bytes `64 * V * k..`), for `k < row / (64 * V)`, the middle ones after
+/// `fetch(sr, k)`, and its end from `last(sr)`: vectors and the row byte
+/// of the first. Of a
 /// row's bytes, only those in `c.keep` are pushed: the vectors inside it
 /// whole, with one set of permutes, those at its ends in part.
 ///
@@ -2599,11 +2634,10 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
 unsafe fn interleaved_rows<const V: usize>(
     c: Interleaved,
     row: usize,
-    len: usize,
-    b: usize,
     src: *const u8,
     dst: *mut u8,
     w: &mut Writers,
+    fetch: impl Fn(*const u8, usize),
     step: impl Fn(*const u8, usize) -> [__m512i; V],
     last: impl Fn(*const u8) -> ([__m512i; V], usize),
 ) {
@@ -2613,14 +2647,6 @@ unsafe fn interleaved_rows<const V: usize>(
     // The steps wholly inside the kept bytes: `first..end`.
     let first = lo.div_ceil(chunk).min(whole);
     let end = (hi / chunk).clamp(first, whole);
-    // Each stream is fetched two of its rows ahead, not `PREFETCH_AHEAD`:
-    // the streams of OpenVINO's batch-to-space are batches a power of two
-    // apart, 16 of them by 4x4, whose lines share sets of the caches, and
-    // lines fetched far ahead are evicted before they are read (measured,
-    // 2 runs alternating, 24 of those cropped, by 3 and 4, and 24
-    // pixel_shuffle and DCR by 4: geomean 0.87 -> 0.83x memcpy; the
-    // worst, uint8 of 16 channels by 4, 1.63 -> 1.11).
-    let ahead = 2 * len;
     let m = dst as usize % 64;
     let base = dst.wrapping_sub(m);
     let iota = iota();
@@ -2672,10 +2698,7 @@ unsafe fn interleaved_rows<const V: usize>(
                 // Whole vectors keep the line offset: one set of permutes.
                 let p = carry_permutes(iota, pos % 64, 0);
                 for k in first..end {
-                    for j in 0..b {
-                        let sp = sr.wrapping_offset(j as isize * c.ss).wrapping_add(k * chunk / b);
-                        prefetch(sp.wrapping_add(ahead), 64);
-                    }
+                    fetch(sr, k);
                     for v in step(sr, k) {
                         push(&mut held, &mut pos, v, p, 64);
                     }
