@@ -1790,6 +1790,12 @@ mod tests {
         }
     }
 
+    /// Blocks and instruction sets, and whether the carried kernels take
+    /// units of other sizes (`simd::AnyUnits`) with them: 3 or 4 streams,
+    /// with AVX512-VBMI.
+    const CARRIED_OTHER_UNITS: [(usize, Isa, bool); 4] =
+        [(3, Isa::Avx512Vbmi, true), (4, Isa::Avx512Vbmi, true), (2, Isa::Avx512Vbmi, false), (3, Isa::Avx512, false)];
+
     /// NHWC space-to-batch and batch-to-space of three uint8 channels
     /// (3-byte units, which no tile kernel of their own takes): with
     /// AVX512-VBMI, by 3 and 4, a streaming tile that the carried kernels
@@ -1797,12 +1803,7 @@ mod tests {
     /// and below VBMI, the plan they had, through the cache.
     #[test]
     fn three_channel_tiles_of_three_or_four_streams_are_carried_with_vbmi() {
-        for (b, isa, carried) in [
-            (3, Isa::Avx512Vbmi, true),
-            (4, Isa::Avx512Vbmi, true),
-            (2, Isa::Avx512Vbmi, false),
-            (3, Isa::Avx512, false),
-        ] {
+        for (b, isa, carried) in CARRIED_OTHER_UNITS {
             // Rows of 120 pixels: by 2, 360 bytes, not whole 16-byte
             // vectors (which the byte-shuffle kernel would stream).
             let g = nhwc([1, 12, 120, 3], b, true);
@@ -1827,12 +1828,7 @@ mod tests {
     /// 2, and below VBMI, not.
     #[test]
     fn three_channel_depth_to_space_carries_segments_with_vbmi() {
-        for (b, isa, carried) in [
-            (3, Isa::Avx512Vbmi, true),
-            (4, Isa::Avx512Vbmi, true),
-            (2, Isa::Avx512Vbmi, false),
-            (3, Isa::Avx512, false),
-        ] {
+        for (b, isa, carried) in CARRIED_OTHER_UNITS {
             let g = nhwc([1, 12, 120, 3], b, false);
             let (space, depth) = ([1, 12, 120, 3], [1, 12 / b, 120 / b, 3 * b * b]);
             let (ss, ds) = (c_strides(&space, 1), c_strides(&depth, 1));
