@@ -1363,9 +1363,11 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 /// through the cache; float32 NCHW space-to-depth 1.05-1.1x, against 1.3x
 /// with whole lines per row and the rows' ends through the writers.
 ///
-/// Below AVX512-VBMI, and for padded rows (`c.pad`) with it, the line a
-/// stream's row shares with the next is joined from the two rows' sources
-/// instead (`joined_body`, `joined_padded_body`).
+/// Below AVX512-VBMI, and for padded rows (`c.pad`) of 1- to 16-byte units
+/// with it, the line a stream's row shares with the next is joined from
+/// the two rows' sources instead (`joined_body`, `joined_padded_body`);
+/// units of other sizes ([`carried_any`]) read padded rows in place with
+/// masked reads, their padding as zeros.
 ///
 /// Returns whether it did the work (if not, nothing is written): it needs
 /// a vector `isa` and rows of at least 64 bytes per stream; with
@@ -1390,9 +1392,11 @@ pub(crate) unsafe fn deinterleave_carried(
     #[cfg(target_arch = "x86_64")]
     {
         let rows_fit = n.checked_mul(size).is_some_and(|row| row >= 64 && c.rows.ds == row as isize);
-        if c.pad.is_some() {
-            // The VBMI kernel reads whole rows, so padded ones take the
-            // joined kernel whatever the `isa` (with VBMI, AVX-512's).
+        if c.pad.is_some() && (isa < Isa::Avx512Vbmi || matches!(size, 1 | 2 | 4 | 8 | 16)) {
+            // The VBMI kernel of these units reads whole rows, so padded
+            // ones take the joined kernel whatever the `isa` (with VBMI,
+            // AVX-512's); units of other sizes are gathered with masked
+            // reads, which read padded rows in place.
             // SAFETY: forwarded, with `c.rows.ds` the row's bytes.
             return rows_fit && unsafe { deinterleave_joined_padded(isa, size, b, c, n, src, dst) };
         }
@@ -1477,8 +1481,9 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
 /// ([`AnyUnits`]): stream `j`'s vector at its row byte `q` is gathered
 /// from the source row by the tables `g`, from `W` windows of 128 bytes
 /// from the source unit that holds that byte; the vectors past the last
-/// whose windows lie inside the row read only the row's bytes (masked
-/// loads). The vectors' sources advance by the tables' steps, phase by
+/// whose windows lie inside the row's data read only those bytes (masked
+/// loads): the row's end, or the padding of a padded row (`c.pad`), which
+/// reads as zeros. The vectors' sources advance by the tables' steps, phase by
 /// phase, without a division.
 ///
 /// # Safety
@@ -1495,16 +1500,22 @@ unsafe fn carried_any<const B: usize, const W: usize>(
     dst: *mut u8,
 ) {
     let (row, src_row) = (n * size, n * size * B);
+    // The data bytes of the row being read: all of it, or those that
+    // `c.pad` gives (the rest read as zeros).
+    let data = std::cell::Cell::new((0, src_row));
+    // Bytes from the start of stream 0's unit through the end of the
+    // windows.
+    let span = (B - 1) * size + 128 * W;
     // The vectors of phase `ph` whose stream 0 starts at source byte `base`
-    // of the row at `sr`: inside the row if `base <= limit`.
-    let limit = src_row.checked_sub((B - 1) * size + 128 * W);
+    // of the row at `sr`.
     let at = |sr: *const u8, ph: usize, base: usize| -> [__m512i; B] {
-        let masked = limit.is_none_or(|l| base > l);
+        let (lo, hi) = data.get();
+        let masked = base < lo || base + span > hi;
         let mut v = [_mm512_setzero_si512(); B];
         for (j, v) in v.iter_mut().enumerate() {
-            // SAFETY: the windows lie in the row's `src_row` bytes unless
-            // `masked`.
-            *v = unsafe { gather_from::<W>(g, sr, ph, base + j * size, src_row, masked) };
+            // SAFETY: the windows lie in the row's data bytes unless
+            // `masked`, when only those are read.
+            *v = unsafe { gather_from::<W>(g, sr, ph, base + j * size, (lo, hi), masked) };
         }
         v
     };
@@ -1516,7 +1527,12 @@ unsafe fn carried_any<const B: usize, const W: usize>(
             c,
             row,
             dst,
-            |r, i| src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss),
+            |r, i| {
+                if let Some(pad) = c.pad {
+                    data.set(pad.data(r, i, src_row));
+                }
+                src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss)
+            },
             |sr, k| {
                 let (ph, base) = g.step(&next, k);
                 at(sr, ph, base)
@@ -1530,7 +1546,7 @@ unsafe fn carried_any<const B: usize, const W: usize>(
 }
 
 /// The vector of phase `ph` gathered by `g` from the `W` windows from byte
-/// `a` of the source at `sr`, reading only its bytes before `end` if
+/// `a` of the source at `sr`, reading only its bytes in `data` if
 /// `masked`.
 ///
 /// # Safety
@@ -1543,32 +1559,33 @@ unsafe fn gather_from<const W: usize>(
     sr: *const u8,
     ph: usize,
     a: usize,
-    end: usize,
+    data: (usize, usize),
     masked: bool,
 ) -> __m512i {
     // SAFETY: a register constant of the caller's features.
     let mut win = [unsafe { (_mm512_setzero_si512(), _mm512_setzero_si512()) }; W];
     for (w, win) in win.iter_mut().enumerate() {
         // SAFETY: forwarded.
-        *win = unsafe { (read(sr, a + 128 * w, end, masked), read(sr, a + 128 * w + 64, end, masked)) };
+        *win = unsafe { (read(sr, a + 128 * w, data, masked), read(sr, a + 128 * w + 64, data, masked)) };
     }
     g.pick::<W>(ph, win)
 }
 
-/// 64 bytes at `sr + at`, of which only those before `sr + end` are read
-/// if `masked` (the rest are zero).
+/// 64 bytes at `sr + at`, of which, if `masked`, only those in `data`
+/// (a range of bytes from `sr`) are read, the rest zero: a row's end, or
+/// its padding.
 ///
 /// # Safety
 /// The bytes read readable; the caller is compiled for AVX-512BW.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn read(sr: *const u8, at: usize, end: usize, masked: bool) -> __m512i {
+unsafe fn read(sr: *const u8, at: usize, (lo, hi): (usize, usize), masked: bool) -> __m512i {
     let p = sr.wrapping_add(at);
+    let below = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
     // SAFETY: the caller's; masked-off lanes are not accessed.
     unsafe {
         if masked {
-            let lanes = end.saturating_sub(at);
-            let k = if lanes >= 64 { u64::MAX } else { (1u64 << lanes) - 1 };
+            let k = below(hi.saturating_sub(at)) & !below(lo.saturating_sub(at));
             _mm512_maskz_loadu_epi8(k, p.cast())
         } else {
             _mm512_loadu_si512(p.cast())
@@ -2563,7 +2580,7 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
             let (j, h) = (k / H, k % H);
             // SAFETY: the vector lies in stream `j`'s `len` bytes unless
             // `masked` (see `read`), which reads only those.
-            *v = unsafe { read(sr.wrapping_offset(j as isize * c.ss), base + 64 * h, len, masked) };
+            *v = unsafe { read(sr.wrapping_offset(j as isize * c.ss), base + 64 * h, (0, len), masked) };
         }
         let mut win = [(v[0], v[1]); W];
         for (w, win) in win.iter_mut().enumerate() {
@@ -2901,7 +2918,8 @@ mod tests {
     /// 63 bytes, not powers of two), with AVX512-VBMI: 2 groups of 3 or 4
     /// streams, each stream starting at its own offset in a line, rows
     /// ending at a line or anywhere in one; every stream's bytes land in
-    /// order and nothing outside the streams is written. Below VBMI the
+    /// order and nothing outside the streams is written; padded rows read
+    /// in place, their padding as zeros. Below VBMI the
     /// kernel declines (their vectors do not hold whole units); so it does
     /// two streams of them, and units whose gathers would have more than
     /// `MAX_PHASES` phases.
@@ -2909,12 +2927,18 @@ mod tests {
     fn units_of_any_size_deinterleave_carried() {
         let isa = Isa::detect();
         for size in [3usize, 5, 6, 7, 9, 12, 18, 24, 36, 48, 60] {
-            for b in [3usize, 4] {
+            for (b, padded) in [(3usize, false), (4, false), (3, true), (4, true)] {
                 for n in [64usize.div_ceil(size), 256 / size, 200usize.div_ceil(size)] {
                     let (rows, groups) = (3usize, 2usize);
                     let src_row = n * b * size;
+                    // Padded: each row's data past its first unit, short of
+                    // its last two; the rest holds 0xee and reads as zeros.
+                    let data = if padded { (size, src_row - 2 * size) } else { (0, src_row) };
+                    let is_data = |q: usize| (data.0..data.1).contains(&(q % src_row));
                     // Rows of both groups, one after another, then the next row.
-                    let src: Vec<u8> = (0..rows * groups * src_row).map(|i| (i * 7 % 251) as u8).collect();
+                    let src: Vec<u8> = (0..rows * groups * src_row)
+                        .map(|i| if is_data(i) { (i * 7 % 251) as u8 } else { 0xee })
+                        .collect();
                     // Stream `s` at `64 + s * ds`: 5 bytes further into a line
                     // than the one before; 64 guard bytes after the last.
                     let ds = (rows * n * size).next_multiple_of(64) + 64 + 5;
@@ -2928,7 +2952,7 @@ mod tests {
                         streams: Rows { count: groups, ss: src_row as isize, ds: (b * ds) as isize },
                         ds: ds as isize,
                         ahead: Ahead::Source,
-                        pad: None,
+                        pad: padded.then_some(Padding { lo: data.0, hi: data.1, groups: None }),
                     };
                     // SAFETY: the source rows and the streams' bytes lie
                     // inside their buffers; `isa` detected.
@@ -2938,7 +2962,7 @@ mod tests {
                         assert!(!done, "{size} x {b}: {isa:?} has no carried deinterleave of them");
                         return;
                     }
-                    assert!(done, "{size} x {b}, n {n}");
+                    assert!(done, "{size} x {b}, n {n}, padded {padded}");
                     let mut want = vec![0x55u8; len];
                     for g in 0..groups {
                         for j in 0..b {
@@ -2946,13 +2970,14 @@ mod tests {
                                 for x in 0..n {
                                     for k in 0..size {
                                         let q = (r * groups + g) * src_row + (x * b + j) * size + k;
-                                        want[64 + (g * b + j) * ds + (r * n + x) * size + k] = src[q];
+                                        let v = if is_data(q) { src[q] } else { 0 };
+                                        want[64 + (g * b + j) * ds + (r * n + x) * size + k] = v;
                                     }
                                 }
                             }
                         }
                     }
-                    assert!(buf == &want[..], "{size} x {b}, n {n}");
+                    assert!(buf == &want[..], "{size} x {b}, n {n}, padded {padded}");
                 }
             }
         }
