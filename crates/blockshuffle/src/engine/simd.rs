@@ -26,7 +26,8 @@
 //! from one row to the next, 2 to 4 streams (three by permutes):
 //! [`deinterleave_carried`] and [`interleave_carried`] carry each stream's
 //! unfinished line in a register (units of other sizes, 3 or 4 streams of
-//! them, gathered by byte permutes from tables: [`AnyUnits`]), so that every line leaves with one
+//! them, gathered by byte permutes from tables: [`AnyUnits`]), so that
+//! every line leaves with one
 //! aligned 64-byte streaming store whatever the lengths of the rows. Below
 //! VBMI, [`deinterleave_carried`] *joins* the line that a stream's row
 //! shares with the next from the sources of the two rows instead
@@ -2841,12 +2842,13 @@ mod tests {
     #[test]
     fn cropped_rows_interleave_carried_through_the_writers() {
         let isa = Isa::detect();
-        // 2-byte units (the kernel's own), and units of other sizes
-        // (gathered): two rows' vectors each way of reading the streams.
+        // 2-byte units (the kernel's own), 2 to 4 streams; units of other
+        // sizes (gathered), 3 or 4 streams: one vector read of each stream,
+        // or two (36 bytes, and 48 by 3).
         let streams = |u: usize| if u == 2 { vec![(u, 2usize), (u, 3), (u, 4)] } else { vec![(u, 3), (u, 4)] };
         for (size, b) in [2usize, 3, 6, 9, 12, 24, 36, 48].into_iter().flat_map(streams) {
-            // 40 units a stream (80 bytes of 2-byte units), rows of `40 * size *
-            // b` bytes, kept from unit 3 to 5 units short of the end.
+            // 40 units a stream, rows of `40 * size * b` bytes, kept from
+            // unit 3 to 5 units short of the end.
             let (n, rows) = (40usize, 5usize);
             let row = n * size * b;
             let keep = (3 * size, row - 5 * size);
@@ -2919,10 +2921,10 @@ mod tests {
     /// streams, each stream starting at its own offset in a line, rows
     /// ending at a line or anywhere in one; every stream's bytes land in
     /// order and nothing outside the streams is written; padded rows read
-    /// in place, their padding as zeros. Below VBMI the
-    /// kernel declines (their vectors do not hold whole units); so it does
-    /// two streams of them, and units whose gathers would have more than
-    /// `MAX_PHASES` phases.
+    /// in place, their padding as zeros. Below VBMI the kernel declines
+    /// (their vectors do not hold whole units); so it does two streams of
+    /// them, and units whose gathers would have more than `MAX_PHASES`
+    /// phases.
     #[test]
     fn units_of_any_size_deinterleave_carried() {
         let isa = Isa::detect();
