@@ -2598,7 +2598,12 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
             src,
             dst,
             w,
-            |sr, k| fetch_streams::<B>(sr, c.ss, k * 64 / B + 2 * len),
+            |sr, k| {
+                // A line of each stream per `B` destination vectors.
+                if k % B == 0 {
+                    fetch_streams::<B>(sr, c.ss, k / B * 64 + 2 * len)
+                }
+            },
             |sr, k| {
                 let (ph, base) = g.step(&next, k);
                 at(sr, ph, base)
