@@ -553,9 +553,18 @@ impl CopyPlan {
             // NHWC space-to-batch, batch-to-space (cropped or not) and
             // space-to-depth by 3 and 4 of three uint8, float16 or float32
             // channels and of four uint8, 32 workloads: geomean 1.14 ->
-            // 1.02, the worst 1.60 -> 1.33, above 1.10 17 -> 10.
-            let any =
-                arranged.is_some() && self.nt && self.isa >= Isa::Avx512Vbmi && !vector_unit(self.unit) && !shuffled;
+            // 1.02, the worst 1.60 -> 1.33, above 1.10 17 -> 10. Two
+            // streams are gathered only from consecutive source rows
+            // (space-to-depth by 2), in place of the byte-shuffle kernel
+            // too: see `gathers_interleaved`.
+            let n = loops.len();
+            let pair =
+                n >= 2 && loops[n - 1].count == 2 && gathers_interleaved(&loops[n - 2], &loops[n - 1], self.unit);
+            let any = arranged.is_some()
+                && self.nt
+                && self.isa >= Isa::Avx512Vbmi
+                && !vector_unit(self.unit)
+                && (!shuffled || pair);
             unless_carried = any.then(|| (loops.clone(), tiled));
             self.tile = tiled || any;
             if tiled && !vector_unit(self.unit) && !shuffled && !any {
@@ -839,7 +848,8 @@ pub(crate) fn crops_carried(loops: &[Loop], unit: usize, isa: Isa) -> bool {
     let n = loops.len();
     let kept = (b.saturating_sub(a) * unit) as isize;
     let row_ds = if n >= 3 { loops[n - 3].ds } else { kept };
-    interleaves_carried(isa, unit, y.count, x.count, (a * unit, b * unit), row_ds)
+    (matches!(unit, 1 | 2 | 4 | 8) || gathers_interleaved(x, y, unit))
+        && interleaves_carried(isa, unit, y.count, x.count, (a * unit, b * unit), row_ds)
 }
 
 /// Bytes of the stage cropped interleaved rows are built in (see
@@ -1368,11 +1378,25 @@ fn vector_streams(b: usize, isa: Isa) -> bool {
     }
 }
 
+/// Whether `simd::interleave_carried` gathers the rows of an interleaving
+/// tile (`x` its units, `y` its streams) of units of other sizes
+/// (`simd::AnyUnits`): 3 or 4 streams, or 2 that are consecutive source
+/// rows (space-to-depth by 2). Two streams elsewhere measured faster
+/// through the older kernels: NHWC batch-to-space by 2 of three uint8,
+/// float16 and float32 channels, cropped or not, 4 runs alternating,
+/// medians 0.60-0.97x memcpy so, 0.76-1.07 gathered; space-to-depth by 2
+/// of them 1.11-1.26 through the byte-shuffle kernel or the cache, 0.88-1.06
+/// gathered.
+fn gathers_interleaved(x: &Loop, y: &Loop, unit: usize) -> bool {
+    AnyUnits { size: unit, b: y.count }.interleave_reads().is_some()
+        && (y.count > 2 || x.count.checked_mul(unit).is_some_and(|row| y.ss == row as isize))
+}
+
 /// The [`CopyPlan::carry_level`] of a streaming interleaving tile plan in
 /// the destination's order, if `simd::interleave_carried` can run it: 2 to
 /// 4 streams (the tile's inner loop) of at least 64 bytes each per row (its
-/// outer loop) of 1- to 8-byte units (or 3 or 4 streams of units of other
-/// sizes, `simd::AnyUnits`), inside a loop stepping one
+/// outer loop) of 1- to 8-byte units (or of units of other sizes that
+/// [`gathers_interleaved`] takes), inside a loop stepping one
 /// destination row (`ds` the row's bytes), itself perhaps inside a loop
 /// stepping all of its rows, neither carrying a window: the destination
 /// rows are one run.
@@ -1385,7 +1409,7 @@ fn interleave_carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
     let row = x.count * y.count * unit;
     let fits = x.ds == (y.count * unit) as isize
         && matches!(y.count, 2..=4)
-        && (matches!(unit, 1 | 2 | 4 | 8) || AnyUnits { size: unit, b: y.count }.interleave_reads().is_some())
+        && (matches!(unit, 1 | 2 | 4 | 8) || gathers_interleaved(x, y, unit))
         && x.count * unit >= 64
         && loops[n - 3].ds == row as isize
         && free(&loops[n - 3]);
@@ -1820,6 +1844,36 @@ mod tests {
                 assert_eq!(p.nt, carried, "{what}");
                 if carried {
                     assert!(p.tile && !p.padded && p.tile_stage.is_none(), "{what}");
+                }
+            }
+        }
+    }
+
+    /// NHWC space-to-depth by 2 of three channels: two consecutive source
+    /// rows interleaved, units of 6 bytes (uint8) or 24 (float32). With
+    /// AVX512-VBMI, a streaming tile whose rows the carried kernels gather
+    /// (`gathers_interleaved`), the uint8 rows of whole 16-byte vectors
+    /// too (which the byte-shuffle kernel streams otherwise); below VBMI,
+    /// not. Depth-to-space by 2 (two streams deinterleaved) is not carried.
+    #[test]
+    fn three_channel_space_to_depth_by_two_is_carried_with_vbmi() {
+        // Rows of 128 pixels: 384 bytes of uint8, whole 16-byte vectors.
+        let g = nhwc([1, 12, 128, 3], 2, false);
+        let (space, depth) = ([1, 12, 128, 3], [1, 6, 64, 12]);
+        for elem in [1, 4] {
+            let (ss, ds) = (c_strides(&space, elem), c_strides(&depth, elem));
+            for isa in [Isa::Avx512Vbmi, Isa::Avx512, Isa::Avx2] {
+                for dir in [Direction::Forward, Direction::Backward] {
+                    let p = CopyPlan::compile(&g, dir, elem, &Layouts { space: &ss, block: &ds }, true, isa);
+                    let what = format!("{elem}-byte elements, {isa:?}, {dir:?}");
+                    let carried = isa == Isa::Avx512Vbmi && dir == Direction::Forward;
+                    assert_eq!(p.unit, 6 * elem, "{what}");
+                    assert_eq!(p.carry_level.is_some(), carried, "{what}");
+                    if carried {
+                        let [.., x, y] = &p.loops[..] else { panic!("{what}: no tile") };
+                        assert_eq!((x.count, y.count, y.ss), (64, 2, (384 * elem) as isize), "{what}");
+                        assert!(p.tile && p.nt && !p.segments && p.tile_stage.is_none(), "{what}");
+                    }
                 }
             }
         }

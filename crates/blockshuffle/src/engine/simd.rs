@@ -2116,12 +2116,10 @@ pub(crate) struct AnyUnits {
 }
 
 impl AnyUnits {
-    /// Whether the carried kernels take these units at all: 3 or 4
-    /// streams (two streams of them measured faster through the cache:
-    /// NHWC space-to-batch and batch-to-space by 2 of three channels,
-    /// 0.62-0.93x memcpy so, 0.94-1.13x gathered).
+    /// Whether the carried kernels take these units at all: 2 to 4
+    /// streams (deinterleaved, 3 or 4: see [`Self::deinterleave_windows`]).
     fn fit(self) -> bool {
-        matches!(self.b, 3 | 4) && self.size > 2 && self.size < 64 && !self.size.is_power_of_two()
+        matches!(self.b, 2..=4) && self.size > 2 && self.size < 64 && !self.size.is_power_of_two()
     }
 
     /// Deinterleaving: the phases of stream vectors (at stream bytes
@@ -2142,9 +2140,14 @@ impl AnyUnits {
     /// Deinterleaving: the 128-byte windows a vector draws from, if at
     /// most [`MAX_WINDOWS`] and the phases at most [`MAX_PHASES`].
     /// (The source byte grows with the vector's byte: largest at its last.)
+    ///
+    /// Not for two streams: those measured faster through the cache (NHWC
+    /// space-to-batch by 2 of three channels, 0.62-0.93x memcpy so,
+    /// 0.94-1.13x gathered; again, uint8, float16 and float32, 4 runs
+    /// alternating, medians 0.85-1.03 against 1.04-1.29).
     pub(crate) fn deinterleave_windows(self) -> Option<usize> {
         let phases = self.deinterleave_phases();
-        if !self.fit() || phases > MAX_PHASES {
+        if !self.fit() || self.b == 2 || phases > MAX_PHASES {
             return None;
         }
         let most = (0..phases).map(|ph| self.deinterleave_at(ph, 63)).max()?;
@@ -2444,6 +2447,8 @@ pub(crate) unsafe fn interleave_carried(
             let Some(h) = units.interleave_reads() else { return false };
             return Gathers::with(units, true, h, |g| {
                 match (b, h) {
+                    (2, 1) => interleaved_any::<2, 1, 1>(g, size, c, n, src, dst, w),
+                    (2, 2) => interleaved_any::<2, 2, 2>(g, size, c, n, src, dst, w),
                     (3, 1) => interleaved_any::<3, 1, 2>(g, size, c, n, src, dst, w),
                     (3, 2) => interleaved_any::<3, 2, 3>(g, size, c, n, src, dst, w),
                     (4, 1) => interleaved_any::<4, 1, 2>(g, size, c, n, src, dst, w),
@@ -2847,11 +2852,10 @@ mod tests {
     #[test]
     fn cropped_rows_interleave_carried_through_the_writers() {
         let isa = Isa::detect();
-        // 2-byte units (the kernel's own), 2 to 4 streams; units of other
-        // sizes (gathered), 3 or 4 streams: one vector read of each stream,
-        // or two (36 bytes, and 48 by 3).
-        let streams = |u: usize| if u == 2 { vec![(u, 2usize), (u, 3), (u, 4)] } else { vec![(u, 3), (u, 4)] };
-        for (size, b) in [2usize, 3, 6, 9, 12, 24, 36, 48].into_iter().flat_map(streams) {
+        // 2-byte units (the kernel's own) and units of other sizes
+        // (gathered), 2 to 4 streams: one vector read of each stream, or
+        // two (the larger units).
+        for (size, b) in [2usize, 3, 6, 9, 12, 24, 36, 48].into_iter().flat_map(|u| [(u, 2usize), (u, 3), (u, 4)]) {
             // 40 units a stream, rows of `40 * size * b` bytes, kept from
             // unit 3 to 5 units short of the end.
             let (n, rows) = (40usize, 5usize);
@@ -2913,7 +2917,7 @@ mod tests {
                 let most = (0..u.interleave_phases()).flat_map(|ph| (0..64).map(move |t| u.interleave_at(ph, t).1));
                 let h = most.max().map(|m| m / 64 + 1).filter(|&h| fits && h <= 2);
                 assert_eq!(u.interleave_reads(), h, "{size} x {b}");
-                let fits = u.fit() && u.deinterleave_phases() <= MAX_PHASES;
+                let fits = u.fit() && b != 2 && u.deinterleave_phases() <= MAX_PHASES;
                 let most = (0..u.deinterleave_phases()).flat_map(|ph| (0..64).map(move |t| u.deinterleave_at(ph, t)));
                 let w = most.max().map(|m| m / 128 + 1).filter(|&w| fits && w <= MAX_WINDOWS);
                 assert_eq!(u.deinterleave_windows(), w, "{size} x {b}");
