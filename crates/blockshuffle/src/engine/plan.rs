@@ -547,7 +547,8 @@ impl CopyPlan {
             // Units that no tile kernel of their own takes (three-channel
             // pixels, 3 to 48 bytes, and their blocks) make a tile for the
             // carried kernels of AVX512-VBMI, which gather them with byte
-            // permutes (`simd::AnyUnits`), 3 or 4 streams of them; if
+            // permutes (`simd::AnyUnits`), 3 or 4 streams of them (2:
+            // below); if
             // neither takes it, the plan is the one it was (saved here).
             // Measured (ratio to memcpy, 2 runs alternating, best of each):
             // NHWC space-to-batch, batch-to-space (cropped or not) and
@@ -1819,7 +1820,8 @@ mod tests {
 
     /// Blocks and instruction sets, and whether the carried kernels take
     /// units of other sizes (`simd::AnyUnits`) with them: 3 or 4 streams,
-    /// with AVX512-VBMI.
+    /// with AVX512-VBMI (2 only from consecutive source rows, which these
+    /// are not).
     const CARRIED_OTHER_UNITS: [(usize, Isa, bool); 4] =
         [(3, Isa::Avx512Vbmi, true), (4, Isa::Avx512Vbmi, true), (2, Isa::Avx512Vbmi, false), (3, Isa::Avx512, false)];
 

@@ -25,7 +25,7 @@
 //! kernels run whole streaming tiles whose destination streams continue
 //! from one row to the next, 2 to 4 streams (three by permutes):
 //! [`deinterleave_carried`] and [`interleave_carried`] carry each stream's
-//! unfinished line in a register (units of other sizes, 3 or 4 streams of
+//! unfinished line in a register (units of other sizes, 2 to 4 streams of
 //! them, gathered by byte permutes from tables: [`AnyUnits`]), so that
 //! every line leaves with one
 //! aligned 64-byte streaming store whatever the lengths of the rows. Below
@@ -2104,8 +2104,8 @@ const MAX_PHASES: usize = 32;
 const MAX_WINDOWS: usize = 4;
 
 /// Units of sizes that have no kernel of their own (not 1, 2, 4, 8 or 16
-/// bytes), up to 64 bytes, `b` (3 or 4) streams: three-channel NHWC pixels, 3 to
-/// 48 bytes, and their blocks. The carried kernels gather each 64-byte
+/// bytes), up to 64 bytes, `b` (2 to 4) streams: three-channel NHWC
+/// pixels, 3 to 48 bytes, and their blocks. The carried kernels gather each 64-byte
 /// vector of the destination with byte permutes ([`Gathers`]), whose
 /// indices repeat with the position of the vector modulo the unit (or, for
 /// interleaving, `b` units).
