@@ -2550,7 +2550,7 @@ unsafe fn interleaved<const S: usize, const B: usize>(
             src,
             dst,
             w,
-            |sr, k| fetch_streams::<B>(sr, c.ss, k * 64 + 2 * n * S),
+            |sr, k| fetch_streams::<B>(sr, c.ss, k * 64 + n * S),
             |sr, k| at(sr.add(k * 64)),
             |sr| (at(sr.add((n - per) * S)), row - 64 * B),
         )
@@ -2630,13 +2630,19 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
 }
 
 /// Fetches a line of each of `B` streams `ss` apart from `sr`, `at` bytes
-/// into them. Each stream is fetched two of its rows ahead, not
-/// `PREFETCH_AHEAD`: the streams of OpenVINO's batch-to-space are batches
-/// a power of two apart, 16 of them by 4x4, whose lines share sets of the
-/// caches, and lines fetched far ahead are evicted before they are read
-/// (measured, 2 runs alternating, 24 of those cropped, by 3 and 4, and 24
-/// pixel_shuffle and DCR by 4: geomean 0.87 -> 0.83x memcpy; the worst,
-/// uint8 of 16 channels by 4, 1.63 -> 1.11).
+/// into them. The callers fetch each stream a row or two of its own ahead,
+/// not `PREFETCH_AHEAD`: the streams of OpenVINO's batch-to-space are
+/// batches a power of two apart, 16 of them by 4x4, whose lines share sets
+/// of the caches, and lines fetched far ahead are evicted before they are
+/// read (measured, 2 runs alternating, 24 of those cropped, by 3 and 4, and
+/// 24 pixel_shuffle and DCR by 4: two rows ahead, geomean 0.87 -> 0.83x
+/// memcpy; the worst, uint8 of 16 channels by 4, 1.63 -> 1.11). One row
+/// ahead, for the units of [`interleaved`]: 33 of those (by 2 to 4, and
+/// pixel_shuffle and DCR by 4), 4 runs alternating, median per workload,
+/// geomean 0.89 -> 0.84, above 1.10 1 -> 0 (another 27, 3 runs: 1.06
+/// -> 0.98, uint8 of 16 channels by 4 1.26 -> 1.03); 49 other interleaves
+/// (NHWC batch-to-space, space-to-depth, pixel_shuffle and DCR by 2 and 3)
+/// alike, 0.808 -> 0.807. [`interleaved_any`] keeps two (one: 0.821).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn fetch_streams<const B: usize>(sr: *const u8, ss: isize, at: usize) {
