@@ -558,14 +558,15 @@ impl CopyPlan {
             // streams are gathered only from consecutive source rows
             // (space-to-depth by 2), in place of the byte-shuffle kernel
             // too: see `gathers_interleaved`.
-            let n = loops.len();
-            let pair =
-                n >= 2 && loops[n - 1].count == 2 && gathers_interleaved(&loops[n - 2], &loops[n - 1], self.unit);
+            let pair = |loops: &[Loop]| match loops {
+                [.., x, y] => y.count == 2 && gathers_interleaved(x, y, self.unit),
+                _ => false,
+            };
             let any = arranged.is_some()
                 && self.nt
                 && self.isa >= Isa::Avx512Vbmi
                 && !vector_unit(self.unit)
-                && (!shuffled || pair);
+                && (!shuffled || pair(loops));
             unless_carried = any.then(|| (loops.clone(), tiled));
             self.tile = tiled || any;
             if tiled && !vector_unit(self.unit) && !shuffled && !any {
