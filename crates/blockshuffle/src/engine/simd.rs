@@ -1413,34 +1413,21 @@ pub(crate) unsafe fn deinterleave_carried(
         if !matches!(size, 1 | 2 | 4 | 8) {
             let units = AnyUnits { size, b };
             let Some(windows) = units.deinterleave_windows() else { return false };
-            if let Some(windows) = units.shared_windows() {
-                return Gathers::with(units, Gather::Shared, |g| {
-                    // SAFETY: as below, with `W` the shared windows and `g`
-                    // their tables.
-                    unsafe {
-                        match (b, windows) {
-                            (3, 2) => carried_any::<3, 2, true>(g, size, c, n, src, dst),
-                            (3, 3) => carried_any::<3, 3, true>(g, size, c, n, src, dst),
-                            (3, 4) => carried_any::<3, 4, true>(g, size, c, n, src, dst),
-                            (4, 2) => carried_any::<4, 2, true>(g, size, c, n, src, dst),
-                            (4, 3) => carried_any::<4, 3, true>(g, size, c, n, src, dst),
-                            (4, 4) => carried_any::<4, 4, true>(g, size, c, n, src, dst),
-                            _ => return false,
-                        }
-                    }
-                    true
-                });
-            }
-            return Gathers::with(units, Gather::Deinterleave, |g| {
-                // SAFETY: as below, with `W` the windows of the units and
-                // `g` their tables.
+            // Shared windows: 6-byte units and the like, by 4 (see
+            // `AnyUnits::shared_windows`).
+            let shared = units.shared_windows();
+            let (what, windows) = shared.map_or((Gather::Deinterleave, windows), |w| (Gather::Shared, w));
+            return Gathers::with(units, what, |g| {
+                // SAFETY: as below, with `W` the windows of the units (each
+                // stream's, or shared) and `g` their tables.
                 unsafe {
-                    match (b, windows) {
-                        (3, 2) => carried_any::<3, 2, false>(g, size, c, n, src, dst),
-                        (3, 3) => carried_any::<3, 3, false>(g, size, c, n, src, dst),
-                        (4, 2) => carried_any::<4, 2, false>(g, size, c, n, src, dst),
-                        (4, 3) => carried_any::<4, 3, false>(g, size, c, n, src, dst),
-                        (4, 4) => carried_any::<4, 4, false>(g, size, c, n, src, dst),
+                    match (b, windows, shared.is_some()) {
+                        (3, 2, false) => carried_any::<3, 2, false>(g, size, c, n, src, dst),
+                        (3, 3, false) => carried_any::<3, 3, false>(g, size, c, n, src, dst),
+                        (4, 2, false) => carried_any::<4, 2, false>(g, size, c, n, src, dst),
+                        (4, 3, false) => carried_any::<4, 3, false>(g, size, c, n, src, dst),
+                        (4, 4, false) => carried_any::<4, 4, false>(g, size, c, n, src, dst),
+                        (4, 3, true) => carried_any::<4, 3, true>(g, size, c, n, src, dst),
                         _ => return false,
                     }
                 }
@@ -3031,6 +3018,15 @@ mod tests {
                 let most = (0..u.deinterleave_phases()).flat_map(|ph| (0..64).map(move |t| u.deinterleave_at(ph, t)));
                 let w = most.max().map(|m| m / 128 + 1).filter(|&w| fits && w <= MAX_WINDOWS);
                 assert_eq!(u.deinterleave_windows(), w, "{size} x {b}");
+                // Shared windows: the streams' bytes from stream 0's unit,
+                // as many windows as each stream's own and at least 3; the
+                // kernel is dispatched for 3 of them, by 4.
+                let phases = u.deinterleave_phases();
+                let most = (0..phases).flat_map(|ph| (0..64).map(move |t| u.deinterleave_at(ph, t))).max();
+                let shared = most.map(|m| (m + (b - 1) * size) / 128 + 1);
+                let want = w.filter(|&w| w >= 3 && shared == Some(w) && phases * b <= MAX_PHASES);
+                assert_eq!(u.shared_windows(), want, "{size} x {b}");
+                assert!(want.is_none_or(|w| (b, w) == (4, 3)), "{size} x {b}");
             }
         }
     }
