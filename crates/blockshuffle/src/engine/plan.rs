@@ -548,8 +548,8 @@ impl CopyPlan {
             // pixels, 3 to 48 bytes, and their blocks) make a tile for the
             // carried kernels of AVX512-VBMI, which gather them with byte
             // permutes (`simd::AnyUnits`), 3 or 4 streams of them (2:
-            // below); if
-            // neither takes it, the plan is the one it was (saved here).
+            // below); if neither takes it, the plan is the one it was
+            // (saved here).
             // Measured (ratio to memcpy, 2 runs alternating, best of each):
             // NHWC space-to-batch, batch-to-space (cropped or not) and
             // space-to-depth by 3 and 4 of three uint8, float16 or float32
@@ -557,9 +557,9 @@ impl CopyPlan {
             // 1.02, the worst 1.60 -> 1.33, above 1.10 17 -> 10. Two
             // streams are gathered only from consecutive source rows
             // (space-to-depth by 2), in place of the byte-shuffle kernel
-            // too: see `gathers_interleaved`.
+            // too: see `interleave_units`.
             let pair = |loops: &[Loop]| match loops {
-                [.., x, y] => y.count == 2 && gathers_interleaved(x, y, self.unit),
+                [.., x, y] => y.count == 2 && interleave_units(x, y, self.unit),
                 _ => false,
             };
             let any = arranged.is_some()
@@ -850,8 +850,7 @@ pub(crate) fn crops_carried(loops: &[Loop], unit: usize, isa: Isa) -> bool {
     let n = loops.len();
     let kept = (b.saturating_sub(a) * unit) as isize;
     let row_ds = if n >= 3 { loops[n - 3].ds } else { kept };
-    (matches!(unit, 1 | 2 | 4 | 8) || gathers_interleaved(x, y, unit))
-        && interleaves_carried(isa, unit, y.count, x.count, (a * unit, b * unit), row_ds)
+    interleave_units(x, y, unit) && interleaves_carried(isa, unit, y.count, x.count, (a * unit, b * unit), row_ds)
 }
 
 /// Bytes of the stage cropped interleaved rows are built in (see
@@ -1380,25 +1379,26 @@ fn vector_streams(b: usize, isa: Isa) -> bool {
     }
 }
 
-/// Whether `simd::interleave_carried` gathers the rows of an interleaving
-/// tile (`x` its units, `y` its streams) of units of other sizes
-/// (`simd::AnyUnits`): 3 or 4 streams, or 2 that are consecutive source
-/// rows (space-to-depth by 2). Two streams elsewhere measured faster
-/// through the older kernels: NHWC batch-to-space by 2 of three uint8,
-/// float16 and float32 channels, cropped or not, 4 runs alternating,
-/// medians 0.60-0.97x memcpy so, 0.76-1.07 gathered; space-to-depth by 2
-/// of them 1.11-1.26 through the byte-shuffle kernel or the cache, 0.88-1.06
-/// gathered.
-fn gathers_interleaved(x: &Loop, y: &Loop, unit: usize) -> bool {
-    AnyUnits { size: unit, b: y.count }.interleave_reads().is_some()
-        && (y.count > 2 || x.count.checked_mul(unit).is_some_and(|row| y.ss == row as isize))
+/// Whether `simd::interleave_carried` takes the units of an interleaving
+/// tile (`x` its units, `y` its streams): 1 to 8 bytes (its own kernels),
+/// or units of other sizes that it gathers (`simd::AnyUnits`) from 3 or 4
+/// streams, or from 2 that are consecutive source rows (space-to-depth by
+/// 2). Two streams of those elsewhere measured faster through the older
+/// kernels: NHWC batch-to-space by 2 of three uint8, float16 and float32
+/// channels, cropped or not, 4 runs alternating, medians 0.60-0.97x memcpy
+/// so, 0.76-1.07 gathered; space-to-depth by 2 of them 1.11-1.26 through
+/// the byte-shuffle kernel or the cache, 0.88-1.06 gathered.
+fn interleave_units(x: &Loop, y: &Loop, unit: usize) -> bool {
+    matches!(unit, 1 | 2 | 4 | 8)
+        || (AnyUnits { size: unit, b: y.count }.interleave_reads().is_some()
+            && (y.count > 2 || x.count.checked_mul(unit).is_some_and(|row| y.ss == row as isize)))
 }
 
 /// The [`CopyPlan::carry_level`] of a streaming interleaving tile plan in
 /// the destination's order, if `simd::interleave_carried` can run it: 2 to
 /// 4 streams (the tile's inner loop) of at least 64 bytes each per row (its
-/// outer loop) of 1- to 8-byte units (or of units of other sizes that
-/// [`gathers_interleaved`] takes), inside a loop stepping one
+/// outer loop) of units that [`interleave_units`] takes, inside a loop
+/// stepping one
 /// destination row (`ds` the row's bytes), itself perhaps inside a loop
 /// stepping all of its rows, neither carrying a window: the destination
 /// rows are one run.
@@ -1411,7 +1411,7 @@ fn interleave_carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
     let row = x.count * y.count * unit;
     let fits = x.ds == (y.count * unit) as isize
         && matches!(y.count, 2..=4)
-        && (matches!(unit, 1 | 2 | 4 | 8) || gathers_interleaved(x, y, unit))
+        && interleave_units(x, y, unit)
         && x.count * unit >= 64
         && loops[n - 3].ds == row as isize
         && free(&loops[n - 3]);
@@ -1855,7 +1855,7 @@ mod tests {
     /// NHWC space-to-depth by 2 of three channels: two consecutive source
     /// rows interleaved, units of 6 bytes (uint8) or 24 (float32). With
     /// AVX512-VBMI, a streaming tile whose rows the carried kernels gather
-    /// (`gathers_interleaved`), the uint8 rows of whole 16-byte vectors
+    /// (`interleave_units`), the uint8 rows of whole 16-byte vectors
     /// too (which the byte-shuffle kernel streams otherwise); below VBMI,
     /// not. Depth-to-space by 2 (two streams deinterleaved) is not carried.
     #[test]

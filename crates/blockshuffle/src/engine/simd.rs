@@ -1414,14 +1414,14 @@ pub(crate) unsafe fn deinterleave_carried(
             let units = AnyUnits { size, b };
             let Some(windows) = units.deinterleave_windows() else { return false };
             // Shared windows: 6-byte units and the like, by 4 (see
-            // `AnyUnits::shared_windows`).
-            let shared = units.shared_windows();
-            let (what, windows) = shared.map_or((Gather::Deinterleave, windows), |w| (Gather::Shared, w));
+            // `AnyUnits::shares_windows`).
+            let shared = units.shares_windows(windows);
+            let what = if shared { Gather::Shared } else { Gather::Deinterleave };
             return Gathers::with(units, what, |g| {
                 // SAFETY: as below, with `W` the windows of the units (each
                 // stream's, or shared) and `g` their tables.
                 unsafe {
-                    match (b, windows, shared.is_some()) {
+                    match (b, windows, shared) {
                         (3, 2, false) => carried_any::<3, 2, false>(g, size, c, n, src, dst),
                         (3, 3, false) => carried_any::<3, 3, false>(g, size, c, n, src, dst),
                         (4, 2, false) => carried_any::<4, 2, false>(g, size, c, n, src, dst),
@@ -2142,10 +2142,10 @@ const MAX_WINDOWS: usize = 4;
 
 /// Units of sizes that have no kernel of their own (not 1, 2, 4, 8 or 16
 /// bytes), up to 64 bytes, `b` (2 to 4) streams: three-channel NHWC
-/// pixels, 3 to 48 bytes, and their blocks. The carried kernels gather each 64-byte
-/// vector of the destination with byte permutes ([`Gathers`]), whose
-/// indices repeat with the position of the vector modulo the unit (or, for
-/// interleaving, `b` units).
+/// pixels, 3 to 48 bytes, and their blocks. The carried kernels gather
+/// each 64-byte vector of the destination with byte permutes
+/// ([`Gathers`]), whose indices repeat with the position of the vector
+/// modulo the unit (or, for interleaving, `b` units).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AnyUnits {
     pub size: usize,
@@ -2183,21 +2183,27 @@ impl AnyUnits {
     /// 0.94-1.13x gathered; again, uint8, float16 and float32, 4 runs
     /// alternating, medians 0.85-1.03 against 1.04-1.29).
     pub(crate) fn deinterleave_windows(self) -> Option<usize> {
-        let phases = self.deinterleave_phases();
-        if !self.fit() || self.b == 2 || phases > MAX_PHASES {
+        if !self.fit() || self.b == 2 || self.deinterleave_phases() > MAX_PHASES {
             return None;
         }
-        let most = (0..phases).map(|ph| self.deinterleave_at(ph, 63)).max()?;
-        let w = most / 128 + 1;
+        let w = self.deinterleave_most() / 128 + 1;
         (w <= MAX_WINDOWS).then_some(w)
     }
 
-    /// Deinterleaving, the `b` streams' vectors of a step gathered from the
-    /// same windows, from stream 0's unit, each stream by tables of its own
-    /// (`b` per phase): the windows, if they are as many as each stream's
-    /// own ([`Self::deinterleave_windows`]) and those are 3 or more, and
-    /// the tables at most [`MAX_PHASES`]. A step then reads its windows
-    /// once, not once per stream, but loads a table per stream.
+    /// Deinterleaving: the farthest a stream's vector reaches from the
+    /// start of the source unit that holds its first byte, over the
+    /// phases.
+    fn deinterleave_most(self) -> usize {
+        (0..self.deinterleave_phases()).map(|ph| self.deinterleave_at(ph, 63)).max().unwrap_or(0)
+    }
+
+    /// Deinterleaving: whether the `b` streams' vectors of a step are
+    /// gathered from the same windows, from stream 0's unit, each stream by
+    /// tables of its own (`b` per phase): if those are as many as each
+    /// stream's own windows, `own` ([`Self::deinterleave_windows`]), and
+    /// those are 3 or more, and the tables at most [`MAX_PHASES`]. A step
+    /// then reads its windows once, not once per stream, but loads a table
+    /// per stream.
     ///
     /// Measured (3 runs alternating, median per workload): 6-byte units by
     /// 4 (3 windows; NHWC space-to-batch, padded or not, and depth-to-space
@@ -2206,15 +2212,10 @@ impl AnyUnits {
     /// other units, with 2 windows each or one more shared, alike or
     /// slower (22 workloads by 3 and 4 taking them all: geomean 0.950 ->
     /// 0.960).
-    pub(crate) fn shared_windows(self) -> Option<usize> {
-        let own = self.deinterleave_windows()?;
-        let phases = self.deinterleave_phases();
-        if phases * self.b > MAX_PHASES || own < 3 {
-            return None;
-        }
-        let most = (0..phases).map(|ph| self.deinterleave_at(ph, 63)).max()? + (self.b - 1) * self.size;
-        let w = most / 128 + 1;
-        (w == own).then_some(w)
+    fn shares_windows(self, own: usize) -> bool {
+        own >= 3
+            && self.deinterleave_phases() * self.b <= MAX_PHASES
+            && (self.deinterleave_most() + (self.b - 1) * self.size) / 128 + 1 == own
     }
 
     /// Interleaving: the phases of destination vectors (at row bytes `64 *
@@ -2306,8 +2307,8 @@ pub(crate) struct Gathers {
 enum Gather {
     /// Each stream's vectors from its own windows (one table per phase).
     Deinterleave,
-    /// The streams' vectors from the same windows ([`AnyUnits::shared_windows`]:
-    /// a table per phase and stream).
+    /// The streams' vectors from the same windows
+    /// ([`AnyUnits::shares_windows`]: a table per phase and stream).
     Shared,
     /// Destination vectors from this many vectors read from each stream.
     Interleave(usize),
@@ -2338,7 +2339,8 @@ impl Gathers {
             if g.key != key {
                 g.key = None;
                 if let Gather::Interleave(h) = what {
-                    g.build(units.interleave_phases(), |ph, t| {
+                    g.phases = units.interleave_phases();
+                    g.build(g.phases, |ph, t| {
                         let (j, at) = units.interleave_at(ph, t);
                         (j * h + at / 64) * 64 + at % 64
                     });
@@ -2348,13 +2350,12 @@ impl Gathers {
                     }
                 } else {
                     let (s, b) = (units.size, units.b);
-                    let phases = units.deinterleave_phases();
+                    g.phases = units.deinterleave_phases();
                     if what == Gather::Shared {
                         // Table `ph * b + j`: stream `j`'s, `j` units on.
-                        g.build(phases * b, |e, t| units.deinterleave_at(e / b, t) + e % b * s);
-                        g.phases = phases;
+                        g.build(g.phases * b, |e, t| units.deinterleave_at(e / b, t) + e % b * s);
                     } else {
-                        g.build(phases, |ph, t| units.deinterleave_at(ph, t));
+                        g.build(g.phases, |ph, t| units.deinterleave_at(ph, t));
                     }
                     for ph in 0..g.phases {
                         g.next[ph] = ((64 * ph + 64) / s - 64 * ph / s) * b * s;
@@ -2366,11 +2367,10 @@ impl Gathers {
         })
     }
 
-    /// Byte `t` of a vector of phase `ph` is byte `at(ph, t)` of the
-    /// windows side by side.
-    fn build(&mut self, phases: usize, at: impl Fn(usize, usize) -> usize) {
-        self.phases = phases;
-        for ph in 0..phases {
+    /// The first `tables` tables: byte `t` of a vector by table `ph` is
+    /// byte `at(ph, t)` of the windows side by side.
+    fn build(&mut self, tables: usize, at: impl Fn(usize, usize) -> usize) {
+        for ph in 0..tables {
             self.take[ph] = [0; MAX_WINDOWS];
             for t in 0..64 {
                 let q = at(ph, t);
@@ -3025,7 +3025,7 @@ mod tests {
                 let most = (0..phases).flat_map(|ph| (0..64).map(move |t| u.deinterleave_at(ph, t))).max();
                 let shared = most.map(|m| (m + (b - 1) * size) / 128 + 1);
                 let want = w.filter(|&w| w >= 3 && shared == Some(w) && phases * b <= MAX_PHASES);
-                assert_eq!(u.shared_windows(), want, "{size} x {b}");
+                assert_eq!(w.filter(|&w| u.shares_windows(w)), want, "{size} x {b}");
                 assert!(want.is_none_or(|w| (b, w) == (4, 3)), "{size} x {b}");
             }
         }
