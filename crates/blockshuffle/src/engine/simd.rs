@@ -1415,7 +1415,7 @@ pub(crate) unsafe fn deinterleave_carried(
             let Some(windows) = units.deinterleave_windows() else { return false };
             // Shared windows: 6-byte units and the like, by 4 (see
             // `AnyUnits::shares_windows`).
-            let shared = units.shares_windows(windows);
+            let shared = units.shares_windows();
             let what = if shared { Gather::Shared } else { Gather::Deinterleave };
             return Gathers::with(units, what, |g| {
                 // SAFETY: as below, with `W` the windows of the units (each
@@ -2183,11 +2183,29 @@ impl AnyUnits {
     /// 0.94-1.13x gathered; again, uint8, float16 and float32, 4 runs
     /// alternating, medians 0.85-1.03 against 1.04-1.29).
     pub(crate) fn deinterleave_windows(self) -> Option<usize> {
-        if !self.fit() || self.b == 2 || self.deinterleave_phases() > MAX_PHASES {
-            return None;
-        }
-        let w = self.deinterleave_most() / 128 + 1;
-        (w <= MAX_WINDOWS).then_some(w)
+        self.deinterleave_shape().0
+    }
+
+    /// [`Self::deinterleave_windows`] and [`Self::shares_windows`],
+    /// worked out once per thread for the units last asked about (the
+    /// kernel asks on every call, once per row of a padded tile: measured,
+    /// the scan of the phases took 8% of a cropped interleave's time).
+    fn deinterleave_shape(self) -> (Option<usize>, bool) {
+        remembered(&DEINTERLEAVE_SHAPE, self, || {
+            if !self.fit() || self.b == 2 || self.deinterleave_phases() > MAX_PHASES {
+                return (None, false);
+            }
+            let most = self.deinterleave_most();
+            let w = most / 128 + 1;
+            if w > MAX_WINDOWS {
+                return (None, false);
+            }
+            // Shared: see `shares_windows`.
+            let shared = w >= 3
+                && self.deinterleave_phases() * self.b <= MAX_PHASES
+                && (most + (self.b - 1) * self.size) / 128 + 1 == w;
+            (Some(w), shared)
+        })
     }
 
     /// Deinterleaving: the farthest a stream's vector reaches from the
@@ -2200,8 +2218,8 @@ impl AnyUnits {
     /// Deinterleaving: whether the `b` streams' vectors of a step are
     /// gathered from the same windows, from stream 0's unit, each stream by
     /// tables of its own (`b` per phase): if those are as many as each
-    /// stream's own windows, `own` ([`Self::deinterleave_windows`]), and
-    /// those are 3 or more, and the tables at most [`MAX_PHASES`]. A step
+    /// stream's own windows ([`Self::deinterleave_windows`]), and those
+    /// are 3 or more, and the tables at most [`MAX_PHASES`]. A step
     /// then reads its windows once, not once per stream, but loads a table
     /// per stream.
     ///
@@ -2212,10 +2230,8 @@ impl AnyUnits {
     /// other units, with 2 windows each or one more shared, alike or
     /// slower (22 workloads by 3 and 4 taking them all: geomean 0.950 ->
     /// 0.960).
-    fn shares_windows(self, own: usize) -> bool {
-        own >= 3
-            && self.deinterleave_phases() * self.b <= MAX_PHASES
-            && (self.deinterleave_most() + (self.b - 1) * self.size) / 128 + 1 == own
+    fn shares_windows(self) -> bool {
+        self.deinterleave_shape().1
     }
 
     /// Interleaving: the phases of destination vectors (at row bytes `64 *
@@ -2239,30 +2255,60 @@ impl AnyUnits {
     /// vector (one, or two side by side), if the phases are at most
     /// [`MAX_PHASES`], and at most [`MAX_PHASES_TWO_READS`] for two.
     ///
-    /// Cheap (the kernel asks on every call): within a vector the stream
-    /// byte grows through each unit and from one group to the next, so it
-    /// is largest at the vector's last byte or at the end of the unit
-    /// before the one that holds it.
+    /// Within a vector the stream byte grows through each unit and from
+    /// one group to the next, so it is largest at the vector's last byte
+    /// or at the end of the unit before the one that holds it. Worked out
+    /// once per thread for the units last asked about: the kernel asks on
+    /// every call, once per row of a cropped tile (measured, the scan of
+    /// the phases took 8% of such a tile's time, 3-byte units by 3).
     pub(crate) fn interleave_reads(self) -> Option<usize> {
-        let phases = self.interleave_phases();
-        if !self.fit() || phases > MAX_PHASES {
-            return None;
-        }
-        let most = (0..phases)
-            .map(|ph| {
-                let at = |t: usize| self.interleave_at(ph, t).1;
-                let r = 64 * ph % (self.b * self.size);
-                let unit = (r + 63) / self.size * self.size;
-                if unit > r {
-                    at(63).max(at(unit - 1 - r))
-                } else {
-                    at(63)
-                }
-            })
-            .max()?;
-        let h = most / 64 + 1;
-        (h == 1 || (h == 2 && phases <= MAX_PHASES_TWO_READS)).then_some(h)
+        remembered(&INTERLEAVE_READS, self, || {
+            let phases = self.interleave_phases();
+            if !self.fit() || phases > MAX_PHASES {
+                return None;
+            }
+            let most = (0..phases)
+                .map(|ph| {
+                    let at = |t: usize| self.interleave_at(ph, t).1;
+                    let r = 64 * ph % (self.b * self.size);
+                    let unit = (r + 63) / self.size * self.size;
+                    if unit > r {
+                        at(63).max(at(unit - 1 - r))
+                    } else {
+                        at(63)
+                    }
+                })
+                .max()?;
+            let h = most / 64 + 1;
+            (h == 1 || (h == 2 && phases <= MAX_PHASES_TWO_READS)).then_some(h)
+        })
     }
+}
+
+/// One answer about units, kept per thread for the units last asked about.
+type Remembered<T> = std::cell::Cell<Option<((usize, usize), T)>>;
+
+thread_local! {
+    static INTERLEAVE_READS: Remembered<Option<usize>> = const { std::cell::Cell::new(None) };
+    static DEINTERLEAVE_SHAPE: Remembered<(Option<usize>, bool)> = const { std::cell::Cell::new(None) };
+}
+
+/// `find()`, the answer about `units` that `cell` keeps if it is about
+/// them, found and kept otherwise.
+fn remembered<T: Copy>(
+    cell: &'static std::thread::LocalKey<Remembered<T>>,
+    units: AnyUnits,
+    find: impl FnOnce() -> T,
+) -> T {
+    let key = (units.size, units.b);
+    cell.with(|c| match c.get() {
+        Some((k, t)) if k == key => t,
+        _ => {
+            let t = find();
+            c.set(Some((key, t)));
+            t
+        }
+    })
 }
 
 /// Most phases of an interleave that reads two vectors of each stream
@@ -3025,7 +3071,7 @@ mod tests {
                 let most = (0..phases).flat_map(|ph| (0..64).map(move |t| u.deinterleave_at(ph, t))).max();
                 let shared = most.map(|m| (m + (b - 1) * size) / 128 + 1);
                 let want = w.filter(|&w| w >= 3 && shared == Some(w) && phases * b <= MAX_PHASES);
-                assert_eq!(w.filter(|&w| u.shares_windows(w)), want, "{size} x {b}");
+                assert_eq!(w.filter(|_| u.shares_windows()), want, "{size} x {b}");
                 assert!(want.is_none_or(|w| (b, w) == (4, 3)), "{size} x {b}");
             }
         }
