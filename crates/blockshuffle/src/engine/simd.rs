@@ -2358,6 +2358,9 @@ enum Gather {
     Shared,
     /// Destination vectors from this many vectors read from each stream.
     Interleave(usize),
+    /// The 3 destination vectors of 4 streams' 48 bytes each
+    /// ([`interleaved_groups`]).
+    Groups,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -2384,7 +2387,15 @@ impl Gathers {
             let key = Some((units.size, units.b, what));
             if g.key != key {
                 g.key = None;
-                if let Gather::Interleave(h) = what {
+                if what == Gather::Groups {
+                    // Window `w`: streams `2w` and `2w + 1`, a vector each.
+                    g.phases = 3;
+                    let group = 4 * units.size;
+                    g.build(3, |k, t| {
+                        let q = 64 * k + t;
+                        (q % group / units.size) * 64 + q / group * units.size + q % units.size
+                    });
+                } else if let Gather::Interleave(h) = what {
                     g.phases = units.interleave_phases();
                     g.build(g.phases, |ph, t| {
                         let (j, at) = units.interleave_at(ph, t);
@@ -2579,6 +2590,12 @@ pub(crate) unsafe fn interleave_carried(
     unsafe {
         if !matches!(size, 1 | 2 | 4 | 8) {
             let units = AnyUnits { size, b };
+            if b == 4 && GROUPS_STREAM_BYTES.is_multiple_of(size) {
+                return Gathers::with(units, Gather::Groups, |g| {
+                    interleaved_groups(g, size, c, n, src, dst, w);
+                    true
+                });
+            }
             let Some(h) = units.interleave_reads() else { return false };
             return Gathers::with(units, Gather::Interleave(h), |g| {
                 match (b, h) {
@@ -2685,7 +2702,8 @@ unsafe fn interleaved<const S: usize, const B: usize>(
 }
 
 /// The body of [`interleave_carried`] for units of other sizes
-/// ([`AnyUnits`]): the destination vector at row byte `q` is gathered by
+/// ([`AnyUnits`]; those by 4 that [`interleaved_groups`] takes aside): the
+/// destination vector at row byte `q` is gathered by
 /// the tables `g` from `H` vectors of each stream, read side by side from
 /// the stream's unit of the group that holds byte `q` (windows of two of
 /// them); the vectors past the last whose reads lie inside the streams
@@ -2752,6 +2770,74 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
                 let q = row / 64 * 64;
                 (at(sr, q / 64 % g.phases, q / (B * size) * size), q)
             },
+        )
+    }
+}
+
+/// Bytes of each stream in a step of [`interleaved_groups`].
+const GROUPS_STREAM_BYTES: usize = 48;
+
+/// The body of [`interleave_carried`] for 4 streams of units that divide
+/// [`GROUPS_STREAM_BYTES`] (3, 6, 12, 24 and 48 bytes: NHWC pixels of
+/// three channels, and their blocks): 48 bytes of each stream make 192
+/// interleaved bytes, three whole vectors, so a step reads one vector of
+/// each stream (its first 48 bytes used) and gathers the three by the same
+/// tables every step, held in registers (2 windows, a pair of streams
+/// each). [`interleaved_any`] read the streams again for every
+/// destination vector, and its tables with them.
+///
+/// # Safety
+/// As [`interleave_carried`], whose conditions hold, for 4 streams of
+/// units of `size` bytes dividing [`GROUPS_STREAM_BYTES`], `g` their
+/// tables ([`Gather::Groups`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn interleaved_groups(
+    g: &Gathers,
+    size: usize,
+    c: Interleaved,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    w: &mut Writers,
+) {
+    const STEP: usize = GROUPS_STREAM_BYTES;
+    let (len, row) = (n * size, n * size * 4);
+    // SAFETY: loads of the tables' 64-byte arrays.
+    let idx: [[__m512i; 2]; 3] =
+        std::array::from_fn(|k| std::array::from_fn(|w| unsafe { _mm512_loadu_si512(g.idx[k][w].as_ptr().cast()) }));
+    let take: [u64; 3] = std::array::from_fn(|k| g.take[k][1]);
+    // The destination vectors of the groups from stream byte `base` on.
+    let at = |sr: *const u8, base: usize| -> [__m512i; 3] {
+        // The vectors past the streams' ends read only their bytes.
+        let masked = base + 64 > len;
+        // SAFETY: each stream's `len` bytes readable (the caller's), and
+        // no byte outside them read (`read`, masked past them); register
+        // operations of this function's features.
+        unsafe {
+            let v: [__m512i; 4] =
+                std::array::from_fn(|j| read(sr.wrapping_offset(j as isize * c.ss), base, (0, len), masked));
+            std::array::from_fn(|k| {
+                let lo = _mm512_permutex2var_epi8(v[0], idx[k][0], v[1]);
+                let hi = _mm512_permutex2var_epi8(v[2], idx[k][1], v[3]);
+                _mm512_mask_blend_epi8(take[k], lo, hi)
+            })
+        }
+    };
+    // SAFETY: step `k < row / 192` reads stream bytes `48 * k..48 * k +
+    // 48` of each stream, inside its `len`; the last, `len - 48..len`
+    // (`len >= 64`); each a whole number of units. The rest is forwarded.
+    unsafe {
+        interleaved_rows::<3>(
+            c,
+            row,
+            src,
+            dst,
+            w,
+            |sr, k| fetch_streams::<4>(sr, c.ss, k * STEP + 2 * len),
+            |sr, k| at(sr, k * STEP),
+            |sr| (at(sr, len - STEP), row - 4 * STEP),
         )
     }
 }
@@ -2997,10 +3083,14 @@ mod tests {
         // (gathered), 2 to 4 streams: one vector read of each stream, or
         // two (36 bytes by 2 and 4, 48 by 2 and 3); 36 by 3, two reads in
         // 27 phases, declined (see `MAX_PHASES_TWO_READS`).
-        for (size, b) in [2usize, 3, 6, 9, 12, 24, 36, 48].into_iter().flat_map(|u| [(u, 2usize), (u, 3), (u, 4)]) {
-            // 40 units a stream, rows of `40 * size * b` bytes, kept from
-            // unit 3 to 5 units short of the end.
-            let (n, rows) = (40usize, 5usize);
+        let shapes = [2usize, 3, 6, 9, 12, 24, 36, 48].into_iter().flat_map(|u| [(u, 2usize), (u, 3), (u, 4)]);
+        // 40 units a stream, or about the fewest the kernels take (a
+        // vector of each stream; at least 9, for the crop below).
+        let shapes = shapes.flat_map(|(size, b)| [40, 64usize.div_ceil(size).max(9)].map(|n| (size, b, n)));
+        for (size, b, n) in shapes {
+            // Rows of `n * size * b` bytes, kept from unit 3 to 5 units
+            // short of the end.
+            let rows = 5usize;
             let row = n * size * b;
             let keep = (3 * size, row - 5 * size);
             let kept = keep.1 - keep.0;
@@ -3044,7 +3134,7 @@ mod tests {
                     want[at + r * kept + q - keep.0] = src[r * row + j * n * size + x * size + k];
                 }
             }
-            assert!(buf == &want[..], "size {size} b {b}");
+            assert!(buf == &want[..], "size {size} b {b} n {n}");
         }
     }
 
