@@ -1368,8 +1368,8 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 /// Below AVX512-VBMI, and for padded rows (`c.pad`) of 1- to 16-byte units
 /// with it, the line a stream's row shares with the next is joined from
 /// the two rows' sources instead (`joined_body`, `joined_padded_body`);
-/// units of other sizes ([`carried_any`]) read padded rows in place with
-/// masked reads, their padding as zeros.
+/// units of other sizes ([`carried_any`], [`carried_groups`]) read padded
+/// rows in place with masked reads, their padding as zeros.
 ///
 /// Returns whether it did the work (if not, nothing is written): it needs
 /// a vector `isa` and rows of at least 64 bytes per stream; with
@@ -1412,9 +1412,17 @@ pub(crate) unsafe fn deinterleave_carried(
         }
         if !matches!(size, 1 | 2 | 4 | 8) {
             let units = AnyUnits { size, b };
+            if b == 4 && GROUPS_STREAM_BYTES.is_multiple_of(size) {
+                return Gathers::with(units, Gather::DeinterleaveGroups, |g| {
+                    // SAFETY: as below, for 4 streams of units dividing
+                    // 48 bytes, `g` their tables.
+                    unsafe { carried_groups(g, size, c, n, src, dst) };
+                    true
+                });
+            }
             let Some(windows) = units.deinterleave_windows() else { return false };
-            // Shared windows: 6-byte units and the like, by 4 (see
-            // `AnyUnits::shares_windows`).
+            // Shared windows: 5-, 7-, 10-byte units and the like, by 4
+            // (see `AnyUnits::shares_windows`).
             let shared = units.shares_windows();
             let what = if shared { Gather::Shared } else { Gather::Deinterleave };
             return Gathers::with(units, what, |g| {
@@ -1473,7 +1481,7 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
     // least 64 bytes), so inside the row's `n * B` units; the rest is
     // forwarded.
     unsafe {
-        carried_rows::<B>(
+        carried_rows::<B, 64>(
             c,
             n * S,
             dst,
@@ -1538,7 +1546,7 @@ unsafe fn carried_any<const B: usize, const W: usize, const SHARED: bool>(
     let next = std::cell::Cell::new((0usize, 0usize));
     // SAFETY: `at` reads inside the row; the rest is forwarded.
     unsafe {
-        carried_rows::<B>(
+        carried_rows::<B, 64>(
             c,
             row,
             dst,
@@ -1556,6 +1564,68 @@ unsafe fn carried_any<const B: usize, const W: usize, const SHARED: bool>(
                 let q = row / 64 * 64;
                 (at(sr, q / 64 % g.phases, q / size * B * size), 0)
             },
+        )
+    }
+}
+
+/// The body of [`deinterleave_carried`] for 4 streams of units that
+/// divide [`GROUPS_STREAM_BYTES`] (3, 6, 12, 24 and 48 bytes: NHWC pixels
+/// of three channels and their blocks): 192 source bytes, three vectors
+/// read once, hold 48 bytes of each stream, which a step gathers by the
+/// same tables every step, held in registers (a table per stream, of
+/// windows of vectors 0 and 1, and 1 and 2), and pushes 48 bytes onto
+/// each stream's line. [`carried_any`] read each stream's own windows for
+/// each of its vectors, and its tables with them.
+///
+/// # Safety
+/// As [`deinterleave_carried`], whose conditions hold, for 4 streams of
+/// units of `size` bytes dividing [`GROUPS_STREAM_BYTES`], `g` their
+/// tables ([`Gather::DeinterleaveGroups`]); the CPU has AVX-512F,
+/// AVX-512BW and AVX512-VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn carried_groups(g: &Gathers, size: usize, c: Carried, n: usize, src: *const u8, dst: *mut u8) {
+    const STEP: usize = GROUPS_STREAM_BYTES;
+    let (row, src_row) = (n * size, n * size * 4);
+    // The data bytes of the row being read (see `carried_any`).
+    let data = std::cell::Cell::new((0, src_row));
+    // SAFETY: loads of the tables' 64-byte arrays.
+    let idx: [[__m512i; 2]; 4] =
+        std::array::from_fn(|j| std::array::from_fn(|w| unsafe { _mm512_loadu_si512(g.idx[j][w].as_ptr().cast()) }));
+    let take: [u64; 4] = std::array::from_fn(|j| g.take[j][1]);
+    // Each stream's 48 bytes of the groups from source byte `base` of the
+    // row at `sr`.
+    let at = |sr: *const u8, base: usize| -> [__m512i; 4] {
+        let (lo, hi) = data.get();
+        let masked = base < lo || base + 4 * STEP > hi;
+        // SAFETY: the three vectors lie in the row's data bytes unless
+        // `masked`, when only those are read (`read`); register
+        // operations of this function's features.
+        unsafe {
+            let v: [__m512i; 3] = std::array::from_fn(|q| read(sr, base + 64 * q, (lo, hi), masked));
+            std::array::from_fn(|j| {
+                let lo = _mm512_permutex2var_epi8(v[0], idx[j][0], v[1]);
+                let hi = _mm512_permutex2var_epi8(v[1], idx[j][1], v[2]);
+                _mm512_mask_blend_epi8(take[j], lo, hi)
+            })
+        }
+    };
+    // SAFETY: step `k < row / 48` reads source bytes `192 * k..192 * k +
+    // 192` of the row (`4 * row` bytes), the last `4 * (row - 48)..4 *
+    // row` (`row >= 64`); the rest is forwarded.
+    unsafe {
+        carried_rows::<4, STEP>(
+            c,
+            row,
+            dst,
+            |r, i| {
+                if let Some(pad) = c.pad {
+                    data.set(pad.data(r, i, src_row));
+                }
+                src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss)
+            },
+            |sr, k| at(sr, 4 * STEP * k),
+            |sr| (at(sr, 4 * (row - STEP)), STEP - row % STEP),
         )
     }
 }
@@ -1626,11 +1696,12 @@ unsafe fn read(sr: *const u8, at: usize, (lo, hi): (usize, usize), masked: bool)
     }
 }
 
-/// The row loop of [`carried`] and [`carried_any`]: for every row `r` of
-/// `c.rows` and group `i` of `c.streams`, the source row at `row_at(r, i)`
-/// gives each of its `B` streams `row` bytes, one vector of each per
-/// `step(sr, k)` (stream bytes `64 * k..`) for `k < row / 64`, and the
-/// row's last `row % 64` bytes from `last(sr)`: vectors of each stream
+/// The row loop of [`carried`], [`carried_any`] and [`carried_groups`]:
+/// for every row `r` of `c.rows` and group `i` of `c.streams`, the source
+/// row at `row_at(r, i)` gives each of its `B` streams `row` bytes, `STEP`
+/// (64, or fewer: 48) of each per `step(sr, k)` (stream bytes `STEP *
+/// k..`, in a vector's first `STEP` lanes) for `k < row / STEP`, and the
+/// row's last `row % STEP` bytes from `last(sr)`: vectors of each stream
 /// and the offset in them of those bytes.
 ///
 /// Every stream gets the same bytes per row, so one count serves them all:
@@ -1651,7 +1722,7 @@ unsafe fn read(sr: *const u8, at: usize, (lo, hi): (usize, usize), masked: bool)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 #[inline]
-unsafe fn carried_rows<const B: usize>(
+unsafe fn carried_rows<const B: usize, const STEP: usize>(
     c: Carried,
     row: usize,
     dst: *mut u8,
@@ -1659,8 +1730,8 @@ unsafe fn carried_rows<const B: usize>(
     step: impl Fn(*const u8, usize) -> [__m512i; B],
     last: impl Fn(*const u8) -> ([__m512i; B], usize),
 ) {
-    let whole = row / 64;
-    let tail = row % 64;
+    let whole = row / STEP;
+    let tail = row % STEP;
     let groups = c.streams.count;
     let iota = iota();
     let permutes = |fill: usize, off: usize| carry_permutes(iota, fill, off);
@@ -1713,14 +1784,20 @@ unsafe fn carried_rows<const B: usize>(
                 for k in 0..whole {
                     for (j, v) in step(sr, k).into_iter().enumerate() {
                         let s = i * B + j;
-                        push(&mut held[s], v, s, m[s] + pushed + k * 64, true, p[j]);
+                        let pos = m[s] + pushed + k * STEP;
+                        if STEP == 64 {
+                            // Whole vectors keep the line offset: the row's permutes.
+                            push(&mut held[s], v, s, pos, true, p[j]);
+                        } else {
+                            push(&mut held[s], v, s, pos, pos % 64 + STEP >= 64, permutes(pos % 64, 0));
+                        }
                     }
                 }
                 if tail > 0 {
                     let (v, off) = last(sr);
                     for (j, v) in v.into_iter().enumerate() {
                         let s = i * B + j;
-                        let pos = m[s] + pushed + whole * 64;
+                        let pos = m[s] + pushed + whole * STEP;
                         let emit = pos % 64 + tail >= 64;
                         push(&mut held[s], v, s, pos, emit, permutes(pos % 64, off));
                     }
@@ -2229,7 +2306,9 @@ impl AnyUnits {
     /// 1.00x memcpy, and again 1.08 -> 1.06, 1.16 -> 1.09, 1.03 -> 0.96;
     /// other units, with 2 windows each or one more shared, alike or
     /// slower (22 workloads by 3 and 4 taking them all: geomean 0.950 ->
-    /// 0.960).
+    /// 0.960). Units that divide 48 bytes, the 6-byte ones among them, now
+    /// take [`carried_groups`] by 4, which reads less still; the shared
+    /// windows serve the others (5, 7, 10, 14 and 20 bytes).
     fn shares_windows(self) -> bool {
         self.deinterleave_shape().1
     }
@@ -2360,7 +2439,10 @@ enum Gather {
     Interleave(usize),
     /// The 3 destination vectors of 4 streams' 48 bytes each
     /// ([`interleaved_groups`]).
-    Groups,
+    InterleaveGroups,
+    /// 48 bytes of each of 4 streams from 192 source bytes
+    /// ([`carried_groups`]: a table per stream).
+    DeinterleaveGroups,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -2387,7 +2469,21 @@ impl Gathers {
             let key = Some((units.size, units.b, what));
             if g.key != key {
                 g.key = None;
-                if what == Gather::Groups {
+                if what == Gather::DeinterleaveGroups {
+                    // Stream `j`'s bytes in lanes `0..48`, from windows of
+                    // source vectors 0 and 1, and 1 and 2.
+                    g.phases = 4;
+                    let size = units.size;
+                    g.build(4, |j, t| {
+                        let t = t % GROUPS_STREAM_BYTES;
+                        let q = t / size * 4 * size + j * size + t % size;
+                        if q < 128 {
+                            q
+                        } else {
+                            q + 64
+                        }
+                    });
+                } else if what == Gather::InterleaveGroups {
                     // Window `w`: streams `2w` and `2w + 1`, a vector each.
                     g.phases = 3;
                     let group = 4 * units.size;
@@ -2591,7 +2687,7 @@ pub(crate) unsafe fn interleave_carried(
         if !matches!(size, 1 | 2 | 4 | 8) {
             let units = AnyUnits { size, b };
             if b == 4 && GROUPS_STREAM_BYTES.is_multiple_of(size) {
-                return Gathers::with(units, Gather::Groups, |g| {
+                return Gathers::with(units, Gather::InterleaveGroups, |g| {
                     interleaved_groups(g, size, c, n, src, dst, w);
                     true
                 });
@@ -2789,7 +2885,7 @@ const GROUPS_STREAM_BYTES: usize = 48;
 /// # Safety
 /// As [`interleave_carried`], whose conditions hold, for 4 streams of
 /// units of `size` bytes dividing [`GROUPS_STREAM_BYTES`], `g` their
-/// tables ([`Gather::Groups`]).
+/// tables ([`Gather::InterleaveGroups`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 #[allow(clippy::too_many_arguments)]
