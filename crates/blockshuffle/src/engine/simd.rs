@@ -1568,6 +1568,9 @@ unsafe fn carried_any<const B: usize, const W: usize, const SHARED: bool>(
     }
 }
 
+/// Bytes of each stream in a step of [`carried_groups`].
+const GROUPS_STREAM_BYTES: usize = 48;
+
 /// The body of [`deinterleave_carried`] for 4 streams of units that
 /// divide [`GROUPS_STREAM_BYTES`] (3, 6, 12, 24 and 48 bytes: NHWC pixels
 /// of three channels and their blocks): 192 source bytes, three vectors
@@ -2313,6 +2316,21 @@ impl AnyUnits {
         self.deinterleave_shape().1
     }
 
+    /// Interleaving: whether [`interleave_carried`] takes these units, by
+    /// [`interleaved_groups`] or [`interleaved_any`].
+    pub(crate) fn interleaves(self) -> bool {
+        self.groups_step().is_some() || self.interleave_reads().is_some()
+    }
+
+    /// Interleaving by [`interleaved_groups`]: the bytes of each stream a
+    /// step takes, whole units, as many as one vector holds and the `b`
+    /// streams' together at most three (`min(64, 192 / b)`), if they make
+    /// more than one destination vector.
+    pub(crate) fn groups_step(self) -> Option<usize> {
+        let step = (64.min(192 / self.b.max(1)) / self.size) * self.size;
+        (self.fit() && self.b * step > 64).then_some(step)
+    }
+
     /// Interleaving: the phases of destination vectors (at row bytes `64 *
     /// k`, phase `k % phases`), whose first byte is `64 * k % (b * size)`
     /// into a group of `b` units (one of each stream).
@@ -2437,8 +2455,8 @@ enum Gather {
     Shared,
     /// Destination vectors from this many vectors read from each stream.
     Interleave(usize),
-    /// The 3 destination vectors of 4 streams' 48 bytes each
-    /// ([`interleaved_groups`]).
+    /// The destination vectors of a step of whole groups
+    /// ([`interleaved_groups`]: a table per vector of the step).
     InterleaveGroups,
     /// 48 bytes of each of 4 streams from 192 source bytes
     /// ([`carried_groups`]: a table per stream).
@@ -2484,11 +2502,13 @@ impl Gathers {
                         }
                     });
                 } else if what == Gather::InterleaveGroups {
-                    // Window `w`: streams `2w` and `2w + 1`, a vector each.
-                    g.phases = 3;
-                    let group = 4 * units.size;
-                    g.build(3, |k, t| {
-                        let q = 64 * k + t;
+                    // Window `w`: streams `2w` and `2w + 1`, a vector each;
+                    // the lanes past the step's bytes are left as any.
+                    let chunk = units.b * units.groups_step().unwrap_or(0);
+                    g.phases = chunk.div_ceil(64);
+                    let group = units.b * units.size;
+                    g.build(g.phases, |k, t| {
+                        let q = (64 * k + t) % chunk;
                         (q % group / units.size) * 64 + q / group * units.size + q % units.size
                     });
                 } else if let Gather::Interleave(h) = what {
@@ -2686,9 +2706,17 @@ pub(crate) unsafe fn interleave_carried(
     unsafe {
         if !matches!(size, 1 | 2 | 4 | 8) {
             let units = AnyUnits { size, b };
-            if b == 4 && GROUPS_STREAM_BYTES.is_multiple_of(size) {
+            if let Some(step) = units.groups_step() {
                 return Gathers::with(units, Gather::InterleaveGroups, |g| {
-                    interleaved_groups(g, size, c, n, src, dst, w);
+                    match (b, (b * step).div_ceil(64), b * step == 192) {
+                        (2, 2, _) => interleaved_groups::<2, 2, false>(g, size, step, c, n, src, dst, w),
+                        (3, 2, _) => interleaved_groups::<3, 2, false>(g, size, step, c, n, src, dst, w),
+                        (3, 3, _) => interleaved_groups::<3, 3, false>(g, size, step, c, n, src, dst, w),
+                        (4, 2, _) => interleaved_groups::<4, 2, false>(g, size, step, c, n, src, dst, w),
+                        (4, 3, false) => interleaved_groups::<4, 3, false>(g, size, step, c, n, src, dst, w),
+                        (4, 3, true) => interleaved_groups::<4, 3, true>(g, size, step, c, n, src, dst, w),
+                        _ => return false,
+                    }
                     true
                 });
             }
@@ -2729,7 +2757,7 @@ pub(crate) fn interleaves_carried(
     row_ds: isize,
 ) -> bool {
     let row = n.checked_mul(size).and_then(|r| r.checked_mul(b));
-    let units = matches!(size, 1 | 2 | 4 | 8) || AnyUnits { size, b }.interleave_reads().is_some();
+    let units = matches!(size, 1 | 2 | 4 | 8) || AnyUnits { size, b }.interleaves();
     cfg!(target_arch = "x86_64")
         && isa >= Isa::Avx512Vbmi
         && units
@@ -2787,6 +2815,7 @@ unsafe fn interleaved<const S: usize, const B: usize>(
         interleaved_rows::<B>(
             c,
             row,
+            64 * B,
             src,
             dst,
             w,
@@ -2849,6 +2878,7 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
         interleaved_rows::<1>(
             c,
             row,
+            64,
             src,
             dst,
             w,
@@ -2870,70 +2900,75 @@ unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
     }
 }
 
-/// Bytes of each stream in a step of [`interleaved_groups`].
-const GROUPS_STREAM_BYTES: usize = 48;
-
-/// The body of [`interleave_carried`] for 4 streams of units that divide
-/// [`GROUPS_STREAM_BYTES`] (3, 6, 12, 24 and 48 bytes: NHWC pixels of
-/// three channels, and their blocks): 48 bytes of each stream make 192
-/// interleaved bytes, three whole vectors, so a step reads one vector of
-/// each stream (its first 48 bytes used) and gathers the three by the same
-/// tables every step, held in registers (2 windows, a pair of streams
-/// each). [`interleaved_any`] read the streams again for every
-/// destination vector, and its tables with them.
+/// The body of [`interleave_carried`] for units of other sizes that
+/// [`AnyUnits::groups_step`] takes (3 to 64 bytes, by 2 to 4: NHWC pixels
+/// of three channels, and their blocks): a step reads one vector of each
+/// stream, of which it takes `step` bytes, whole units, and gathers the
+/// `b * step` interleaved bytes (more than `64 * (V - 1)`, at most `64 *
+/// V`) into `V` vectors by the same tables every step, held in registers
+/// (2 windows, a pair of streams each). [`interleaved_any`] read every
+/// stream again for each destination vector, and its tables with it.
 ///
 /// # Safety
-/// As [`interleave_carried`], whose conditions hold, for 4 streams of
-/// units of `size` bytes dividing [`GROUPS_STREAM_BYTES`], `g` their
-/// tables ([`Gather::InterleaveGroups`]).
+/// As [`interleave_carried`], whose conditions hold, for `B` streams of
+/// units of `size` bytes, `step` their [`AnyUnits::groups_step`], `g`
+/// their tables ([`Gather::InterleaveGroups`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn interleaved_groups(
+unsafe fn interleaved_groups<const B: usize, const V: usize, const WHOLE: bool>(
     g: &Gathers,
     size: usize,
+    step: usize,
     c: Interleaved,
     n: usize,
     src: *const u8,
     dst: *mut u8,
     w: &mut Writers,
 ) {
-    const STEP: usize = GROUPS_STREAM_BYTES;
-    let (len, row) = (n * size, n * size * 4);
+    // Whole vectors: a step of `64 * V / B` bytes, known here.
+    let step = if WHOLE { 64 * V / B } else { step };
+    let (len, row) = (n * size, n * size * B);
     // SAFETY: loads of the tables' 64-byte arrays.
-    let idx: [[__m512i; 2]; 3] =
+    let idx: [[__m512i; 2]; V] =
         std::array::from_fn(|k| std::array::from_fn(|w| unsafe { _mm512_loadu_si512(g.idx[k][w].as_ptr().cast()) }));
-    let take: [u64; 3] = std::array::from_fn(|k| g.take[k][1]);
+    let take: [u64; V] = std::array::from_fn(|k| g.take[k][1]);
     // The destination vectors of the groups from stream byte `base` on.
-    let at = |sr: *const u8, base: usize| -> [__m512i; 3] {
+    let at = |sr: *const u8, base: usize| -> [__m512i; V] {
         // The vectors past the streams' ends read only their bytes.
         let masked = base + 64 > len;
         // SAFETY: each stream's `len` bytes readable (the caller's), and
         // no byte outside them read (`read`, masked past them); register
         // operations of this function's features.
         unsafe {
-            let v: [__m512i; 4] =
+            let v: [__m512i; B] =
                 std::array::from_fn(|j| read(sr.wrapping_offset(j as isize * c.ss), base, (0, len), masked));
             std::array::from_fn(|k| {
-                let lo = _mm512_permutex2var_epi8(v[0], idx[k][0], v[1]);
-                let hi = _mm512_permutex2var_epi8(v[2], idx[k][1], v[3]);
+                let lo = _mm512_permutex2var_epi8(v[0], idx[k][0], v[1 % B]);
+                if B == 2 {
+                    return lo;
+                }
+                let hi = _mm512_permutex2var_epi8(v[2 % B], idx[k][1], v[(B - 1) % B]);
                 _mm512_mask_blend_epi8(take[k], lo, hi)
             })
         }
     };
-    // SAFETY: step `k < row / 192` reads stream bytes `48 * k..48 * k +
-    // 48` of each stream, inside its `len`; the last, `len - 48..len`
-    // (`len >= 64`); each a whole number of units. The rest is forwarded.
+    let chunk = B * step;
+    // SAFETY: step `k < row / chunk` reads stream bytes `step * k..step *
+    // (k + 1)` of each stream, inside its `len`; the last, `len -
+    // step..len` (`len >= 64 >= step`); each a whole number of units. The
+    // rest is forwarded.
     unsafe {
-        interleaved_rows::<3>(
+        interleaved_rows::<V>(
             c,
             row,
+            chunk,
             src,
             dst,
             w,
-            |sr, k| fetch_streams::<4>(sr, c.ss, k * STEP + 2 * len),
-            |sr, k| at(sr, k * STEP),
-            |sr| (at(sr, len - STEP), row - 4 * STEP),
+            |sr, k| fetch_streams::<B>(sr, c.ss, k * step + 2 * len),
+            |sr, k| at(sr, k * step),
+            |sr| (at(sr, len - step), row - chunk),
         )
     }
 }
@@ -2960,19 +2995,22 @@ fn fetch_streams<const B: usize>(sr: *const u8, ss: isize, at: usize) {
     }
 }
 
-/// The row loop of [`interleaved`] and [`interleaved_any`]: one
-/// destination run from `dst`, `m` bytes past a line boundary (`base`);
-/// `pos`, the next byte's offset from `base`, advances by every push (of
-/// `len` bytes from `off` of a vector, `off + len <= 64`), whose line
-/// leaves when it is whole. The run's bytes begin at `start`: `dst`, or
-/// before it, where the writers' stream that it continues began (whose
-/// unfinished line it takes as its first `m` bytes). Each row of `row`
-/// bytes from its source at `sr` gets `V` vectors per `step(sr, k)` (row
-/// bytes `64 * V * k..`), for `k < row / (64 * V)`, the middle ones after
-/// `fetch(sr, k)`, and its end from `last(sr)`: vectors and the row byte
-/// of the first. Of a
-/// row's bytes, only those in `c.keep` are pushed: the vectors inside it
-/// whole, with one set of permutes, those at its ends in part.
+/// The row loop of [`interleaved`], [`interleaved_any`] and
+/// [`interleaved_groups`]: one destination run from `dst`, `m` bytes past
+/// a line boundary (`base`); `pos`, the next byte's offset from `base`,
+/// advances by every push (of `len` bytes from `off` of a vector, `off +
+/// len <= 64`), whose line leaves when it is whole. The run's bytes begin
+/// at `start`: `dst`, or before it, where the writers' stream that it
+/// continues began (whose unfinished line it takes as its first `m`
+/// bytes). Each row of `row` bytes from its source at `sr` gets `chunk`
+/// bytes in `V` vectors per `step(sr, k)` (row bytes `chunk * k..`, the
+/// last vector whole if `chunk` is `64 * V`, its first `chunk % 64` bytes
+/// otherwise), for `k < row / chunk`, the middle ones after `fetch(sr,
+/// k)`, and its end from `last(sr)`: the vectors of the chunk that ends
+/// the row, and its row byte. Of a row's bytes, only those in `c.keep` are
+/// pushed: the vectors inside it whole (but a short last one), with one
+/// set of permutes a row (or a step, with a short last vector), those at
+/// its ends in part.
 ///
 /// # Safety
 /// As [`interleave_carried`], whose conditions hold, with `step` and
@@ -2985,6 +3023,7 @@ fn fetch_streams<const B: usize>(sr: *const u8, ss: isize, at: usize) {
 unsafe fn interleaved_rows<const V: usize>(
     c: Interleaved,
     row: usize,
+    chunk: usize,
     src: *const u8,
     dst: *mut u8,
     w: &mut Writers,
@@ -2992,7 +3031,7 @@ unsafe fn interleaved_rows<const V: usize>(
     step: impl Fn(*const u8, usize) -> [__m512i; V],
     last: impl Fn(*const u8) -> ([__m512i; V], usize),
 ) {
-    let chunk = 64 * V;
+    debug_assert!(chunk > 64 * (V - 1) && chunk <= 64 * V);
     let whole = row / chunk;
     let (lo, hi) = c.keep;
     // The steps wholly inside the kept bytes: `first..end`.
@@ -3030,10 +3069,10 @@ unsafe fn interleaved_rows<const V: usize>(
             *pos += len;
         };
         // The vectors of a step at row byte `a`, from row byte `from` on,
-        // each in part: the bytes inside `lo..hi`.
+        // each in part: the bytes inside `lo..hi` (and the step's).
         let part = |held: &mut __m512i, pos: &mut usize, v: [__m512i; V], a: usize, from: usize| {
             for (k, v) in v.into_iter().enumerate() {
-                let (va, vb) = ((a + 64 * k).max(from).max(lo), (a + 64 * k + 64).min(hi));
+                let (va, vb) = ((a + 64 * k).max(from).max(lo), (a + 64 * k + 64).min(hi).min(a + chunk));
                 if va < vb {
                     let p = carry_permutes(iota, *pos % 64, va - a - 64 * k);
                     push(held, pos, v, p, vb - va);
@@ -3046,12 +3085,17 @@ unsafe fn interleaved_rows<const V: usize>(
                 for k in 0..first {
                     part(&mut held, &mut pos, step(sr, k), k * chunk, 0);
                 }
-                // Whole vectors keep the line offset: one set of permutes.
-                let p = carry_permutes(iota, pos % 64, 0);
+                // Whole vectors keep the line offset: one set of permutes
+                // a row, or a step if its last vector is not whole.
+                let mut p = carry_permutes(iota, pos % 64, 0);
                 for k in first..end {
                     fetch(sr, k);
-                    for v in step(sr, k) {
-                        push(&mut held, &mut pos, v, p, 64);
+                    if !chunk.is_multiple_of(64) {
+                        p = carry_permutes(iota, pos % 64, 0);
+                    }
+                    for (i, v) in step(sr, k).into_iter().enumerate() {
+                        let len = if i + 1 < V { 64 } else { chunk - 64 * (V - 1) };
+                        push(&mut held, &mut pos, v, p, len);
                     }
                 }
                 for k in end..whole {
@@ -3176,10 +3220,10 @@ mod tests {
     fn cropped_rows_interleave_carried_through_the_writers() {
         let isa = Isa::detect();
         // 2-byte units (the kernel's own) and units of other sizes
-        // (gathered), 2 to 4 streams: one vector read of each stream, or
-        // two (36 bytes by 2 and 4, 48 by 2 and 3); 36 by 3, two reads in
-        // 27 phases, declined (see `MAX_PHASES_TWO_READS`).
-        let shapes = [2usize, 3, 6, 9, 12, 24, 36, 48].into_iter().flat_map(|u| [(u, 2usize), (u, 3), (u, 4)]);
+        // (gathered), 2 to 4 streams: steps of whole vectors (units that
+        // divide 48 bytes, by 4) or not, of 2 or 3 vectors (30 bytes by 4
+        // and 40 by 3 make 2).
+        let shapes = [2usize, 3, 6, 9, 12, 24, 30, 36, 40, 48].into_iter().flat_map(|u| [(u, 2usize), (u, 3), (u, 4)]);
         // 40 units a stream, or about the fewest the kernels take (a
         // vector of each stream; at least 9, for the crop below).
         let shapes = shapes.flat_map(|(size, b)| [40, 64usize.div_ceil(size).max(9)].map(|n| (size, b, n)));
@@ -3217,7 +3261,7 @@ mod tests {
                 w.finish();
                 crate::engine::kernels::fence();
             }
-            if isa < Isa::Avx512Vbmi || (size, b) == (36, 3) {
+            if isa < Isa::Avx512Vbmi {
                 assert!(!done, "size {size} b {b}: {isa:?} has no carried interleave");
                 continue;
             }
