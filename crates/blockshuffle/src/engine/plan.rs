@@ -1390,7 +1390,7 @@ fn vector_streams(b: usize, isa: Isa) -> bool {
 /// the byte-shuffle kernel or the cache, 0.88-1.06 gathered.
 fn interleave_units(x: &Loop, y: &Loop, unit: usize) -> bool {
     matches!(unit, 1 | 2 | 4 | 8)
-        || (AnyUnits { size: unit, b: y.count }.interleaves()
+        || (AnyUnits { size: unit, b: y.count }.groups_step().is_some()
             && (y.count > 2 || x.count.checked_mul(unit).is_some_and(|row| y.ss == row as isize)))
 }
 

@@ -2316,12 +2316,6 @@ impl AnyUnits {
         self.deinterleave_shape().1
     }
 
-    /// Interleaving: whether [`interleave_carried`] takes these units, by
-    /// [`interleaved_groups`] or [`interleaved_any`].
-    pub(crate) fn interleaves(self) -> bool {
-        self.groups_step().is_some() || self.interleave_reads().is_some()
-    }
-
     /// Interleaving by [`interleaved_groups`]: the bytes of each stream a
     /// step takes, whole units, as many as one vector holds and the `b`
     /// streams' together at most three (`min(64, 192 / b)`), if they make
@@ -2330,63 +2324,12 @@ impl AnyUnits {
         let step = (64.min(192 / self.b.max(1)) / self.size) * self.size;
         (self.fit() && self.b * step > 64).then_some(step)
     }
-
-    /// Interleaving: the phases of destination vectors (at row bytes `64 *
-    /// k`, phase `k % phases`), whose first byte is `64 * k % (b * size)`
-    /// into a group of `b` units (one of each stream).
-    fn interleave_phases(self) -> usize {
-        let group = self.b * self.size;
-        group / gcd(group, 64)
-    }
-
-    /// Interleaving: the stream that byte `t` of a vector of phase `ph`
-    /// comes from, and where in the stream, from the start of the group
-    /// that holds the vector's first byte.
-    fn interleave_at(self, ph: usize, t: usize) -> (usize, usize) {
-        let x = 64 * ph % (self.b * self.size) + t;
-        let u = x / self.size;
-        (u % self.b, u / self.b * self.size + x % self.size)
-    }
-
-    /// Interleaving: the vectors read from each stream for one destination
-    /// vector (one, or two side by side), if the phases are at most
-    /// [`MAX_PHASES`], and at most [`MAX_PHASES_TWO_READS`] for two.
-    ///
-    /// Within a vector the stream byte grows through each unit and from
-    /// one group to the next, so it is largest at the vector's last byte
-    /// or at the end of the unit before the one that holds it. Worked out
-    /// once per thread for the units last asked about: the kernel asks on
-    /// every call, once per row of a cropped tile (measured, the scan of
-    /// the phases took 8% of such a tile's time, 3-byte units by 3).
-    pub(crate) fn interleave_reads(self) -> Option<usize> {
-        remembered(&INTERLEAVE_READS, self, || {
-            let phases = self.interleave_phases();
-            if !self.fit() || phases > MAX_PHASES {
-                return None;
-            }
-            let most = (0..phases)
-                .map(|ph| {
-                    let at = |t: usize| self.interleave_at(ph, t).1;
-                    let r = 64 * ph % (self.b * self.size);
-                    let unit = (r + 63) / self.size * self.size;
-                    if unit > r {
-                        at(63).max(at(unit - 1 - r))
-                    } else {
-                        at(63)
-                    }
-                })
-                .max()?;
-            let h = most / 64 + 1;
-            (h == 1 || (h == 2 && phases <= MAX_PHASES_TWO_READS)).then_some(h)
-        })
-    }
 }
 
 /// One answer about units, kept per thread for the units last asked about.
 type Remembered<T> = std::cell::Cell<Option<((usize, usize), T)>>;
 
 thread_local! {
-    static INTERLEAVE_READS: Remembered<Option<usize>> = const { std::cell::Cell::new(None) };
     static DEINTERLEAVE_SHAPE: Remembered<(Option<usize>, bool)> = const { std::cell::Cell::new(None) };
 }
 
@@ -2407,14 +2350,6 @@ fn remembered<T: Copy>(
         }
     })
 }
-
-/// Most phases of an interleave that reads two vectors of each stream
-/// ([`AnyUnits::interleave_reads`]). The one such shape with more, 36-byte
-/// units by 3 (27 phases: NHWC space-to-depth by 3 of three float32
-/// channels), measured slower gathered than through the cache: 1.25-1.40x
-/// memcpy against 1.12-1.17 (5 runs alternating); 48-byte units by 3 (9
-/// phases), faster: 0.66-0.91 against 0.76-0.94.
-const MAX_PHASES_TWO_READS: usize = 16;
 
 /// The greatest common divisor.
 fn gcd(a: usize, b: usize) -> usize {
@@ -2453,8 +2388,6 @@ enum Gather {
     /// The streams' vectors from the same windows
     /// ([`AnyUnits::shares_windows`]: a table per phase and stream).
     Shared,
-    /// Destination vectors from this many vectors read from each stream.
-    Interleave(usize),
     /// The destination vectors of a step of whole groups
     /// ([`interleaved_groups`]: a table per vector of the step).
     InterleaveGroups,
@@ -2511,16 +2444,6 @@ impl Gathers {
                         let q = (64 * k + t) % chunk;
                         (q % group / units.size) * 64 + q / group * units.size + q % units.size
                     });
-                } else if let Gather::Interleave(h) = what {
-                    g.phases = units.interleave_phases();
-                    g.build(g.phases, |ph, t| {
-                        let (j, at) = units.interleave_at(ph, t);
-                        (j * h + at / 64) * 64 + at % 64
-                    });
-                    let group = units.b * units.size;
-                    for ph in 0..g.phases {
-                        g.next[ph] = (64 * ph + 64) / group * units.size - 64 * ph / group * units.size;
-                    }
                 } else {
                     let (s, b) = (units.size, units.b);
                     g.phases = units.deinterleave_phases();
@@ -2706,29 +2629,15 @@ pub(crate) unsafe fn interleave_carried(
     unsafe {
         if !matches!(size, 1 | 2 | 4 | 8) {
             let units = AnyUnits { size, b };
-            if let Some(step) = units.groups_step() {
-                return Gathers::with(units, Gather::InterleaveGroups, |g| {
-                    match (b, (b * step).div_ceil(64), b * step == 192) {
-                        (2, 2, _) => interleaved_groups::<2, 2, false>(g, size, step, c, n, src, dst, w),
-                        (3, 2, _) => interleaved_groups::<3, 2, false>(g, size, step, c, n, src, dst, w),
-                        (3, 3, _) => interleaved_groups::<3, 3, false>(g, size, step, c, n, src, dst, w),
-                        (4, 2, _) => interleaved_groups::<4, 2, false>(g, size, step, c, n, src, dst, w),
-                        (4, 3, false) => interleaved_groups::<4, 3, false>(g, size, step, c, n, src, dst, w),
-                        (4, 3, true) => interleaved_groups::<4, 3, true>(g, size, step, c, n, src, dst, w),
-                        _ => return false,
-                    }
-                    true
-                });
-            }
-            let Some(h) = units.interleave_reads() else { return false };
-            return Gathers::with(units, Gather::Interleave(h), |g| {
-                match (b, h) {
-                    (2, 1) => interleaved_any::<2, 1, 1>(g, size, c, n, src, dst, w),
-                    (2, 2) => interleaved_any::<2, 2, 2>(g, size, c, n, src, dst, w),
-                    (3, 1) => interleaved_any::<3, 1, 2>(g, size, c, n, src, dst, w),
-                    (3, 2) => interleaved_any::<3, 2, 3>(g, size, c, n, src, dst, w),
-                    (4, 1) => interleaved_any::<4, 1, 2>(g, size, c, n, src, dst, w),
-                    (4, 2) => interleaved_any::<4, 2, 4>(g, size, c, n, src, dst, w),
+            let Some(step) = units.groups_step() else { return false };
+            return Gathers::with(units, Gather::InterleaveGroups, |g| {
+                match (b, (b * step).div_ceil(64), b * step == 192) {
+                    (2, 2, _) => interleaved_groups::<2, 2, false>(g, size, step, c, n, src, dst, w),
+                    (3, 2, _) => interleaved_groups::<3, 2, false>(g, size, step, c, n, src, dst, w),
+                    (3, 3, _) => interleaved_groups::<3, 3, false>(g, size, step, c, n, src, dst, w),
+                    (4, 2, _) => interleaved_groups::<4, 2, false>(g, size, step, c, n, src, dst, w),
+                    (4, 3, false) => interleaved_groups::<4, 3, false>(g, size, step, c, n, src, dst, w),
+                    (4, 3, true) => interleaved_groups::<4, 3, true>(g, size, step, c, n, src, dst, w),
                     _ => return false,
                 }
                 true
@@ -2745,7 +2654,7 @@ pub(crate) unsafe fn interleave_carried(
 /// of `size` bytes, of which the destination keeps the interleaved bytes
 /// `keep.0..keep.1`, one row every `row_ds` bytes: with AVX512-VBMI
 /// (`isa`) on x86_64, 2 to 4 streams of 1- to 8-byte units (or of units
-/// that [`AnyUnits::interleave_reads`] takes), at least 64
+/// that [`AnyUnits::groups_step`] takes), at least 64
 /// bytes per stream in a row, and rows that follow one another (`row_ds`
 /// the kept bytes).
 pub(crate) fn interleaves_carried(
@@ -2757,7 +2666,7 @@ pub(crate) fn interleaves_carried(
     row_ds: isize,
 ) -> bool {
     let row = n.checked_mul(size).and_then(|r| r.checked_mul(b));
-    let units = matches!(size, 1 | 2 | 4 | 8) || AnyUnits { size, b }.interleaves();
+    let units = matches!(size, 1 | 2 | 4 | 8) || AnyUnits { size, b }.groups_step().is_some();
     cfg!(target_arch = "x86_64")
         && isa >= Isa::Avx512Vbmi
         && units
@@ -2826,88 +2735,15 @@ unsafe fn interleaved<const S: usize, const B: usize>(
     }
 }
 
-/// The body of [`interleave_carried`] for units of other sizes
-/// ([`AnyUnits`]; those by 4 that [`interleaved_groups`] takes aside): the
-/// destination vector at row byte `q` is gathered by
-/// the tables `g` from `H` vectors of each stream, read side by side from
-/// the stream's unit of the group that holds byte `q` (windows of two of
-/// them); the vectors past the last whose reads lie inside the streams
-/// read only the streams' bytes (masked loads). The reads advance by the
-/// tables' steps, phase by phase, without a division.
-///
-/// # Safety
-/// As [`interleave_carried`], for units of `size` bytes that
-/// [`AnyUnits::interleave_reads`] takes with `H` reads, `W` the windows of
-/// `B * H` vectors, `g` their tables.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn interleaved_any<const B: usize, const H: usize, const W: usize>(
-    g: &Gathers,
-    size: usize,
-    c: Interleaved,
-    n: usize,
-    src: *const u8,
-    dst: *mut u8,
-    w: &mut Writers,
-) {
-    let (len, row) = (n * size, n * size * B);
-    // The destination vector of phase `ph` whose reads start at stream
-    // byte `base` of the streams at `sr`: inside them if `base <= limit`.
-    let limit = len.checked_sub(64 * H);
-    let at = |sr: *const u8, ph: usize, base: usize| -> [__m512i; 1] {
-        let masked = limit.is_none_or(|l| base > l);
-        // The streams' vectors, `H` of each; those past the last stream
-        // are never picked.
-        let mut v = [_mm512_setzero_si512(); 8];
-        for (k, v) in v.iter_mut().enumerate().take(B * H) {
-            let (j, h) = (k / H, k % H);
-            // SAFETY: the vector lies in stream `j`'s `len` bytes unless
-            // `masked` (see `read`), which reads only those.
-            *v = unsafe { read(sr.wrapping_offset(j as isize * c.ss), base + 64 * h, (0, len), masked) };
-        }
-        let mut win = [(v[0], v[1]); W];
-        for (w, win) in win.iter_mut().enumerate() {
-            *win = (v[2 * w], v[2 * w + 1]);
-        }
-        [g.pick::<W>(ph, win)]
-    };
-    let next = std::cell::Cell::new((0usize, 0usize));
-    // SAFETY: `at` reads inside the streams; the rest is forwarded.
-    unsafe {
-        interleaved_rows::<1>(
-            c,
-            row,
-            64,
-            src,
-            dst,
-            w,
-            |sr, k| {
-                // A line of each stream per `B` destination vectors.
-                if k % B == 0 {
-                    fetch_streams::<B>(sr, c.ss, k / B * 64 + 2 * len)
-                }
-            },
-            |sr, k| {
-                let (ph, base) = g.step(&next, k);
-                at(sr, ph, base)
-            },
-            |sr| {
-                let q = row / 64 * 64;
-                (at(sr, q / 64 % g.phases, q / (B * size) * size), q)
-            },
-        )
-    }
-}
-
 /// The body of [`interleave_carried`] for units of other sizes that
 /// [`AnyUnits::groups_step`] takes (3 to 64 bytes, by 2 to 4: NHWC pixels
 /// of three channels, and their blocks): a step reads one vector of each
 /// stream, of which it takes `step` bytes, whole units, and gathers the
 /// `b * step` interleaved bytes (more than `64 * (V - 1)`, at most `64 *
 /// V`) into `V` vectors by the same tables every step, held in registers
-/// (2 windows, a pair of streams each). [`interleaved_any`] read every
-/// stream again for each destination vector, and its tables with it.
+/// (2 windows, a pair of streams each). The gathers it replaced
+/// (`interleaved_any`) read every stream again for each destination
+/// vector, and tables by the vector's phase with it.
 ///
 /// # Safety
 /// As [`interleave_carried`], whose conditions hold, for `B` streams of
@@ -2986,7 +2822,8 @@ unsafe fn interleaved_groups<const B: usize, const V: usize, const WHOLE: bool>(
 /// geomean 0.89 -> 0.84, above 1.10 1 -> 0 (another 27, 3 runs: 1.06
 /// -> 0.98, uint8 of 16 channels by 4 1.26 -> 1.03); 49 other interleaves
 /// (NHWC batch-to-space, space-to-depth, pixel_shuffle and DCR by 2 and 3)
-/// alike, 0.808 -> 0.807. [`interleaved_any`] keeps two (one: 0.821).
+/// alike, 0.808 -> 0.807. [`interleaved_groups`] keeps two (one measured
+/// 0.821 on those 49 with the gathers before it).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn fetch_streams<const B: usize>(sr: *const u8, ss: isize, at: usize) {
@@ -2995,8 +2832,7 @@ fn fetch_streams<const B: usize>(sr: *const u8, ss: isize, at: usize) {
     }
 }
 
-/// The row loop of [`interleaved`], [`interleaved_any`] and
-/// [`interleaved_groups`]: one destination run from `dst`, `m` bytes past
+/// The row loop of [`interleaved`] and [`interleaved_groups`]: one destination run from `dst`, `m` bytes past
 /// a line boundary (`base`); `pos`, the next byte's offset from `base`,
 /// advances by every push (of `len` bytes from `off` of a vector, `off +
 /// len <= 64`), whose line leaves when it is whole. The run's bytes begin
@@ -3278,18 +3114,16 @@ mod tests {
         }
     }
 
-    /// The windows and reads of [`AnyUnits`], found without a scan of
-    /// every byte, are those a scan finds.
+    /// The windows of [`AnyUnits`], found without a scan of every byte,
+    /// are those a scan finds; an interleave's step is whole units that
+    /// fit a vector of each stream and three destination vectors.
     #[test]
-    fn any_units_reads_and_windows_follow_their_bytes() {
+    fn any_units_steps_and_windows_follow_their_bytes() {
         for size in 3..64 {
             for b in 2..=4 {
                 let u = AnyUnits { size, b };
-                let fits = u.fit() && u.interleave_phases() <= MAX_PHASES;
-                let most = (0..u.interleave_phases()).flat_map(|ph| (0..64).map(move |t| u.interleave_at(ph, t).1));
-                let phases = u.interleave_phases();
-                let h = most.max().map(|m| m / 64 + 1).filter(|&h| fits && (h == 1 || (h == 2 && phases <= 16)));
-                assert_eq!(u.interleave_reads(), h, "{size} x {b}");
+                let most = (1..=64).filter(|t| t % size == 0 && b * t <= 192).max();
+                assert_eq!(u.groups_step(), most.filter(|_| u.fit()), "{size} x {b}");
                 let fits = u.fit() && b != 2 && u.deinterleave_phases() <= MAX_PHASES;
                 let most = (0..u.deinterleave_phases()).flat_map(|ph| (0..64).map(move |t| u.deinterleave_at(ph, t)));
                 let w = most.max().map(|m| m / 128 + 1).filter(|&w| fits && w <= MAX_WINDOWS);
