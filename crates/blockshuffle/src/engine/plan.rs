@@ -1302,12 +1302,12 @@ fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
 /// `x` (the streams of a group) and `y` (a row of each): 2 to 4 streams
 /// ([`vector_streams`]), below AVX512-VBMI a line multiple apart (joined in
 /// the source, one offset in a line for the group), of units of 1 to 8
-/// bytes (16 below VBMI; with it, 3 or 4 streams of units of other sizes
-/// too, `simd::AnyUnits`), rows of at least 64 bytes.
+/// bytes (16 below VBMI; with it, units of other sizes too,
+/// `simd::AnyUnits::deinterleaves`), rows of at least 64 bytes.
 fn carries(x: &Loop, y: &Loop, unit: usize, isa: Isa) -> bool {
     let units = matches!(unit, 1 | 2 | 4 | 8)
         || (unit == 16 && isa < Isa::Avx512Vbmi)
-        || (isa >= Isa::Avx512Vbmi && AnyUnits { size: unit, b: x.count }.deinterleave_windows().is_some());
+        || (isa >= Isa::Avx512Vbmi && AnyUnits { size: unit, b: x.count }.deinterleaves());
     vector_streams(x.count, isa)
         && (isa >= Isa::Avx512Vbmi || x.ds.unsigned_abs().is_multiple_of(64))
         && units
@@ -1445,7 +1445,7 @@ fn segments_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> 
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
     let seg = y.count.checked_mul(unit)?;
     let fits = isa >= Isa::Avx512Vbmi
-        && AnyUnits { size: unit, b: x.count }.deinterleave_windows().is_some()
+        && AnyUnits { size: unit, b: x.count }.deinterleaves()
         && x.ss == unit as isize
         && x.ds == seg as isize
         && y.ss == (x.count * unit) as isize
@@ -1820,26 +1820,30 @@ mod tests {
     }
 
     /// Blocks and instruction sets, and whether the carried kernels take
-    /// units of other sizes (`simd::AnyUnits`) with them: 3 or 4 streams,
-    /// with AVX512-VBMI (2 only from consecutive source rows, which these
-    /// are not).
-    const CARRIED_OTHER_UNITS: [(usize, Isa, bool); 4] =
-        [(3, Isa::Avx512Vbmi, true), (4, Isa::Avx512Vbmi, true), (2, Isa::Avx512Vbmi, false), (3, Isa::Avx512, false)];
+    /// units of other sizes (`simd::AnyUnits`) with them, deinterleaving
+    /// and interleaving: 2 to 4 streams, with AVX512-VBMI (interleaving 2
+    /// only from consecutive source rows, which these are not).
+    const CARRIED_OTHER_UNITS: [(usize, Isa, [bool; 2]); 4] = [
+        (3, Isa::Avx512Vbmi, [true, true]),
+        (4, Isa::Avx512Vbmi, [true, true]),
+        (2, Isa::Avx512Vbmi, [true, false]),
+        (3, Isa::Avx512, [false, false]),
+    ];
 
     /// NHWC space-to-batch and batch-to-space of three uint8 channels
     /// (3-byte units, which no tile kernel of their own takes): with
-    /// AVX512-VBMI, by 3 and 4, a streaming tile that the carried kernels
-    /// gather (`simd::AnyUnits`), deinterleaving and interleaving; by 2,
-    /// and below VBMI, the plan they had, through the cache.
+    /// AVX512-VBMI, a streaming tile that the carried kernels gather
+    /// (`simd::AnyUnits`), deinterleaving (by 2 to 4) and interleaving (by
+    /// 3 and 4); otherwise the plan they had, through the cache.
     #[test]
     fn three_channel_tiles_of_three_or_four_streams_are_carried_with_vbmi() {
-        for (b, isa, carried) in CARRIED_OTHER_UNITS {
+        for (b, isa, [deinterleaved, interleaved]) in CARRIED_OTHER_UNITS {
             // Rows of 120 pixels: by 2, 360 bytes, not whole 16-byte
             // vectors (which the byte-shuffle kernel would stream).
             let g = nhwc([1, 12, 120, 3], b, true);
             let (space, batch) = ([1, 12, 120, 3], [b * b, 12 / b, 120 / b, 3]);
             let (ss, bs) = (c_strides(&space, 1), c_strides(&batch, 1));
-            for dir in [Direction::Forward, Direction::Backward] {
+            for (dir, carried) in [(Direction::Forward, deinterleaved), (Direction::Backward, interleaved)] {
                 let p = CopyPlan::compile(&g, dir, 1, &Layouts { space: &ss, block: &bs }, true, isa);
                 let what = format!("by {b}, {isa:?}, {dir:?}");
                 assert_eq!(p.unit, 3, "{what}");
@@ -1857,7 +1861,7 @@ mod tests {
     /// AVX512-VBMI, a streaming tile whose rows the carried kernels gather
     /// (`interleave_units`), the uint8 rows of whole 16-byte vectors
     /// too (which the byte-shuffle kernel streams otherwise); below VBMI,
-    /// not. Depth-to-space by 2 (two streams deinterleaved) is not carried.
+    /// not. So is depth-to-space by 2 (two streams deinterleaved).
     #[test]
     fn three_channel_space_to_depth_by_two_is_carried_with_vbmi() {
         // Rows of 128 pixels: 384 bytes of uint8, whole 16-byte vectors.
@@ -1869,10 +1873,10 @@ mod tests {
                 for dir in [Direction::Forward, Direction::Backward] {
                     let p = CopyPlan::compile(&g, dir, elem, &Layouts { space: &ss, block: &ds }, true, isa);
                     let what = format!("{elem}-byte elements, {isa:?}, {dir:?}");
-                    let carried = isa == Isa::Avx512Vbmi && dir == Direction::Forward;
+                    let carried = isa == Isa::Avx512Vbmi;
                     assert_eq!(p.unit, 6 * elem, "{what}");
                     assert_eq!(p.carry_level.is_some(), carried, "{what}");
-                    if carried {
+                    if carried && dir == Direction::Forward {
                         let [.., x, y] = &p.loops[..] else { panic!("{what}: no tile") };
                         assert_eq!((x.count, y.count, y.ss), (64, 2, (384 * elem) as isize), "{what}");
                         assert!(p.tile && p.nt && !p.segments && p.tile_stage.is_none(), "{what}");
@@ -1883,12 +1887,12 @@ mod tests {
     }
 
     /// NHWC depth-to-space of three uint8 channels (units of `3 * b`
-    /// bytes): with AVX512-VBMI, by 3 and 4, each input row deinterleaved
-    /// into the output rows it holds, carried row by row (`segments`); by
-    /// 2, and below VBMI, not.
+    /// bytes): with AVX512-VBMI, by 2 to 4, each input row deinterleaved
+    /// into the output rows it holds, carried row by row (`segments`);
+    /// below VBMI, not.
     #[test]
     fn three_channel_depth_to_space_carries_segments_with_vbmi() {
-        for (b, isa, carried) in CARRIED_OTHER_UNITS {
+        for (b, isa, [carried, _]) in CARRIED_OTHER_UNITS {
             let g = nhwc([1, 12, 120, 3], b, false);
             let (space, depth) = ([1, 12, 120, 3], [1, 12 / b, 120 / b, 3 * b * b]);
             let (ss, ds) = (c_strides(&space, 1), c_strides(&depth, 1));

@@ -1373,8 +1373,8 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 ///
 /// Returns whether it did the work (if not, nothing is written): it needs
 /// a vector `isa` and rows of at least 64 bytes per stream; with
-/// AVX512-VBMI, 2 to 4 streams of 1- to 8-byte units, or 3 or 4 of units
-/// that [`AnyUnits::deinterleave_windows`] takes, at most
+/// AVX512-VBMI, 2 to 4 streams of 1- to 8-byte units, or of units that
+/// [`AnyUnits::deinterleaves`] takes, at most
 /// [`CARRIED_STREAMS`] streams (each may start anywhere in a line); below
 /// it, what `joined_body` needs.
 ///
@@ -1412,12 +1412,14 @@ pub(crate) unsafe fn deinterleave_carried(
         }
         if !matches!(size, 1 | 2 | 4 | 8) {
             let units = AnyUnits { size, b };
-            if let Some(step) = units.groups_step().filter(|_| b >= 3) {
+            if let Some(step) = units.groups_step() {
                 return Gathers::with(units, Gather::DeinterleaveGroups, |g| {
                     // SAFETY: as below, with `step` the units' and `g`
                     // their tables.
                     unsafe {
                         match (b, (b * step).div_ceil(64), step) {
+                            (2, 2, 60) => carried_groups::<2, 2, 60>(g, size, step, c, n, src, dst),
+                            (2, 2, _) => carried_groups::<2, 2, 0>(g, size, step, c, n, src, dst),
                             (3, 2, _) => carried_groups::<3, 2, 0>(g, size, step, c, n, src, dst),
                             (3, 3, 63) => carried_groups::<3, 3, 63>(g, size, step, c, n, src, dst),
                             (3, 3, 60) => carried_groups::<3, 3, 60>(g, size, step, c, n, src, dst),
@@ -2295,7 +2297,8 @@ impl AnyUnits {
     /// Not for two streams: those measured faster through the cache (NHWC
     /// space-to-batch by 2 of three channels, 0.62-0.93x memcpy so,
     /// 0.94-1.13x gathered; again, uint8, float16 and float32, 4 runs
-    /// alternating, medians 0.85-1.03 against 1.04-1.29).
+    /// alternating, medians 0.85-1.03 against 1.04-1.29), and faster still
+    /// by [`carried_groups`], which takes them.
     pub(crate) fn deinterleave_windows(self) -> Option<usize> {
         self.deinterleave_shape().0
     }
@@ -2348,6 +2351,12 @@ impl AnyUnits {
     /// windows serve the others (5, 7, 10, 14 and 20 bytes).
     fn shares_windows(self) -> bool {
         self.deinterleave_shape().1
+    }
+
+    /// Whether [`deinterleave_carried`] takes these units: by
+    /// [`carried_groups`] ([`Self::groups_step`]) or [`carried_any`].
+    pub(crate) fn deinterleaves(self) -> bool {
+        self.groups_step().is_some() || self.deinterleave_windows().is_some()
     }
 
     /// Interleaving by [`interleaved_groups`]: the bytes of each stream a
@@ -3185,19 +3194,19 @@ mod tests {
     }
 
     /// `deinterleave_carried` of units without a kernel of their own (3 to
-    /// 63 bytes, not powers of two), with AVX512-VBMI: 2 groups of 3 or 4
+    /// 63 bytes, not powers of two), with AVX512-VBMI: 2 groups of 2 to 4
     /// streams, each stream starting at its own offset in a line, rows
     /// ending at a line or anywhere in one; every stream's bytes land in
     /// order and nothing outside the streams is written; padded rows read
     /// in place, their padding as zeros. Below VBMI the kernel declines
-    /// (their vectors do not hold whole units); so it does two streams of
-    /// them, and units whose gathers would have more than `MAX_PHASES`
-    /// phases.
+    /// (their vectors do not hold whole units); so it does units that
+    /// neither its steps of whole groups nor its gathers by phase take
+    /// (63 bytes by 4).
     #[test]
     fn units_of_any_size_deinterleave_carried() {
         let isa = Isa::detect();
         for size in [3usize, 5, 6, 7, 9, 12, 18, 24, 36, 48, 60, 63] {
-            for (b, padded) in [(3usize, false), (4, false), (3, true), (4, true)] {
+            for (b, padded) in [2usize, 3, 4].into_iter().flat_map(|b| [(b, false), (b, true)]) {
                 if (size, b) == (63, 4) {
                     // Not a unit of 4 streams in 192 bytes: below.
                     continue;
@@ -3255,16 +3264,15 @@ mod tests {
                 }
             }
         }
-        // Two streams, or 63-byte units by 4: declined, nothing written.
-        for (size, b) in [(3usize, 2usize), (63, 2), (63, 4)] {
-            let n = 64usize.div_ceil(size);
-            let (src, mut dst) = (vec![1u8; n * size * b], vec![0u8; n * size * b]);
-            let rows = Rows { count: 1, ss: 0, ds: (n * size) as isize };
-            let c = Carried { rows, streams: Rows::ONE, ds: (n * size) as isize, ahead: Ahead::Source, pad: None };
-            // SAFETY: one row of `b` streams of `n` units each way; `isa` detected.
-            assert!(!unsafe { deinterleave_carried(isa, size, b, c, n, src.as_ptr(), dst.as_mut_ptr()) });
-            assert!(dst.iter().all(|&v| v == 0), "{size} x {b}");
-        }
+        // 63-byte units by 4: declined, nothing written.
+        let (size, b) = (63usize, 4usize);
+        let n = 64usize.div_ceil(size);
+        let (src, mut dst) = (vec![1u8; n * size * b], vec![0u8; n * size * b]);
+        let rows = Rows { count: 1, ss: 0, ds: (n * size) as isize };
+        let c = Carried { rows, streams: Rows::ONE, ds: (n * size) as isize, ahead: Ahead::Source, pad: None };
+        // SAFETY: one row of `b` streams of `n` units each way; `isa` detected.
+        assert!(!unsafe { deinterleave_carried(isa, size, b, c, n, src.as_ptr(), dst.as_mut_ptr()) });
+        assert!(dst.iter().all(|&v| v == 0), "{size} x {b}");
     }
 
     #[test]
