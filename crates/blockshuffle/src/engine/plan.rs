@@ -1303,11 +1303,11 @@ fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
 /// ([`vector_streams`]), below AVX512-VBMI a line multiple apart (joined in
 /// the source, one offset in a line for the group), of units of 1 to 8
 /// bytes (16 below VBMI; with it, units of other sizes too,
-/// `simd::AnyUnits::deinterleaves`), rows of at least 64 bytes.
+/// `simd::AnyUnits::groups_step`), rows of at least 64 bytes.
 fn carries(x: &Loop, y: &Loop, unit: usize, isa: Isa) -> bool {
     let units = matches!(unit, 1 | 2 | 4 | 8)
         || (unit == 16 && isa < Isa::Avx512Vbmi)
-        || (isa >= Isa::Avx512Vbmi && AnyUnits { size: unit, b: x.count }.deinterleaves());
+        || (isa >= Isa::Avx512Vbmi && AnyUnits { size: unit, b: x.count }.groups_step().is_some());
     vector_streams(x.count, isa)
         && (isa >= Isa::Avx512Vbmi || x.ds.unsigned_abs().is_multiple_of(64))
         && units
@@ -1445,7 +1445,7 @@ fn segments_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> 
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
     let seg = y.count.checked_mul(unit)?;
     let fits = isa >= Isa::Avx512Vbmi
-        && AnyUnits { size: unit, b: x.count }.deinterleaves()
+        && AnyUnits { size: unit, b: x.count }.groups_step().is_some()
         && x.ss == unit as isize
         && x.ds == seg as isize
         && y.ss == (x.count * unit) as isize

@@ -1368,13 +1368,13 @@ pub(crate) const CARRIED_STREAMS: usize = 16;
 /// Below AVX512-VBMI, and for padded rows (`c.pad`) of 1- to 16-byte units
 /// with it, the line a stream's row shares with the next is joined from
 /// the two rows' sources instead (`joined_body`, `joined_padded_body`);
-/// units of other sizes ([`carried_any`], [`carried_groups`]) read padded
+/// units of other sizes ([`carried_groups`]) read padded
 /// rows in place with masked reads, their padding as zeros.
 ///
 /// Returns whether it did the work (if not, nothing is written): it needs
 /// a vector `isa` and rows of at least 64 bytes per stream; with
 /// AVX512-VBMI, 2 to 4 streams of 1- to 8-byte units, or of units that
-/// [`AnyUnits::deinterleaves`] takes, at most
+/// [`AnyUnits::groups_step`] takes, at most
 /// [`CARRIED_STREAMS`] streams (each may start anywhere in a line); below
 /// it, what `joined_body` needs.
 ///
@@ -1412,43 +1412,22 @@ pub(crate) unsafe fn deinterleave_carried(
         }
         if !matches!(size, 1 | 2 | 4 | 8) {
             let units = AnyUnits { size, b };
-            if let Some(step) = units.groups_step() {
-                return Gathers::with(units, Gather::DeinterleaveGroups, |g| {
-                    // SAFETY: as below, with `step` the units' and `g`
-                    // their tables.
-                    unsafe {
-                        match (b, (b * step).div_ceil(64), step) {
-                            (2, 2, 60) => carried_groups::<2, 2, 60>(g, size, step, c, n, src, dst),
-                            (2, 2, _) => carried_groups::<2, 2, 0>(g, size, step, c, n, src, dst),
-                            (3, 2, _) => carried_groups::<3, 2, 0>(g, size, step, c, n, src, dst),
-                            (3, 3, 63) => carried_groups::<3, 3, 63>(g, size, step, c, n, src, dst),
-                            (3, 3, 60) => carried_groups::<3, 3, 60>(g, size, step, c, n, src, dst),
-                            (3, 3, _) => carried_groups::<3, 3, 0>(g, size, step, c, n, src, dst),
-                            (4, 2, _) => carried_groups::<4, 2, 0>(g, size, step, c, n, src, dst),
-                            (4, 3, 48) => carried_groups::<4, 3, 48>(g, size, step, c, n, src, dst),
-                            (4, 3, _) => carried_groups::<4, 3, 0>(g, size, step, c, n, src, dst),
-                            _ => return false,
-                        }
-                    }
-                    true
-                });
-            }
-            let Some(windows) = units.deinterleave_windows() else { return false };
-            // Shared windows: 5-, 7-, 10-byte units and the like, by 4
-            // (see `AnyUnits::shares_windows`).
-            let shared = units.shares_windows();
-            let what = if shared { Gather::Shared } else { Gather::Deinterleave };
-            return Gathers::with(units, what, |g| {
-                // SAFETY: as below, with `W` the windows of the units (each
-                // stream's, or shared) and `g` their tables.
+            let Some(step) = units.groups_step() else { return false };
+            return Gathers::with(units, Gather::DeinterleaveGroups, |g| {
+                // SAFETY: as below, with `step` the units' and `g` their
+                // tables.
                 unsafe {
-                    match (b, windows, shared) {
-                        (3, 2, false) => carried_any::<3, 2, false>(g, size, c, n, src, dst),
-                        (3, 3, false) => carried_any::<3, 3, false>(g, size, c, n, src, dst),
-                        (4, 2, false) => carried_any::<4, 2, false>(g, size, c, n, src, dst),
-                        (4, 3, false) => carried_any::<4, 3, false>(g, size, c, n, src, dst),
-                        (4, 4, false) => carried_any::<4, 4, false>(g, size, c, n, src, dst),
-                        (4, 3, true) => carried_any::<4, 3, true>(g, size, c, n, src, dst),
+                    match (b, (b * step).div_ceil(64), step) {
+                        (2, 2, 60) => carried_groups::<2, 2, 60>(g, size, step, c, n, src, dst),
+                        (2, 2, _) => carried_groups::<2, 2, 0>(g, size, step, c, n, src, dst),
+                        (3, 2, _) => carried_groups::<3, 2, 0>(g, size, step, c, n, src, dst),
+                        (3, 3, 63) => carried_groups::<3, 3, 63>(g, size, step, c, n, src, dst),
+                        (3, 3, 60) => carried_groups::<3, 3, 60>(g, size, step, c, n, src, dst),
+                        (3, 3, _) => carried_groups::<3, 3, 0>(g, size, step, c, n, src, dst),
+                        (4, 2, _) => carried_groups::<4, 2, 0>(g, size, step, c, n, src, dst),
+                        (4, 3, 48) => carried_groups::<4, 3, 48>(g, size, step, c, n, src, dst),
+                        (4, 3, _) => carried_groups::<4, 3, 0>(g, size, step, c, n, src, dst),
+                        (4, 4, _) => carried_groups::<4, 4, 0>(g, size, step, c, n, src, dst),
                         _ => return false,
                     }
                 }
@@ -1506,92 +1485,16 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
     }
 }
 
-/// The body of [`deinterleave_carried`] for units of other sizes
-/// ([`AnyUnits`]): stream `j`'s vector at its row byte `q` is gathered
-/// from the source row by the tables `g`, from `W` windows of 128 bytes
-/// from the source unit that holds that byte; the vectors past the last
-/// whose windows lie inside the row's data read only those bytes (masked
-/// loads): the row's end, or the padding of a padded row (`c.pad`), which
-/// reads as zeros. The vectors' sources advance by the tables' steps, phase by
-/// phase, without a division.
-///
-/// # Safety
-/// As [`carried`], for units of `size` bytes that [`AnyUnits::deinterleave_windows`]
-/// takes with `W` windows, `g` their tables.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-unsafe fn carried_any<const B: usize, const W: usize, const SHARED: bool>(
-    g: &Gathers,
-    size: usize,
-    c: Carried,
-    n: usize,
-    src: *const u8,
-    dst: *mut u8,
-) {
-    let (row, src_row) = (n * size, n * size * B);
-    // The data bytes of the row being read: all of it, or those that
-    // `c.pad` gives (the rest read as zeros).
-    let data = std::cell::Cell::new((0, src_row));
-    // Bytes from the start of stream 0's unit through the end of the
-    // windows (shared: from it).
-    let span = if SHARED { 128 * W } else { (B - 1) * size + 128 * W };
-    // The vectors of phase `ph` whose stream 0 starts at source byte `base`
-    // of the row at `sr`.
-    let at = |sr: *const u8, ph: usize, base: usize| -> [__m512i; B] {
-        let (lo, hi) = data.get();
-        let masked = base < lo || base + span > hi;
-        let mut v = [_mm512_setzero_si512(); B];
-        if SHARED {
-            // SAFETY: as below, the windows from stream 0's unit.
-            let win = unsafe { windows::<W>(sr, base, (lo, hi), masked) };
-            for (j, v) in v.iter_mut().enumerate() {
-                *v = g.pick::<W>(ph * B + j, win);
-            }
-            return v;
-        }
-        for (j, v) in v.iter_mut().enumerate() {
-            // SAFETY: the windows lie in the row's data bytes unless
-            // `masked`, when only those are read.
-            *v = unsafe { gather_from::<W>(g, sr, ph, base + j * size, (lo, hi), masked) };
-        }
-        v
-    };
-    // The phase and source of the next vector of the row.
-    let next = std::cell::Cell::new((0usize, 0usize));
-    // SAFETY: `at` reads inside the row; the rest is forwarded.
-    unsafe {
-        carried_rows::<B, 64>(
-            c,
-            row,
-            64,
-            dst,
-            |r, i| {
-                if let Some(pad) = c.pad {
-                    data.set(pad.data(r, i, src_row));
-                }
-                src.wrapping_offset(r as isize * c.rows.ss + i as isize * c.streams.ss)
-            },
-            |sr, k| {
-                let (ph, base) = g.step(&next, k);
-                at(sr, ph, base)
-            },
-            |sr| {
-                let q = row / 64 * 64;
-                (at(sr, q / 64 % g.phases, q / size * B * size), 0)
-            },
-        )
-    }
-}
-
-/// The body of [`deinterleave_carried`] for units of other sizes, 3 or 4
+/// The body of [`deinterleave_carried`] for units of other sizes, 2 to 4
 /// streams (NHWC pixels of three channels, and their blocks): a step
 /// reads `L` source vectors once, whose whole groups hold `step` bytes of
 /// each stream ([`AnyUnits::groups_step`]: 48 bytes of units that divide
 /// it, by 4; 63 of 3-byte units by 3), gathers each stream's by the same
 /// table every step, held in registers (windows of vectors 0 and 1, and 1
-/// and 2), and pushes them onto the stream's line. The gathers it
-/// replaced (`carried_any`) read each stream's own windows for each of its
-/// vectors, and tables by the vector's phase with them.
+/// and 2, or 2 and 3 of four), and pushes them onto the stream's line. The
+/// gathers it replaced (`carried_any`, removed) read each stream's own
+/// windows for each of its vectors, and tables by the vector's phase with
+/// them.
 ///
 /// # Safety
 /// As [`deinterleave_carried`], whose conditions hold, for `B` streams of
@@ -1616,12 +1519,13 @@ unsafe fn carried_groups<const B: usize, const L: usize, const STEP: usize>(
     // at run time), or at run time (0).
     let step = if STEP != 0 { STEP } else { step };
     let (row, src_row) = (n * size, n * size * B);
-    // The data bytes of the row being read (see `carried_any`).
+    // The data bytes of the row being read: all of it, or those that
+    // `c.pad` gives (the rest read as zeros).
     let data = std::cell::Cell::new((0, src_row));
     // SAFETY: loads of the tables' 64-byte arrays.
     let idx: [[__m512i; 2]; B] =
         std::array::from_fn(|j| std::array::from_fn(|w| unsafe { _mm512_loadu_si512(g.idx[j][w].as_ptr().cast()) }));
-    let take: [u64; B] = std::array::from_fn(|j| g.take[j][1]);
+    let take: [u64; B] = std::array::from_fn(|j| g.take[j]);
     // Each stream's `step` bytes of the groups from source byte `base` of
     // the row at `sr`.
     let at = |sr: *const u8, base: usize| -> [__m512i; B] {
@@ -1637,7 +1541,8 @@ unsafe fn carried_groups<const B: usize, const L: usize, const STEP: usize>(
                 if L == 2 {
                     return lo;
                 }
-                let hi = _mm512_permutex2var_epi8(v[1], idx[j][1], v[2 % L]);
+                // The second window: vectors 1 and 2 of three, 2 and 3 of four.
+                let hi = _mm512_permutex2var_epi8(v[L - 2], idx[j][1], v[L - 1]);
                 _mm512_mask_blend_epi8(take[j], lo, hi)
             })
         }
@@ -1665,50 +1570,6 @@ unsafe fn carried_groups<const B: usize, const L: usize, const STEP: usize>(
     }
 }
 
-/// The vector of phase `ph` gathered by `g` from the `W` windows from byte
-/// `a` of the source at `sr`, reading only its bytes in `data` if
-/// `masked`.
-///
-/// # Safety
-/// As [`read`], for each window's two vectors; the caller is compiled for
-/// AVX-512F/BW and AVX512-VBMI.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn gather_from<const W: usize>(
-    g: &Gathers,
-    sr: *const u8,
-    ph: usize,
-    a: usize,
-    data: (usize, usize),
-    masked: bool,
-) -> __m512i {
-    // SAFETY: forwarded.
-    g.pick::<W>(ph, unsafe { windows::<W>(sr, a, data, masked) })
-}
-
-/// The `W` windows of 128 bytes (two vectors each) from byte `a` of the
-/// source at `sr`, reading only its bytes in `data` if `masked`.
-///
-/// # Safety
-/// As [`read`], for each window's two vectors; the caller is compiled for
-/// AVX-512F/BW.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn windows<const W: usize>(
-    sr: *const u8,
-    a: usize,
-    data: (usize, usize),
-    masked: bool,
-) -> [(__m512i, __m512i); W] {
-    // SAFETY: a register constant of the caller's features.
-    let mut win = [unsafe { (_mm512_setzero_si512(), _mm512_setzero_si512()) }; W];
-    for (w, win) in win.iter_mut().enumerate() {
-        // SAFETY: forwarded.
-        *win = unsafe { (read(sr, a + 128 * w, data, masked), read(sr, a + 128 * w + 64, data, masked)) };
-    }
-    win
-}
-
 /// 64 bytes at `sr + at`, of which, if `masked`, only those in `data`
 /// (a range of bytes from `sr`) are read, the rest zero: a row's end, or
 /// its padding.
@@ -1731,7 +1592,7 @@ unsafe fn read(sr: *const u8, at: usize, (lo, hi): (usize, usize), masked: bool)
     }
 }
 
-/// The row loop of [`carried`], [`carried_any`] and [`carried_groups`]:
+/// The row loop of [`carried`] and [`carried_groups`]:
 /// for every row `r` of `c.rows` and group `i` of `c.streams`, the source
 /// row at `row_at(r, i)` gives each of its `B` streams `row` bytes, `bytes`
 /// of each per `step(sr, k)` (`STEP` if not 0: 64, whole vectors, or 48;
@@ -2249,19 +2110,16 @@ impl Thirds {
     }
 }
 
-/// Most phases a [`Gathers`] has (its index vectors repeat every `phases`
-/// vectors).
-const MAX_PHASES: usize = 32;
-
-/// Most 128-byte windows a [`Gathers`] draws one vector from.
-const MAX_WINDOWS: usize = 4;
+/// Most tables a [`Gathers`] has: one per stream (4) or per destination
+/// vector of a step (4).
+const MAX_TABLES: usize = 4;
 
 /// Units of sizes that have no kernel of their own (not 1, 2, 4, 8 or 16
 /// bytes), up to 64 bytes, `b` (2 to 4) streams: three-channel NHWC
-/// pixels, 3 to 48 bytes, and their blocks. The carried kernels gather
-/// each 64-byte vector of the destination with byte permutes
-/// ([`Gathers`]), whose indices repeat with the position of the vector
-/// modulo the unit (or, for interleaving, `b` units).
+/// pixels, 3 to 48 bytes, and their blocks. The carried kernels move them
+/// in steps of whole groups (one unit of each stream), as many as a
+/// vector of each stream holds ([`Self::groups_step`]), gathered with
+/// byte permutes by tables that are the same every step ([`Gathers`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AnyUnits {
     pub size: usize,
@@ -2270,167 +2128,40 @@ pub(crate) struct AnyUnits {
 
 impl AnyUnits {
     /// Whether the carried kernels take these units at all: 2 to 4
-    /// streams (deinterleaved, 3 or 4: see [`Self::deinterleave_windows`]).
+    /// streams of units of 3 to 63 bytes, not powers of two.
     fn fit(self) -> bool {
         matches!(self.b, 2..=4) && self.size > 2 && self.size < 64 && !self.size.is_power_of_two()
     }
 
-    /// Deinterleaving: the phases of stream vectors (at stream bytes
-    /// `64 * k`, phase `k % phases`), whose first byte is `64 * k % size`
-    /// into a unit.
-    fn deinterleave_phases(self) -> usize {
-        self.size / gcd(self.size, 64)
-    }
-
-    /// Deinterleaving: where byte `t` of a stream's vector of phase `ph`
-    /// lies, from the start of the source unit that holds the vector's
-    /// first byte.
-    fn deinterleave_at(self, ph: usize, t: usize) -> usize {
-        let x = 64 * ph % self.size + t;
-        x / self.size * self.b * self.size + x % self.size
-    }
-
-    /// Deinterleaving: the 128-byte windows a vector draws from, if at
-    /// most [`MAX_WINDOWS`] and the phases at most [`MAX_PHASES`].
-    /// (The source byte grows with the vector's byte: largest at its last.)
-    ///
-    /// Not for two streams: those measured faster through the cache (NHWC
-    /// space-to-batch by 2 of three channels, 0.62-0.93x memcpy so,
-    /// 0.94-1.13x gathered; again, uint8, float16 and float32, 4 runs
-    /// alternating, medians 0.85-1.03 against 1.04-1.29), and faster still
-    /// by [`carried_groups`], which takes them.
-    pub(crate) fn deinterleave_windows(self) -> Option<usize> {
-        self.deinterleave_shape().0
-    }
-
-    /// [`Self::deinterleave_windows`] and [`Self::shares_windows`],
-    /// worked out once per thread for the units last asked about (the
-    /// kernel asks on every call, once per row of a padded tile: measured,
-    /// the scan of the phases took 8% of a cropped interleave's time).
-    fn deinterleave_shape(self) -> (Option<usize>, bool) {
-        remembered(&DEINTERLEAVE_SHAPE, self, || {
-            if !self.fit() || self.b == 2 || self.deinterleave_phases() > MAX_PHASES {
-                return (None, false);
-            }
-            let most = self.deinterleave_most();
-            let w = most / 128 + 1;
-            if w > MAX_WINDOWS {
-                return (None, false);
-            }
-            // Shared: see `shares_windows`.
-            let shared = w >= 3
-                && self.deinterleave_phases() * self.b <= MAX_PHASES
-                && (most + (self.b - 1) * self.size) / 128 + 1 == w;
-            (Some(w), shared)
-        })
-    }
-
-    /// Deinterleaving: the farthest a stream's vector reaches from the
-    /// start of the source unit that holds its first byte, over the
-    /// phases.
-    fn deinterleave_most(self) -> usize {
-        (0..self.deinterleave_phases()).map(|ph| self.deinterleave_at(ph, 63)).max().unwrap_or(0)
-    }
-
-    /// Deinterleaving: whether the `b` streams' vectors of a step are
-    /// gathered from the same windows, from stream 0's unit, each stream by
-    /// tables of its own (`b` per phase): if those are as many as each
-    /// stream's own windows ([`Self::deinterleave_windows`]), and those
-    /// are 3 or more, and the tables at most [`MAX_PHASES`]. A step
-    /// then reads its windows once, not once per stream, but loads a table
-    /// per stream.
-    ///
-    /// Measured (3 runs alternating, median per workload): 6-byte units by
-    /// 4 (3 windows; NHWC space-to-batch, padded or not, and depth-to-space
-    /// of three float16 channels) 1.11 -> 1.03, 1.17 -> 1.04, 1.15 ->
-    /// 1.00x memcpy, and again 1.08 -> 1.06, 1.16 -> 1.09, 1.03 -> 0.96;
-    /// other units, with 2 windows each or one more shared, alike or
-    /// slower (22 workloads by 3 and 4 taking them all: geomean 0.950 ->
-    /// 0.960). Units that divide 48 bytes, the 6-byte ones among them, now
-    /// take [`carried_groups`] by 4, which reads less still; the shared
-    /// windows serve the others (5, 7, 10, 14 and 20 bytes).
-    fn shares_windows(self) -> bool {
-        self.deinterleave_shape().1
-    }
-
-    /// Whether [`deinterleave_carried`] takes these units: by
-    /// [`carried_groups`] ([`Self::groups_step`]) or [`carried_any`].
-    pub(crate) fn deinterleaves(self) -> bool {
-        self.groups_step().is_some() || self.deinterleave_windows().is_some()
-    }
-
-    /// Interleaving by [`interleaved_groups`]: the bytes of each stream a
-    /// step takes, whole units, as many as one vector holds and the `b`
-    /// streams' together at most three (`min(64, 192 / b)`), if they make
-    /// more than one destination vector.
+    /// The bytes of each stream a step of [`interleaved_groups`] and
+    /// [`carried_groups`] takes, whole units: as many as one vector holds
+    /// and the `b` streams' together at most three (`min(64, 192 / b)`), or
+    /// one unit (4 streams of units over 48 bytes: at most four vectors
+    /// together), if the units fit ([`Self::fit`]).
     pub(crate) fn groups_step(self) -> Option<usize> {
-        let step = (64.min(192 / self.b.max(1)) / self.size) * self.size;
-        (self.fit() && self.b * step > 64).then_some(step)
+        let per = (64.min(192 / self.b.max(1)) / self.size).max(1);
+        self.fit().then_some(per * self.size)
     }
 }
 
-/// One answer about units, kept per thread for the units last asked about.
-type Remembered<T> = std::cell::Cell<Option<((usize, usize), T)>>;
-
-thread_local! {
-    static DEINTERLEAVE_SHAPE: Remembered<(Option<usize>, bool)> = const { std::cell::Cell::new(None) };
-}
-
-/// `find()`, the answer about `units` that `cell` keeps if it is about
-/// them, found and kept otherwise.
-fn remembered<T: Copy>(
-    cell: &'static std::thread::LocalKey<Remembered<T>>,
-    units: AnyUnits,
-    find: impl FnOnce() -> T,
-) -> T {
-    let key = (units.size, units.b);
-    cell.with(|c| match c.get() {
-        Some((k, t)) if k == key => t,
-        _ => {
-            let t = find();
-            c.set(Some((key, t)));
-            t
-        }
-    })
-}
-
-/// The greatest common divisor.
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
-
-/// The tables of the gathers of one kind of [`AnyUnits`]: one 64-byte
-/// vector from up to [`MAX_WINDOWS`] windows of 128 bytes (two vectors
-/// each) by byte permutes, a permute of each window, blended; the
-/// permutes' indices, and how far the next vector's source is, depend on
-/// the vector's phase. Built once per thread for the units last used
+/// The tables of the gathers of [`AnyUnits`]: one 64-byte vector from two
+/// windows of 128 bytes (two vectors each) by a byte permute of each,
+/// blended. Built once per thread for the units last used
 /// ([`Gathers::with`]): a cropped tile calls its kernel once per row.
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Gathers {
     /// The units, and what is gathered, the tables are for.
     key: Option<(usize, usize, Gather)>,
-    phases: usize,
-    /// Per phase and window: the indices into the window.
-    idx: [[[u8; 64]; MAX_WINDOWS]; MAX_PHASES],
-    /// Per phase and window: the lanes taken from it (window 0's are the rest).
-    take: [[u64; MAX_WINDOWS]; MAX_PHASES],
-    /// Per phase: bytes from this vector's source to the next's.
-    next: [usize; MAX_PHASES],
+    /// Per table and window: the indices into the window.
+    idx: [[[u8; 64]; 2]; MAX_TABLES],
+    /// Per table: the lanes taken from window 1 (window 0's are the rest).
+    take: [u64; MAX_TABLES],
 }
 
 /// What the tables of a [`Gathers`] gather.
 #[cfg(target_arch = "x86_64")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Gather {
-    /// Each stream's vectors from its own windows (one table per phase).
-    Deinterleave,
-    /// The streams' vectors from the same windows
-    /// ([`AnyUnits::shares_windows`]: a table per phase and stream).
-    Shared,
     /// The destination vectors of a step of whole groups
     /// ([`interleaved_groups`]: a table per vector of the step).
     InterleaveGroups,
@@ -2442,13 +2173,7 @@ enum Gather {
 #[cfg(target_arch = "x86_64")]
 thread_local! {
     static GATHERS: std::cell::RefCell<Gathers> = const {
-        std::cell::RefCell::new(Gathers {
-            key: None,
-            phases: 0,
-            idx: [[[0; 64]; MAX_WINDOWS]; MAX_PHASES],
-            take: [[0; MAX_WINDOWS]; MAX_PHASES],
-            next: [0; MAX_PHASES],
-        })
+        std::cell::RefCell::new(Gathers { key: None, idx: [[[0; 64]; 2]; MAX_TABLES], take: [0; MAX_TABLES] })
     };
 }
 
@@ -2456,51 +2181,37 @@ thread_local! {
 impl Gathers {
     /// Runs `f` with this thread's tables for gathering `units` by
     /// `what`, built if they are not the last ones used. The caller
-    /// checked that the units take these tables (at most [`MAX_PHASES`]
-    /// tables and [`MAX_WINDOWS`] windows).
+    /// checked that the units take them ([`AnyUnits::groups_step`]).
     fn with<R>(units: AnyUnits, what: Gather, f: impl FnOnce(&Gathers) -> R) -> R {
         GATHERS.with_borrow_mut(|g| {
             let key = Some((units.size, units.b, what));
             if g.key != key {
                 g.key = None;
+                let (size, b) = (units.size, units.b);
+                let step = units.groups_step().unwrap_or(size);
+                let chunk = b * step;
                 if what == Gather::DeinterleaveGroups {
                     // Stream `j`'s bytes in lanes `0..step`, from windows
-                    // of source vectors 0 and 1, and 1 and 2; the lanes
-                    // past them are left as any.
-                    let (size, b) = (units.size, units.b);
-                    let step = units.groups_step().unwrap_or(size);
-                    g.phases = b;
+                    // of source vectors 0 and 1, and 1 and 2 of three (2
+                    // and 3 of four); the lanes past them are left as any.
+                    let second = if chunk > 192 { 128 } else { 192 };
                     g.build(b, |j, t| {
                         let t = t % step;
                         let q = t / size * b * size + j * size + t % size;
                         if q < 128 {
                             q
                         } else {
-                            q + 64
+                            q - 128 + second
                         }
                     });
-                } else if what == Gather::InterleaveGroups {
+                } else {
                     // Window `w`: streams `2w` and `2w + 1`, a vector each;
                     // the lanes past the step's bytes are left as any.
-                    let chunk = units.b * units.groups_step().unwrap_or(0);
-                    g.phases = chunk.div_ceil(64);
-                    let group = units.b * units.size;
-                    g.build(g.phases, |k, t| {
+                    let group = b * size;
+                    g.build(chunk.div_ceil(64), |k, t| {
                         let q = (64 * k + t) % chunk;
-                        (q % group / units.size) * 64 + q / group * units.size + q % units.size
+                        (q % group / size) * 64 + q / group * size + q % size
                     });
-                } else {
-                    let (s, b) = (units.size, units.b);
-                    g.phases = units.deinterleave_phases();
-                    if what == Gather::Shared {
-                        // Table `ph * b + j`: stream `j`'s, `j` units on.
-                        g.build(g.phases * b, |e, t| units.deinterleave_at(e / b, t) + e % b * s);
-                    } else {
-                        g.build(g.phases, |ph, t| units.deinterleave_at(ph, t));
-                    }
-                    for ph in 0..g.phases {
-                        g.next[ph] = ((64 * ph + 64) / s - 64 * ph / s) * b * s;
-                    }
                 }
                 g.key = key;
             }
@@ -2508,44 +2219,16 @@ impl Gathers {
         })
     }
 
-    /// The first `tables` tables: byte `t` of a vector by table `ph` is
-    /// byte `at(ph, t)` of the windows side by side.
+    /// The first `tables` tables: byte `t` of a vector by table `k` is
+    /// byte `at(k, t)` of the two windows side by side.
     fn build(&mut self, tables: usize, at: impl Fn(usize, usize) -> usize) {
-        for ph in 0..tables {
-            self.take[ph] = [0; MAX_WINDOWS];
+        for k in 0..tables {
+            self.take[k] = 0;
             for t in 0..64 {
-                let q = at(ph, t);
-                self.idx[ph][q / 128][t] = (q % 128) as u8;
-                self.take[ph][q / 128] |= 1 << t;
+                let q = at(k, t);
+                self.idx[k][q / 128][t] = (q % 128) as u8;
+                self.take[k] |= u64::from(q >= 128) << t;
             }
-        }
-    }
-
-    /// The phase and source offset of a row's vector `k`, the vectors taken
-    /// in order (`next` holds the next one's, from vector 0 on).
-    #[inline(always)]
-    fn step(&self, next: &std::cell::Cell<(usize, usize)>, k: usize) -> (usize, usize) {
-        let (ph, base) = if k == 0 { (0, 0) } else { next.get() };
-        next.set((if ph + 1 == self.phases { 0 } else { ph + 1 }, base + self.next[ph]));
-        (ph, base)
-    }
-
-    /// The vector of phase `ph` from the windows `win` (pairs of vectors).
-    /// Register operations: call it from code compiled for AVX-512F/BW and
-    /// AVX512-VBMI.
-    #[inline(always)]
-    fn pick<const W: usize>(&self, ph: usize, win: [(__m512i, __m512i); W]) -> __m512i {
-        let (idx, take) = (&self.idx[ph], &self.take[ph]);
-        // SAFETY: loads of 64-byte arrays, register operations of the
-        // caller's instruction sets.
-        unsafe {
-            let at = |w: usize| _mm512_loadu_si512(idx[w].as_ptr().cast());
-            let mut v = _mm512_permutex2var_epi8(win[0].0, at(0), win[0].1);
-            for w in 1..W {
-                let p = _mm512_permutex2var_epi8(win[w].0, at(w), win[w].1);
-                v = _mm512_mask_blend_epi8(take[w], v, p);
-            }
-            v
         }
     }
 }
@@ -2688,6 +2371,7 @@ pub(crate) unsafe fn interleave_carried(
                     (4, 2, _) => interleaved_groups::<4, 2, 0>(g, size, step, c, n, src, dst, w),
                     (4, 3, 48) => interleaved_groups::<4, 3, 48>(g, size, step, c, n, src, dst, w),
                     (4, 3, _) => interleaved_groups::<4, 3, 0>(g, size, step, c, n, src, dst, w),
+                    (4, 4, _) => interleaved_groups::<4, 4, 0>(g, size, step, c, n, src, dst, w),
                     _ => return false,
                 }
                 true
@@ -2820,7 +2504,7 @@ unsafe fn interleaved_groups<const B: usize, const V: usize, const STEP: usize>(
     // SAFETY: loads of the tables' 64-byte arrays.
     let idx: [[__m512i; 2]; V] =
         std::array::from_fn(|k| std::array::from_fn(|w| unsafe { _mm512_loadu_si512(g.idx[k][w].as_ptr().cast()) }));
-    let take: [u64; V] = std::array::from_fn(|k| g.take[k][1]);
+    let take: [u64; V] = std::array::from_fn(|k| g.take[k]);
     // The destination vectors of the groups from stream byte `base` on.
     let at = |sr: *const u8, base: usize| -> [__m512i; V] {
         // The vectors past the streams' ends read only their bytes.
@@ -3111,7 +2795,8 @@ mod tests {
         // (gathered), 2 to 4 streams: steps of whole vectors (units that
         // divide 48 bytes, by 4) or not, of 2 or 3 vectors (30 bytes by 4
         // and 40 by 3 make 2).
-        let shapes = [2usize, 3, 6, 9, 12, 24, 30, 36, 40, 48].into_iter().flat_map(|u| [(u, 2usize), (u, 3), (u, 4)]);
+        let shapes =
+            [2usize, 3, 6, 9, 12, 24, 30, 36, 40, 48, 60].into_iter().flat_map(|u| [(u, 2usize), (u, 3), (u, 4)]);
         // 40 units a stream, or about the fewest the kernels take (a
         // vector of each stream; at least 9, for the crop below).
         let shapes = shapes.flat_map(|(size, b)| [40, 64usize.div_ceil(size).max(9)].map(|n| (size, b, n)));
@@ -3166,29 +2851,33 @@ mod tests {
         }
     }
 
-    /// The windows of [`AnyUnits`], found without a scan of every byte,
-    /// are those a scan finds; an interleave's step is whole units that
-    /// fit a vector of each stream and three destination vectors.
+    /// The step of [`AnyUnits`]: the most whole units that fit a vector of
+    /// each stream and three vectors for all the streams, or one unit
+    /// (four vectors), and its tables' windows: those of three vectors or
+    /// fewer draw on 0 and 1, and 1 and 2, those of four on 0 and 1, and 2
+    /// and 3.
     #[test]
-    fn any_units_steps_and_windows_follow_their_bytes() {
+    fn any_units_steps_follow_their_sizes() {
         for size in 3..64 {
             for b in 2..=4 {
                 let u = AnyUnits { size, b };
-                let most = (1..=64).filter(|t| t % size == 0 && b * t <= 192).max();
-                assert_eq!(u.groups_step(), most.filter(|_| u.fit()), "{size} x {b}");
-                let fits = u.fit() && b != 2 && u.deinterleave_phases() <= MAX_PHASES;
-                let most = (0..u.deinterleave_phases()).flat_map(|ph| (0..64).map(move |t| u.deinterleave_at(ph, t)));
-                let w = most.max().map(|m| m / 128 + 1).filter(|&w| fits && w <= MAX_WINDOWS);
-                assert_eq!(u.deinterleave_windows(), w, "{size} x {b}");
-                // Shared windows: the streams' bytes from stream 0's unit,
-                // as many windows as each stream's own and at least 3; the
-                // kernel is dispatched for 3 of them, by 4.
-                let phases = u.deinterleave_phases();
-                let most = (0..phases).flat_map(|ph| (0..64).map(move |t| u.deinterleave_at(ph, t))).max();
-                let shared = most.map(|m| (m + (b - 1) * size) / 128 + 1);
-                let want = w.filter(|&w| w >= 3 && shared == Some(w) && phases * b <= MAX_PHASES);
-                assert_eq!(w.filter(|_| u.shares_windows()), want, "{size} x {b}");
-                assert!(want.is_none_or(|w| (b, w) == (4, 3)), "{size} x {b}");
+                let most = (1..=64).filter(|t| t % size == 0 && b * t <= 192).max().unwrap_or(size);
+                let step = u.groups_step();
+                assert_eq!(step, u.fit().then_some(most), "{size} x {b}");
+                let Some(step) = step else { continue };
+                assert!(b * step > 64 && b * step <= 256, "{size} x {b}");
+                // Every stream byte's source byte lies in the windows.
+                Gathers::with(u, Gather::DeinterleaveGroups, |g| {
+                    let vectors = (b * step).div_ceil(64);
+                    let windows = if vectors == 4 { [0, 2] } else { [0, vectors.saturating_sub(2)] };
+                    for j in 0..b {
+                        for t in 0..step {
+                            let q = t / size * b * size + j * size + t % size;
+                            let w = usize::from(g.take[j] >> t & 1 == 1);
+                            assert_eq!(windows[w] * 64 + g.idx[j][w][t] as usize, q, "{size} x {b}, {j}, {t}");
+                        }
+                    }
+                });
             }
         }
     }
@@ -3198,19 +2887,14 @@ mod tests {
     /// streams, each stream starting at its own offset in a line, rows
     /// ending at a line or anywhere in one; every stream's bytes land in
     /// order and nothing outside the streams is written; padded rows read
-    /// in place, their padding as zeros. Below VBMI the kernel declines
-    /// (their vectors do not hold whole units); so it does units that
-    /// neither its steps of whole groups nor its gathers by phase take
-    /// (63 bytes by 4).
+    /// in place, their padding as zeros (63-byte units by 4: four source
+    /// vectors a step). Below VBMI the kernel declines (their vectors do
+    /// not hold whole units).
     #[test]
     fn units_of_any_size_deinterleave_carried() {
         let isa = Isa::detect();
         for size in [3usize, 5, 6, 7, 9, 12, 18, 24, 36, 48, 60, 63] {
             for (b, padded) in [2usize, 3, 4].into_iter().flat_map(|b| [(b, false), (b, true)]) {
-                if (size, b) == (63, 4) {
-                    // Not a unit of 4 streams in 192 bytes: below.
-                    continue;
-                }
                 for n in [64usize.div_ceil(size), 256 / size, 200usize.div_ceil(size)] {
                     let (rows, groups) = (3usize, 2usize);
                     let src_row = n * b * size;
@@ -3264,15 +2948,6 @@ mod tests {
                 }
             }
         }
-        // 63-byte units by 4: declined, nothing written.
-        let (size, b) = (63usize, 4usize);
-        let n = 64usize.div_ceil(size);
-        let (src, mut dst) = (vec![1u8; n * size * b], vec![0u8; n * size * b]);
-        let rows = Rows { count: 1, ss: 0, ds: (n * size) as isize };
-        let c = Carried { rows, streams: Rows::ONE, ds: (n * size) as isize, ahead: Ahead::Source, pad: None };
-        // SAFETY: one row of `b` streams of `n` units each way; `isa` detected.
-        assert!(!unsafe { deinterleave_carried(isa, size, b, c, n, src.as_ptr(), dst.as_mut_ptr()) });
-        assert!(dst.iter().all(|&v| v == 0), "{size} x {b}");
     }
 
     #[test]
