@@ -570,7 +570,8 @@ unsafe fn strided(
 }
 
 /// Gathers `n` units into a contiguous destination with streaming stores,
-/// while the source ahead is fetched ([`sweep`]).
+/// while the source ahead is fetched ([`sweep`]) where the units are more
+/// than [`UNFETCHED_GATHER_STRIDE`] units apart.
 ///
 /// Units of whole 16-byte vectors at a 16-byte-aligned destination go
 /// straight from the source; others are gathered into a staging buffer and
@@ -585,8 +586,11 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
     #[cfg(target_arch = "x86_64")]
     if (dst as usize | unit).is_multiple_of(16) {
         let (mut s, mut d, mut a) = (src, dst, ahead);
+        let fetched = ss.unsigned_abs() > UNFETCHED_GATHER_STRIDE * unit;
         for _ in 0..n {
-            prefetch(a, unit);
+            if fetched {
+                prefetch(a, unit);
+            }
             // SAFETY: a unit's `unit` bytes at `s` (readable) and `d`
             // (writable, 16-byte aligned as `dst` and `unit` are).
             unsafe { stream_vectors(s, d, unit) };
@@ -820,16 +824,21 @@ pub(crate) unsafe fn gather_lines(
     unsafe { through_stage(n, src, ss, unit, isa, |part, i, len| w.push(part, dst.add(i * unit), len)) };
 }
 
-/// Rows of [`gather_lines`] of at most [`UNFETCHED_GATHER_ROW`] bytes whose
-/// units are at most this many units apart in the source (a third of the
-/// lines the row spans, or more, read) stream without fetching the source
-/// ahead: the hardware prefetchers do better alone. Measured, 6 runs
-/// alternating, median: OpenVINO's 5-D space-to-batch (W11, 1 KiB rows of
-/// units 3 apart) 1.01 -> 0.95x memcpy, 1.09 -> 1.03, 1.03 -> 0.91. Longer
-/// rows measured both ways (NHWC space-to-batch padded by 2 and 3 of 32-
-/// to 256-byte units, 16 workloads, 3 runs: 0.93 -> 0.86, then 0.88 ->
-/// 0.95), so they keep the fetch; units 4 apart need it (8 of them padded
-/// by 4, 0.90 -> 1.29 unfetched, 64-byte units 1.9).
+/// Rows of [`stream_gather`], and rows of [`gather_lines`] of at most
+/// [`UNFETCHED_GATHER_ROW`] bytes, whose units are at most this many units
+/// apart in the source (a third of the lines the row spans, or more,
+/// read) stream without fetching the source ahead: the hardware
+/// prefetchers do better alone. Measured, alternating, median per
+/// workload: `stream_gather`, NHWC space-to-batch and depth-to-space by 2
+/// and 3 of 16- to 128-byte units, 32 workloads, 3 runs: 0.888 -> 0.826x
+/// memcpy (depth-to-space by 2 of 8 float16 channels 1.11 -> 0.94), and
+/// again, 2 runs: 0.867 -> 0.817; OpenVINO's 5-D space-to-batch (W11, 1
+/// KiB rows of units 3 apart, `gather_lines`), 6 runs, 1.01 -> 0.95, 1.09
+/// -> 1.03, 1.03 -> 0.91. Longer rows of `gather_lines` (padded, their
+/// ends joined) measured both ways (NHWC space-to-batch padded by 2 and 3
+/// of 32- to 256-byte units, 16 workloads, 3 runs: 0.93 -> 0.86, then
+/// 0.88 -> 0.95), so they keep the fetch; units 4 apart need it (8 of them
+/// padded by 4, 0.90 -> 1.29 unfetched, 64-byte units 1.9).
 const UNFETCHED_GATHER_STRIDE: usize = 3;
 
 /// See [`UNFETCHED_GATHER_STRIDE`].
