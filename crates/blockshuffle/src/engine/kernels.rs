@@ -582,25 +582,24 @@ unsafe fn strided(
 /// As [`copy_run`] with `ds == unit`.
 #[inline(never)]
 unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit: usize, isa: Isa) {
-    let ahead = sweep(src, n.saturating_mul(ss.unsigned_abs()), n * unit);
+    let sweep_row = || sweep(src, n.saturating_mul(ss.unsigned_abs()), n * unit);
     #[cfg(target_arch = "x86_64")]
     if (dst as usize | unit).is_multiple_of(16) {
-        let (mut s, mut d, mut a) = (src, dst, ahead);
-        let fetched = ss.unsigned_abs() > UNFETCHED_GATHER_STRIDE * unit;
-        for _ in 0..n {
-            if fetched {
-                prefetch(a, unit);
+        let ahead = fetches_gathered(ss, unit).then(sweep_row);
+        let (mut s, mut d) = (src, dst);
+        for i in 0..n {
+            if let Some(a) = ahead {
+                prefetch(a.wrapping_add(i * unit), unit);
             }
             // SAFETY: a unit's `unit` bytes at `s` (readable) and `d`
             // (writable, 16-byte aligned as `dst` and `unit` are).
             unsafe { stream_vectors(s, d, unit) };
             s = s.wrapping_offset(ss);
             d = d.wrapping_add(unit);
-            a = a.wrapping_add(unit);
         }
         return;
     }
-    prefetch(ahead, n * unit);
+    prefetch(sweep_row(), n * unit);
     // SAFETY: each chunk's bytes are those of units `i..` of the
     // destination, which holds `n * unit` bytes.
     unsafe { through_stage(n, src, ss, unit, isa, |part, i, len| stream_copy(part, dst.add(i * unit), len)) };
@@ -770,8 +769,7 @@ pub(crate) unsafe fn gather_lines(
     isa: Isa,
 ) {
     let len = n * unit;
-    let fetched = ss.unsigned_abs() > UNFETCHED_GATHER_STRIDE * unit || len > UNFETCHED_GATHER_ROW;
-    let ahead = if fetched { sweep(src, n.saturating_mul(ss.unsigned_abs()), len) } else { ptr::null() };
+    let sweep_row = || sweep(src, n.saturating_mul(ss.unsigned_abs()), len);
     // The row's whole lines: destination bytes `[a, b)`.
     let a = (dst as usize).wrapping_neg() % LINE;
     let b = if a < len { a + (len - a) / LINE * LINE } else { a };
@@ -783,9 +781,15 @@ pub(crate) unsafe fn gather_lines(
         // multiples of 16); `[a, b)` is whole lines that no other run
         // writes, so the stream that reached `a` goes on past them.
         unsafe {
-            if fetched {
-                prefetch(ahead, a);
-            }
+            // Row bytes `at..at + bytes` of the source fetched ahead, if
+            // they are fetched.
+            let ahead = (fetches_gathered(ss, unit) || len > UNFETCHED_GATHER_ROW).then(sweep_row);
+            let fetch = |at: usize, bytes: usize| {
+                if let Some(ahead) = ahead {
+                    prefetch(ahead.wrapping_add(at), bytes);
+                }
+            };
+            fetch(0, a);
             push_parts(w, 0, a, src, ss, dst, unit);
             // The lines: the rest of the unit that `a` falls in, whole
             // units, and the first part of the unit that `b` falls in.
@@ -799,9 +803,7 @@ pub(crate) unsafe fn gather_lines(
                 s = s.wrapping_offset(ss);
             }
             while at + unit <= b {
-                if fetched {
-                    prefetch(ahead.wrapping_add(at), unit);
-                }
+                fetch(at, unit);
                 stream_vectors(s, dst.add(at), unit);
                 at += unit;
                 s = s.wrapping_offset(ss);
@@ -810,15 +812,13 @@ pub(crate) unsafe fn gather_lines(
                 stream_vectors(s, dst.add(at), b - at);
             }
             w.skip(dst.add(a), b - a);
-            if fetched {
-                prefetch(ahead.wrapping_add(b), len - b);
-            }
+            fetch(b, len - b);
             push_parts(w, b, len, src, ss, dst, unit);
         }
         return;
     }
     let _ = b;
-    prefetch(if fetched { ahead } else { sweep(src, n.saturating_mul(ss.unsigned_abs()), len) }, len);
+    prefetch(sweep_row(), len);
     // SAFETY: each chunk's bytes are those of units `i..` of the row, pushed
     // in its order.
     unsafe { through_stage(n, src, ss, unit, isa, |part, i, len| w.push(part, dst.add(i * unit), len)) };
@@ -843,6 +843,12 @@ const UNFETCHED_GATHER_STRIDE: usize = 3;
 
 /// See [`UNFETCHED_GATHER_STRIDE`].
 const UNFETCHED_GATHER_ROW: usize = 2 << 10;
+
+/// Whether a gathered row of units `ss` bytes apart in the source fetches
+/// it ahead, by their distance alone (see [`UNFETCHED_GATHER_STRIDE`]).
+fn fetches_gathered(ss: isize, unit: usize) -> bool {
+    ss.unsigned_abs() > UNFETCHED_GATHER_STRIDE * unit
+}
 
 /// Pushes bytes `[from, to)` of a gathered row (unit `i` from `src +
 /// i*ss`, to `dst + i*unit`) to the writers, a piece of a unit at a time.

@@ -547,9 +547,9 @@ impl CopyPlan {
             // Units that no tile kernel of their own takes (three-channel
             // pixels, 3 to 48 bytes, and their blocks) make a tile for the
             // carried kernels of AVX512-VBMI, which gather them with byte
-            // permutes (`simd::AnyUnits`), 3 or 4 streams of them (2:
-            // below); if neither takes it, the plan is the one it was
-            // (saved here).
+            // permutes (`simd::AnyUnits`), 2 to 4 streams of them
+            // (interleaving 2: below); if neither takes it, the plan is the
+            // one it was (saved here).
             // Measured (ratio to memcpy, 2 runs alternating, best of each):
             // NHWC space-to-batch, batch-to-space (cropped or not) and
             // space-to-depth by 3 and 4 of three uint8, float16 or float32

@@ -1015,6 +1015,30 @@ macro_rules! dispatch_carried {
     };
 }
 
+/// Monomorphises a kernel of whole groups ([`carried_groups`],
+/// [`interleaved_groups`]) for each stream count `b` and vectors a step
+/// (the `b * step` bytes' vectors), the usual steps of three-channel pixels
+/// and their blocks (48, 60 and 63 bytes) known at compile time (others
+/// at run time: 0); `false` for the others.
+#[cfg(target_arch = "x86_64")]
+macro_rules! dispatch_groups {
+    ($kernel:ident, $b:expr, $step:expr, ($($arg:expr),*)) => {
+        match ($b, ($b * $step).div_ceil(64), $step) {
+            (2, 2, 60) => $kernel::<2, 2, 60>($($arg),*),
+            (2, 2, _) => $kernel::<2, 2, 0>($($arg),*),
+            (3, 2, _) => $kernel::<3, 2, 0>($($arg),*),
+            (3, 3, 63) => $kernel::<3, 3, 63>($($arg),*),
+            (3, 3, 60) => $kernel::<3, 3, 60>($($arg),*),
+            (3, 3, _) => $kernel::<3, 3, 0>($($arg),*),
+            (4, 2, _) => $kernel::<4, 2, 0>($($arg),*),
+            (4, 3, 48) => $kernel::<4, 3, 48>($($arg),*),
+            (4, 3, _) => $kernel::<4, 3, 0>($($arg),*),
+            (4, 4, _) => $kernel::<4, 4, 0>($($arg),*),
+            _ => return false,
+        }
+    };
+}
+
 /// Monomorphises a kernel for each unit size and stream count it has.
 #[cfg(target_arch = "x86_64")]
 macro_rules! dispatch {
@@ -1416,21 +1440,7 @@ pub(crate) unsafe fn deinterleave_carried(
             return Gathers::with(units, Gather::DeinterleaveGroups, |g| {
                 // SAFETY: as below, with `step` the units' and `g` their
                 // tables.
-                unsafe {
-                    match (b, (b * step).div_ceil(64), step) {
-                        (2, 2, 60) => carried_groups::<2, 2, 60>(g, size, step, c, n, src, dst),
-                        (2, 2, _) => carried_groups::<2, 2, 0>(g, size, step, c, n, src, dst),
-                        (3, 2, _) => carried_groups::<3, 2, 0>(g, size, step, c, n, src, dst),
-                        (3, 3, 63) => carried_groups::<3, 3, 63>(g, size, step, c, n, src, dst),
-                        (3, 3, 60) => carried_groups::<3, 3, 60>(g, size, step, c, n, src, dst),
-                        (3, 3, _) => carried_groups::<3, 3, 0>(g, size, step, c, n, src, dst),
-                        (4, 2, _) => carried_groups::<4, 2, 0>(g, size, step, c, n, src, dst),
-                        (4, 3, 48) => carried_groups::<4, 3, 48>(g, size, step, c, n, src, dst),
-                        (4, 3, _) => carried_groups::<4, 3, 0>(g, size, step, c, n, src, dst),
-                        (4, 4, _) => carried_groups::<4, 4, 0>(g, size, step, c, n, src, dst),
-                        _ => return false,
-                    }
-                }
+                unsafe { dispatch_groups!(carried_groups, b, step, (g, size, step, c, n, src, dst)) }
                 true
             });
         }
@@ -1595,11 +1605,11 @@ unsafe fn read(sr: *const u8, at: usize, (lo, hi): (usize, usize), masked: bool)
 /// The row loop of [`carried`] and [`carried_groups`]:
 /// for every row `r` of `c.rows` and group `i` of `c.streams`, the source
 /// row at `row_at(r, i)` gives each of its `B` streams `row` bytes, `bytes`
-/// of each per `step(sr, k)` (`STEP` if not 0: 64, whole vectors, or 48;
-/// stream bytes `bytes * k..`, in a vector's first `bytes` lanes) for `k <
-/// row / bytes`, and
-/// the row's last `row % bytes` bytes from `last(sr)`: vectors of each
-/// stream and the offset in them of those bytes.
+/// of each per `step(sr, k)` (`STEP` if not 0: 64, whole vectors, or a
+/// usual step of [`carried_groups`]; stream bytes `bytes * k..`, in a
+/// vector's first `bytes` lanes) for `k < row / bytes`, and the row's last
+/// `row % bytes` bytes from `last(sr)`: vectors of each stream and the
+/// offset in them of those bytes.
 ///
 /// Every stream gets the same bytes per row, so one count serves them all:
 /// `pushed`, the bytes each stream has received. Stream `s` starts `m[s]`
@@ -1628,7 +1638,8 @@ unsafe fn carried_rows<const B: usize, const STEP: usize>(
     step: impl Fn(*const u8, usize) -> [__m512i; B],
     last: impl Fn(*const u8) -> ([__m512i; B], usize),
 ) {
-    // A step's bytes known here (64: whole vectors), or at run time (0).
+    // A step's bytes known here (64: whole vectors; or a usual step of
+    // `carried_groups`), or at run time (0).
     let bytes = if STEP != 0 { STEP } else { bytes };
     let whole = row / bytes;
     let tail = row % bytes;
@@ -2359,21 +2370,7 @@ pub(crate) unsafe fn interleave_carried(
             let units = AnyUnits { size, b };
             let Some(step) = units.groups_step() else { return false };
             return Gathers::with(units, Gather::InterleaveGroups, |g| {
-                // Steps of three-channel pixels and their blocks (3 to 48
-                // bytes) known at compile time.
-                match (b, (b * step).div_ceil(64), step) {
-                    (2, 2, 60) => interleaved_groups::<2, 2, 60>(g, size, step, c, n, src, dst, w),
-                    (2, 2, _) => interleaved_groups::<2, 2, 0>(g, size, step, c, n, src, dst, w),
-                    (3, 2, _) => interleaved_groups::<3, 2, 0>(g, size, step, c, n, src, dst, w),
-                    (3, 3, 63) => interleaved_groups::<3, 3, 63>(g, size, step, c, n, src, dst, w),
-                    (3, 3, 60) => interleaved_groups::<3, 3, 60>(g, size, step, c, n, src, dst, w),
-                    (3, 3, _) => interleaved_groups::<3, 3, 0>(g, size, step, c, n, src, dst, w),
-                    (4, 2, _) => interleaved_groups::<4, 2, 0>(g, size, step, c, n, src, dst, w),
-                    (4, 3, 48) => interleaved_groups::<4, 3, 48>(g, size, step, c, n, src, dst, w),
-                    (4, 3, _) => interleaved_groups::<4, 3, 0>(g, size, step, c, n, src, dst, w),
-                    (4, 4, _) => interleaved_groups::<4, 4, 0>(g, size, step, c, n, src, dst, w),
-                    _ => return false,
-                }
+                dispatch_groups!(interleaved_groups, b, step, (g, size, step, c, n, src, dst, w));
                 true
             });
         }
@@ -2470,12 +2467,13 @@ unsafe fn interleaved<const S: usize, const B: usize>(
 }
 
 /// The body of [`interleave_carried`] for units of other sizes that
-/// [`AnyUnits::groups_step`] takes (3 to 64 bytes, by 2 to 4: NHWC pixels
+/// [`AnyUnits::groups_step`] takes (3 to 63 bytes, by 2 to 4: NHWC pixels
 /// of three channels, and their blocks): a step reads one vector of each
 /// stream, of which it takes `step` bytes, whole units, and gathers the
 /// `b * step` interleaved bytes (more than `64 * (V - 1)`, at most `64 *
 /// V`) into `V` vectors by the same tables every step, held in registers
-/// (2 windows, a pair of streams each). The gathers it replaced
+/// (2 windows, a pair of streams each; of 3 streams, the second is stream
+/// 2's vector twice). The gathers it replaced
 /// (`interleaved_any`) read every stream again for each destination
 /// vector, and tables by the vector's phase with it.
 ///
@@ -2568,11 +2566,11 @@ fn fetch_streams<const B: usize>(sr: *const u8, ss: isize, at: usize) {
     }
 }
 
-/// The row loop of [`interleaved`] and [`interleaved_groups`]: one destination run from `dst`, `m` bytes past
-/// a line boundary (`base`); `pos`, the next byte's offset from `base`,
-/// advances by every push (of `len` bytes from `off` of a vector, `off +
-/// len <= 64`), whose line leaves when it is whole. The run's bytes begin
-/// at `start`: `dst`, or before it, where the writers' stream that it
+/// The row loop of [`interleaved`] and [`interleaved_groups`]: one
+/// destination run from `dst`, `m` bytes past a line boundary (`base`);
+/// `pos`, the next byte's offset from `base`, advances by every push (of
+/// `len` bytes from `off` of a vector, `off + len <= 64`), whose line
+/// leaves when it is whole. The run's bytes begin at `start`: `dst`, or before it, where the writers' stream that it
 /// continues began (whose unfinished line it takes as its first `m`
 /// bytes). Each row of `row` bytes from its source at `sr` gets `chunk`
 /// bytes in `V` vectors per `step(sr, k)` (row bytes `chunk * k..`, the
