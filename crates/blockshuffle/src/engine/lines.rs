@@ -154,6 +154,60 @@ impl Writers {
         }
     }
 
+    /// Writes `len < 64` bytes to `dst` in 16-byte pieces, piece `j` read
+    /// at `piece(j)`, without copying them anywhere first: a line they
+    /// finish is stored straight from the held bytes and the pieces (16-byte
+    /// streaming stores), and a line they leave unfinished holds them. For
+    /// rows gathered a unit at a time, whose partial lines staged and then
+    /// pushed cost two copies, read back at once (store forwarding), on
+    /// every row.
+    ///
+    /// # Safety
+    /// As [`Writers::push`] for the pieces' bytes; `dst` and `len` are
+    /// multiples of 16.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) unsafe fn push_pieces(&mut self, dst: *mut u8, len: usize, piece: impl Fn(usize) -> *const u8) {
+        use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_loadu_si128, _mm_store_si128, _mm_stream_si128};
+        debug_assert!(len < LINE && (dst as usize | len).is_multiple_of(16));
+        if len == 0 {
+            return;
+        }
+        // SAFETY: forwarded; the stream continues at `dst`.
+        let i = unsafe { self.stream_at(dst) };
+        let buf = self.lines[i].0.as_mut_ptr().cast::<u8>();
+        let w = &mut self.w[i];
+        let f = dst as usize % LINE;
+        let line = dst.wrapping_sub(f);
+        // SAFETY: the buffer is 64-byte aligned and `f + len <= 64` where
+        // it is written; its bytes `[0, f)` were held by the stream's last
+        // run (whose line starts at or after `start`); the pieces are the
+        // caller's 16 bytes each, at 16-byte-aligned destinations of the
+        // stream's bytes.
+        unsafe {
+            if f + len == LINE && line >= w.start {
+                for k in (0..f).step_by(16) {
+                    _mm_stream_si128(line.add(k).cast(), _mm_load_si128(buf.add(k).cast::<__m128i>()));
+                }
+                for j in 0..len / 16 {
+                    _mm_stream_si128(dst.add(16 * j).cast(), _mm_loadu_si128(piece(j).cast::<__m128i>()));
+                }
+            } else if f + len < LINE {
+                for j in 0..len / 16 {
+                    _mm_store_si128(buf.add(f + 16 * j).cast(), _mm_loadu_si128(piece(j).cast::<__m128i>()));
+                }
+            } else {
+                // The stream's first line, or one the pieces pass: staged.
+                let mut part = [MaybeUninit::<u8>::uninit(); LINE];
+                for j in 0..len / 16 {
+                    ptr::copy_nonoverlapping(piece(j), part.as_mut_ptr().add(16 * j).cast::<u8>(), 16);
+                }
+                return w.write(&mut self.lines[i], Bytes(part.as_ptr().cast()), len);
+            }
+        }
+        w.next = dst.wrapping_add(len);
+    }
+
     /// Writes `len` zero bytes to `dst`.
     ///
     /// # Safety
@@ -553,5 +607,42 @@ mod tests {
         let runs = [(0, 0, 80), (200, 150, 90), (400, 300, 70)];
         let zeros = [(80, 70), (240, 60)];
         check(16, 600, &runs, &zeros);
+    }
+
+    /// Pieces of 16 bytes pushed one to three at a time, between longer
+    /// runs, from every 16-byte offset of a line: each line the pieces
+    /// finish (from the held bytes and the pieces), leave held, or begin
+    /// (the stream's first) comes out whole, the bytes around the stream
+    /// untouched.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn pieces_finish_hold_and_begin_lines() {
+        let parts = [16, 32, 48, 16, 16, 16, 160, 48, 32, 16, 208, 32, 16];
+        let len: usize = parts.iter().sum();
+        let src: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
+        for base in [0, 16, 32, 48] {
+            let mut dst = vec![0xAAu8; len + 192];
+            let at = dst.as_ptr().align_offset(64) + base;
+            let mut want = dst.clone();
+            want[at..at + len].copy_from_slice(&src);
+            let mut w = Writers::new();
+            let p = dst.as_mut_ptr();
+            // SAFETY: every part is inside both buffers, in the stream's
+            // order; the destination's parts are 16-byte aligned.
+            unsafe {
+                let mut d = 0;
+                for &n in &parts {
+                    let from = src.as_ptr().add(d);
+                    if n < LINE {
+                        w.push_pieces(p.add(at + d), n, |j| from.add(16 * j));
+                    } else {
+                        w.push(from, p.add(at + d), n);
+                    }
+                    d += n;
+                }
+                w.finish();
+            }
+            assert_eq!(dst, want, "base {base}");
+        }
     }
 }
