@@ -240,6 +240,22 @@ impl Grid {
             {
                 return self.stream_rows(src, dst, unit);
             }
+            #[cfg(target_arch = "x86_64")]
+            if m.nt
+                && outer.is_empty()
+                && (dst as usize | unit).is_multiple_of(16)
+                && self.ss0 == unit as isize
+                && self.ds1 == unit as isize
+                && self.oc == 0
+                && self.bounds.range(self.n0) == (0, self.n0)
+            {
+                return match self.n0 {
+                    2 => self.stream_scattered::<2>(src, dst, unit),
+                    3 => self.stream_scattered::<3>(src, dst, unit),
+                    4 => self.stream_scattered::<4>(src, dst, unit),
+                    _ => self.stream_scattered::<0>(src, dst, unit),
+                };
+            }
             let shuffled = self.ds0 == unit as isize && shuffle::gathers(m.isa, unit, self.ss0);
             if m.nt || shuffled || (self.ss0 == unit as isize && self.ds0 == unit as isize) {
                 odometer(outer, 0, 0, |so, dof| {
@@ -257,6 +273,32 @@ impl Grid {
                 return by_wide_unit!(unit, wide, exact => self.units(outer, src, dst, wide, exact));
             }
             by_unit!(unit, copy => self.units(outer, src, dst, copy, copy))
+        }
+    }
+
+    /// Streams every unit of a grid whose rows' units are contiguous in the
+    /// source and go each to its own destination stream, which the next
+    /// row continues (`N` of them, 0: `n0`): rows gathered a unit at a
+    /// time taken in the source's order (see `plan::scatters_gathered_rows`,
+    /// whose plans ran slower than gathered through `copy_run` a row at a
+    /// time). The streams' lines fill over consecutive rows; the rows that
+    /// start and end them leave partial lines only at the streams' ends.
+    ///
+    /// # Safety
+    /// As [`Grid::copy`] without outer loops or bounds; `dst`, `unit` and
+    /// so every unit's destination are 16-byte aligned.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(never)]
+    unsafe fn stream_scattered<const N: usize>(&self, src: *const u8, dst: *mut u8, unit: usize) {
+        let n0 = if N == 0 { self.n0 } else { N };
+        let (mut s, mut d) = (src, dst);
+        for _ in 0..self.n1 {
+            for a in 0..n0 {
+                // SAFETY: unit `a` of the row, the grid's.
+                unsafe { stream_vectors(s.add(a * unit), d.wrapping_offset(a as isize * self.ds0), unit) };
+            }
+            s = s.wrapping_offset(self.ss1);
+            d = d.wrapping_add(unit);
         }
     }
 
@@ -1823,6 +1865,47 @@ mod tests {
             // its last three units, rows 2 and 3 all, row 4 its first
             // three, row 5 nothing.
             check_grid(unit, 6, 4, Some(Window { outer: Some(0), oc: 4, ic: 1, lo: 5, hi: 19 }));
+        }
+    }
+
+    /// Grids whose rows' units are contiguous in the source, each to its
+    /// own destination stream, continued by the next row (the source's
+    /// order of rows gathered a unit at a time: [`Grid::stream_scattered`]
+    /// when streaming), at every 16-byte offset from a line, against the
+    /// units copied one by one, nothing written between the streams.
+    #[test]
+    fn scattered_grids_continue_each_stream() {
+        for unit in [16, 32, 48, 64, 192] {
+            for (n1, n0) in [(9, 2), (7, 3), (5, 4)] {
+                let (ss0, ss1, ds1) = (unit as isize, (n0 * unit) as isize, unit as isize);
+                // Streams a row of `n1` units and a gap of 80 bytes apart.
+                let ds0 = (n1 * unit + 80) as isize;
+                let src: Vec<u8> = (0..n0 * n1 * unit).map(|i| (i * 7 + i / 253 + 1) as u8).collect();
+                for off in [0, 16, 32, 48] {
+                    let len = off + n0 * ds0 as usize;
+                    let mut expected = vec![0xA5u8; len];
+                    for i in 0..n1 {
+                        for k in 0..n0 {
+                            let s = i * ss1 as usize + k * unit;
+                            let d = off + k * ds0 as usize + i * unit;
+                            expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+                        }
+                    }
+                    for (nt, isa) in [(false, Isa::Portable), (true, Isa::detect())] {
+                        let g = Grid { n1, ss1, ds1, n0, ss0, ds0, bounds: Bounds::ALL, oc: 0 };
+                        let mut buf = vec![0xA5A5_A5A5_A5A5_A5A5_A5A5_A5A5_A5A5_A5A5u128; len.div_ceil(16)];
+                        // SAFETY: every unit of the grid is inside both
+                        // buffers; `buf` is 16-byte aligned, so is `off`.
+                        let out = unsafe {
+                            let base = buf.as_mut_ptr().cast::<u8>();
+                            g.copy(&[], src.as_ptr(), base.add(off), unit, Mode { nt, isa });
+                            fence();
+                            std::slice::from_raw_parts(base, len)
+                        };
+                        assert_eq!(out, &expected[..], "unit {unit}, {n1}x{n0}, offset {off}, nt {nt}");
+                    }
+                }
+            }
         }
     }
 }

@@ -23,7 +23,7 @@ use arrayvec::ArrayVec;
 
 use super::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use super::kernels;
-use super::lines::WRITERS;
+use super::lines::{LINE, WRITERS};
 use super::shuffle;
 use super::simd::{interleaves_carried, AnyUnits, Isa, CARRIED_STREAMS};
 use crate::MAX_RANK;
@@ -684,13 +684,60 @@ impl CopyPlan {
         // space-to-batch of 16 float32 channels ran at 1.45-1.9. Rows of
         // a few whole-vector units that continue one another stream unit
         // by unit (see `streams_continued_rows`).
-        if self.nt && !self.tile && !self.lines {
+        if self.nt && !self.tile && !self.lines && scatters_gathered_rows(loops, self.unit) {
+            // Rows gathered from a few source positions, in the source's
+            // order: the rows' loop goes inside (streamed as a grid).
+            let n = loops.len();
+            loops.swap(n - 2, n - 1);
+            self.gathered = false;
+        } else if self.nt && !self.tile && !self.lines {
             self.nt = streams_continued_rows(loops, self.unit, self.fill) || streams_gathered_rows(loops, self.unit);
             let joins = |last: &Loop| last.count.saturating_mul(self.unit) < MAX_JOINED_ROW || last.window.is_some();
             self.gathered = self.nt && !continues_rows(loops, self.unit) && loops.last().is_some_and(joins);
         }
     }
 }
+
+/// Whether the last two loops gather long rows of units a few apart (`y`
+/// a row's units, `x.count` apart in the source; `x` the rows, their units
+/// one apart, which together read every unit of the source rows) that are
+/// better taken in the source's order: each run of `x.count` units of the
+/// source goes a unit to each row in turn (`kernels::Grid::copy` streams
+/// them), so the source is read once, in order, rather than once a row, a
+/// unit in every `x.count`, and the `x.count` rows are written together.
+/// Rows of [`MAX_JOINED_ROW`] bytes or more, of units of whole 16-byte
+/// vectors from 32 bytes, and no window on either loop; at most
+/// [`MAX_SCATTERED_ROWS`] rows, and 3 of units shorter than a line.
+///
+/// Measured (ratio to memcpy, alternating, one thread, median of 2 runs,
+/// gathered row by row -> so): NHWC space-to-batch and depth-to-space by 2
+/// and 3 of 16 to 128 channels, 48 workloads, geomean 0.822 -> 0.680
+/// (depth-to-space by 3 of 64 uint8 channels 1.03 -> 0.62, space-to-batch
+/// 3x3 of 32 float32 1.09 -> 0.61); by 4, 31 workloads, 0.776 -> 0.703,
+/// but space-to-batch 4x4 of 32-byte units 0.78-0.89 -> 0.85-1.04, which
+/// stay gathered. Through `copy_run` a row at a time, not a kernel of its
+/// own, the same plans were slower than gathered (48 workloads by 2 and 3
+/// of 3 to 128 channels, 0.809 -> 0.926).
+fn scatters_gathered_rows(loops: &[Loop], unit: usize) -> bool {
+    let n = loops.len();
+    let [.., x, y] = loops else { return false };
+    let refers = loops.iter().any(|l| l.window.is_some_and(|w| w.outer.is_some_and(|o| o as usize >= n - 2)));
+    let rows = if unit < LINE { MAX_SCATTERED_ROWS - 1 } else { MAX_SCATTERED_ROWS };
+    !refers
+        && x.window.is_none()
+        && y.window.is_none()
+        && unit >= 32
+        && unit.is_multiple_of(16)
+        && (2..=rows).contains(&x.count)
+        && x.ss == unit as isize
+        && y.ss == (x.count * unit) as isize
+        && y.ds == unit as isize
+        && y.count.saturating_mul(unit) >= MAX_JOINED_ROW
+}
+
+/// Most rows [`scatters_gathered_rows`] takes in the source's order (for
+/// units of a line or more).
+const MAX_SCATTERED_ROWS: usize = 4;
 
 /// Whether the innermost loop gathers long rows of units of whole 16-byte
 /// vectors (from 32 bytes) into a contiguous destination: with streaming
@@ -2007,18 +2054,21 @@ mod tests {
     /// Streaming NHWC depth-to-space by 2 of 64-byte and 128-byte units
     /// (uint8 input of 128 or 256 channels): each output row gathers every
     /// other unit of an input row, 8 KiB and 16 KiB rows. They stream
-    /// straight to the destination in its order: not through the cache nor
-    /// through the line writers. Not streaming, through the cache.
+    /// straight to the destination, not through the cache nor through the
+    /// line writers, in the source's order: the two output rows of an input
+    /// row take its units in turn ([`scatters_gathered_rows`]). Not
+    /// streaming, through the cache.
     #[test]
     fn long_gathered_rows_of_vector_units_stream() {
         for (c, unit) in [(128, 64), (256, 128)] {
             let (space, block) = ([16, 256, 256, c / 4], [16, 128, 128, c]);
             let g = nhwc(space, 2, false);
             let p = compile_c(&g, Direction::Backward, 1, &space, &block, true);
-            assert!(p.nt && !p.lines && !p.tile, "unit {unit}");
+            assert!(p.nt && !p.lines && !p.tile && !p.gathered, "unit {unit}");
             assert_eq!(p.unit, unit);
-            let last = p.loops[p.loops.len() - 1];
-            assert_eq!((last.count, last.ss, last.ds), (128, 2 * unit as isize, unit as isize));
+            let [.., x, y] = &p.loops[..] else { panic!("unit {unit}: {:?}", p.loops) };
+            assert_eq!((x.count, x.ss, x.ds), (128, 2 * unit as isize, unit as isize));
+            assert_eq!((y.count, y.ss, y.ds), (2, unit as isize, 256 * c as isize / 4));
             let p = compile_c(&g, Direction::Backward, 1, &space, &block, false);
             assert!(!p.nt && !p.lines);
         }
@@ -2054,27 +2104,67 @@ mod tests {
         }
     }
 
-    /// Streaming NHWC space-to-batch 2x2 of 32 float32 channels: each
-    /// destination row gathers every other 128-byte unit of a source row,
-    /// and the next row of its batch comes after the other block
+    /// Streaming NHWC space-to-batch of 32 float32 channels: each
+    /// destination row gathers every `block`-th 128-byte unit of a source
+    /// row, and the next row of its batch comes after the other block
     /// positions' rows. Rows of 1 KiB, shorter than [`MAX_JOINED_ROW`],
     /// store their whole lines straight and join their ends through the
     /// line writers; rows of 4 KiB store every byte straight, unless W is
-    /// padded (by 1 at each end: a window on the rows).
+    /// padded (by 1 at each end: a window on the rows). Unpadded rows of 4
+    /// KiB by 2 are taken in the source's order instead (see
+    /// [`scatters_gathered_rows`]): by 5, gathered.
     #[test]
     fn short_or_padded_gathered_rows_join_their_ends() {
-        for (w, pad, joined) in [(16, 0, true), (64, 0, false), (64, 1, true)] {
-            let shape = [8, 64, w - 2 * pad, 32];
-            let g = nhwc_padded(shape, 2, [0, pad], true);
-            let p = compile_f32(&g, Direction::Forward, &shape, &[32, 32, w / 2, 32], true);
-            let case = format!("width {w}, padding {pad}");
+        for (block, w, pad, joined) in [(2, 16, 0, true), (5, 160, 0, false), (2, 64, 1, true)] {
+            let h = 64 / block * block;
+            let shape = [8, h, w - 2 * pad, 32];
+            let g = nhwc_padded(shape, block, [0, pad], true);
+            let batch = 8 * block * block;
+            let p = compile_f32(&g, Direction::Forward, &shape, &[batch, h / block, w / block, 32], true);
+            let case = format!("block {block}, width {w}, padding {pad}");
             assert!(p.nt && !p.lines && !p.tile, "{case}");
             let last = p.loops[p.loops.len() - 1];
-            assert_eq!((p.unit, last.count, last.ds), (128, w / 2, 128), "{case}");
+            assert_eq!((p.unit, last.count, last.ds), (128, w / block, 128), "{case}");
             assert_eq!(last.window.is_some(), pad > 0, "{case}");
             assert!(!continues_rows(&p.loops, p.unit), "{case}");
             assert_eq!(p.gathered, joined, "{case}");
         }
+        let shape = [8, 64, 64, 32];
+        let p = compile_f32(&nhwc(shape, 2, true), Direction::Forward, &shape, &[32, 32, 32, 32], true);
+        assert!(p.nt && !p.lines && !p.tile && !p.gathered);
+        let [.., x, y] = &p.loops[..] else { panic!("{:?}", p.loops) };
+        assert_eq!((x.count, x.ss, x.ds, y.count, y.ss), (32, 256, 128, 2, 128));
+    }
+
+    /// Which gathered rows [`scatters_gathered_rows`] takes in the
+    /// source's order: 2 to 4 rows (the loop outside the rows, its units
+    /// one apart; 4 only of units of a line or more) that together read
+    /// every unit of the source rows, rows of [`MAX_JOINED_ROW`] bytes or
+    /// more, units of whole 16-byte vectors from 32 bytes, and no window on
+    /// either loop.
+    #[test]
+    fn few_rows_of_every_other_unit_scatter() {
+        let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
+        let far = 1 << 20;
+        for (rows, count, unit, ss, scatters) in [
+            (2, 32, 64, 128, true),
+            (3, 32, 64, 192, true),
+            (3, 16, 128, 384, true),
+            (4, 32, 64, 256, true),
+            (4, 64, 48, 192, false),
+            (5, 32, 64, 320, false),
+            (2, 31, 64, 128, false),
+            (2, 64, 16, 32, false),
+            (2, 48, 48, 96, true),
+            (2, 64, 40, 80, false),
+            (2, 32, 64, 192, false),
+        ] {
+            let loops = [l(10, far, far), l(rows, unit as isize, far), l(count, ss, unit as isize)];
+            assert_eq!(scatters_gathered_rows(&loops, unit), scatters, "{rows} rows of {count} x {unit}, {ss} apart");
+        }
+        let window = Some(Window { outer: Some(0), oc: 2, ic: 1, lo: 1, hi: 19 });
+        let loops = [l(10, far, far), l(2, 64, far), Loop { window, ..l(32, 128, 64) }];
+        assert!(!scatters_gathered_rows(&loops, 64));
     }
 
     /// Streaming NHWC space-to-depth by 2 of 32 uint8 channels: each
