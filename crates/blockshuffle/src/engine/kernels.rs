@@ -252,7 +252,6 @@ impl Grid {
                 return match self.n0 {
                     2 => self.stream_scattered::<2>(src, dst, unit),
                     3 => self.stream_scattered::<3>(src, dst, unit),
-                    4 => self.stream_scattered::<4>(src, dst, unit),
                     _ => self.stream_scattered::<0>(src, dst, unit),
                 };
             }

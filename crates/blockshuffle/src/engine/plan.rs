@@ -23,7 +23,7 @@ use arrayvec::ArrayVec;
 
 use super::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use super::kernels;
-use super::lines::{LINE, WRITERS};
+use super::lines::WRITERS;
 use super::shuffle;
 use super::simd::{interleaves_carried, AnyUnits, Isa, CARRIED_STREAMS};
 use crate::MAX_RANK;
@@ -707,37 +707,39 @@ impl CopyPlan {
 /// unit in every `x.count`, and the `x.count` rows are written together.
 /// Rows of [`MAX_JOINED_ROW`] bytes or more, of units of whole 16-byte
 /// vectors from 32 bytes, and no window on either loop; at most
-/// [`MAX_SCATTERED_ROWS`] rows, and 3 of units shorter than a line.
+/// [`MAX_SCATTERED_ROWS`] rows.
 ///
 /// Measured (ratio to memcpy, alternating, one thread, median of 2 runs,
 /// gathered row by row -> so): NHWC space-to-batch and depth-to-space by 2
 /// and 3 of 16 to 128 channels, 48 workloads, geomean 0.822 -> 0.680
 /// (depth-to-space by 3 of 64 uint8 channels 1.03 -> 0.62, space-to-batch
-/// 3x3 of 32 float32 1.09 -> 0.61); by 4, 31 workloads, 0.776 -> 0.703,
-/// but space-to-batch 4x4 of 32-byte units 0.78-0.89 -> 0.85-1.04, which
-/// stay gathered. Through `copy_run` a row at a time, not a kernel of its
-/// own, the same plans were slower than gathered (48 workloads by 2 and 3
-/// of 3 to 128 channels, 0.809 -> 0.926).
+/// 3x3 of 32 float32 1.09 -> 0.61); two threads, 1 run, 0.776 -> 0.730.
+/// Through `copy_run` a row at a time, not a kernel of its own, the same
+/// plans were slower than gathered (48 workloads by 2 and 3 of 3 to 128
+/// channels, 0.809 -> 0.926).
 fn scatters_gathered_rows(loops: &[Loop], unit: usize) -> bool {
     let n = loops.len();
     let [.., x, y] = loops else { return false };
     let refers = loops.iter().any(|l| l.window.is_some_and(|w| w.outer.is_some_and(|o| o as usize >= n - 2)));
-    let rows = if unit < LINE { MAX_SCATTERED_ROWS - 1 } else { MAX_SCATTERED_ROWS };
     !refers
         && x.window.is_none()
         && y.window.is_none()
         && unit >= 32
         && unit.is_multiple_of(16)
-        && (2..=rows).contains(&x.count)
+        && (2..=MAX_SCATTERED_ROWS).contains(&x.count)
         && x.ss == unit as isize
         && y.ss == (x.count * unit) as isize
         && y.ds == unit as isize
         && y.count.saturating_mul(unit) >= MAX_JOINED_ROW
 }
 
-/// Most rows [`scatters_gathered_rows`] takes in the source's order (for
-/// units of a line or more).
-const MAX_SCATTERED_ROWS: usize = 4;
+/// Most rows [`scatters_gathered_rows`] takes in the source's order. By 4,
+/// one thread ran faster so (31 NHWC space-to-batch and depth-to-space
+/// workloads, 0.776 -> 0.703x memcpy, but space-to-batch 4x4 of 32-byte
+/// units 0.78-0.89 -> 0.85-1.04), and two threads slower (14 workloads of
+/// 16 to 128 channels, 2 runs: 0.71-0.90 gathered, 0.64-2.10 so, the
+/// median of 8 of them above 1.2).
+const MAX_SCATTERED_ROWS: usize = 3;
 
 /// Whether the innermost loop gathers long rows of units of whole 16-byte
 /// vectors (from 32 bytes) into a contiguous destination: with streaming
@@ -2137,8 +2139,8 @@ mod tests {
     }
 
     /// Which gathered rows [`scatters_gathered_rows`] takes in the
-    /// source's order: 2 to 4 rows (the loop outside the rows, its units
-    /// one apart; 4 only of units of a line or more) that together read
+    /// source's order: 2 or 3 rows (the loop outside the rows, its units
+    /// one apart) that together read
     /// every unit of the source rows, rows of [`MAX_JOINED_ROW`] bytes or
     /// more, units of whole 16-byte vectors from 32 bytes, and no window on
     /// either loop.
@@ -2150,9 +2152,7 @@ mod tests {
             (2, 32, 64, 128, true),
             (3, 32, 64, 192, true),
             (3, 16, 128, 384, true),
-            (4, 32, 64, 256, true),
-            (4, 64, 48, 192, false),
-            (5, 32, 64, 320, false),
+            (4, 32, 64, 256, false),
             (2, 31, 64, 128, false),
             (2, 64, 16, 32, false),
             (2, 48, 48, 96, true),
