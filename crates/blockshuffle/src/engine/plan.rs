@@ -1885,7 +1885,7 @@ mod tests {
     /// (`simd::AnyUnits`), deinterleaving (by 2 to 4) and interleaving (by
     /// 3 and 4); otherwise the plan they had, through the cache.
     #[test]
-    fn three_channel_tiles_of_three_or_four_streams_are_carried_with_vbmi() {
+    fn three_channel_tiles_of_two_to_four_streams_are_carried_with_vbmi() {
         for (b, isa, [deinterleaved, interleaved]) in CARRIED_OTHER_UNITS {
             // Rows of 120 pixels: by 2, 360 bytes, not whole 16-byte
             // vectors (which the byte-shuffle kernel would stream).
