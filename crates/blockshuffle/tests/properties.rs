@@ -263,6 +263,11 @@ fn large_outputs_agree_across_thread_counts() {
         // Three streams, and 16-byte units.
         (Box::new(torch::PixelUnshuffle::new(3)), vec![2, 4, 384, 384], 4),
         (Box::new(torch::PixelShuffle::new(2)), vec![2, 16, 128, 128], 16),
+        // Three-channel tiles carried from the outermost loop, whose rows
+        // the threads split (deinterleaved, interleaved, and both in one).
+        (Box::new(tf::SpaceToDepth::new(2, DataFormat::Nhwc)), vec![2, 600, 602, 3], 1),
+        (Box::new(tf::BatchToSpaceNd::new(&[3, 3], &[[0, 0], [0, 0]])), vec![18, 120, 121, 3], 4),
+        (Box::new(tf::DepthToSpace::new(3, DataFormat::Nhwc)), vec![1, 160, 161, 27], 4),
     ];
     for (op, shape, elem) in cases {
         let plan = op.plan(&shape).unwrap();

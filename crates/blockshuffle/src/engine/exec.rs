@@ -17,7 +17,7 @@ use std::ptr;
 use super::kernels::{
     copy_bytes, copy_run, copy_tile, cropped_rows, fence, gather_lines, odometer, zero_bytes, Grid, Mode, Rows, Staging,
 };
-use super::lines::Writers;
+use super::lines::{Writers, LINE};
 use super::plan::{crops_row_ends, PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
 use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
 use super::simd::{deinterleave_carried, interleave_carried, Ahead, Carried, Interleaved, Padding};
@@ -281,7 +281,35 @@ impl Exec<'_> {
             positions *= p.loops[prefix].count;
             prefix += 1;
         }
+        if positions < want && self.splits_carried(last + 1) {
+            // Too few positions outside the carry level (a tile carried
+            // from the outermost loop ran on one thread): its rows are
+            // split too, each range carried on its own (`flat_range`).
+            positions *= p.loops[last].count;
+            prefix = last + 1;
+        }
         (prefix, positions)
+    }
+
+    /// Whether a prefix of `prefix` loops ends with the carry level, its
+    /// rows split into ranges that the carried kernel runs each on its own
+    /// (unpadded plans: a padded one's windows count its rows from the
+    /// first).
+    fn splits_carried(&self, prefix: usize) -> bool {
+        let p = self.plan;
+        self.nt && !p.padded && prefix > 0 && p.carry_level == Some(prefix - 1)
+    }
+
+    /// Rows of the carry level that a range of positions through it (see
+    /// [`Exec::prefix`]) starts at a multiple of, from its start: the
+    /// destination then starts on the same byte of a line as the whole
+    /// loop's does.
+    fn carried_align(&self, prefix: usize) -> usize {
+        if !self.splits_carried(prefix) {
+            return 1;
+        }
+        let ds = self.plan.loops[prefix - 1].ds.unsigned_abs();
+        LINE >> ds.trailing_zeros().min(LINE.trailing_zeros())
     }
 
     /// Copies destination bytes `[a, b)` of a plan without loops (one
@@ -311,7 +339,7 @@ impl Exec<'_> {
 
     /// Runs flat positions `[a, b)` of the first `prefix` loops, split over `threads`.
     unsafe fn range_on(&self, prefix: usize, a: usize, b: usize, threads: usize) {
-        split(a, b, threads, 1, |a, b| {
+        split(a, b, threads, self.carried_align(prefix), |a, b| {
             // SAFETY: each flat position is a disjoint destination block.
             unsafe { self.flat_range(prefix, a, b) };
             if self.nt {
@@ -320,12 +348,16 @@ impl Exec<'_> {
         });
     }
 
-    /// Runs flat positions `[a, b)` of the first `prefix` loops.
+    /// Runs flat positions `[a, b)` of the first `prefix` loops; a prefix
+    /// through the carry level (see [`Exec::prefix`]) runs its rows in
+    /// runs, one carried call each.
     unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
         let p = self.plan;
         let mut idx = [0usize; MAX_LOOPS];
         let mut w = Writers::new();
-        for flat in a..b {
+        let carried = self.splits_carried(prefix);
+        let mut flat = a;
+        while flat < b {
             let mut rest = flat;
             for j in (0..prefix).rev() {
                 idx[j] = rest % p.loops[j].count;
@@ -344,15 +376,24 @@ impl Exec<'_> {
                 so = so.wrapping_add((idx[j] as isize).wrapping_mul(l.ss));
                 dof = dof.wrapping_add((idx[j] as isize).wrapping_mul(l.ds));
             }
-            // SAFETY: offsets of a valid position, or a whole padding block of
-            // the destination.
+            // The rows of the carry level from this one on, within the range.
+            let rows = if carried { (p.loops[prefix - 1].count - idx[prefix - 1]).min(b - flat) } else { 1 };
+            // SAFETY: offsets of a valid position (and its next `rows - 1`
+            // rows of the carry level, which has no window), or a whole
+            // padding block of the destination.
             unsafe {
-                if valid {
+                if valid && carried {
+                    self.carried(prefix - 1, rows, so, dof, &mut w);
+                } else if valid {
                     self.level(prefix, so, dof, &mut idx, &mut w);
                 } else if p.fill {
-                    self.fill_block(prefix, dof, &mut w);
+                    let ds = if carried { p.loops[prefix - 1].ds } else { 0 };
+                    for r in 0..rows {
+                        self.fill_block(prefix, dof.wrapping_add(r as isize * ds), &mut w);
+                    }
                 }
             }
+            flat += rows;
         }
         // SAFETY: the writers hold only runs of this range's positions.
         unsafe { w.finish() };
@@ -371,7 +412,7 @@ impl Exec<'_> {
         if self.nt && p.carry_level == Some(j) {
             // SAFETY: loop j and the loops inside it carry no window (see
             // `carry_level`): all valid positions.
-            return unsafe { self.carried(j, so, dof, w) };
+            return unsafe { self.carried(j, p.loops[j].count, so, dof, w) };
         }
         let l = &p.loops[j];
         let (s, e) = match l.window {
@@ -512,19 +553,22 @@ impl Exec<'_> {
         }
     }
 
-    /// Runs loop `j`, the plan's carry level, and the tile inside it, with
+    /// Runs `rows` rows of loop `j`, the plan's carry level, from the one
+    /// at `so` and `dof` (all of them, or a range of them that
+    /// [`Exec::flat_range`] gives), and the tile inside it, with
     /// [`deinterleave_carried`] or [`interleave_carried`] (or, should it
     /// decline, loop by loop).
     ///
     /// # Safety
-    /// As `level`, for the carry level of a plan with one.
+    /// As `level`, for the carry level of a plan with one; the `rows` rows
+    /// are the loop's.
     #[inline(never)]
-    unsafe fn carried(&self, j: usize, so: isize, dof: isize, w: &mut Writers) {
+    unsafe fn carried(&self, j: usize, rows: usize, so: isize, dof: isize, w: &mut Writers) {
         let p = self.plan;
         let n = p.loops.len();
         let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
-        // Loop j, and the loop between it and the tile if there is one.
-        let level = Rows::of(&p.loops[j]);
+        // Loop j (`rows` of it), and the loop between it and the tile if there is one.
+        let level = Rows { count: rows, ..Rows::of(&p.loops[j]) };
         let middle = if j + 4 == n { Rows::of(&p.loops[j + 1]) } else { Rows::ONE };
         let (src, dst) = (self.buf.src.wrapping_offset(so), self.buf.dst.wrapping_offset(dof));
         if p.padded {
