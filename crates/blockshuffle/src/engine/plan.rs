@@ -1432,15 +1432,21 @@ fn vector_streams(b: usize, isa: Isa) -> bool {
 /// tile (`x` its units, `y` its streams): 1 to 8 bytes (its own kernels),
 /// or units of other sizes that it gathers (`simd::AnyUnits`) from 3 or 4
 /// streams, or from 2 that are consecutive source rows (space-to-depth by
-/// 2). Two streams of those elsewhere measured faster through the older
-/// kernels: NHWC batch-to-space by 2 of three uint8, float16 and float32
-/// channels, cropped or not, 4 runs alternating, medians 0.60-0.97x memcpy
-/// so, 0.76-1.07 gathered; space-to-depth by 2 of them 1.11-1.26 through
-/// the byte-shuffle kernel or the cache, 0.88-1.06 gathered.
+/// 2) or cropped at the rows' ends (a window on the streams). Two streams
+/// of those elsewhere measured faster through the older kernels: NHWC
+/// batch-to-space by 2 of three uint8, float16 and float32 channels,
+/// cropped or not, 4 runs alternating, medians 0.60-0.97x memcpy so,
+/// 0.76-1.07 gathered; space-to-depth by 2 of them 1.11-1.26 through the
+/// byte-shuffle kernel or the cache, 0.88-1.06 gathered. With the kernels
+/// of whole groups (`simd::interleaved_groups`), uncropped batch-to-space
+/// by 2 still measured faster without (0.65-0.66 -> 0.73-0.80, 2 runs),
+/// and cropped faster with (6 NHWC and OpenVINO workloads, 2 runs
+/// alternating, geomean 0.849 -> 0.800 on one thread, 0.849 -> 0.728 on
+/// two, where the cropped NHWC ones had stored through the cache).
 fn interleave_units(x: &Loop, y: &Loop, unit: usize) -> bool {
     matches!(unit, 1 | 2 | 4 | 8)
         || (AnyUnits { size: unit, b: y.count }.groups_step().is_some()
-            && (y.count > 2 || x.count.checked_mul(unit).is_some_and(|row| y.ss == row as isize)))
+            && (y.count > 2 || y.window.is_some() || x.count.checked_mul(unit).is_some_and(|row| y.ss == row as isize)))
 }
 
 /// The [`CopyPlan::carry_level`] of a streaming interleaving tile plan in
@@ -1902,6 +1908,25 @@ mod tests {
                     assert!(p.tile && !p.padded && p.tile_stage.is_none(), "{what}");
                 }
             }
+        }
+    }
+
+    /// NHWC batch-to-space by 2 of three uint8 channels cropped by 1 at each
+    /// end of W: with AVX512-VBMI, its two streams (batches far apart)
+    /// interleaved in registers and the kept bytes streamed
+    /// ([`crops_carried`]); below VBMI, through the cache. Uncropped, such
+    /// streams are not carried (see [`CARRIED_OTHER_UNITS`]).
+    #[test]
+    fn three_channel_batch_to_space_by_two_cropped_is_carried_with_vbmi() {
+        let space = [1, 12, 118, 3];
+        let g = nhwc_padded(space, 2, [0, 1], true);
+        let (ss, bs) = (c_strides(&space, 1), c_strides(&[4, 6, 60, 3], 1));
+        for (isa, carried) in [(Isa::Avx512Vbmi, true), (Isa::Avx512, false)] {
+            let p = CopyPlan::compile(&g, Direction::Backward, 1, &Layouts { space: &ss, block: &bs }, true, isa);
+            assert_eq!(p.unit, 3, "{isa:?}");
+            assert!(p.tile && p.loops[p.loops.len() - 1].window.is_some(), "{isa:?}");
+            assert_eq!(p.nt, carried, "{isa:?}");
+            assert!(!carried || crops_carried(&p.loops, p.unit, isa), "{isa:?}");
         }
     }
 
