@@ -243,7 +243,7 @@ impl Grid {
             #[cfg(target_arch = "x86_64")]
             if m.nt
                 && outer.is_empty()
-                && (dst as usize | unit).is_multiple_of(16)
+                && (dst as usize | unit | self.ds0 as usize).is_multiple_of(16)
                 && self.ss0 == unit as isize
                 && self.ds1 == unit as isize
                 && self.oc == 0
@@ -285,7 +285,7 @@ impl Grid {
     ///
     /// # Safety
     /// As [`Grid::copy`] without outer loops or bounds; `dst`, `unit` and
-    /// so every unit's destination are 16-byte aligned.
+    /// `ds0`, so every unit's destination, are 16-byte aligned.
     #[cfg(target_arch = "x86_64")]
     #[inline(never)]
     unsafe fn stream_scattered<const N: usize>(&self, src: *const u8, dst: *mut u8, unit: usize) {
@@ -293,7 +293,8 @@ impl Grid {
         let (mut s, mut d) = (src, dst);
         for _ in 0..self.n1 {
             for a in 0..n0 {
-                // SAFETY: unit `a` of the row, the grid's.
+                // SAFETY: unit `a` of the row, the grid's, at a 16-byte-aligned
+                // destination (`dst`, `unit` and `ds0` are multiples of 16).
                 unsafe { stream_vectors(s.add(a * unit), d.wrapping_offset(a as isize * self.ds0), unit) };
             }
             s = s.wrapping_offset(self.ss1);
@@ -1875,10 +1876,11 @@ mod tests {
     #[test]
     fn scattered_grids_continue_each_stream() {
         for unit in [16, 32, 48, 64, 192] {
-            for (n1, n0) in [(9, 2), (7, 3), (5, 4)] {
+            // Streams a row of `n1` units and a gap apart: of 80 bytes, or
+            // 88 (streams off 16-byte alignment, which stream elsewhere).
+            for (n1, n0, gap) in [(9, 2, 80), (7, 3, 80), (5, 4, 80), (7, 3, 88)] {
                 let (ss0, ss1, ds1) = (unit as isize, (n0 * unit) as isize, unit as isize);
-                // Streams a row of `n1` units and a gap of 80 bytes apart.
-                let ds0 = (n1 * unit + 80) as isize;
+                let ds0 = (n1 * unit + gap) as isize;
                 let src: Vec<u8> = (0..n0 * n1 * unit).map(|i| (i * 7 + i / 253 + 1) as u8).collect();
                 for off in [0, 16, 32, 48] {
                     let len = off + n0 * ds0 as usize;
@@ -1901,7 +1903,7 @@ mod tests {
                             fence();
                             std::slice::from_raw_parts(base, len)
                         };
-                        assert_eq!(out, &expected[..], "unit {unit}, {n1}x{n0}, offset {off}, nt {nt}");
+                        assert_eq!(out, &expected[..], "unit {unit}, {n1}x{n0}, gap {gap}, offset {off}, nt {nt}");
                     }
                 }
             }
