@@ -165,6 +165,36 @@ fn c_strides(shape: &[usize], elem: usize, strides: &mut ArrayVec<isize, MAX_RAN
     }
 }
 
+/// Whether byte strides `strides` lay `shape` out row-major with
+/// `elem`-byte elements (axes of one element may have any stride).
+fn is_row_major(shape: &[usize], strides: &[isize], elem: usize) -> bool {
+    let mut expected = elem as isize;
+    for (&d, &s) in shape.iter().zip(strides).rev() {
+        if d != 1 && s != expected {
+            return false;
+        }
+        expected = expected.wrapping_mul(d as isize);
+    }
+    true
+}
+
+/// Byte strides of `strides` (in elements) times `elem`, or the overflow
+/// error naming `param`.
+fn byte_strides(op: &'static str, strides: &[isize], elem: usize) -> Result<ArrayVec<isize, MAX_RANK>> {
+    strides
+        .iter()
+        .map(|&s| {
+            isize::try_from(elem).ok().and_then(|e| s.checked_mul(e)).ok_or(Error::Overflow {
+                op,
+                what: "stride in bytes",
+                a: s.unsigned_abs() as u128,
+                b: elem as u128,
+                limit: "isize",
+            })
+        })
+        .collect()
+}
+
 impl Plan {
     /// The plan of the geometry of `space` axes and block-side `groups`
     /// (see [`Geometry::build`]) run in `dir`, built in place.
@@ -290,13 +320,24 @@ impl Plan {
 
     /// Compiles the loop nest for `elem`-byte elements and these byte
     /// strides into `plan` (built in place: plans are kilobytes).
+    ///
+    /// Streaming stores (and the kernels that go with them, which read and
+    /// write whole rows and lines) are for row-major layouts only: another
+    /// layout (a strided, permuted or broadcast view on either side) is
+    /// copied through the cache, by kernels that touch only the elements
+    /// the strides address.
     fn compile(&self, elem: usize, space: &[isize], block: &[isize], plan: &mut CopyPlan) {
+        let (space_shape, block_shape) = match self.dir {
+            Direction::Forward => (&self.input_shape, &self.output_shape),
+            Direction::Backward => (&self.output_shape, &self.input_shape),
+        };
+        let row_major = is_row_major(space_shape, space, elem) && is_row_major(block_shape, block, elem);
         plan.build(
             &self.geom,
             self.dir,
             elem,
             &Layouts { space, block },
-            self.streams(elem),
+            row_major && self.streams(elem),
             match self.kernels {
                 Kernels::Auto => Isa::detect(),
                 Kernels::Avx512 => Isa::detect().min(Isa::Avx512),
@@ -532,9 +573,29 @@ impl Plan {
     }
 
     /// [`Plan::run_bytes_uninit`] from a strided source: element `index` of the
-    /// input is at byte `elem_size * Σ index·stride` of `input` (strides in
-    /// elements, possibly negative or zero). Every addressed element must lie
-    /// inside `input`; this is checked.
+    /// input is at byte `base + elem_size * Σ index·stride` of `input`
+    /// (strides in elements, possibly negative or zero), where `input`
+    /// begins at the view's lowest-addressed element: `base` is `elem_size *
+    /// Σ (dim - 1)·|stride|` over the negative strides (0 when none is).
+    /// Every addressed element must lie inside `input`; this is checked.
+    /// A layout other than row-major is copied through the cache whatever
+    /// [`Streaming`] says (see [`Plan::with_streaming`]).
+    ///
+    /// A view with negative strides (rows reversed, as numpy's `x[::-1]`):
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    /// use blockshuffle::{onnx, Operator};
+    /// // 1 2 / 3 4 with both axes reversed is stored as 4 3 2 1.
+    /// let plan = onnx::SpaceToDepth::new(2).plan(&[1, 1, 2, 2])?;
+    /// let mut out = [MaybeUninit::<u8>::uninit(); 4];
+    /// plan.run_bytes_strided_uninit(&[4, 3, 2, 1], &[4, 4, -2, -1], 1, &mut out)?;
+    /// // SAFETY: the successful run initialised every output byte.
+    /// assert_eq!(out.map(|b| unsafe { b.assume_init() }), [1, 2, 3, 4]);
+    /// # Ok::<(), blockshuffle::Error>(())
+    /// ```
+    ///
+    /// A Fortran-order view:
     ///
     /// ```
     /// use std::mem::MaybeUninit;
@@ -595,9 +656,13 @@ impl Plan {
             return Err(Error::StrideCount { param: "input", len: input_strides.len(), rank: self.input_shape.len() });
         }
         self.check_len("output", output.len(), elem_size)?;
+        let strides = byte_strides(self.op, input_strides, elem_size)?;
+        // The buffer begins at the view's lowest-addressed element: element
+        // 0 is `base` bytes in (negative strides reach back from it).
+        let mut base = 0usize;
         if self.input_shape.iter().all(|&d| d > 0) {
             let (mut lo, mut hi) = (0i128, 0i128);
-            for (&d, &s) in self.input_shape.iter().zip(input_strides) {
+            for (&d, &s) in self.input_shape.iter().zip(&strides) {
                 let reach = (d as i128 - 1) * s as i128;
                 if reach < 0 {
                     lo += reach;
@@ -605,18 +670,18 @@ impl Plan {
                     hi += reach;
                 }
             }
-            let end = (hi + 1) * elem_size as i128;
-            if lo < 0 || end > input.len() as i128 {
+            let end = hi - lo + elem_size as i128;
+            if end > input.len() as i128 {
                 return Err(Error::BufferLength {
                     param: "input",
                     len: input.len(),
-                    expected: end.max(0) as usize,
+                    expected: usize::try_from(end).unwrap_or(usize::MAX),
                     shape: self.input_shape.to_vec(),
                 });
             }
+            // `-lo` is at most `end`, which fits the buffer's length.
+            base = (-lo) as usize;
         }
-        let elem = elem_size as isize;
-        let strides: ArrayVec<isize, MAX_RANK> = input_strides.iter().map(|&s| s * elem).collect();
         let mut out_strides = ArrayVec::new();
         c_strides(&self.output_shape, elem_size, &mut out_strides);
         let (space, block) = match self.dir {
@@ -625,11 +690,12 @@ impl Plan {
         };
         let mut plan = CopyPlan::placeholder();
         self.compile(elem_size, &space, &block, &mut plan);
-        // SAFETY: every input element addressed by the strides lies inside
-        // `input` (checked above); the output holds exactly the row-major
-        // output shape; the two cannot overlap.
+        // SAFETY: every input element addressed by the strides from
+        // element 0 at `base` lies inside `input` (checked above); the
+        // output holds exactly the row-major output shape; the two cannot
+        // overlap.
         unsafe {
-            let (src, dst) = (input.as_ptr(), output.as_mut_ptr().cast());
+            let (src, dst) = (input.as_ptr().add(base), output.as_mut_ptr().cast());
             exec::execute(&plan, src, dst, Fill::Zero, self.parallelism.threads(), progress)
         };
         Ok(())
@@ -659,11 +725,11 @@ impl Plan {
         rank_check("input", input_strides, &self.input_shape)?;
         rank_check("output", output_strides, &self.output_shape)?;
         let elem = size_of::<T>();
-        let bytes =
-            |s: &[isize]| -> ArrayVec<isize, MAX_RANK> { s.iter().map(|&v| v.wrapping_mul(elem as isize)).collect() };
+        let (input_strides, output_strides) =
+            (byte_strides(self.op, input_strides, elem)?, byte_strides(self.op, output_strides, elem)?);
         let (space, block) = match self.dir {
-            Direction::Forward => (bytes(input_strides), bytes(output_strides)),
-            Direction::Backward => (bytes(output_strides), bytes(input_strides)),
+            Direction::Forward => (input_strides, output_strides),
+            Direction::Backward => (output_strides, input_strides),
         };
         let mut plan = CopyPlan::placeholder();
         self.compile(elem, &space, &block, &mut plan);

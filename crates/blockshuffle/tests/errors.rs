@@ -344,10 +344,24 @@ fn buffers_of_the_wrong_length_are_errors() {
         plan.run_bytes_strided_uninit(&[1, 2, 3], &[4, 1, 1, 1], 1, &mut out),
         Err(Error::BufferLength { param: "input", .. })
     ));
-    assert!(matches!(
-        plan.run_bytes_strided_uninit(&[1, 2, 3, 4], &[-1, -1, 1, 1], 1, &mut out),
-        Err(Error::BufferLength { param: "input", .. })
-    ));
+    // Negative strides reach back from element 0: the four channels
+    // reversed span 4 bytes, not 3.
+    assert_eq!(
+        plan.run_bytes_strided_uninit(&[1, 2, 3], &[-1, -1, 1, 1], 1, &mut out),
+        Err(Error::BufferLength { param: "input", len: 3, expected: 4, shape: vec![1, 4, 1, 1] })
+    );
+    plan.run_bytes_strided_uninit(&[1, 2, 3, 4], &[-1, -1, 1, 1], 1, &mut out).unwrap();
+    // SAFETY: the successful run initialised every output byte.
+    assert_eq!(out.map(|b| unsafe { b.assume_init() }), [4, 3, 2, 1]);
+    assert_eq!(
+        plan.run_bytes_strided_uninit(
+            &[1, 2, 3, 4],
+            &[1, isize::MIN, 1, 1],
+            2,
+            &mut [std::mem::MaybeUninit::new(0u8); 8]
+        ),
+        Err(Error::Overflow { op: "torch pixel-shuffle", what: "stride in bytes", a: 1 << 63, b: 2, limit: "isize" })
+    );
     assert!(matches!(
         plan.run_bytes_strided_uninit(&[1, 2, 3, 4], &[1, 1], 1, &mut out),
         Err(Error::StrideCount { param: "input", len: 2, rank: 4 })

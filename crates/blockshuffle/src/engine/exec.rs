@@ -18,8 +18,8 @@ use super::kernels::{
     copy_bytes, copy_run, copy_tile, cropped_rows, fence, gather_lines, odometer, zero_bytes, Grid, Mode, Rows, Staging,
 };
 use super::lines::{Writers, LINE};
-use super::plan::{crops_row_ends, PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
 use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
+use super::plan::{PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
 use super::simd::{deinterleave_carried, interleave_carried, Ahead, Carried, Interleaved, Padding};
 
 /// What padding positions receive.
@@ -81,6 +81,10 @@ unsafe impl Sync for Buffers {}
 /// Destination bytes below which work stays on the calling thread.
 pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 20;
 
+/// The fewest destination bytes worth a part of their own when a run is
+/// split between threads (a page).
+const MIN_PART_BYTES: usize = 4096;
+
 /// Destination bytes from which stores stream past the cache (the output
 /// would not stay cached anyway, and streaming saves reading every
 /// destination line first).
@@ -121,7 +125,10 @@ pub(crate) unsafe fn execute(
         return;
     }
     let ex = Exec { plan, buf: Buffers { src, dst }, fill, nt: plan.nt };
-    let threads = if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.max(1) };
+    // At most one part per page of destination: more parts than that only
+    // cost their scheduling (and a caller's `usize::MAX` would never end).
+    let threads =
+        if plan.dst_bytes < PARALLEL_THRESHOLD { 1 } else { threads.clamp(1, plan.dst_bytes / MIN_PART_BYTES) };
     let chunks = if progress.is_some() { plan.dst_bytes.div_ceil(CHUNK_BYTES) } else { 1 };
     let total = plan.dst_bytes as u64;
     // SAFETY: forwarded from the caller.
@@ -756,14 +763,17 @@ impl Exec<'_> {
             // inner index at outer index 0.
             let (a, b) = win.range(0, x.count * y.count);
             let keep = (a * p.unit, b * p.unit);
-            let c = Interleaved { outer: Rows::ONE, inner: rows, ss: y.ss, keep };
+            // One row follows nothing: its stride is the kept bytes, as the
+            // plan's `crops_carried` takes it for a tile without a row loop.
+            let inner = if rows.count <= 1 { Rows { ds: (keep.1 - keep.0) as isize, ..rows } } else { rows };
+            let c = Interleaved { outer: Rows::ONE, inner, ss: y.ss, keep };
             // SAFETY: forwarded: the kept bytes of the rows are their
             // valid positions, from `dst + keep.0` on.
             if unsafe { interleave_carried(p.isa, p.unit, y.count, c, x.count, src, dst.wrapping_add(keep.0), w) } {
                 return;
             }
-            debug_assert!(crops_row_ends(&p.loops, p.unit));
-            // SAFETY: forwarded.
+            // SAFETY: forwarded; `cropped_rows` checks that the tile is
+            // one of interleaved rows cropped at their ends.
             return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, w) };
         }
         let (nx, ny, unit) = (x.count, y.count, p.unit);
@@ -907,6 +917,8 @@ fn split(a: usize, b: usize, threads: usize, align: usize, work: impl Fn(usize, 
     #[cfg(feature = "rayon")]
     if threads > 1 {
         use rayon::prelude::*;
+        // No more parts than there are aligned pieces to hand out.
+        let threads = threads.min((b - a).div_ceil(align.max(1))).max(1);
         let step = (b - a).div_ceil(threads).div_ceil(align) * align;
         (0..threads).into_par_iter().for_each(|t| {
             let (x, y) = ((a + t * step).min(b), (a + (t + 1) * step).min(b));

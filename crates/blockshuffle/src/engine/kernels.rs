@@ -904,17 +904,18 @@ fn fetches_gathered(ss: isize, unit: usize) -> bool {
 }
 
 /// The streaming windowed tile of interleaved rows cropped at their ends
-/// (see `plan::crops_row_ends`): a chunk of `rows` is interleaved whole
-/// into a stage, and each row's kept bytes (the window's positions `[lo,
-/// hi)`) go out through the line writers, which store whole lines
-/// whatever the rows' lengths (one row continues the last in the
-/// destination).
+/// (see `plan::crops_row_ends`): rows are interleaved into a stage, as
+/// many whole rows at a time as it holds (or a row in pieces of whole
+/// columns, where one row is longer than the stage), and each row's kept
+/// bytes (the window's positions `[lo, hi)`) go out through the line
+/// writers, which store whole lines whatever the rows' lengths (one row
+/// continues the last in the destination).
 ///
 /// # Safety
-/// As [`copy_tile`] for the tile of `x` and `y` at each of `rows`, whose
-/// loops crop the ends of their rows as `crops_row_ends` says: every
+/// As [`copy_tile`] for the tile of `x` and `y` at each of `rows`: every
 /// source unit of the tile exists, each destination position `q` in `[lo,
-/// hi)` of a row is valid; `isa` one this CPU runs.
+/// hi)` of a row is valid; `isa` one this CPU runs. The tile's shape (each
+/// row one contiguous run of `x.count * y.count` units) is checked here.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cropped_rows(
@@ -928,7 +929,12 @@ pub(crate) unsafe fn cropped_rows(
     isa: Isa,
     w: &mut Writers,
 ) {
-    let units = x.count * y.count;
+    // The stage holds whole columns of `y.count` units: a row (the `x`
+    // columns) interleaves contiguously only where `x.ds` is one column.
+    let column = y.count.checked_mul(unit).filter(|&c| c > 0 && x.ds == c as isize);
+    let (Some(column), Some(units)) = (column, x.count.checked_mul(y.count)) else {
+        panic!("cropped_rows: a tile whose rows are not contiguous ({x:?}, {y:?}, unit {unit})");
+    };
     let row = units * unit;
     // A row's position `q` is the window's inner index at outer index 0.
     let (a, b) = win.range(0, units);
@@ -936,24 +942,58 @@ pub(crate) unsafe fn cropped_rows(
     if lo >= hi {
         return;
     }
-    let per_chunk = (CROPPED_ROWS_BYTES / row).max(1);
+    if column > CROPPED_ROWS_BYTES {
+        // Not one column fits the stage: each kept unit goes to the
+        // writers straight from the source.
+        for r in 0..rows.count {
+            let (src, dst) = rows.at(r, src, dst);
+            for q in a..b {
+                let (i, j) = (q / y.count, q % y.count);
+                // SAFETY: unit `(i, j)` of the tile exists in the source;
+                // its position `q` is kept, valid in the destination.
+                unsafe {
+                    let from = src.wrapping_add(i * unit).wrapping_offset(j as isize * y.ss);
+                    w.push(from, dst.wrapping_add(q * unit), unit);
+                }
+            }
+        }
+        return;
+    }
+    // Whole rows a chunk, or (rows longer than the stage) columns a piece.
+    let (per_chunk, per_piece) =
+        if row <= CROPPED_ROWS_BYTES { (CROPPED_ROWS_BYTES / row, x.count) } else { (1, CROPPED_ROWS_BYTES / column) };
     let mut stage = Staging::<CROPPED_ROWS_BYTES>::new();
     let mode = Mode { nt: false, isa };
     let mut r0 = 0;
     while r0 < rows.count {
         let k = per_chunk.min(rows.count - r0);
         let (src, dst) = rows.at(r0, src, dst);
-        // SAFETY: the stage holds `k` rows of `row <= CROPPED_ROWS_BYTES`
-        // bytes (`per_chunk`); the tile reads the source units of `k` whole
-        // rows (all exist) and writes the stage's; the writers take each
-        // row's positions `[lo, hi)`, valid in the destination.
-        unsafe {
-            let staged = Rows { count: k, ss: rows.ss, ds: row as isize };
-            copy_tile(staged, x.count, y.count, src, y.ss, stage.ptr(), x.ds, unit, mode, w);
-            for r in 0..k {
-                let (from, to) = (stage.ptr().add(r * row), dst.wrapping_offset(r as isize * rows.ds));
-                w.push(from.add(lo), to.wrapping_add(lo), hi - lo);
+        let mut c0 = 0;
+        while c0 < x.count {
+            let cols = per_piece.min(x.count - c0);
+            // The piece's bytes of each row, and what of them is kept.
+            let (p0, p1) = (c0 * column, (c0 + cols) * column);
+            let (k0, k1) = (lo.max(p0), hi.min(p1));
+            if k0 < k1 {
+                // SAFETY: the stage holds `k` pieces of `p1 - p0 <=
+                // CROPPED_ROWS_BYTES` bytes (`per_chunk`, `per_piece`);
+                // the tile reads the source units of columns `c0..c0 +
+                // cols` of `k` rows (all exist) and writes the stage's;
+                // the writers take each row's positions `[k0, k1)`, inside
+                // `[lo, hi)`, valid in the destination.
+                unsafe {
+                    let piece = (p1 - p0) as isize;
+                    let staged = Rows { count: k, ss: rows.ss, ds: piece };
+                    let from = src.wrapping_add(c0 * unit);
+                    copy_tile(staged, cols, y.count, from, y.ss, stage.ptr(), x.ds, unit, mode, w);
+                    for r in 0..k {
+                        let staged_row = stage.ptr().add(r * (p1 - p0));
+                        let to = dst.wrapping_offset(r as isize * rows.ds).wrapping_add(k0);
+                        w.push(staged_row.add(k0 - p0), to, k1 - k0);
+                    }
+                }
             }
+            c0 += cols;
         }
         r0 += k;
     }
@@ -1693,6 +1733,55 @@ mod tests {
                     fence();
                 }
                 assert_eq!(dst, expected, "unit {unit}, {reps} x {n1}x{n0}, {window:?}, nt {nt}, {isa:?}");
+            }
+        }
+    }
+
+    /// `rows` of `nx x ny` interleaved units cropped at both ends (the
+    /// window keeps row positions `[lo, hi)`), through `cropped_rows`,
+    /// against the definition unit by unit: whole rows a chunk of the
+    /// stage, rows in pieces of columns, and columns longer than the stage.
+    fn check_cropped_rows(unit: usize, nx: usize, ny: usize, rows: usize, (lo, hi): (usize, usize)) {
+        let units = nx * ny;
+        let src: Vec<u8> = (0..rows * units * unit).map(|i| (i * 7 + i / 251 + 1) as u8).collect();
+        let kept = hi - lo;
+        let mut expected = vec![0u8; rows * kept * unit];
+        for r in 0..rows {
+            for q in lo..hi {
+                let (i, j) = (q / ny, q % ny);
+                let s = r * units * unit + (j * nx + i) * unit;
+                let d = (r * kept + q - lo) * unit;
+                expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+            }
+        }
+        let x = Loop { count: nx, ss: unit as isize, ds: (ny * unit) as isize, window: None, is_outer: true };
+        let win = Window { outer: Some(0), oc: ny as i64, ic: 1, lo: lo as i64, hi: hi as i64 };
+        let y = Loop { count: ny, ss: (nx * unit) as isize, ds: unit as isize, window: Some(win), is_outer: false };
+        let outer = Rows { count: rows, ss: (units * unit) as isize, ds: (kept * unit) as isize };
+        for isa in [Isa::Portable, Isa::detect()] {
+            let mut dst = vec![0u8; expected.len()];
+            let mut w = Writers::new();
+            // SAFETY: every source unit of every row exists; the kept
+            // positions of row `r` are `dst[r * kept..][..kept]`, shifted
+            // back by `lo` (never dereferenced outside `[lo, hi)`).
+            unsafe {
+                let to = dst.as_mut_ptr().wrapping_sub(lo * unit);
+                cropped_rows(outer, &x, &y, win, src.as_ptr(), to, unit, isa, &mut w);
+                w.finish();
+                fence();
+            }
+            assert!(dst == expected, "unit {unit}, {rows} x {nx}x{ny}, [{lo}, {hi}), {isa:?}");
+        }
+    }
+
+    #[test]
+    fn cropped_rows_of_every_length() {
+        // Rows that fit the stage several times, rows longer than the stage
+        // (in pieces of columns), columns longer than the stage.
+        for (unit, nx, ny) in [(1, 100, 2), (4, 1000, 3), (1, 20_000, 2), (4, 3000, 4), (8, 3, 2100), (16, 2, 1500)] {
+            let units = nx * ny;
+            for (lo, hi) in [(0, units), (1, units - 3), (ny - 1, units - ny + 1), (units / 2, units / 2 + 1)] {
+                check_cropped_rows(unit, nx, ny, 3, (lo, hi));
             }
         }
     }

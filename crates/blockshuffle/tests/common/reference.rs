@@ -159,3 +159,33 @@ pub fn ref_depth_to_space_nhwc(input: &[u8], shape: &[usize], elem: usize, b: us
     });
     (out, out_shape)
 }
+
+/// Byte offset of element 0 of a strided view whose buffer begins at the
+/// view's lowest-addressed element (strides in elements, any sign).
+pub fn strided_base(shape: &[usize], strides: &[isize], elem: usize) -> usize {
+    if shape.contains(&0) {
+        return 0;
+    }
+    shape.iter().zip(strides).map(|(&d, &s)| if s < 0 { (d - 1) * s.unsigned_abs() } else { 0 }).sum::<usize>() * elem
+}
+
+/// The row-major copy of a strided view (see [`strided_base`]).
+pub fn gather_strided(buf: &[u8], shape: &[usize], strides: &[isize], elem: usize) -> Vec<u8> {
+    let n: usize = shape.iter().product();
+    let base = strided_base(shape, strides, elem) as isize;
+    let mut out = Vec::with_capacity(n * elem);
+    for f in 0..n {
+        let idx = unravel(f, shape);
+        let off = base + idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum::<isize>() * elem as isize;
+        out.extend_from_slice(&buf[off as usize..off as usize + elem]);
+    }
+    out
+}
+
+/// Bytes a strided view spans (see [`strided_base`]).
+pub fn strided_span(shape: &[usize], strides: &[isize], elem: usize) -> usize {
+    if shape.contains(&0) {
+        return 0;
+    }
+    (shape.iter().zip(strides).map(|(&d, &s)| (d - 1) * s.unsigned_abs()).sum::<usize>() + 1) * elem
+}
