@@ -243,6 +243,48 @@ fn fortran_order_input_is_read_by_index() {
     assert_eq!(y.data(), &[1, 2, 3, 4]);
 }
 
+/// Issue 25's reproductions through the command: a Fortran-order input
+/// whose output streams (16 MiB and more) came out wrong, and a cropped
+/// batch-to-space of rows longer than the crop stage crashed.
+#[test]
+fn large_fortran_and_cropped_inputs_match_the_library() {
+    use blockshuffle::{openvino, tf, Kernels, Operator, Streaming};
+    let tmp = tempfile::tempdir().unwrap();
+    let exact = |p: blockshuffle::Plan| p.with_kernels(Kernels::Portable).with_streaming(Streaming::Never);
+    // [4, 64, 65600] uint8 in Fortran order: element (i, j, k) at i + 4 j + 256 k.
+    let (a, b, c) = (4usize, 64usize, 65600usize);
+    let logical: Vec<u8> = (0..a * b * c).map(|f| (f * 7 + f / 4099) as u8).collect();
+    let mut stored = vec![0u8; logical.len()];
+    for (f, &v) in logical.iter().enumerate() {
+        let (i, j, k) = (f / (b * c), f / c % b, f % c);
+        stored[i + a * j + a * b * k] = v;
+    }
+    let dict = format!("{{'descr': '|u1', 'fortran_order': True, 'shape': ({a}, {b}, {c}), }}");
+    let input = tmp.path().join("f.npy");
+    std::fs::write(&input, npy_file(&dict, &stored)).unwrap();
+    let out = tmp.path().join("o.npy");
+    let args = ["ov", "space-to-depth", "--block-size", "2", "--mode", "blocks_first"];
+    let o = run(&[&args[..], &[input.to_str().unwrap(), out.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = exact(openvino::SpaceToDepth::blocks_first(2).plan(&[a, b, c]).unwrap()).run(&logical).unwrap();
+    assert!(npy::read(&out).unwrap().data() == &want[..], "Fortran-order space-to-depth differs");
+
+    // [4, 1980014, 1] float32 by 2, cropped 2 and 2, on one thread.
+    let shape = [4usize, 1_980_014, 1];
+    let data: Vec<u8> = (0..shape.iter().product::<usize>() * 4).map(|i| (i * 13 + i / 251) as u8).collect();
+    let input = tmp.path().join("seg.npy");
+    std::fs::write(&input, npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4, 1980014, 1), }", &data))
+        .unwrap();
+    let args = ["tf", "batch-to-space-nd", "--block-shape", "2", "--crops", "2,2", "--threads", "1"];
+    let o = run(&[&args[..], &[input.to_str().unwrap(), out.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = exact(tf::BatchToSpaceNd::new(&[2], &[[2, 2]]).plan(&shape).unwrap());
+    assert!(
+        npy::read(&out).unwrap().data() == &plan.run_bytes(&data, 4).unwrap()[..],
+        "cropped batch-to-space differs"
+    );
+}
+
 #[test]
 fn usage_errors_name_the_problem() {
     let tmp = tempfile::tempdir().unwrap();

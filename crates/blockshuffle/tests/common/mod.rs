@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests.
 
+pub mod differential;
 pub mod guarded;
 pub mod reference;

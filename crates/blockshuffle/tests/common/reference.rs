@@ -189,3 +189,19 @@ pub fn strided_span(shape: &[usize], strides: &[isize], elem: usize) -> usize {
     }
     (shape.iter().zip(strides).map(|(&d, &s)| (d - 1) * s.unsigned_abs()).sum::<usize>() + 1) * elem
 }
+
+/// Space-to-depth is the inverse permutation: the reference inverts the
+/// depth-to-space reference by scattering.
+pub fn invert(d2s_out: &[u8], d2s_in_len: usize, elem: usize, d2s: impl Fn(&[u8]) -> Vec<u8>) -> Vec<u8> {
+    // Label every element with its own index, run the reference, read off where each went.
+    let n = d2s_in_len;
+    let labels: Vec<u8> = (0..n).flat_map(|i| (i as u64).to_le_bytes()).collect();
+    let moved = d2s(&labels);
+    let mut out = vec![0u8; n * elem];
+    for (pos, chunk) in moved.chunks(8).enumerate() {
+        let from = u64::from_le_bytes(chunk.try_into().unwrap()) as usize;
+        // d2s moved input element `from` to output position `pos`; space-to-depth moves it back.
+        out[from * elem..(from + 1) * elem].copy_from_slice(&d2s_out[pos * elem..(pos + 1) * elem]);
+    }
+    out
+}
