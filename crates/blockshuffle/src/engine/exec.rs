@@ -676,7 +676,8 @@ impl Exec<'_> {
         let mut r0 = 0;
         while r0 < level.count {
             let k = per_chunk.min(level.count - r0);
-            debug_assert!(k * middle.count * row <= PADDED_ROWS_BYTES);
+            // A real check: the stage is on the stack.
+            assert!(k * middle.count * row <= PADDED_ROWS_BYTES, "padded rows outgrow their stage");
             // SAFETY: the stage holds `k * middle.count` rows of `row` bytes
             // (`<= PADDED_ROWS_BYTES` by `padded_carry_level`, `k` of them
             // per chunk); each is filled, with the source units of its data

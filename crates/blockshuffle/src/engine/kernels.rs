@@ -428,7 +428,8 @@ impl Grid {
     /// every unit of a row writable.
     #[inline]
     pub(crate) unsafe fn padded(&self, outer: Rows, src: *const u8, dst: *mut u8, unit: usize, m: Mode) {
-        debug_assert_eq!(self.ds0, unit as isize);
+        // A real check: each row is written as one contiguous run.
+        assert_eq!(self.ds0, unit as isize, "a padded grid's rows must be contiguous");
         let ss = self.ss0;
         // SAFETY: forwarded; each row's copied units are those inside its
         // bounds, and the shuffle kernel runs on the plan's `isa`.

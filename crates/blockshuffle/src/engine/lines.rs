@@ -169,7 +169,8 @@ impl Writers {
     #[inline(always)]
     pub(crate) unsafe fn push_pieces(&mut self, dst: *mut u8, len: usize, piece: impl Fn(usize) -> *const u8) {
         use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_loadu_si128, _mm_store_si128, _mm_stream_si128};
-        debug_assert!(len < LINE && (dst as usize | len).is_multiple_of(16));
+        // A real check: the pieces are stored with aligned 16-byte stores.
+        assert!(len < LINE && (dst as usize | len).is_multiple_of(16), "pieces off 16-byte alignment");
         if len == 0 {
             return;
         }

@@ -1998,7 +1998,8 @@ impl LineSink for Bursts {
     #[inline(always)]
     unsafe fn put<V: Vector, const B: usize>(&mut self, line: &[[MaybeUninit<V>; 4]; B], g: usize, d: *mut u8) {
         let k = self.held[g];
-        debug_assert!(k < BURST / 64 && (g + 1) * B <= CARRIED_STREAMS);
+        // A real check: the lines are written into a fixed buffer.
+        assert!(k < BURST / 64 && (g + 1) * B <= CARRIED_STREAMS, "a burst outgrows its buffer");
         if k == 0 {
             self.first[g] = d;
         }
