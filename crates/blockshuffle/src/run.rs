@@ -44,7 +44,9 @@ impl Parallelism {
 /// `Auto` streams outputs of 16 MiB and more, which would not stay in the
 /// cache anyway; streaming then saves reading each destination line before
 /// writing it. `Always` and `Never` force the choice (for benchmarks, and so
-/// that tests run both code paths on small tensors).
+/// that tests run both code paths on small tensors). Only row-major
+/// layouts stream: a strided view on either side is copied through the
+/// cache whatever this says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Streaming {
     /// Stream outputs of at least 16 MiB.
