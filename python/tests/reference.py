@@ -21,7 +21,9 @@ def space_to_batch(x: np.ndarray, block: list[int], pads: list[tuple[int, int]],
     SpaceToBatch (first = 1 with the batch's own block and pads dropped)."""
     m = len(block)
     rest = list(x.shape[1 + m:])
-    p = np.pad(x, [(0, 0)] + list(pads) + [(0, 0)] * len(rest))
+    widths = [(0, 0)] + list(pads) + [(0, 0)] * len(rest)
+    p = np.zeros([d + a + b for d, (a, b) in zip(x.shape, widths)], dtype=x.dtype)  # zero bytes
+    p[tuple(slice(a, a + d) for d, (a, _) in zip(x.shape, widths))] = x
     n = p.shape[0]
     split = [n] + [v for i in range(m) for v in (p.shape[1 + i] // block[i], block[i])] + rest
     y = p.reshape(split)
@@ -101,7 +103,14 @@ def _pairs(flat):
 
 
 def reference(framework: str, op: str, x: np.ndarray, p: dict) -> np.ndarray:
-    """The reference result of the operator with keyword parameters ``p``."""
+    """The reference result of the operator with keyword parameters ``p``
+    (on the raw bytes of the elements: padding is zero bytes)."""
+    x = np.asarray(x)
+    raw = np.ascontiguousarray(x).view(f"V{x.dtype.itemsize}") if x.dtype.itemsize else x
+    return np.ascontiguousarray(_reference(framework, op, raw, p)).view(x.dtype)
+
+
+def _reference(framework: str, op: str, x: np.ndarray, p: dict) -> np.ndarray:
     n = x.ndim
     if framework == "tf":
         if op == "space_to_batch_nd":
