@@ -1,0 +1,13 @@
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+MAX_RANK: int
+
+class Op:
+    """An operator with its parameters (internal: built by the Python functions)."""
+
+    def __init__(self, name: str, lists: list[list[int]], mode: str | None = None) -> None: ...
+    def output_shape(self, shape: list[int]) -> list[int]: ...
+    def run(self, input: NDArray[Any], out: NDArray[Any], threads: int | None = None) -> NDArray[Any]: ...
