@@ -29,6 +29,8 @@ __all__ = ["Operator", "run", "output_shape"]
 def _int(value: Any, op: str, name: str) -> int:
     """One integer parameter: an ``int`` or anything with ``__index__`` (numpy
     integers, 0-d integer arrays), not a bool or a float."""
+    if type(value) is int and -(2**63) <= value < 2**63:
+        return value
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{op}: {name} must be an integer, not bool")
     if isinstance(value, np.ndarray) and value.ndim == 0:
@@ -63,6 +65,8 @@ def _nested(value: Any, op: str, name: str) -> list:
 
 def _ints(value: Any, op: str, name: str) -> list[int]:
     """A one-dimensional integer parameter (``block_shape``, ``pads_begin`` ...)."""
+    if type(value) in (list, tuple) and all(type(v) is int for v in value):
+        return list(value)  # the common case, fast (the native side checks the range)
     v = _nested(value, op, name)
     if any(isinstance(x, list) for x in v):
         raise ValueError(f"{op}: {name} must be one-dimensional")
@@ -71,6 +75,10 @@ def _ints(value: Any, op: str, name: str) -> list[int]:
 
 def _pairs(value: Any, op: str, name: str) -> list[int]:
     """A ``[M, 2]`` parameter (``paddings``, ``crops``), flattened row-major."""
+    if type(value) in (list, tuple):
+        flat = [x for p in value if type(p) in (list, tuple) and len(p) == 2 for x in p]
+        if len(flat) == 2 * len(value) and all(type(x) is int for x in flat):
+            return flat  # the common case, fast (the native side checks the range)
     v = _nested(value, op, name)
     if not all(isinstance(p, list) and len(p) == 2 and not any(isinstance(x, list) for x in p) for p in v):
         raise ValueError(f"{op}: {name} must have shape [M, 2] (a [begin, end] pair per block dimension)")
@@ -153,15 +161,18 @@ def _model(space: Sequence[int], blocks: Sequence[int], pads: Sequence[tuple[int
 
 
 class Operator:
-    """A framework's operator with its parameters, normalised."""
+    """A framework's operator with its parameters, normalised: the native
+    operator, and how to build its factor model (for ``blockshuffle.dask``)."""
 
-    __slots__ = ("name", "native", "_model_fn")
+    __slots__ = ("name", "native", "_model")
 
-    def __init__(self, name: str, lists: list[list[int]], mode: str | None,
-                 model: Callable[[list[int], list[int], bool], Model]):
+    def __init__(self, name: str, lists: list[list[int]], mode: str | None, model: Callable[..., Model], *args: Any):
         self.name = name
-        self.native = _native.Op(name, lists, mode)
-        self._model_fn = model
+        try:
+            self.native = _native.Op(name, lists, mode)
+        except OverflowError:
+            raise ValueError(f"{name}: a parameter is out of the 64-bit range") from None
+        self._model = (model, args)
 
     def output_shape(self, shape: Any) -> tuple[int, ...]:
         return tuple(self.native.output_shape(_shape(shape, self.name)))
@@ -170,98 +181,86 @@ class Operator:
         """The factor model on an input of ``shape`` (validated first)."""
         shape = list(shape)
         out = list(self.output_shape(shape))
-        return self._model_fn(shape, out, True)
+        build, args = self._model
+        return build(shape, out, *args)
 
     def __repr__(self) -> str:
         return f"<blockshuffle {self.name}>"
 
 
-def _space_batch(blocks_of, pads_of, forward_op: bool):
-    """Model builder of TF's and OpenVINO's space/batch operators: batch =
-    (block factors..., batch), spatial axes their outer factors."""
-
-    def build(shape: list[int], out: list[int], _: bool) -> Model:
-        space = shape if forward_op else out
-        n = len(space)
-        blocks = blocks_of(n)
-        pads = pads_of(n)
-        groups = [[("b", k) for k in range(1, n)] + [("o", 0)]] + [[("o", k)] for k in range(1, n)]
-        return _model(space, blocks, pads, groups, forward_op)
-
-    return build
+def _space_batch_model(shape: list[int], out: list[int], blocks: list[int], pads: list[tuple[int, int]],
+                       forward: bool) -> Model:
+    """TF's and OpenVINO's space/batch operators: batch = (block factors...,
+    batch), every other axis its outer factor. ``blocks`` and ``pads`` per
+    space axis."""
+    space = shape if forward else out
+    n = len(space)
+    groups = [[("b", k) for k in range(1, n)] + [("o", 0)]] + [[("o", k)] for k in range(1, n)]
+    return _model(space, blocks, pads, groups, forward)
 
 
-def _depth(lead: int, k: int, channel: int, blocks_first: bool, forward_op: bool):
-    """Model builder of the depth operators: ``k`` spatial axes after ``lead``
-    leading ones (channel at ``channel``: ``lead - 1`` for channels-first, the
-    last axis for NHWC), each split by the block; the channel merged with the
-    blocks, blocks first or depth first."""
-
-    def build_for(block: int):
-        def build(shape: list[int], out: list[int], _: bool) -> Model:
-            space = shape if forward_op else out
-            n = len(space)
-            spatial = list(range(lead, lead + k))
-            blocks = [block if a in spatial else 1 for a in range(n)]
-            pads = [(0, 0)] * n
-            blk = [("b", a) for a in spatial]
-            ch = [("b", a) for a in spatial] + [("o", channel)] if blocks_first else [("o", channel)] + blk
-            groups = [ch if a == channel else [("o", a)] for a in range(n)]
-            return _model(space, blocks, pads, groups, forward_op)
-
-        return build
-
-    return build_for
+def _tf_nd_model(shape, out, b: list[int], p: list[int], forward: bool) -> Model:
+    n, m = len(shape), len(b)
+    blocks = [1] + b + [1] * (n - 1 - m)
+    pads = [(0, 0)] + [(p[2 * i], p[2 * i + 1]) for i in range(m)] + [(0, 0)] * (n - 1 - m)
+    return _space_batch_model(shape, out, blocks, pads, forward)
 
 
-def _ov_lists(op: str, block_shape, begin, end, names) -> tuple[list[int], list[int], list[int]]:
-    return _ints(block_shape, op, "block_shape"), _ints(begin, op, names[0]), _ints(end, op, names[1])
+def _ov_space_batch_model(shape, out, b: list[int], begin: list[int], end: list[int], forward: bool) -> Model:
+    return _space_batch_model(shape, out, b, list(zip(begin, end)), forward)
+
+
+def _depth_model(shape, out, block: int, lead: int | None, k: int | None, channel: int | None,
+                 blocks_first: bool, forward: bool) -> Model:
+    """The depth operators: ``k`` spatial axes after ``lead`` leading ones,
+    each split by the block; the channel (axis ``channel``) merged with the
+    blocks, blocks first or depth first. ``None``: from the rank (OpenVINO's
+    spatial axes are all after the channel, PyTorch's are the last two)."""
+    space = shape if forward else out
+    n = len(space)
+    if lead is None:  # OpenVINO: [N, C, D_1 .. D_K]
+        lead, k, channel = 2, n - 2, 1
+    elif lead < 0:  # PyTorch: [*, C, H, W]
+        lead, k, channel = n - 2, 2, n - 3
+    spatial = range(lead, lead + k)
+    blocks = [block if a in spatial else 1 for a in range(n)]
+    blk = [("b", a) for a in spatial]
+    ch = blk + [("o", channel)] if blocks_first else [("o", channel)] + blk
+    groups = [ch if a == channel else [("o", a)] for a in range(n)]
+    return _model(space, blocks, [(0, 0)] * n, groups, forward)
 
 
 def tf_space_to_batch_nd(block_shape, paddings) -> Operator:
     op = "tf space-to-batch-nd"
     b, p = _ints(block_shape, op, "block_shape"), _pairs(paddings, op, "paddings")
-    return _nd(op, b, p, True)
+    return Operator(op, [b, p], None, _tf_nd_model, b, p, True)
 
 
 def tf_batch_to_space_nd(block_shape, crops) -> Operator:
     op = "tf batch-to-space-nd"
     b, c = _ints(block_shape, op, "block_shape"), _pairs(crops, op, "crops")
-    return _nd(op, b, c, False)
-
-
-def _nd(op: str, b: list[int], p: list[int], forward: bool, native_lists=None) -> Operator:
-    m = len(b)
-
-    def blocks_of(n):
-        return [1] + b + [1] * (n - 1 - m)
-
-    def pads_of(n):
-        return [(0, 0)] + [(p[2 * i], p[2 * i + 1]) for i in range(m)] + [(0, 0)] * (n - 1 - m)
-
-    return Operator(op, native_lists or [b, p], None, _space_batch(blocks_of, pads_of, forward))
+    return Operator(op, [b, c], None, _tf_nd_model, b, c, False)
 
 
 def tf_space_to_batch(paddings, block_size) -> Operator:
     op = "tf space-to-batch"
     bs, p = _int(block_size, op, "block_size"), _pairs(paddings, op, "paddings")
-    return _nd(op, [bs, bs], p, True, [[bs], p])
+    return Operator(op, [[bs], p], None, _tf_nd_model, [bs, bs], p, True)
 
 
 def tf_batch_to_space(crops, block_size) -> Operator:
     op = "tf batch-to-space"
     bs, c = _int(block_size, op, "block_size"), _pairs(crops, op, "crops")
-    return _nd(op, [bs, bs], c, False, [[bs], c])
+    return Operator(op, [[bs], c], None, _tf_nd_model, [bs, bs], c, False)
 
 
 def _tf_depth(op: str, block_size, data_format, forward: bool) -> Operator:
     bs = _int(block_size, op, "block_size")
     fmt = _str(data_format, op, "data_format")
-    if fmt == "NHWC":
-        builder = _depth(1, 2, 3, True, forward)(bs)
-    else:  # NCHW, NCHW_VECT_C (the native side rejects anything else)
-        builder = _depth(2, 2, 1, True, forward)(bs)
-    return Operator(op, [[bs]], fmt, builder)
+    # NHWC: channel last; NCHW and NCHW_VECT_C (the native side rejects
+    # anything else): channel 1, then H and W (then VECT_C's 4, carried).
+    geometry = (1, 2, 3) if fmt == "NHWC" else (2, 2, 1)
+    return Operator(op, [[bs]], fmt, _depth_model, bs, *geometry, True, forward)
 
 
 def tf_space_to_depth(block_size, data_format="NHWC") -> Operator:
@@ -273,15 +272,8 @@ def tf_depth_to_space(block_size, data_format="NHWC") -> Operator:
 
 
 def _ov_space_batch(op: str, block_shape, begin, end, names, forward: bool) -> Operator:
-    b, pb, pe = _ov_lists(op, block_shape, begin, end, names)
-
-    def blocks_of(n):
-        return b
-
-    def pads_of(n):
-        return list(zip(pb, pe))
-
-    return Operator(op, [b, pb, pe], None, _space_batch(blocks_of, pads_of, forward))
+    b, pb, pe = _ints(block_shape, op, "block_shape"), _ints(begin, op, names[0]), _ints(end, op, names[1])
+    return Operator(op, [b, pb, pe], None, _ov_space_batch_model, b, pb, pe, forward)
 
 
 def openvino_space_to_batch(block_shape, pads_begin, pads_end) -> Operator:
@@ -296,12 +288,7 @@ def openvino_batch_to_space(block_shape, crops_begin, crops_end) -> Operator:
 def _ov_depth(op: str, block_size, mode, forward: bool) -> Operator:
     bs = _int(block_size, op, "block_size")
     mode = _str(mode, op, "mode")
-
-    def build(shape, out, _):
-        space = shape if forward else out
-        return _depth(2, len(space) - 2, 1, mode == "blocks_first", forward)(bs)(shape, out, _)
-
-    return Operator(op, [[bs]], mode, build)
+    return Operator(op, [[bs]], mode, _depth_model, bs, None, None, None, mode == "blocks_first", forward)
 
 
 def openvino_space_to_depth(block_size, mode) -> Operator:
@@ -315,76 +302,54 @@ def openvino_depth_to_space(block_size, mode) -> Operator:
 def onnx_space_to_depth(blocksize) -> Operator:
     op = "onnx space-to-depth"
     bs = _int(blocksize, op, "blocksize")
-    return Operator(op, [[bs]], None, _depth(2, 2, 1, True, True)(bs))
+    return Operator(op, [[bs]], None, _depth_model, bs, 2, 2, 1, True, True)
 
 
 def onnx_depth_to_space(blocksize, mode="DCR") -> Operator:
     op = "onnx depth-to-space"
     bs = _int(blocksize, op, "blocksize")
     mode = _str(mode, op, "mode")
-    return Operator(op, [[bs]], mode, _depth(2, 2, 1, mode == "DCR", False)(bs))
-
-
-def _torch(op: str, factor, name: str, forward: bool) -> Operator:
-    r = _int(factor, op, name)
-
-    def build(shape, out, _):
-        space = shape if forward else out
-        n = len(space)
-        return _depth(n - 2, 2, n - 3, False, forward)(r)(shape, out, _)
-
-    return Operator(op, [[r]], None, build)
+    return Operator(op, [[bs]], mode, _depth_model, bs, 2, 2, 1, mode == "DCR", False)
 
 
 def torch_pixel_shuffle(upscale_factor) -> Operator:
-    return _torch("torch pixel-shuffle", upscale_factor, "upscale_factor", False)
+    op = "torch pixel-shuffle"
+    r = _int(upscale_factor, op, "upscale_factor")
+    return Operator(op, [[r]], None, _depth_model, r, -1, None, None, False, False)
 
 
 def torch_pixel_unshuffle(downscale_factor) -> Operator:
-    return _torch("torch pixel-unshuffle", downscale_factor, "downscale_factor", True)
+    op = "torch pixel-unshuffle"
+    r = _int(downscale_factor, op, "downscale_factor")
+    return Operator(op, [[r]], None, _depth_model, r, -1, None, None, False, True)
 
 
 # --------------------------------------------------------------------------
 # Running
 
 
-def _threads(threads: Any) -> int | None:
-    if threads is None:
-        return None
-    t = _int(threads, "blockshuffle", "threads")
-    if t < 1:
-        raise ValueError(f"threads = {t} must be >= 1 (or None for every core)")
-    return t
-
-
 def as_array(input: Any) -> np.ndarray:
     """``input`` as an ndarray without a copy where numpy can avoid one
     (anything with ``__array__`` or the buffer protocol)."""
-    a = input if type(input) is np.ndarray else np.asarray(input)
+    a = np.asarray(input)
     if a.dtype.hasobject:
         raise TypeError(f"arrays of dtype {a.dtype} hold Python objects; blockshuffle moves plain bytes only")
     return a
 
 
-def run(op: Operator, input: Any, out: np.ndarray | None = None, threads: Any = None) -> np.ndarray:
-    """Runs ``op`` on ``input`` into ``out`` (or a new C-contiguous array)."""
-    a = as_array(input)
-    t = _threads(threads)
-    item = a.dtype.itemsize
-    if item and any(s % item for s, d in zip(a.strides, a.shape) if d > 1):
-        # Strides that are not a multiple of the item size (views into packed
-        # structured arrays): the engine steps in whole elements, so copy.
-        a = np.ascontiguousarray(a)
-    if out is None:
-        out = np.empty(op.native.output_shape(list(a.shape)), dtype=a.dtype)
-    else:
-        if not isinstance(out, np.ndarray):
-            raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
-        if out.dtype != a.dtype:
-            raise TypeError(f"out has dtype {out.dtype} but the input's dtype is {a.dtype}")
-        if np.may_share_memory(a, out):
-            a = a.copy()
-    return op.native.run(a, out, t)
+def run(op: Operator, input: Any, out: Any = None, threads: Any = None) -> np.ndarray:
+    """Runs ``op`` on ``input`` into ``out`` (or a new C-contiguous array).
+
+    The native half checks ``out`` (TypeError for another type or dtype,
+    ValueError for another shape or a layout other than C-contiguous and
+    writeable) and ``threads`` (None, or an integer >= 1), copies the input
+    first where it overlaps ``out`` or its strides are not multiples of its
+    item size, and releases the GIL while the data moves."""
+    if type(input) is not np.ndarray:
+        input = as_array(input)
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))):
+        raise TypeError(f"threads must be None or an integer, not {type(threads).__name__}")
+    return op.native.run(input, out, threads)
 
 
 def output_shape(op: Operator, shape: Any) -> tuple[int, ...]:

@@ -11,9 +11,11 @@
 use std::mem::MaybeUninit;
 
 use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Operator, Parallelism, Plan, MAX_RANK};
+use std::os::raw::c_int;
+
 use numpy::npyffi::flags::NPY_ARRAY_WRITEABLE;
-use numpy::npyffi::_PyArray_GET_ITEM_DATA;
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::npyffi::{_PyArray_GET_ITEM_DATA, get_type_object, npy_intp, NpyTypes, PY_ARRAY_API};
+use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -207,6 +209,44 @@ fn parallelism(threads: Option<i64>) -> PyResult<Parallelism> {
     }
 }
 
+/// The data pointer of a live ndarray.
+fn data_ptr(a: &Bound<'_, PyUntypedArray>) -> *const u8 {
+    // SAFETY: a live ndarray (we hold a reference to it).
+    unsafe { (*_PyArray_GET_ITEM_DATA(a.as_array_ptr())).data as *const u8 }
+}
+
+/// A new C-contiguous, uninitialised ndarray of `dtype` and `shape`.
+fn new_array<'py>(
+    py: Python<'py>,
+    dtype: &Bound<'py, PyArrayDescr>,
+    shape: &[usize],
+) -> PyResult<Bound<'py, PyUntypedArray>> {
+    let mut dims: Vec<npy_intp> = shape
+        .iter()
+        .map(|&d| npy_intp::try_from(d))
+        .collect::<Result<_, _>>()
+        .map_err(|_| PyValueError::new_err("the output's shape overflows the address space"))?;
+    let nd = c_int::try_from(dims.len()).map_err(|_| PyValueError::new_err("too many dimensions"))?;
+    // SAFETY: NewFromDescr steals the descriptor reference we hand it
+    // (`into_dtype_ptr` gives up ours) and allocates the data itself (null
+    // data pointer and strides: C order); it returns null with a Python
+    // error set on failure (MemoryError).
+    unsafe {
+        let ptr = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            get_type_object(py, NpyTypes::PyArray_Type),
+            dtype.clone().into_dtype_ptr(),
+            nd,
+            dims.as_mut_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+        );
+        Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
+    }
+}
+
 /// An operator with its parameters (internal: built by the Python functions).
 #[pyclass(frozen, module = "blockshuffle._native")]
 struct Op {
@@ -230,36 +270,103 @@ impl Op {
         Ok(self.spec.plan(&shape)?.output_shape().to_vec())
     }
 
-    /// Runs on `input` (an ndarray) into `out` (a C-contiguous, writeable
-    /// ndarray of the output shape and the input's dtype), releasing the
-    /// GIL while the data moves. `threads`: None for every core, 1 for the
-    /// calling thread alone, n for n parts. Returns `out`.
-    #[pyo3(signature = (input, out, threads=None))]
+    /// Runs on `input` (an ndarray) into `out`, or into a new C-contiguous
+    /// array of the input's dtype when `out` is None; returns the output.
+    /// `out` must be a C-contiguous, writeable ndarray of the output's shape
+    /// and the input's dtype; if it overlaps the input, the input is copied
+    /// first, as it is when its strides are not multiples of its item size.
+    /// `threads`: None for every core, 1 for the calling thread alone, n for
+    /// n parts. The GIL is released while the data moves.
+    #[pyo3(signature = (input, out=None, threads=None))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         input: &Bound<'py, PyAny>,
-        out: &Bound<'py, PyAny>,
+        out: Option<&Bound<'py, PyAny>>,
         threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let input = input.cast::<PyUntypedArray>().map_err(|_| PyTypeError::new_err("input must be a numpy.ndarray"))?;
-        let output = out.cast::<PyUntypedArray>().map_err(|_| PyTypeError::new_err("out must be a numpy.ndarray"))?;
-        let (in_dtype, out_dtype) = (input.dtype(), output.dtype());
-        if in_dtype.has_object() {
+        let mut input =
+            input.cast::<PyUntypedArray>().map_err(|_| PyTypeError::new_err("input must be a numpy.ndarray"))?.clone();
+        let dtype = input.dtype();
+        if dtype.has_object() {
             return Err(PyTypeError::new_err(format!(
                 "{}: arrays of dtype {} hold Python objects; blockshuffle moves plain bytes only",
                 self.name,
-                in_dtype.str()?
-            )));
-        }
-        if !in_dtype.is_equiv_to(&out_dtype) {
-            return Err(PyTypeError::new_err(format!(
-                "out has dtype {} but the input's dtype is {}",
-                out_dtype.str()?,
-                in_dtype.str()?
+                dtype.str()?
             )));
         }
         let plan = self.spec.plan(input.shape())?.with_parallelism(parallelism(threads)?);
+        let itemsize = dtype.itemsize();
+        let out_len = plan
+            .output_len()
+            .checked_mul(itemsize)
+            .filter(|&n| n <= isize::MAX as usize)
+            .ok_or_else(|| PyValueError::new_err("the output's byte count overflows the address space"))?;
+        let (output, given) = match out {
+            Some(out) => (self.check_out(out, &dtype, &plan)?, true),
+            None => (new_array(py, &dtype, plan.output_shape())?, false),
+        };
+        if out_len == 0 {
+            return Ok(output.into_any());
+        }
+        let out_data = data_ptr(&output) as *mut u8;
+        let mut view = input_view(data_ptr(&input), input.shape(), input.strides(), itemsize)?;
+        let overlaps = |v: &InputView| {
+            let (lo, hi) = (v.start as usize, v.start as usize + v.len);
+            v.len > 0 && lo < out_data as usize + out_len && (out_data as usize) < hi
+        };
+        if view.as_ref().is_none_or(|v| given && overlaps(v)) {
+            // A C-ordered copy: its strides are multiples of the item size,
+            // and it is memory of its own.
+            input = input.call_method0("copy")?.cast_into::<PyUntypedArray>()?;
+            view = input_view(data_ptr(&input), input.shape(), input.strides(), itemsize)?;
+        }
+        let view = view.ok_or_else(|| PyValueError::new_err("input strides are not multiples of the item size"))?;
+        if overlaps(&view) {
+            return Err(PyValueError::new_err("out must not overlap the input"));
+        }
+        // SAFETY: numpy guarantees that every element of both arrays lies in
+        // memory it owns or borrows, alive while we hold the references: the
+        // input's from its lowest to its highest byte (`view`), the output's
+        // `out_len` bytes from its data pointer (C-contiguous, checked or
+        // made so). The two ranges do not overlap (checked), so the shared
+        // and the unique borrow are sound. Another Python thread may write to
+        // these arrays while the GIL is released, as with any numpy operation
+        // that releases it; the bytes copied are then unspecified, never
+        // unsafe to read as `u8` or write as `MaybeUninit<u8>`.
+        let (src, dst) = unsafe {
+            let src: &[u8] = if view.len == 0 { &[] } else { std::slice::from_raw_parts(view.start, view.len) };
+            (src, std::slice::from_raw_parts_mut(out_data.cast::<MaybeUninit<u8>>(), out_len))
+        };
+        let strides = view.strides;
+        py.detach(move || plan.run_bytes_strided_uninit(src, &strides, itemsize, dst)).map_err(value_error)?;
+        Ok(output.into_any())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<blockshuffle operator {}>", self.name)
+    }
+}
+
+impl Op {
+    /// `out` as the output array of `plan` for input elements of `dtype`.
+    fn check_out<'py>(
+        &self,
+        out: &Bound<'py, PyAny>,
+        dtype: &Bound<'py, PyArrayDescr>,
+        plan: &Plan,
+    ) -> PyResult<Bound<'py, PyUntypedArray>> {
+        let output = out.cast::<PyUntypedArray>().map_err(|_| {
+            PyTypeError::new_err(format!("out must be a numpy.ndarray, not {}", out.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
+        })?;
+        let out_dtype = output.dtype();
+        if !dtype.is_equiv_to(&out_dtype) {
+            return Err(PyTypeError::new_err(format!(
+                "out has dtype {} but the input's dtype is {}",
+                out_dtype.str()?,
+                dtype.str()?
+            )));
+        }
         if output.shape() != plan.output_shape() {
             return Err(PyValueError::new_err(format!(
                 "out has shape {:?} but the output's shape is {:?}",
@@ -270,50 +377,12 @@ impl Op {
         if !output.is_c_contiguous() {
             return Err(PyValueError::new_err("out must be C-contiguous"));
         }
-        // SAFETY: both are live ndarrays (we hold references to them).
-        let (in_data, out_data, out_flags) = unsafe {
-            let i = &*_PyArray_GET_ITEM_DATA(input.as_array_ptr());
-            let o = &*_PyArray_GET_ITEM_DATA(output.as_array_ptr());
-            (i.data as *const u8, o.data as *mut u8, o.flags)
-        };
-        if out_flags & NPY_ARRAY_WRITEABLE == 0 {
+        // SAFETY: a live ndarray (we hold a reference to it).
+        let flags = unsafe { (*_PyArray_GET_ITEM_DATA(output.as_array_ptr())).flags };
+        if flags & NPY_ARRAY_WRITEABLE == 0 {
             return Err(PyValueError::new_err("out is read-only"));
         }
-        let itemsize = in_dtype.itemsize();
-        let out_len = plan.output_len().checked_mul(itemsize).ok_or_else(|| {
-            PyValueError::new_err("the output's byte count overflows the address space")
-        })?;
-        if out_len == 0 {
-            return Ok(out.clone());
-        }
-        let view = input_view(in_data, input.shape(), input.strides(), itemsize)?.ok_or_else(|| {
-            PyValueError::new_err("input strides must be multiples of the item size (copy the array first)")
-        })?;
-        let (in_lo, in_hi) = (view.start as usize, view.start as usize + view.len);
-        let (out_lo, out_hi) = (out_data as usize, out_data as usize + out_len);
-        if view.len > 0 && in_lo < out_hi && out_lo < in_hi {
-            return Err(PyValueError::new_err("out must not overlap the input"));
-        }
-        // SAFETY: numpy guarantees that every element of both arrays lies in
-        // memory it owns or borrows, alive while we hold the references: the
-        // input's from its lowest to its highest byte (`view`), the output's
-        // `out_len` bytes from its data pointer (C-contiguous, checked). The
-        // two ranges do not overlap (checked), so the shared and the unique
-        // borrow are sound. Another Python thread may write to these arrays
-        // while the GIL is released, as with any numpy operation that
-        // releases it; the bytes we then copy are unspecified, never unsafe
-        // to read as `u8` / write as `MaybeUninit<u8>`.
-        let (src, dst) = unsafe {
-            let src: &[u8] = if view.len == 0 { &[] } else { std::slice::from_raw_parts(view.start, view.len) };
-            (src, std::slice::from_raw_parts_mut(out_data.cast::<MaybeUninit<u8>>(), out_len))
-        };
-        let strides = view.strides;
-        py.detach(move || plan.run_bytes_strided_uninit(src, &strides, itemsize, dst)).map_err(value_error)?;
-        Ok(out.clone())
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<blockshuffle operator {}>", self.name)
+        Ok(output.clone())
     }
 }
 
