@@ -7,6 +7,23 @@ native operator (validation, shape inference and the data movement, in Rust)
 and, for the Dask front-end, its factor model (:func:`Operator.model`). The
 framework modules (``blockshuffle.tf`` ...) give these their framework's
 signatures and documentation; ``blockshuffle.dask`` reuses them unchanged.
+
+Adding a front-end (``bs.numpy.transpose(a, axes=None)``,
+``bs.einops.rearrange(tensor, pattern, **axes_lengths)``):
+
+1. the native operator: a ``Spec`` variant in ``python/src/lib.rs`` named as
+   the command line names the operator (``"numpy transpose"``), planned by
+   the library's operator struct;
+2. here, a builder ``numpy_transpose(axes)`` that normalises the parameters
+   and returns ``Operator(name, lists, mode, model_fn, *args)``; its factor
+   model is the same kind of description: a transpose is one factor per
+   axis, permuted; an einops pattern splits input axes into factors and
+   merges them in the output's order (``_model`` builds the space/block
+   form, or build a :class:`Model` directly);
+3. a module ``blockshuffle/numpy.py`` whose functions call ``run`` on the
+   builder's operator, decorated with ``_api.operator(builder)``, imported
+   in ``blockshuffle/__init__.py``; ``blockshuffle/dask/numpy.py`` is the
+   four lines the other Dask modules are, and stubs as ``tf.pyi`` has them.
 """
 
 from __future__ import annotations

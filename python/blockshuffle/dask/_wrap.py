@@ -58,19 +58,20 @@ def dask_version(fn: Callable[..., Any], module: str) -> Callable[..., Any]:
     wrapper.__qualname__ = fn.__qualname__
     wrapper.__module__ = module
     doc = inspect.getdoc(fn) or ""
+    summary = " ".join(doc.split("\n\n")[0].split()) if doc else fn.__name__
     wrapper.__doc__ = (
-        f"{doc.splitlines()[0] if doc else fn.__name__}\n\n"
-        f"The Dask version of ``{fn.__module__}.{fn.__name__}``: takes a ``dask.array.Array`` "
-        f"(anything else goes through ``dask.array.asarray``) and returns one, each output chunk "
-        f"computed from just the input elements it needs (no rechunking). ``chunks=`` sets the "
-        f"output's chunks (default: about the input chunks' size). Parameters are validated at once "
-        f"(ValueError / TypeError, as in memory).\n\n"
+        f"{summary}\n\n"
+        f"The Dask version of ``{fn.__module__}.{fn.__name__}``: takes a ``dask.array.Array``\n"
+        f"(anything else goes through ``dask.array.asarray``) and returns one, each output\n"
+        f"chunk computed from just the input elements it needs (no rechunking).\n"
+        f"``chunks=`` sets the output's chunks (default: about the input chunks' size).\n"
+        f"Parameters are validated at once (ValueError / TypeError, as in memory).\n\n"
         f"Example::\n\n"
         f"  >>> import dask.array as da, blockshuffle.dask as bsd\n"
         f"  >>> x = da.zeros((4, 8, 8, 16), chunks=(2, 4, 4, 16))\n"
         f"  >>> bsd.tf.space_to_depth(x, 2).compute().shape\n"
         f"  (4, 4, 4, 64)\n\n"
-        f"In memory:\n\n{doc}"
+        f"The in-memory function's documentation:\n\n{doc}"
     )
     wrapper.output_shape = fn.output_shape
     wrapper.operator = build
