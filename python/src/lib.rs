@@ -80,18 +80,21 @@ impl Spec {
     fn parse(name: &str, lists: &[Vec<i64>], m: Option<&str>) -> PyResult<Spec> {
         let n = name;
         Ok(match name {
-            "tf space-to-batch-nd" => {
-                Spec::TfSpaceToBatchNd { block: list(n, "block_shape", lists, 0)?, pads: pairs(n, "paddings", lists, 1)? }
-            }
+            "tf space-to-batch-nd" => Spec::TfSpaceToBatchNd {
+                block: list(n, "block_shape", lists, 0)?,
+                pads: pairs(n, "paddings", lists, 1)?,
+            },
             "tf batch-to-space-nd" => {
                 Spec::TfBatchToSpaceNd { block: list(n, "block_shape", lists, 0)?, crops: pairs(n, "crops", lists, 1)? }
             }
-            "tf space-to-batch" => {
-                Spec::TfSpaceToBatch { block: scalar(n, "block_size", lists, 0)?, pads: two_pairs(n, "paddings", lists, 1)? }
-            }
-            "tf batch-to-space" => {
-                Spec::TfBatchToSpace { block: scalar(n, "block_size", lists, 0)?, crops: two_pairs(n, "crops", lists, 1)? }
-            }
+            "tf space-to-batch" => Spec::TfSpaceToBatch {
+                block: scalar(n, "block_size", lists, 0)?,
+                pads: two_pairs(n, "paddings", lists, 1)?,
+            },
+            "tf batch-to-space" => Spec::TfBatchToSpace {
+                block: scalar(n, "block_size", lists, 0)?,
+                crops: two_pairs(n, "crops", lists, 1)?,
+            },
             "tf space-to-depth" => {
                 Spec::TfSpaceToDepth { block: scalar(n, "block_size", lists, 0)?, format: mode(n, m)? }
             }
@@ -108,8 +111,12 @@ impl Spec {
                 begin: list(n, "crops_begin", lists, 1)?,
                 end: list(n, "crops_end", lists, 2)?,
             },
-            "ov space-to-depth" => Spec::OvSpaceToDepth { block: scalar(n, "block_size", lists, 0)?, mode: mode(n, m)? },
-            "ov depth-to-space" => Spec::OvDepthToSpace { block: scalar(n, "block_size", lists, 0)?, mode: mode(n, m)? },
+            "ov space-to-depth" => {
+                Spec::OvSpaceToDepth { block: scalar(n, "block_size", lists, 0)?, mode: mode(n, m)? }
+            }
+            "ov depth-to-space" => {
+                Spec::OvDepthToSpace { block: scalar(n, "block_size", lists, 0)?, mode: mode(n, m)? }
+            }
             "onnx space-to-depth" => Spec::OnnxSpaceToDepth { block: scalar(n, "blocksize", lists, 0)? },
             "onnx depth-to-space" => {
                 Spec::OnnxDepthToSpace { block: scalar(n, "blocksize", lists, 0)?, mode: mode(n, m)? }
@@ -162,7 +169,12 @@ struct InputView {
 /// item size (the Python half copies such arrays first). Every product is
 /// checked: numpy guarantees the view lies in memory, but nothing here
 /// trusts that blindly.
-fn input_view(data: *const u8, shape: &[usize], byte_strides: &[isize], itemsize: usize) -> PyResult<Option<InputView>> {
+fn input_view(
+    data: *const u8,
+    shape: &[usize],
+    byte_strides: &[isize],
+    itemsize: usize,
+) -> PyResult<Option<InputView>> {
     let overflow = || PyValueError::new_err("input: the array's extent overflows the address space");
     let mut strides = Vec::with_capacity(shape.len());
     let (mut lo, mut hi) = (0isize, 0isize);
@@ -357,7 +369,10 @@ impl Op {
         plan: &Plan,
     ) -> PyResult<Bound<'py, PyUntypedArray>> {
         let output = out.cast::<PyUntypedArray>().map_err(|_| {
-            PyTypeError::new_err(format!("out must be a numpy.ndarray, not {}", out.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
+            PyTypeError::new_err(format!(
+                "out must be a numpy.ndarray, not {}",
+                out.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
         })?;
         let out_dtype = output.dtype();
         if !dtype.is_equiv_to(&out_dtype) {
