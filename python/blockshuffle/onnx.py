@@ -31,7 +31,8 @@ def space_to_depth(input: Any, blocksize: Any, *,
       input: 4-D array ``[N, C, H, W]``; any dtype.
       blocksize: an integer >= 1 that divides H and W.
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``[N, C * blocksize * blocksize, H / blocksize, W / blocksize]``.
@@ -66,7 +67,8 @@ def depth_to_space(input: Any, blocksize: Any, mode: str = "DCR", *,
       blocksize: an integer >= 1; ``blocksize ** 2`` must divide C.
       mode: ``"DCR"`` (default) or ``"CRD"``.
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``[N, C / (blocksize * blocksize), H * blocksize, W * blocksize]``.

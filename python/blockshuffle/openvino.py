@@ -43,7 +43,8 @@ def space_to_batch(data: Any, block_shape: Any, pads_begin: Any, pads_end: Any, 
         divide ``pads_begin[i] + D_i + pads_end[i]``.
       name: ignored (OpenVINO's node name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``[batch * prod(block_shape), (pads_begin[1] + D_1 +
@@ -82,7 +83,8 @@ def batch_to_space(data: Any, block_shape: Any, crops_begin: Any, crops_end: Any
         crops_end[i] <= D_i * block_shape[i]``.
       name: ignored (OpenVINO's node name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``[batch / prod(block_shape), D_1 * block_shape[1] -
@@ -118,7 +120,8 @@ def space_to_depth(data: Any, block_size: Any, mode: str, name: Any = None, *,
       mode: ``"blocks_first"`` or ``"depth_first"``.
       name: ignored (OpenVINO's node name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``[N, C * block_size ** K, D_1 / block_size, ...,
@@ -156,7 +159,8 @@ def depth_to_space(data: Any, block_size: Any, mode: str, name: Any = None, *,
       mode: ``"blocks_first"`` or ``"depth_first"``.
       name: ignored (OpenVINO's node name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``[N, C / block_size ** K, D_1 * block_size, ...,

@@ -52,7 +52,8 @@ def space_to_batch_nd(input: Any, block_shape: Any, paddings: Any, name: Any = N
         divide ``input_shape[i + 1] + pad_start + pad_end``.
       name: ignored (TensorFlow's op name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array of the input's dtype and shape ``[batch * prod(block_shape)] +
@@ -100,7 +101,8 @@ def batch_to_space_nd(input: Any, block_shape: Any, crops: Any, name: Any = None
         block_shape[i] * input_shape[i + 1]``.
       name: ignored (TensorFlow's op name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array of the input's dtype and shape ``[batch / prod(block_shape)] +
@@ -140,7 +142,8 @@ def space_to_batch(input: Any, paddings: Any, block_size: Any, name: Any = None,
       block_size: an integer >= 1.
       name: ignored (TensorFlow's op name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``[batch * block_size ** 2, padded_height / block_size,
@@ -178,7 +181,8 @@ def batch_to_space(input: Any, crops: Any, block_size: Any, name: Any = None, *,
       block_size: an integer >= 1.
       name: ignored (TensorFlow's op name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``[batch / block_size ** 2, height * block_size - crop_top -
@@ -216,7 +220,8 @@ def space_to_depth(input: Any, block_size: Any, data_format: str = "NHWC", name:
         them everywhere with TensorFlow's semantics.
       name: ignored (TensorFlow's op name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       NHWC: ``[batch, height / block_size, width / block_size, depth *
@@ -253,7 +258,8 @@ def depth_to_space(input: Any, block_size: Any, data_format: str = "NHWC", name:
       data_format: ``"NHWC"`` (default), ``"NCHW"`` or ``"NCHW_VECT_C"``.
       name: ignored (TensorFlow's op name).
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       NHWC: ``[batch, height * block_size, width * block_size, depth /

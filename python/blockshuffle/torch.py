@@ -30,7 +30,8 @@ def pixel_shuffle(input: Any, upscale_factor: Any, *,
       input: array of rank >= 3 ``(*, C * r^2, H, W)``; any dtype.
       upscale_factor: r, an integer >= 1; ``r^2`` must divide the channels.
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``(*, C, H * r, W * r)`` of the input's dtype.
@@ -62,7 +63,8 @@ def pixel_unshuffle(input: Any, downscale_factor: Any, *,
       input: array of rank >= 3 ``(*, C, H * r, W * r)``; any dtype.
       downscale_factor: r, an integer >= 1 that divides H and W.
       out: optional C-contiguous array of the output's shape and dtype.
-      threads: None (every core), 1 (the calling thread) or a number of parts.
+      threads: None (every core), 1 (the calling thread) or a number of parts
+        (at most 256).
 
     Returns:
       An array ``(*, C * r^2, H, W)`` of the input's dtype.

@@ -210,13 +210,16 @@ fn input_view(
     Ok(Some(InputView { start: data.wrapping_offset(lo), len, strides }))
 }
 
+/// Most parts a run is split into: the library's work grows with the number
+/// of parts asked for (a part per thread is what `threads` means; more than
+/// this many only costs time).
+const MAX_PARTS: usize = 256;
+
 fn parallelism(threads: Option<i64>) -> PyResult<Parallelism> {
     match threads {
         None => Ok(Parallelism::Auto),
         Some(1) => Ok(Parallelism::Sequential),
-        Some(n) if n >= 2 => {
-            Ok(Parallelism::Threads(usize::try_from(n).map_err(|_| PyValueError::new_err("threads is too large"))?))
-        }
+        Some(n) if n >= 2 => Ok(Parallelism::Threads(usize::try_from(n).map_or(MAX_PARTS, |n| n.min(MAX_PARTS)))),
         Some(n) => Err(PyValueError::new_err(format!("threads = {n} must be >= 1 (or None for every core)"))),
     }
 }

@@ -359,3 +359,11 @@ def test_gil_is_released_while_data_moves():
     # Held, the GIL would stop the counter for a whole call (a third of the span).
     assert len(inside) > 1000
     assert gaps.max() < (t1 - t0) / 6, (gaps.max(), t1 - t0)
+
+
+def test_huge_thread_counts_are_capped():
+    x = np.zeros((4, 3, 64, 64), dtype=np.uint8)
+    t0 = time.perf_counter()
+    for t in (10**6, 2**62):
+        bs.torch.pixel_unshuffle(x, 4, threads=t)
+    assert time.perf_counter() - t0 < 5
