@@ -17,10 +17,16 @@ Every function also takes ``out=`` (an existing C-contiguous array of the
 output's shape and dtype) and ``threads=`` (None: every core for outputs of
 1 MiB and more; 1: the calling thread only; n: n parts). The GIL is released
 while the data moves.
+
+New outputs of 4 MiB and more live in buffers that are kept for reuse when
+their arrays go (as TensorFlow's allocator does; a fresh multi-megabyte
+array costs more to fault in than the operator takes to fill it): at most 4
+buffers and 1 GiB, set by ``set_output_cache(max_bytes)`` (0 keeps none).
+Such an array's ``base`` is the buffer.
 """
 
 from . import onnx, openvino, tf, torch
-from ._native import MAX_RANK
+from ._native import MAX_RANK, set_output_cache
 
 __version__ = "0.1.0"
-__all__ = ["tf", "openvino", "onnx", "torch", "MAX_RANK"]
+__all__ = ["tf", "openvino", "onnx", "torch", "MAX_RANK", "set_output_cache"]

@@ -9,15 +9,17 @@
 //! move. The framework signatures, defaults and docstrings live in Python.
 
 use std::mem::MaybeUninit;
-
-use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Operator, Parallelism, Plan, MAX_RANK};
 use std::os::raw::c_int;
 
-use numpy::npyffi::flags::NPY_ARRAY_WRITEABLE;
+use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Operator, Parallelism, Plan, MAX_RANK};
+
+use numpy::npyffi::flags::{NPY_ARRAY_CARRAY, NPY_ARRAY_WRITEABLE};
 use numpy::npyffi::{_PyArray_GET_ITEM_DATA, get_type_object, npy_intp, NpyTypes, PY_ARRAY_API};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+
+mod pool;
 
 /// One operator with its parameters, owned (the library's operators borrow
 /// their lists).
@@ -230,11 +232,14 @@ fn data_ptr(a: &Bound<'_, PyUntypedArray>) -> *const u8 {
     unsafe { (*_PyArray_GET_ITEM_DATA(a.as_array_ptr())).data as *const u8 }
 }
 
-/// A new C-contiguous, uninitialised ndarray of `dtype` and `shape`.
+/// A new C-contiguous, uninitialised ndarray of `dtype` and `shape`
+/// (`bytes` of data): numpy's own memory, or for large outputs a buffer of
+/// the cache (`pool`), which the array holds as its `base`.
 fn new_array<'py>(
     py: Python<'py>,
     dtype: &Bound<'py, PyArrayDescr>,
     shape: &[usize],
+    bytes: usize,
 ) -> PyResult<Bound<'py, PyUntypedArray>> {
     let mut dims: Vec<npy_intp> = shape
         .iter()
@@ -242,10 +247,15 @@ fn new_array<'py>(
         .collect::<Result<_, _>>()
         .map_err(|_| PyValueError::new_err("the output's shape overflows the address space"))?;
     let nd = c_int::try_from(dims.len()).map_err(|_| PyValueError::new_err("too many dimensions"))?;
+    let buffer = if bytes >= pool::MIN_BYTES { Some(Bound::new(py, pool::OutputBuffer::take(bytes)?)?) } else { None };
+    let data = buffer.as_ref().map_or(std::ptr::null_mut(), |b| b.get().as_ptr().cast());
+    let flags = if buffer.is_some() { NPY_ARRAY_CARRAY } else { 0 };
     // SAFETY: NewFromDescr steals the descriptor reference we hand it
-    // (`into_dtype_ptr` gives up ours) and allocates the data itself (null
-    // data pointer and strides: C order); it returns null with a Python
-    // error set on failure (MemoryError).
+    // (`into_dtype_ptr` gives up ours); with a null data pointer it
+    // allocates the data itself, else it uses `bytes` bytes at `data`, a
+    // buffer aligned for every dtype that the array keeps alive as its base
+    // (SetBaseObject steals the reference `into_ptr` gives up). Null strides:
+    // C order. Both return null / -1 with a Python error set on failure.
     unsafe {
         let ptr = PY_ARRAY_API.PyArray_NewFromDescr(
             py,
@@ -254,12 +264,25 @@ fn new_array<'py>(
             nd,
             dims.as_mut_ptr(),
             std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            0,
+            data,
+            flags,
             std::ptr::null_mut(),
         );
-        Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
+        let array = Bound::from_owned_ptr_or_err(py, ptr)?;
+        if let Some(buffer) = buffer {
+            if PY_ARRAY_API.PyArray_SetBaseObject(py, array.as_ptr().cast(), buffer.into_ptr()) < 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(array.cast_into_unchecked())
     }
+}
+
+/// Sets the most bytes of large output buffers kept for reuse once their
+/// arrays are gone (default 1 GiB; 0 keeps none).
+#[pyfunction]
+fn set_output_cache(max_bytes: usize) {
+    pool::set_limit(max_bytes);
 }
 
 /// An operator with its parameters (internal: built by the Python functions).
@@ -319,7 +342,7 @@ impl Op {
             .ok_or_else(|| PyValueError::new_err("the output's byte count overflows the address space"))?;
         let (output, given) = match out {
             Some(out) => (self.check_out(out, &dtype, &plan)?, true),
-            None => (new_array(py, &dtype, plan.output_shape())?, false),
+            None => (new_array(py, &dtype, plan.output_shape(), out_len)?, false),
         };
         if out_len == 0 {
             return Ok(output.into_any());
@@ -408,6 +431,8 @@ impl Op {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Op>()?;
+    m.add_class::<pool::OutputBuffer>()?;
+    m.add_function(wrap_pyfunction!(set_output_cache, m)?)?;
     m.add("MAX_RANK", MAX_RANK)?;
     Ok(())
 }

@@ -367,3 +367,32 @@ def test_huge_thread_counts_are_capped():
     for t in (10**6, 2**62):
         bs.torch.pixel_unshuffle(x, 4, threads=t)
     assert time.perf_counter() - t0 < 5
+
+
+def test_large_outputs_reuse_cached_buffers():
+    from blockshuffle import _native
+
+    x = np.arange(2 * 4 * 512 * 512, dtype=np.float32).reshape(2, 4, 512, 512)
+    want = reference("torch", "pixel_unshuffle", x, {"downscale_factor": 2})
+    try:
+        bs.set_output_cache(1 << 30)
+        y = bs.torch.pixel_unshuffle(x, 2)
+        assert isinstance(y.base, _native.OutputBuffer) and same(y, want)
+        address = y.ctypes.data
+        view = y[1]
+        del y
+        # A view keeps the buffer: the next output gets other memory.
+        z = bs.torch.pixel_unshuffle(x, 2)
+        assert z.ctypes.data != address and same(view, want[1])
+        del view, z
+        # Both buffers are free now: the next output reuses one of them.
+        w = bs.torch.pixel_unshuffle(x, 2)
+        assert same(w, want)
+        del w
+        bs.set_output_cache(0)
+        v = bs.torch.pixel_unshuffle(x, 2)
+        assert same(v, want) and v.flags.writeable and v.flags.c_contiguous and v.flags.aligned
+        # Small outputs are numpy's own.
+        assert bs.torch.pixel_unshuffle(x[:, :, :8, :8], 2).base is None
+    finally:
+        bs.set_output_cache(1 << 30)
