@@ -171,3 +171,27 @@ def test_zarr_to_zarr(client, tmp_path):
     y.to_zarr(str(tmp_path / "out.zarr"), compute=True)
     got = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")[...]
     assert got.tobytes() == bs.torch.pixel_unshuffle(x, 4).tobytes()
+
+
+def test_box_chunks_are_transposed_not_gathered(monkeypatch):
+    """Default chunks of an unpadded operator are boxes of factor digits:
+    each is computed by a transpose of its region (no gather), equal to the
+    in-memory result; an irregular chunking falls back on the gather."""
+    x = _data((4, 3, 16, 24), np.uint16)
+    want = bs.torch.pixel_unshuffle(x, 4)
+    calls = {"gather": 0}
+    real = np.searchsorted
+
+    def counting(*args, **kwargs):
+        calls["gather"] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_graph.np, "searchsorted", counting)
+    y = bsd.torch.pixel_unshuffle(da.from_array(x, chunks=(1, 3, 8, 8)), 4)
+    calls["gather"] = 0  # the graph's own searchsorted calls are done
+    assert y.compute(scheduler="sync").tobytes() == want.tobytes()
+    assert calls["gather"] == 0
+    y = bsd.torch.pixel_unshuffle(da.from_array(x, chunks=(1, 3, 8, 8)), 4, chunks=(3, 7, 3, 5))
+    calls["gather"] = 0
+    assert y.compute(scheduler="sync").tobytes() == want.tobytes()
+    assert calls["gather"] > 0

@@ -14,8 +14,10 @@ times their weights in ``k``. From these 1-D terms, for each output chunk:
   and which indices of each; one small task per such input chunk takes just
   those elements (``_take``);
 - the chunk's task (``_assemble``) places them in a compact region (one
-  extra zero slot per axis where the chunk reads padding) and gathers the
-  output chunk from it with the broadcast sums of the terms as indices.
+  extra zero slot per axis where the chunk reads padding); a chunk that is a
+  box of factor digits (the default chunks mostly are) and reads no padding
+  is then a reshape / transpose / reshape of the region, any other is
+  gathered from it with the broadcast sums of the terms as indices.
 
 A task holds at most one input chunk and its taken elements, or the
 region, the output chunk and its index arrays: a few chunks, whatever the
@@ -25,6 +27,7 @@ array's size. No rechunking.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -94,14 +97,46 @@ def _take(block: np.ndarray, index: tuple) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
+def _box(model: Model, ranges) -> dict[int, tuple[int, int]] | None:
+    """The chunk as a box of factor digits, ``{factor: (first, last)}``, if
+    it is one: on every output axis the digits above one factor fixed, that
+    one a range, those below it whole. ``None`` otherwise."""
+    w_out = _weights(model.sizes, model.out_axes)
+    box: dict[int, tuple[int, int]] = {}
+    for j, (factors, (a, b)) in enumerate(zip(model.out_axes, ranges)):
+        lo, hi = a + model.out_offset[j], b - 1 + model.out_offset[j]
+        digits = [((lo // w_out[f]) % model.sizes[f], (hi // w_out[f]) % model.sizes[f]) for f in factors]
+        varying = [i for i, (x, y) in enumerate(digits) if x != y]
+        first = varying[0] if varying else len(factors)
+        for i, f in enumerate(factors):
+            x, y = digits[i]
+            if i > first and (x, y) != (0, model.sizes[f] - 1):
+                return None
+            box[f] = (x, y)
+        if varying and hi - lo + 1 != math.prod(y - x + 1 for x, y in digits):
+            return None
+    return box
+
+
 def _assemble(spec: tuple, pieces: list[np.ndarray]) -> np.ndarray:
-    """One output chunk: the region from the pieces, then the gather."""
+    """One output chunk: the region from the pieces, then a transpose of it
+    (a chunk that is a box of factor digits, without padding) or a gather."""
     model, ranges, dtype, needed, places = spec
     shape = tuple(b - a for a, b in ranges)
     region_shape = tuple(len(v) + int(pad) for v, pad in needed)
     region = (np.zeros if any(p for _, p in needed) else np.empty)(region_shape, dtype=dtype)
     for piece, place in zip(pieces, places):
         region[place] = piece
+    box = None if any(p for _, p in needed) else _box(model, ranges)
+    if box is not None:
+        # The region's axis k holds its factors' digit ranges in mixed radix
+        # (sorted indices are in lexicographic digit order): split it into
+        # them, order them as the output's axes, merge.
+        order = [f for axis in model.in_axes for f in axis]
+        pos = {f: i for i, f in enumerate(order)}
+        split = [box[f][1] - box[f][0] + 1 for f in order]
+        perm = [pos[f] for axis in model.out_axes for f in axis]
+        return np.ascontiguousarray(region.reshape(split).transpose(perm).reshape(shape))
     terms = _terms(model, list(ranges))
     n = len(shape)
     index = []
