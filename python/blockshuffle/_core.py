@@ -364,8 +364,12 @@ def run(op: Operator, input: Any, out: Any = None, threads: Any = None) -> np.nd
     item size, and releases the GIL while the data moves."""
     if type(input) is not np.ndarray:
         input = as_array(input)
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))):
-        raise TypeError(f"threads must be None or an integer, not {type(threads).__name__}")
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+            raise TypeError(f"threads must be None or an integer, not {type(threads).__name__}")
+        if threads < 1:
+            raise ValueError(f"threads = {threads} must be >= 1 (or None for every core)")
+        threads = min(int(threads), 256)  # as the native side caps it
     return op.native.run(input, out, threads)
 
 

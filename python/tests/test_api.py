@@ -122,6 +122,7 @@ def test_scalar_parameters():
         (lambda x: bs.tf.space_to_batch_nd(x, [0, 2], [[0, 0], [0, 0]]), "block_shape[0] = 0 must be >= 1"),
         (lambda x: bs.tf.space_to_batch_nd(x, [2, 2], [[-1, 1], [0, 0]]), "must be >= 0"),
         (lambda x: bs.tf.space_to_batch_nd(x, [2, 2], [[0, 0], [0, 0]], threads=0), "threads"),
+        (lambda x: bs.tf.space_to_batch_nd(x, [2, 2], [[0, 0], [0, 0]], threads=-2**70), "threads"),
         (lambda x: bs.tf.space_to_batch_nd(x, [2**63 - 1, 2], [[0, 0], [0, 0]]), "space-to-batch-nd"),
         (lambda x: bs.tf.space_to_batch_nd(x, [2**64, 2], [[0, 0], [0, 0]]), "64-bit"),
         (lambda x: bs.tf.space_to_depth(x, 2, "NCWH"), "NCWH"),
@@ -364,7 +365,7 @@ def test_gil_is_released_while_data_moves():
 def test_huge_thread_counts_are_capped():
     x = np.zeros((4, 3, 64, 64), dtype=np.uint8)
     t0 = time.perf_counter()
-    for t in (10**6, 2**62):
+    for t in (10**6, 2**62, 2**70, np.uint64(2**64 - 1)):
         bs.torch.pixel_unshuffle(x, 4, threads=t)
     assert time.perf_counter() - t0 < 5
 
