@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _native
 
-__all__ = ["Operator", "run", "output_shape"]
+__all__ = ["Operator", "Model", "run", "as_array"]
 
 
 # --------------------------------------------------------------------------
@@ -371,7 +371,3 @@ def run(op: Operator, input: Any, out: Any = None, threads: Any = None) -> np.nd
             raise ValueError(f"threads = {threads} must be >= 1 (or None for every core)")
         threads = min(int(threads), 256)  # as the native side caps it
     return op.native.run(input, out, threads)
-
-
-def output_shape(op: Operator, shape: Any) -> tuple[int, ...]:
-    return op.output_shape(shape)
