@@ -168,7 +168,7 @@ struct InputView {
 
 /// Lays out `shape` / `byte_strides` (numpy's, of `itemsize`-byte elements at
 /// `data`) as an [`InputView`]. `None` when a stride is not a multiple of the
-/// item size (the Python half copies such arrays first). Every product is
+/// item size (`Op::run` copies such arrays first). Every product is
 /// checked: numpy guarantees the view lies in memory, but nothing here
 /// trusts that blindly.
 fn input_view(
