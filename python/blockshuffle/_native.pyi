@@ -6,6 +6,7 @@ from numpy.typing import NDArray
 MAX_RANK: int
 
 def set_output_cache(max_bytes: int) -> None: ...
+def output_cache_info() -> tuple[int, int]: ...
 
 class OutputBuffer:
     """The memory of a large output array (its ``base``), reused once the array is gone."""

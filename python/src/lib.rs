@@ -278,6 +278,12 @@ fn new_array<'py>(
     }
 }
 
+/// `(buffers, bytes)`: the free output buffers kept for reuse.
+#[pyfunction]
+fn output_cache_info() -> (usize, usize) {
+    pool::info()
+}
+
 /// Sets the most bytes of large output buffers kept for reuse once their
 /// arrays are gone (default 1 GiB; 0 keeps none).
 #[pyfunction]
@@ -433,6 +439,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Op>()?;
     m.add_class::<pool::OutputBuffer>()?;
     m.add_function(wrap_pyfunction!(set_output_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(output_cache_info, m)?)?;
     m.add("MAX_RANK", MAX_RANK)?;
     Ok(())
 }

@@ -4,9 +4,9 @@
 //! every fresh page) than the operator takes to fill it: numpy's allocator
 //! maps and unmaps such arrays afresh each time. Outputs of at least
 //! [`MIN_BYTES`] therefore live in buffers that, when their last array goes,
-//! come back here (at most [`MAX_FREE`] of them, [`DEFAULT_LIMIT`] bytes in
-//! all, settable) and serve the next output of about their size, already
-//! faulted in: what TensorFlow's and other frameworks' allocators do.
+//! come back here (the [`MAX_FREE`] most recently freed, [`DEFAULT_LIMIT`]
+//! bytes in all, settable) and serve the next output of about their size,
+//! already faulted in: what TensorFlow's and other frameworks' allocators do.
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::ptr::NonNull;
@@ -73,7 +73,7 @@ impl OutputBuffer {
             if let Some(i) =
                 p.free.iter().enumerate().filter(|(_, f)| fits(f)).min_by_key(|(_, f)| f.cap).map(|(i, _)| i)
             {
-                let f = p.free.swap_remove(i);
+                let f = p.free.remove(i);
                 p.held -= f.cap;
                 return Ok(OutputBuffer { ptr: f.ptr, cap: f.cap });
             }
@@ -93,33 +93,57 @@ impl OutputBuffer {
 
 impl Drop for OutputBuffer {
     fn drop(&mut self) {
-        let mut p = pool();
-        if p.free.len() < MAX_FREE && p.held + self.cap <= p.limit {
-            p.held += self.cap;
-            p.free.push(Free { ptr: self.ptr, cap: self.cap });
-        } else {
-            drop(p);
-            if let Some(l) = layout(self.cap) {
-                // SAFETY: allocated in `take` with this layout, and no longer
-                // used: numpy drops its base only after its last array.
-                unsafe { dealloc(self.ptr.as_ptr(), l) };
+        let mut evicted = Vec::new();
+        {
+            let mut p = pool();
+            if self.cap <= p.limit {
+                // The most recently freed buffers stay: the oldest go first.
+                while !p.free.is_empty() && (p.free.len() >= MAX_FREE || p.held + self.cap > p.limit) {
+                    let f = p.free.remove(0);
+                    p.held -= f.cap;
+                    evicted.push(f);
+                }
+                p.held += self.cap;
+                p.free.push(Free { ptr: self.ptr, cap: self.cap });
+            } else {
+                evicted.push(Free { ptr: self.ptr, cap: self.cap });
             }
         }
+        for f in evicted {
+            release(f);
+        }
+    }
+}
+
+fn release(f: Free) {
+    if let Some(l) = layout(f.cap) {
+        // SAFETY: allocated in `take` with this layout, and no longer used:
+        // numpy drops an array's base only after the array.
+        unsafe { dealloc(f.ptr.as_ptr(), l) };
     }
 }
 
 /// Sets the most bytes kept in free buffers (0: none), freeing any beyond it.
 pub fn set_limit(limit: usize) {
-    let mut p = pool();
-    p.limit = limit;
-    while p.held > limit {
-        let Some(f) = p.free.pop() else { break };
-        p.held -= f.cap;
-        if let Some(l) = layout(f.cap) {
-            // SAFETY: a free buffer, allocated in `take` with this layout.
-            unsafe { dealloc(f.ptr.as_ptr(), l) };
+    let mut evicted = Vec::new();
+    {
+        let mut p = pool();
+        p.limit = limit;
+        while p.held > limit && !p.free.is_empty() {
+            let f = p.free.remove(0);
+            p.held -= f.cap;
+            evicted.push(f);
         }
     }
+    for f in evicted {
+        release(f);
+    }
+}
+
+/// How many free buffers are kept, and their bytes in all.
+pub fn info() -> (usize, usize) {
+    let p = pool();
+    (p.free.len(), p.held)
 }
 
 /// Asks for transparent huge pages, as numpy does for its large arrays:

@@ -397,3 +397,28 @@ def test_large_outputs_reuse_cached_buffers():
         assert bs.torch.pixel_unshuffle(x[:, :, :8, :8], 2).base is None
     finally:
         bs.set_output_cache(1 << 30)
+
+
+def test_the_cache_keeps_the_most_recently_freed_buffers():
+    from blockshuffle import _native
+
+    def output(mib):
+        return bs.torch.pixel_unshuffle(np.zeros((1, 1, 2, mib << 19), dtype=np.uint8), 2)
+
+    mib = 1 << 20
+    try:
+        bs.set_output_cache(0)
+        assert _native.output_cache_info() == (0, 0)
+        bs.set_output_cache(1 << 30)
+        for size in (8, 12, 16, 20, 24):  # none fits another's buffer: the oldest is evicted
+            output(size)
+        assert _native.output_cache_info() == (4, (12 + 16 + 20 + 24) * mib)
+        output(6)  # nothing fits 6 MiB (8 is more than a quarter more): new memory, then kept
+        assert _native.output_cache_info() == (4, (16 + 20 + 24 + 6) * mib)
+        a = output(20)  # reuses the 20 MiB buffer
+        assert _native.output_cache_info() == (3, (16 + 24 + 6) * mib)
+        del a
+        bs.set_output_cache(30 * mib)  # the oldest go until 30 MiB are left
+        assert _native.output_cache_info() == (2, (6 + 20) * mib)
+    finally:
+        bs.set_output_cache(1 << 30)
