@@ -1,0 +1,3 @@
+from . import onnx as onnx, openvino as openvino, tf as tf, torch as torch
+
+__all__ = ["tf", "openvino", "onnx", "torch"]

@@ -1,0 +1,39 @@
+from typing import Any, Literal, Protocol, Sequence, SupportsIndex
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._core import Operator
+
+_Ints = Sequence[SupportsIndex] | NDArray[np.integer[Any]]
+_Pairs = Sequence[Sequence[SupportsIndex]] | NDArray[np.integer[Any]]
+
+__all__ = ['space_to_batch', 'batch_to_space', 'space_to_depth', 'depth_to_space']
+
+class _SpaceToBatch(Protocol):
+    def __call__(self, data: Any, block_shape: _Ints, pads_begin: _Ints, pads_end: _Ints, name: object = ..., *, chunks: Any = ...) -> Any: ...
+    def output_shape(self, shape: Sequence[SupportsIndex], block_shape: _Ints, pads_begin: _Ints, pads_end: _Ints) -> tuple[int, ...]: ...
+    def operator(self, block_shape: _Ints, pads_begin: _Ints, pads_end: _Ints) -> Operator: ...
+
+space_to_batch: _SpaceToBatch
+
+class _BatchToSpace(Protocol):
+    def __call__(self, data: Any, block_shape: _Ints, crops_begin: _Ints, crops_end: _Ints, name: object = ..., *, chunks: Any = ...) -> Any: ...
+    def output_shape(self, shape: Sequence[SupportsIndex], block_shape: _Ints, crops_begin: _Ints, crops_end: _Ints) -> tuple[int, ...]: ...
+    def operator(self, block_shape: _Ints, crops_begin: _Ints, crops_end: _Ints) -> Operator: ...
+
+batch_to_space: _BatchToSpace
+
+class _SpaceToDepth(Protocol):
+    def __call__(self, data: Any, block_size: SupportsIndex, mode: Literal["blocks_first", "depth_first"], name: object = ..., *, chunks: Any = ...) -> Any: ...
+    def output_shape(self, shape: Sequence[SupportsIndex], block_size: SupportsIndex, mode: Literal["blocks_first", "depth_first"]) -> tuple[int, ...]: ...
+    def operator(self, block_size: SupportsIndex, mode: Literal["blocks_first", "depth_first"]) -> Operator: ...
+
+space_to_depth: _SpaceToDepth
+
+class _DepthToSpace(Protocol):
+    def __call__(self, data: Any, block_size: SupportsIndex, mode: Literal["blocks_first", "depth_first"], name: object = ..., *, chunks: Any = ...) -> Any: ...
+    def output_shape(self, shape: Sequence[SupportsIndex], block_size: SupportsIndex, mode: Literal["blocks_first", "depth_first"]) -> tuple[int, ...]: ...
+    def operator(self, block_size: SupportsIndex, mode: Literal["blocks_first", "depth_first"]) -> Operator: ...
+
+depth_to_space: _DepthToSpace
