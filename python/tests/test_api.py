@@ -14,11 +14,6 @@ import pytest
 import blockshuffle as bs
 from reference import reference
 
-NEGATIVE_STRIDES = pytest.mark.xfail(
-    strict=False, reason="needs negative-stride support in run_bytes_strided_uninit (being added on another branch)"
-)
-
-
 def s2b(x, **kw):
     return bs.tf.space_to_batch_nd(x, [2, 2], [[0, 0], [0, 2]], **kw)
 
@@ -296,7 +291,6 @@ def test_views_without_copy(view):
     assert same(s2b(v), s2b_ref(v))
 
 
-@NEGATIVE_STRIDES
 @pytest.mark.parametrize(
     "view",
     [

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -179,7 +178,6 @@ def test_against_numpy(data):
     check(fw, op, kw, x, data.draw(st.sampled_from([None, 1, 2])))
 
 
-@pytest.mark.xfail(strict=False, reason="needs negative-stride support in run_bytes_strided_uninit")
 @SETTINGS
 @given(st.data())
 def test_against_numpy_negative_strides(data):
