@@ -145,7 +145,7 @@ mod readme {}
 pub use arrayvec;
 pub use engine::Direction;
 pub use error::{Error, Index, Result};
-pub use frameworks::{onnx, openvino, tf, torch};
+pub use frameworks::{einops, numpy, onnx, openvino, tf, torch};
 pub use run::{Kernels, Parallelism, Plan, Streaming};
 pub use tf::DataFormat;
 
