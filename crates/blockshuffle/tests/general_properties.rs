@@ -58,10 +58,6 @@ impl Rearrangement {
         self.names..self.sizes.len()
     }
 
-    fn has_ellipsis(&self) -> bool {
-        self.left.iter().any(|a| matches!(a, Side::Ellipsis))
-    }
-
     fn write(&self, side: &[Side]) -> String {
         let ell = self.ellipsis_axes();
         let word = |i: usize| if ell.contains(&i) { "...".to_string() } else { NAMES[i].to_string() };
