@@ -326,6 +326,9 @@ fn shape_list_demo_and_help() {
     assert!(o.status.success());
     let text = stdout(&o);
     assert!(text.contains("output shape [4, 2, 2, 1]") && text.contains("output shape [48, 3, 3, 1, 3]"), "{text}");
+    // Each rearrange beside the operator it equals.
+    assert!(text.contains("the same output as example 14: yes"), "{text}");
+    assert!(text.contains("the same output as example 16: yes") && !text.contains(": NO"), "{text}");
 
     for args in [&["--help"][..], &["ov", "depth-to-space", "--help"], &["bench", "--help"]] {
         let o = run(args);
@@ -500,4 +503,61 @@ fn outputs_get_ordinary_permissions_and_keep_existing_ones() {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&fresh), 0o644);
     assert_eq!(mode(&kept), 0o600);
+}
+
+#[test]
+fn numpy_and_einops_through_the_cli() {
+    let shape = |args: &[&str]| {
+        let o = run(args);
+        (stdout(&o), stderr(&o), o.status.code())
+    };
+    let ok = |out: &str| (out.to_string(), String::new(), Some(0));
+    let fail = |err: &str, code| (String::new(), format!("error: {err}\n"), Some(code));
+    assert_eq!(shape(&["shape", "numpy", "transpose", "--input-shape", "2,3,4"]), ok("4,3,2\n"));
+    assert_eq!(shape(&["shape", "numpy", "transpose", "--axes", "-1,0,1", "--input-shape", "2,3,4"]), ok("4,2,3\n"));
+    assert_eq!(shape(&["shape", "numpy", "transpose", "--axes", "", "--input-shape", ""]), ok("\n"));
+    assert_eq!(
+        shape(&["shape", "numpy", "transpose", "--axes", "0,0", "--input-shape", "2,3"]),
+        fail("numpy transpose: axes[1] = 0 repeats axis 0, already axes[0]", 1)
+    );
+    let pattern = "b (h p1) (w p2) c -> b h w (p1 p2 c)";
+    let s2d =
+        ["shape", "einops", "rearrange", "--pattern", pattern, "--sizes", "p1=2,p2=2", "--input-shape", "1,4,6,3"];
+    assert_eq!(shape(&s2d), ok("1,2,3,12\n"));
+    let inline = format!("--pattern={pattern}");
+    assert_eq!(
+        shape(&["shape", "einops", "rearrange", &inline, "--sizes=p1=2,p2=2", "--input-shape", "1,4,6,3"]),
+        ok("1,2,3,12\n")
+    );
+    assert_eq!(
+        shape(&["shape", "einops", "rearrange", "--sizes", "p1=2", "--input-shape", "1"]),
+        fail("einops rearrange: --pattern is required", 1)
+    );
+    for (sizes, problem) in [
+        ("p1", "--sizes entry \"p1\" is not NAME=LENGTH"),
+        ("p1=-2", "--sizes length \"-2\" of \"p1\" is not a whole number (a length >= 0 that fits in memory)"),
+        ("p1=x", "--sizes length \"x\" of \"p1\" is not a whole number (a length >= 0 that fits in memory)"),
+    ] {
+        let args = ["shape", "einops", "rearrange", "--pattern", pattern, "--sizes", sizes, "--input-shape", "1,4,6,3"];
+        assert_eq!(shape(&args), fail(&format!("einops rearrange: {problem}"), 1));
+    }
+    let args = ["shape", "einops", "rearrange", "--pattern", "a b -> b a", "--sizes", "", "--input-shape", "2,3"];
+    assert_eq!(shape(&args), ok("3,2\n"));
+    let args = ["shape", "einops", "rearrange", "--pattern", "a b -> b a c", "--input-shape", "2,3"];
+    assert_eq!(
+        shape(&args),
+        fail("einops rearrange: pattern \"a b -> b a c\": `c` only on the right side (rearrange needs every axis on both)", 1)
+    );
+    // A run: the file written, a rejection leaves none.
+    let tmp = tempfile::tempdir().unwrap();
+    let input = write_input(tmp.path(), "x.npy", "<u2", vec![2, 3], (0u8..12).collect());
+    let out = tmp.path().join("y.npy");
+    let o = run(&["einops", "rearrange", "--pattern", "a b -> b a", input.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let y = npy::read(&out).unwrap();
+    assert_eq!((y.shape(), y.data()), (&[3, 2][..], &[0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11][..]));
+    let bad = tmp.path().join("z.npy");
+    let o = run(&["numpy", "transpose", "--axes", "0", input.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(stderr(&o), "error: numpy transpose: axes has 1 values but must have 2 (one per input dim)\n");
+    assert!(!bad.exists());
 }
