@@ -418,3 +418,49 @@ fn strided_sources_of_streamed_tiles() {
         }
     }
 }
+
+/// Transposes whose tiles are long on both sides are copied in square
+/// blocks (`kernels::tile_block`), streamed where the destination rows are
+/// whole lines: every unit size, kernel set and streaming setting against
+/// the reference, into a line-aligned buffer and a misaligned one, with
+/// sides that are and are not multiples of the block.
+#[test]
+fn long_tiles_copied_in_blocks() {
+    let cases: [(&[usize], &[i64]); 5] = [
+        (&[128, 96], &[1, 0]),
+        (&[100, 77], &[1, 0]),
+        (&[2, 130, 67], &[0, 2, 1]),
+        (&[65, 3, 129], &[2, 1, 0]),
+        (&[64, 64], &[1, 0]),
+    ];
+    for (shape, axes) in cases {
+        for elem in [1, 2, 3, 4, 8, 16, 24] {
+            let n: usize = shape.iter().product();
+            let input = bytes(n * elem, elem as u8);
+            let out_shape: Vec<usize> = axes.iter().map(|&a| shape[a as usize]).collect();
+            let mut want = vec![0u8; n * elem];
+            for f in 0..n {
+                let o = unravel(f, &out_shape);
+                let mut idx = vec![0; shape.len()];
+                for (i, &a) in axes.iter().enumerate() {
+                    idx[a as usize] = o[i];
+                }
+                let s = ravel(&idx, shape) * elem;
+                want[f * elem..(f + 1) * elem].copy_from_slice(&input[s..s + elem]);
+            }
+            for streaming in [Streaming::Always, Streaming::Never] {
+                for kernels in [Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                    let plan = numpy::Transpose::new(axes).plan(shape).unwrap();
+                    let plan = plan.with_streaming(streaming).with_kernels(kernels);
+                    let mut buffer = vec![0u8; n * elem + 128];
+                    let aligned = buffer.as_ptr().align_offset(64);
+                    for at in [aligned, aligned + 16] {
+                        let out = &mut buffer[at..at + n * elem];
+                        plan.run_bytes_into(&input, elem, out).unwrap();
+                        assert!(out == &want[..], "{shape:?} {axes:?} {elem} {streaming:?} {kernels:?} at {at}");
+                    }
+                }
+            }
+        }
+    }
+}
