@@ -161,8 +161,9 @@ impl Operator for Rearrange {
         }
         let ellipsis = rank - others;
         let elementary = p.names.len() + ellipsis;
-        if elementary > MAX_RANK {
-            return Err(Error::RankTooLarge { op: OP, rank: elementary, max: MAX_RANK });
+        let outputs: usize = p.right.iter().map(|a| if *a == Axis::Ellipsis { ellipsis } else { 1 }).sum();
+        for rank in [elementary, outputs] {
+            check_max_rank(OP, rank)?;
         }
 
         // The elementary axes, in the left side's order, and where each
@@ -195,15 +196,13 @@ impl Operator for Rearrange {
         }
 
         // The output axes, each a group of elementary axes.
+        // (At most MAX_RANK of them, each of at most MAX_RANK axes: checked above.)
         let mut groups: ArrayVec<ArrayVec<Factor, MAX_RANK>, MAX_RANK> = ArrayVec::new();
-        let mut push = |group: ArrayVec<Factor, MAX_RANK>| {
-            groups.try_push(group).map_err(|_| Error::RankTooLarge { op: OP, rank: MAX_RANK + 1, max: MAX_RANK })
-        };
         for axis in &p.right {
             match axis {
                 Axis::Ellipsis => {
                     for &e in &at_ellipsis {
-                        push([o(e)].into_iter().collect())?;
+                        groups.push([o(e)].into_iter().collect());
                     }
                 }
                 Axis::Group(items) => {
@@ -214,7 +213,7 @@ impl Operator for Rearrange {
                             Item::Ellipsis => group.extend(at_ellipsis.iter().map(|&e| o(e))),
                         }
                     }
-                    push(group)?;
+                    groups.push(group);
                 }
             }
         }
@@ -226,39 +225,47 @@ impl Operator for Rearrange {
 impl Rearrange {
     /// The lengths of the names of left composition `axis` (`items`), input
     /// axis `dim` of `length`: the known ones, and the unknown one inferred.
+    /// Allocates only to word an error.
     fn lengths(&self, axis: &Axis, items: &[Item], dim: usize, length: u64) -> Result<ArrayVec<u64, MAX_RANK>> {
         let p = &self.pattern;
+        let name = |item: &Item| match item {
+            Item::Name(n) => *n,
+            Item::Ellipsis => unreachable!("no `...` in a left composition (Pattern::parse)"),
+        };
         let mut lengths: ArrayVec<u64, MAX_RANK> = ArrayVec::new();
         let (mut product, mut unknown) = (1u64, None);
-        let (mut known, mut names) = (Vec::new(), Vec::new());
         for (slot, item) in items.iter().enumerate() {
-            let Item::Name(n) = item else { unreachable!("no `...` in a left composition") };
-            match self.known[*n] {
-                Some(v) => {
-                    product = geometry::mul(OP, "product of a composition's lengths", product, v)?;
-                    known.push(format!("{}={v}", p.names[*n]));
-                    names.push(p.names[*n].as_str());
-                }
+            let known = self.known[name(item)];
+            match known {
+                Some(v) => product = geometry::mul(OP, "product of a composition's lengths", product, v)?,
                 None => unknown = Some(slot),
             }
-            lengths.push(self.known[*n].unwrap_or(0));
+            lengths.push(known.unwrap_or(0));
         }
-        let composition = p.show(axis);
+        // The names whose lengths were given, `a * b` or with the lengths.
+        let given = |with_lengths: bool| {
+            let words: Vec<String> = items
+                .iter()
+                .filter_map(|i| self.known[name(i)].map(|v| (&p.names[name(i)], v)))
+                .map(|(n, v)| if with_lengths { format!("{n}={v}") } else { n.clone() })
+                .collect();
+            words.join(" * ")
+        };
         match unknown {
             None if length != product => Err(Error::AxisLength {
                 op: OP,
                 axis: dim,
-                composition,
+                composition: p.show(axis),
                 length,
-                known: if known.is_empty() { "a unit axis".into() } else { known.join(" * ") },
+                known: if items.is_empty() { "a unit axis".into() } else { given(true) },
                 product,
             }),
             None => Ok(lengths),
             Some(_) if product == 0 || !length.is_multiple_of(product) => Err(Error::NotDivisible {
                 op: OP,
-                what: format!("input axis {dim} `{composition}` of length {length}"),
+                what: format!("input axis {dim} `{}` of length {length}", p.show(axis)),
                 size: length,
-                divisor_name: names.join(" * "),
+                divisor_name: given(false),
                 divisor: product,
             }),
             Some(slot) => {
