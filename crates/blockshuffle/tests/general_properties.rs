@@ -464,3 +464,63 @@ fn long_tiles_copied_in_blocks() {
         }
     }
 }
+
+/// Every run form of a rearrange's plan (whose input axes split into
+/// several of the engine's), and of its inverse, gives the reference.
+#[test]
+fn every_run_form_of_a_rearrange() {
+    let op = einops::Rearrange::new("b (h p1) (w p2) c -> (p2 b) h (w p1 c)", &[("p1", 2), ("p2", 3)]).unwrap();
+    let shape = [2, 4, 9, 5];
+    let plan = op.plan(&shape).unwrap();
+    assert_eq!(plan.input_shape(), &shape);
+    assert_eq!(plan.output_shape(), &[6, 2, 3 * 2 * 5]);
+    let n = plan.input_len();
+    let x: Vec<u32> = (0..n as u32).map(|v| v.wrapping_mul(2654435761)).collect();
+    let bytes_of = |v: &[u32]| v.iter().flat_map(|e| e.to_le_bytes()).collect::<Vec<u8>>();
+    // The reference: output (p2 b, h, w p1 c) from input (b, h p1, w p2, c).
+    let mut want = vec![0u32; n];
+    for (f, slot) in want.iter_mut().enumerate() {
+        let o = unravel(f, plan.output_shape());
+        let (p2, b) = (o[0] / 2, o[0] % 2);
+        let (w, p1, c) = (o[2] / 10, (o[2] / 5) % 2, o[2] % 5);
+        *slot = x[ravel(&[b, o[1] * 2 + p1, w * 3 + p2, c], &shape)];
+    }
+    assert_eq!(plan.run(&x).unwrap(), want);
+    let mut out = vec![0u32; n];
+    plan.run_into(&x, &mut out).unwrap();
+    assert_eq!(out, want);
+    let mut uninit = vec![MaybeUninit::<u32>::uninit(); n];
+    plan.run_uninit(&x, &mut uninit).unwrap();
+    // SAFETY: the successful run initialised every element.
+    assert_eq!(uninit.iter().map(|e| unsafe { e.assume_init() }).collect::<Vec<_>>(), want);
+    let (xb, wb) = (bytes_of(&x), bytes_of(&want));
+    assert_eq!(plan.run_bytes(&xb, 4).unwrap(), wb);
+    let mut ob = vec![0u8; n * 4];
+    plan.run_bytes_into(&xb, 4, &mut ob).unwrap();
+    assert_eq!(ob, wb);
+    let mut ub = vec![MaybeUninit::<u8>::uninit(); n * 4];
+    let mut last = None;
+    plan.run_bytes_uninit_with_progress(&xb, 4, &mut ub, &mut |d, t| last = Some((d, t))).unwrap();
+    // SAFETY: as above.
+    assert_eq!(ub.iter().map(|e| unsafe { e.assume_init() }).collect::<Vec<_>>(), wb);
+    assert_eq!(last, Some((n as u64 * 4, n as u64 * 4)));
+    // Strided: Fortran order, bytes; and typed pointers into a transposed output.
+    let fortran = run_strided_bytes(&plan, &xb, 4, &[false, true, false, true], &[3, 2, 1, 0]);
+    assert_eq!(fortran, wb);
+    let base = ArrayD::from_shape_vec(IxDyn(&shape), x.clone()).unwrap();
+    let stored = base.clone().reversed_axes().as_standard_layout().into_owned();
+    let view = stored.view().reversed_axes();
+    let out_shape = plan.output_shape().to_vec();
+    let mut t = ArrayD::<u32>::zeros(IxDyn(&out_shape.iter().rev().copied().collect::<Vec<_>>()));
+    let mut tv = t.view_mut().reversed_axes();
+    let (in_strides, out_strides) = (view.strides().to_vec(), tv.strides().to_vec());
+    // SAFETY: both views address their shapes' elements; the output view's
+    // are distinct and apart from the input's.
+    unsafe { plan.run_strided(view.as_ptr(), &in_strides, tv.as_mut_ptr(), &out_strides).unwrap() };
+    assert_eq!(tv.iter().copied().collect::<Vec<_>>(), want);
+    assert_eq!(op.apply_array(view).unwrap().iter().copied().collect::<Vec<_>>(), want);
+    // The inverse plan, contiguous and from a strided (Fortran-order) input.
+    let inverse = plan.inverse();
+    assert_eq!(inverse.run(&want).unwrap(), x);
+    assert_eq!(run_strided_bytes(&inverse, &wb, 4, &[true, false, true], &[2, 1, 0]), xb);
+}
