@@ -561,3 +561,31 @@ fn numpy_and_einops_through_the_cli() {
     assert_eq!(stderr(&o), "error: numpy transpose: axes has 1 values but must have 2 (one per input dim)\n");
     assert!(!bad.exists());
 }
+
+/// A workload file in the format of shared/bench/transpose.json (an
+/// `about`, workloads with a `what`) runs through numpy transpose and
+/// einops rearrange.
+#[test]
+fn bench_runs_transpose_and_rearrange_workloads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workloads = tmp.path().join("t.json");
+    std::fs::write(
+        &workloads,
+        r#"{"about": "HPTT-like", "large": [
+            {"id": "T01", "framework": "numpy", "op": "transpose", "args": ["--axes", "1,0"], "dtype": "float64", "shape": [300, 200], "what": "2-D"},
+            {"id": "T02", "framework": "numpy", "op": "transpose", "args": [], "dtype": "complex128", "shape": [3, 4, 5], "what": "reversed"},
+            {"id": "E01", "framework": "einops", "op": "rearrange", "args": ["--pattern", "b (h p) w -> b h (w p)", "--sizes", "p=2"], "dtype": "float32", "shape": [2, 64, 32], "what": "rearrange"}]}"#,
+    )
+    .unwrap();
+    let o = run(&["bench", "--workloads", workloads.to_str().unwrap(), "--threads", "1", "--reps", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for line in [
+        "numpy transpose --axes 1,0",
+        "numpy transpose ",
+        "einops rearrange --pattern b (h p) w -> b h (w p) --sizes p=2",
+    ] {
+        assert!(text.contains(line), "{text}");
+    }
+    assert!(text.contains("geometric mean ratio over 3 large workloads"), "{text}");
+}
