@@ -1271,8 +1271,20 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
                         src.offset(x0 as isize * u + y0 as isize * ssy),
                         dst.offset(x0 as isize * dsx + y0 as isize * u),
                     );
+                    // The next block's source rows, one fetched ahead per
+                    // destination row copied.
+                    let (nx0, ny0) = if y0 + b < ny { (x0, y0 + b) } else { (x0 + b, 0) };
+                    let next = (nx0 < nx).then(|| {
+                        let (bx, by) = (b.min(nx - nx0), b.min(ny - ny0));
+                        (src.wrapping_offset(nx0 as isize * u + ny0 as isize * ssy), bx * unit, by as isize)
+                    });
                     for x in 0..bx {
                         copy_run(by, s.offset(x * u), ssy, d.offset(x * dsx), u, unit, m);
+                        if let Some((n, len, rows)) = next {
+                            if x < rows {
+                                prefetch(n.wrapping_offset(x * ssy), len);
+                            }
+                        }
                     }
                 }
             }
