@@ -1,10 +1,11 @@
 //! Plan construction and shape inference from arbitrary parameters and
-//! shapes, for every operator: never a panic. Small accepted plans also run,
+//! shapes, for every operator (numpy transpose's axes, einops rearrange's
+//! patterns and sizes among them): never a panic. Small accepted plans also run,
 //! and their inverse must reproduce the output.
 
 #![no_main]
 
-use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Operator};
+use blockshuffle::{einops, numpy, onnx, openvino, tf, torch, DataFormat, Operator};
 use libfuzzer_sys::fuzz_target;
 
 /// Reads fuzz bytes as parameters, biased towards interesting values.
@@ -40,11 +41,24 @@ impl Bytes<'_> {
         let n = (self.byte() % 10) as usize;
         (0..n).map(|_| self.int()).collect()
     }
+
+    /// An einops pattern: pieces of the pattern language and stray
+    /// characters, or the rest of the bytes as text.
+    fn pattern(&mut self) -> String {
+        const PIECES: [&str; 16] = ["a", "b", "c", "(", ")", " ", "...", "1", "()", "->", "_x", "é", ".", "0", "…", "\t"];
+        if self.byte() % 4 == 0 {
+            let text = String::from_utf8_lossy(self.0).into_owned();
+            self.0 = &[];
+            return text;
+        }
+        let n = self.byte() % 24;
+        (0..n).map(|_| PIECES[(self.byte() % 16) as usize]).collect()
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);
-    let which = b.byte() % 14;
+    let which = b.byte() % 16;
     let rank = (b.byte() % 9) as usize;
     let shape: Vec<usize> = (0..rank).map(|_| b.dim()).collect();
     let l1 = b.list();
@@ -56,6 +70,8 @@ fuzz_target!(|data: &[u8]| {
     let df = formats[(b.byte() % 3) as usize];
     let mode = if b.byte() % 2 == 0 { openvino::Mode::BlocksFirst } else { openvino::Mode::DepthFirst };
     let four = [[scalar.wrapping_sub(1), 0], [0, b.int()]];
+    let sizes = [("a", b.dim()), ("b", b.dim()), ("c", b.dim()), ("_x", 2)];
+    let given = &sizes[..(b.byte() % 5) as usize];
     let op: Box<dyn Operator> = match which {
         0 => Box::new(tf::SpaceToBatchNd::new(&l1, &pairs)),
         1 => Box::new(tf::BatchToSpaceNd::new(&l1, &pairs)),
@@ -70,7 +86,12 @@ fuzz_target!(|data: &[u8]| {
         10 => Box::new(onnx::SpaceToDepth::new(scalar)),
         11 => Box::new(onnx::DepthToSpace::new(scalar, onnx::DepthToSpaceMode::Crd)),
         12 => Box::new(torch::PixelShuffle::new(scalar)),
-        _ => Box::new(torch::PixelUnshuffle::new(scalar)),
+        13 => Box::new(torch::PixelUnshuffle::new(scalar)),
+        14 => Box::new(numpy::Transpose::new(&l1)),
+        _ => match einops::Rearrange::new(&b.pattern(), given) {
+            Ok(op) => Box::new(op),
+            Err(e) => return assert!(e.to_string().starts_with("einops rearrange: ")),
+        },
     };
     let Ok(plan) = op.plan(&shape) else { return };
     let out_len = plan.output_len();

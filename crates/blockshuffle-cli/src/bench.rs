@@ -21,7 +21,9 @@ against copy_from_slice of the same byte count, in one process.
 USAGE:
     blockshuffle bench [--workloads FILE] [--threads N] [--reps R] [--json FILE] [--filter ID,...]
 
-    --workloads FILE  workloads in the format of shared/bench/workloads.json (default: built in)
+    --workloads FILE  workloads in the format of shared/bench/workloads.json (default: built in);
+                      any catalogue operator, numpy transpose and einops rearrange among them
+                      (shared/bench/transpose.json: HPTT's transpositions)
     --threads N       threads for the operator and the copy; 0 or absent: all cores
     --reps R          timed repetitions per workload, after one warm-up (default 7); the median is reported
     --json FILE       also write the results as JSON

@@ -14,6 +14,9 @@ struct Example {
     values: Option<&'static [i32]>,
     /// Print the full tensors (small examples) or only shapes and a few values.
     show: bool,
+    /// The same rearrangement as the example before it, written otherwise:
+    /// the outputs must be equal (and the demo says so).
+    same_as_previous: bool,
 }
 
 const EXAMPLES: &[Example] = &[
@@ -25,6 +28,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[1, 2, 2, 1],
         values: Some(&[1, 2, 3, 4]),
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "TensorFlow SpaceToBatch, example (2): the depth is carried along",
@@ -34,6 +38,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[1, 2, 2, 3],
         values: Some(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "TensorFlow SpaceToBatch, example (3): a 4x4 image into four 2x2 images",
@@ -43,6 +48,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[1, 4, 4, 1],
         values: Some(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]),
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "TensorFlow SpaceToBatch, example (4): batch index = block position, then original batch",
@@ -52,6 +58,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[2, 2, 4, 1],
         values: Some(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]),
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "TensorFlow SpaceToBatchND with zero padding: [1, 3, 3, 1], block 2x2, paddings [[1, 0], [1, 0]]",
@@ -61,6 +68,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[1, 3, 3, 1],
         values: Some(&[1, 2, 3, 4, 5, 6, 7, 8, 9]),
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "TensorFlow SpaceToDepth (NHWC): the 2x2 block offsets become the high part of the channel",
@@ -70,6 +78,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[1, 4, 4, 1],
         values: Some(&[1, 2, 5, 6, 3, 4, 7, 8, 9, 10, 13, 14, 11, 12, 15, 16]),
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "TensorFlow SpaceToDepth (NHWC) with depth 3",
@@ -79,6 +88,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[1, 2, 2, 3],
         values: Some(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "OpenVINO SpaceToBatch-2, the specification's 5-D example (input 0, 1, 2, ...)",
@@ -88,6 +98,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[2, 6, 10, 3, 3],
         values: None,
         show: false,
+        same_as_previous: false,
     },
     Example {
         title: "OpenVINO BatchToSpace-2, the specification's 2-D example (input 0, 1, 2, ...)",
@@ -97,6 +108,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[10, 2],
         values: None,
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "OpenVINO BatchToSpace-2, the specification's 5-D example (input 0, 1, 2, ...)",
@@ -106,6 +118,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[48, 3, 3, 1, 3],
         values: None,
         show: false,
+        same_as_previous: false,
     },
     Example {
         title: "ONNX DepthToSpace, mode DCR (blocks first)",
@@ -115,6 +128,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[1, 8, 2, 3],
         values: None,
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "ONNX DepthToSpace, mode CRD (depth first) = PyTorch pixel_shuffle",
@@ -124,6 +138,7 @@ const EXAMPLES: &[Example] = &[
         shape: &[1, 8, 2, 3],
         values: None,
         show: true,
+        same_as_previous: false,
     },
     Example {
         title: "PyTorch pixel_unshuffle: [1, 4, 4] into [4, 2, 2]",
@@ -133,6 +148,47 @@ const EXAMPLES: &[Example] = &[
         shape: &[1, 4, 4],
         values: None,
         show: true,
+        same_as_previous: false,
+    },
+    Example {
+        title: "PyTorch pixel_shuffle by 2: [8, 2, 3] into [2, 4, 6]",
+        framework: "torch",
+        op: "pixel-shuffle",
+        args: &["--upscale-factor", "2"],
+        shape: &[8, 2, 3],
+        values: None,
+        show: true,
+        same_as_previous: false,
+    },
+    Example {
+        title: "einops rearrange: pixel_shuffle as a pattern (the same plan, the same loop nest)",
+        framework: "einops",
+        op: "rearrange",
+        args: &["--pattern", "... (c r1 r2) h w -> ... c (h r1) (w r2)", "--sizes", "r1=2,r2=2"],
+        shape: &[8, 2, 3],
+        values: None,
+        show: false,
+        same_as_previous: true,
+    },
+    Example {
+        title: "numpy transpose: NHWC to NCHW",
+        framework: "numpy",
+        op: "transpose",
+        args: &["--axes", "0,3,1,2"],
+        shape: &[1, 2, 2, 3],
+        values: None,
+        show: true,
+        same_as_previous: false,
+    },
+    Example {
+        title: "einops rearrange: the same transpose as a pattern",
+        framework: "einops",
+        op: "rearrange",
+        args: &["--pattern", "b h w c -> b c h w"],
+        shape: &[1, 2, 2, 3],
+        values: None,
+        show: false,
+        same_as_previous: true,
     },
 ];
 
@@ -170,8 +226,18 @@ fn indent(text: &str, by: &str) -> String {
     text.lines().map(|l| format!("{by}{l}")).collect::<Vec<_>>().join("\n")
 }
 
+/// An argument as a shell would need it (quoted when it has spaces).
+fn quoted(arg: &str) -> String {
+    if arg.contains(' ') {
+        format!("'{arg}'")
+    } else {
+        arg.to_string()
+    }
+}
+
 /// Runs and prints every example.
 pub fn run() -> Result<()> {
+    let mut previous: Option<Vec<i32>> = None;
     for (i, ex) in EXAMPLES.iter().enumerate() {
         let spec = OpSpec::parse(ex.framework, ex.op, ex.args)?;
         let n: usize = ex.shape.iter().product();
@@ -181,7 +247,8 @@ pub fn run() -> Result<()> {
         };
         let (y, out_shape) = spec.apply(&x, ex.shape)?;
         outln!("{}. {}", i + 1, ex.title);
-        outln!("   blockshuffle {} {} {}", ex.framework, ex.op, ex.args.join(" "));
+        let args: Vec<String> = ex.args.iter().map(|a| quoted(a)).collect();
+        outln!("   blockshuffle {} {} {}", ex.framework, ex.op, args.join(" "));
         outln!("   input  shape {:?}", ex.shape);
         if ex.show {
             outln!("{}", indent(&format_tensor(&x, ex.shape), "     "));
@@ -193,6 +260,11 @@ pub fn run() -> Result<()> {
             let first: Vec<String> = y.iter().take(12).map(|v| v.to_string()).collect();
             outln!("     first values: {} ...", first.join(", "));
         }
+        if ex.same_as_previous {
+            let same = previous.as_ref() == Some(&y);
+            outln!("   the same output as example {}: {}", i, if same { "yes" } else { "NO" });
+        }
+        previous = Some(y);
         outln!();
     }
     Ok(())

@@ -1,6 +1,7 @@
-//! `blockshuffle`: run any framework's block-rearrangement operator on a
-//! `.npy` file, infer shapes, list the operators, show the worked examples,
-//! and benchmark against memcpy.
+//! `blockshuffle`: run any framework's block-rearrangement operator, or
+//! numpy's transpose or einops' rearrange, on a `.npy` file, infer shapes,
+//! list the operators, show the worked examples, and benchmark against
+//! memcpy.
 
 /// `println!` that ends the process quietly when stdout is closed (a pipe
 /// into `head`) instead of panicking.
@@ -34,7 +35,8 @@ use blockshuffle::catalog::{self, OpSpec, CATALOG};
 use blockshuffle::{npy, Operator, Parallelism};
 
 const USAGE: &str = "\
-blockshuffle: TensorFlow, OpenVINO, ONNX and PyTorch block-rearrangement operators on .npy files
+blockshuffle: TensorFlow, OpenVINO, ONNX and PyTorch block-rearrangement operators,
+numpy transpose and einops rearrange, on .npy files
 
 USAGE:
     blockshuffle FRAMEWORK OP [FLAGS] INPUT.npy OUTPUT.npy [--threads N]
@@ -46,6 +48,7 @@ USAGE:
 
 Lists are comma-separated integers without spaces; pairs are flattened row-major
 (paddings [[0,1],[2,0]] is 0,1,2,0). Values may be negative (--paddings -1,0).
+An einops pattern is one argument (quote it); --sizes gives lengths as NAME=V,NAME=V.
 The output keeps the input's dtype (any numpy dtype but object arrays) and is
 written atomically: on any error no output file is left behind.
 
@@ -53,6 +56,8 @@ EXAMPLES:
     blockshuffle tf space-to-batch-nd --block-shape 2,2 --paddings 0,0,0,0 x.npy y.npy
     blockshuffle onnx depth-to-space --blocksize 2 --mode CRD x.npy y.npy
     blockshuffle torch pixel-shuffle --upscale-factor 3 x.npy y.npy --threads 1
+    blockshuffle numpy transpose --axes 0,3,1,2 x.npy y.npy
+    blockshuffle einops rearrange --pattern '... (c r1 r2) h w -> ... c (h r1) (w r2)' --sizes r1=2,r2=2 x.npy y.npy
     blockshuffle shape ov space-to-batch --block-shape 1,2,4,3,1 --pads-begin 0,0,1,0,0 \\
         --pads-end 0,0,1,0,0 --input-shape 2,6,10,3,3
     blockshuffle list

@@ -11,12 +11,12 @@
 //! # Ok::<(), blockshuffle::Error>(())
 //! ```
 
-use crate::{onnx, openvino, tf, torch, Error, Operator, Plan, Result};
+use crate::{einops, numpy, onnx, openvino, tf, torch, Error, Operator, Plan, Result};
 
 /// One catalogue entry: how the command line names an operator and its flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
-    /// `tf`, `ov`, `onnx` or `torch`.
+    /// `tf`, `ov`, `onnx`, `torch`, `numpy` or `einops`.
     pub framework: &'static str,
     /// The operator's command-line name.
     pub op: &'static str,
@@ -160,6 +160,24 @@ pub const CATALOG: &[Entry] = &[
         summary: "[*, C, H, W] to [*, C*R*R, H/R, W/R]",
         example: "--downscale-factor 2",
     },
+    Entry {
+        framework: "numpy",
+        op: "transpose",
+        name: "numpy transpose",
+        framework_name: "np.transpose",
+        flags: "[--axes A0,A1,..]",
+        summary: "permute the axes: output axis i is input axis A_i (negative from the end); no --axes reverses them",
+        example: "--axes 0,2,1",
+    },
+    Entry {
+        framework: "einops",
+        op: "rearrange",
+        name: "einops rearrange",
+        framework_name: "einops.rearrange",
+        flags: "--pattern 'PATTERN' [--sizes NAME=V,..]",
+        summary: "split axes into named ones, permute, merge, as the pattern says (einops 0.8)",
+        example: "--pattern 'b (h p1) (w p2) c -> b h w (p1 p2 c)' --sizes p1=2,p2=2",
+    },
 ];
 
 /// Looks up a catalogue entry.
@@ -185,6 +203,8 @@ pub enum OpSpec {
     OnnxDepthToSpace(onnx::DepthToSpace),
     TorchPixelShuffle(torch::PixelShuffle),
     TorchPixelUnshuffle(torch::PixelUnshuffle),
+    NumpyTranspose(numpy::Transpose),
+    EinopsRearrange(einops::Rearrange),
 }
 
 /// Flags given on a command line: `--name value` or `--name=value`.
@@ -263,6 +283,22 @@ impl<'a> Flags<'a> {
             ));
         }
         Ok([[flat[0], flat[1]], [flat[2], flat[3]]])
+    }
+
+    /// `NAME=V,NAME=V,...` (absent or empty: none).
+    fn sizes(&self, name: &'static str) -> Result<Vec<(&'a str, usize)>> {
+        let Some(v) = self.get(name).filter(|v| !v.is_empty()) else { return Ok(Vec::new()) };
+        v.split(',')
+            .map(|item| {
+                let bad = |problem: String| flag_error(self.op, &format!("--{name}"), &problem);
+                let (n, d) = item.split_once('=').ok_or_else(|| bad(format!("entry {item:?} is not NAME=LENGTH")))?;
+                let d = d.trim();
+                let length = d.parse::<usize>().map_err(|_| {
+                    bad(format!("length {d:?} of {n:?} is not a whole number (a length >= 0 that fits in memory)"))
+                })?;
+                Ok((n.trim(), length))
+            })
+            .collect()
     }
 
     fn parsed<T: std::str::FromStr<Err = Error>>(&self, name: &'static str, default: Option<T>) -> Result<T> {
@@ -385,6 +421,17 @@ impl OpSpec {
                 let f = flags(&["downscale-factor"])?;
                 OpSpec::TorchPixelUnshuffle(torch::PixelUnshuffle::new(f.int("downscale-factor")?))
             }
+            ("numpy", "transpose") => {
+                let f = flags(&["axes"])?;
+                OpSpec::NumpyTranspose(match f.get("axes") {
+                    Some(_) => numpy::Transpose::new(&f.list("axes")?),
+                    None => numpy::Transpose::reversed(),
+                })
+            }
+            ("einops", "rearrange") => {
+                let f = flags(&["pattern", "sizes"])?;
+                OpSpec::EinopsRearrange(einops::Rearrange::new(f.required("pattern")?, &f.sizes("sizes")?)?)
+            }
             _ => unreachable!("every catalogue entry is parsed above"),
         })
     }
@@ -409,6 +456,8 @@ impl OpSpec {
             OpSpec::OnnxDepthToSpace(o) => f(o),
             OpSpec::TorchPixelShuffle(o) => f(o),
             OpSpec::TorchPixelUnshuffle(o) => f(o),
+            OpSpec::NumpyTranspose(o) => f(o),
+            OpSpec::EinopsRearrange(o) => f(o),
         }
     }
 }
@@ -427,10 +476,23 @@ impl Operator for OpSpec {
 mod tests {
     use super::*;
 
+    /// An example's words, a quoted one ('b h -> h b') as one.
+    pub(crate) fn split_example(example: &str) -> Vec<String> {
+        let mut words = Vec::new();
+        for (i, part) in example.split('\'').enumerate() {
+            if i % 2 == 1 {
+                words.push(part.to_string());
+            } else {
+                words.extend(part.split_whitespace().map(str::to_string));
+            }
+        }
+        words
+    }
+
     #[test]
     fn every_entry_parses_its_example_and_names_itself() {
         for e in CATALOG {
-            let args: Vec<&str> = e.example.split_whitespace().collect();
+            let args = split_example(e.example);
             let spec = OpSpec::parse(e.framework, e.op, &args).unwrap();
             assert_eq!(spec.name(), format!("{} {}", e.framework, e.op));
             assert_eq!(e.name, spec.name());

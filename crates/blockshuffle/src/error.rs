@@ -205,6 +205,80 @@ pub enum Error {
         rank: usize,
     },
 
+    /// An axis number (numpy's `axes`) outside `-rank..rank`.
+    #[error("{op}: {param}[{index}] = {axis} is out of bounds for an input of rank {rank} (axes run from -{rank} to {})", *.rank as i64 - 1)]
+    AxisOutOfBounds {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The parameter (`axes`).
+        param: &'static str,
+        /// Which entry.
+        index: usize,
+        /// The value given.
+        axis: i64,
+        /// The input's rank.
+        rank: usize,
+    },
+
+    /// An axis named twice in a permutation.
+    #[error("{op}: {param}[{index}] = {axis} repeats axis {dim}, already {param}[{first}]")]
+    RepeatedAxis {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The parameter (`axes`).
+        param: &'static str,
+        /// Which entry repeats.
+        index: usize,
+        /// The value given there.
+        axis: i64,
+        /// The axis it names (counted from 0).
+        dim: usize,
+        /// The entry that named it first.
+        first: usize,
+    },
+
+    /// An einops pattern that einops rejects, whatever the input.
+    #[error("{op}: pattern {pattern:?}: {problem}")]
+    Pattern {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The pattern given.
+        pattern: String,
+        /// What is wrong, naming the axis, character or part of the pattern.
+        problem: String,
+    },
+
+    /// An axis length given beside an einops pattern that einops rejects.
+    #[error("{op}: size {name}={value} {problem}")]
+    AxisSize {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The axis name given.
+        name: String,
+        /// The length given.
+        value: u64,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+
+    /// An input axis whose length is not what the lengths given for its
+    /// composition multiply to.
+    #[error("{op}: input axis {axis} `{composition}` has length {length}, not {product} ({known})")]
+    AxisLength {
+        /// Operator whose rule this is.
+        op: &'static str,
+        /// The input axis (counted from 0).
+        axis: usize,
+        /// Its part of the pattern (`(h p1)`, `c`, `()`).
+        composition: String,
+        /// Its length.
+        length: u64,
+        /// The lengths given for its names (`h=2 * p1=3`; `a unit axis`).
+        known: String,
+        /// Their product, the length it must have.
+        product: u64,
+    },
+
     /// A command-line flag is missing, unknown, repeated or malformed.
     #[error("{op}: {flag} {problem}")]
     Flag {

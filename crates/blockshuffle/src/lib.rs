@@ -1,7 +1,9 @@
 //! # blockshuffle
 //!
 //! The tensor block-rearrangement operators of TensorFlow, OpenVINO, ONNX
-//! and PyTorch, bit-exact with each framework, on one engine.
+//! and PyTorch, bit-exact with each framework, on one engine; and the
+//! general forms they are special cases of, numpy's transpose and einops'
+//! rearrange, on the same engine.
 //!
 //! | framework | operators |
 //! | --- | --- |
@@ -9,6 +11,8 @@
 //! | [`openvino`] | [`openvino::SpaceToBatch`], [`openvino::BatchToSpace`], [`openvino::SpaceToDepth`], [`openvino::DepthToSpace`] (blocks_first, depth_first) |
 //! | [`onnx`] | [`onnx::SpaceToDepth`], [`onnx::DepthToSpace`] (DCR, CRD) |
 //! | [`torch`] | [`torch::PixelShuffle`], [`torch::PixelUnshuffle`] |
+//! | [`numpy`] | [`numpy::Transpose`] (`np.transpose`) |
+//! | [`einops`] | [`einops::Rearrange`] (`einops.rearrange`, einops 0.8) |
 //!
 //! Every operator is the same thing: pad (or crop) some axes, split axes into
 //! `(outer, block)` factors, permute the factors and merge them. Each
@@ -99,6 +103,23 @@
 //! # Ok::<(), blockshuffle::Error>(())
 //! ```
 //!
+//! ## General rearrangements
+//!
+//! A block operator is a rearrangement einops can write; written so, it
+//! compiles to the same loop nest. numpy's transpose permutes plain axes:
+//!
+//! ```
+//! use blockshuffle::{einops, numpy, tf, DataFormat, Operator};
+//!
+//! let s2d = einops::Rearrange::new("b (h p1) (w p2) c -> b h w (p1 p2 c)", &[("p1", 2), ("p2", 2)])?;
+//! let x: Vec<i32> = (0..48).collect();
+//! assert_eq!(s2d.apply(&x, &[1, 4, 4, 3])?, tf::SpaceToDepth::new(2, DataFormat::Nhwc).apply(&x, &[1, 4, 4, 3])?);
+//!
+//! let (y, shape) = numpy::Transpose::new(&[1, 0]).apply(&[1, 2, 3, 4, 5, 6], &[2, 3])?;
+//! assert_eq!((shape.as_slice(), y), (&[3, 2][..], vec![1, 4, 2, 5, 3, 6]));
+//! # Ok::<(), blockshuffle::Error>(())
+//! ```
+//!
 //! ## Shape inference without data
 //!
 //! ```
@@ -145,7 +166,7 @@ mod readme {}
 pub use arrayvec;
 pub use engine::Direction;
 pub use error::{Error, Index, Result};
-pub use frameworks::{onnx, openvino, tf, torch};
+pub use frameworks::{einops, numpy, onnx, openvino, tf, torch};
 pub use run::{Kernels, Parallelism, Plan, Streaming};
 pub use tf::DataFormat;
 

@@ -118,6 +118,10 @@ pub struct Plan {
     /// once: every run checks its buffers against them.
     input_elems: Option<usize>,
     output_elems: Option<usize>,
+    /// How many of the geometry's space axes each of the space side's own
+    /// axes splits into (einops' elementary axes: see [`Plan::split`]);
+    /// empty when they are the same axes.
+    parts: ArrayVec<u8, MAX_RANK>,
 }
 
 /// Element count of a shape, checked against `usize`.
@@ -218,6 +222,7 @@ impl Plan {
             output_shape: Shape::new(),
             input_elems: None,
             output_elems: None,
+            parts: ArrayVec::new(),
         };
         // The geometry and shapes are filled in place (built apart, these
         // arrays are copied into the plan). The plan itself is still copied
@@ -231,6 +236,65 @@ impl Plan {
         plan.input_elems = element_count(op, &plan.input_shape).ok();
         plan.output_elems = element_count(op, &plan.output_shape).ok();
         Ok(plan)
+    }
+
+    /// The plan of a geometry whose space axes split the input's own axes
+    /// further (einops' elementary axes), run forward: input axis `i` is
+    /// `parts[i]` consecutive space axes (none for an axis of length 1),
+    /// whose extents multiply to `input_shape[i]`. The plan keeps the
+    /// input's own shape; strides given for it are split as each run
+    /// compiles (an axis of stride `s` split into `(a, b)` has strides
+    /// `(s * b, s)`), so strided inputs need no copy.
+    pub(crate) fn split(
+        op: &'static str,
+        space: &[geometry::SpaceAxis],
+        groups: &[&[geometry::Factor]],
+        parts: &[u8],
+        input_shape: &[usize],
+    ) -> Result<Self> {
+        let mut plan = Plan::new(op, space, groups, Direction::Forward)?;
+        debug_assert_eq!(parts.iter().map(|&n| n as usize).sum::<usize>(), space.len());
+        debug_assert_eq!(element_count(op, input_shape).ok(), plan.input_elems);
+        plan.input_shape.clear();
+        plan.input_shape.try_extend_from_slice(input_shape).map_err(|_| Error::RankTooLarge {
+            op,
+            rank: input_shape.len(),
+            max: MAX_RANK,
+        })?;
+        plan.parts.clear();
+        plan.parts.try_extend_from_slice(parts).map_err(|_| Error::RankTooLarge {
+            op,
+            rank: parts.len(),
+            max: MAX_RANK,
+        })?;
+        Ok(plan)
+    }
+
+    /// The space side's byte strides per geometry space axis, from strides
+    /// per axis of the space side's own shape (see [`Plan::split`]).
+    fn split_strides(&self, strides: &[isize], out: &mut ArrayVec<isize, MAX_RANK>) {
+        out.clear();
+        let mut at = 0;
+        for (&n, &s) in self.parts.iter().zip(strides) {
+            let axes = &self.geom.space[at..at + n as usize];
+            let start = out.len();
+            out.extend(axes.iter().map(|_| 0));
+            let mut acc = s;
+            for (slot, ax) in out[start..].iter_mut().zip(axes).rev() {
+                *slot = acc;
+                acc = acc.wrapping_mul(ax.extent as isize);
+            }
+            at += n as usize;
+        }
+    }
+
+    /// The loop nest a contiguous run of `elem`-byte elements compiles to
+    /// (tests compare front-ends' plans with it).
+    #[cfg(test)]
+    pub(crate) fn copy_plan(&self, elem: usize) -> CopyPlan {
+        let mut plan = CopyPlan::placeholder();
+        self.compile_contiguous(elem, &mut plan);
+        plan
     }
 
     /// The operator this plan runs, as `"framework op"`.
@@ -278,6 +342,7 @@ impl Plan {
             output_shape: self.input_shape.clone(),
             input_elems: self.output_elems,
             output_elems: self.input_elems,
+            parts: self.parts.clone(),
         }
     }
 
@@ -329,11 +394,20 @@ impl Plan {
     /// copied through the cache, by kernels that touch only the elements
     /// the strides address.
     fn compile(&self, elem: usize, space: &[isize], block: &[isize], plan: &mut CopyPlan) {
+        // Checked on the space side's own shape and strides (before a
+        // split, which keeps a layout row-major or not).
         let (space_shape, block_shape) = match self.dir {
             Direction::Forward => (&self.input_shape, &self.output_shape),
             Direction::Backward => (&self.output_shape, &self.input_shape),
         };
         let row_major = is_row_major(space_shape, space, elem) && is_row_major(block_shape, block, elem);
+        let mut split = ArrayVec::new();
+        let space = if self.parts.is_empty() {
+            space
+        } else {
+            self.split_strides(space, &mut split);
+            &split
+        };
         plan.build(
             &self.geom,
             self.dir,

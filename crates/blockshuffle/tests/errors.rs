@@ -393,3 +393,119 @@ fn zero_dims_next_to_huge_ones_are_empty_not_overflowing() {
     assert_eq!(plan.output_shape(), &[0, usize::MAX / 2, 1, 6, 6]);
     assert_eq!(plan.run::<u8>(&[]).unwrap(), Vec::<u8>::new());
 }
+
+#[test]
+fn numpy_transpose_rules() {
+    use blockshuffle::numpy::Transpose;
+    const OP: &str = "numpy transpose";
+    let param_length =
+        |len, expected| Error::ParamLength { op: OP, param: "axes", len, expected, why: "one per input dim" };
+    assert_eq!(err(&Transpose::new(&[1, 0]), &[2, 3, 4]), param_length(2, 3));
+    assert_eq!(err(&Transpose::new(&[]), &[2]), param_length(0, 1));
+    assert_eq!(err(&Transpose::new(&[0]), &[]), param_length(1, 0));
+    let out_of_bounds = |index, axis, rank| Error::AxisOutOfBounds { op: OP, param: "axes", index, axis, rank };
+    assert_eq!(err(&Transpose::new(&[0, 2]), &[2, 3]), out_of_bounds(1, 2, 2));
+    assert_eq!(err(&Transpose::new(&[-3, 0]), &[2, 3]), out_of_bounds(0, -3, 2));
+    assert_eq!(err(&Transpose::new(&[i64::MIN, 0]), &[2, 3]), out_of_bounds(0, i64::MIN, 2));
+    assert_eq!(err(&Transpose::new(&[0, i64::MAX]), &[2, 3]), out_of_bounds(1, i64::MAX, 2));
+    // Range before repeats, entry by entry (numpy's order).
+    assert_eq!(
+        err(&Transpose::new(&[0, 0, 9]), &[2, 3, 4]),
+        Error::RepeatedAxis { op: OP, param: "axes", index: 1, axis: 0, dim: 0, first: 0 }
+    );
+    assert_eq!(err(&Transpose::new(&[1, 9, 1]), &[2, 3, 4]), out_of_bounds(1, 9, 3));
+    assert_eq!(
+        err(&Transpose::new(&[2, -1, 0]), &[2, 3, 4]).to_string(),
+        "numpy transpose: axes[1] = -1 repeats axis 2, already axes[0]"
+    );
+    // What numpy accepts.
+    assert_eq!(shape(&Transpose::new(&[-1, -3, -2]), &[2, 3, 4]), [4, 2, 3]);
+    assert_eq!(shape(&Transpose::reversed(), &[2, 0, 4]), [4, 0, 2]);
+    assert_eq!(shape(&Transpose::reversed(), &[]), [] as [usize; 0]);
+    assert_eq!(shape(&Transpose::new(&[]), &[]), [] as [usize; 0]);
+}
+
+#[test]
+fn einops_rearrange_rules() {
+    use blockshuffle::einops::Rearrange;
+    const OP: &str = "einops rearrange";
+    let r = |p: &str, sizes: &[(&str, usize)]| Rearrange::new(p, sizes).unwrap();
+    let new_err = |p: &str, sizes: &[(&str, usize)]| Rearrange::new(p, sizes).unwrap_err();
+    let pattern = |p: &str, problem: &str| Error::Pattern { op: OP, pattern: p.into(), problem: problem.into() };
+
+    // The pattern alone.
+    assert_eq!(new_err("a b", &[]), pattern("a b", "needs exactly one `->`, found 0"));
+    assert_eq!(new_err("", &[]), pattern("", "needs exactly one `->`, found 0"));
+    assert_eq!(new_err("a -> (a", &[]), pattern("a -> (a", "right side: a `(` without its `)`"));
+    assert_eq!(
+        new_err("(a b) c -> a b c", &[]),
+        pattern(
+            "(a b) c -> a b c",
+            "cannot infer both `a` and `b` of `(a b)`: give the lengths of all but one of them"
+        )
+    );
+    assert_eq!(
+        new_err("(a b c) -> a b c", &[("b", 2)]),
+        pattern(
+            "(a b c) -> a b c",
+            "cannot infer both `a` and `c` of `(a b c)`: give the lengths of all but one of them"
+        )
+    );
+    // The sizes.
+    let size = |name: &str, value, problem| Error::AxisSize { op: OP, name: name.into(), value, problem };
+    assert_eq!(new_err("a -> a", &[("b", 2)]), size("b", 2, "names no axis of the pattern"));
+    assert_eq!(new_err("a -> a", &[("_a", 2)]), size("_a", 2, "is not a valid axis name"));
+    assert_eq!(new_err("a -> a", &[("", 2)]), size("", 2, "is not a valid axis name"));
+    assert_eq!(new_err("a -> a", &[("a", 2), ("a", 2)]), size("a", 2, "is given twice"));
+    assert_eq!(new_err("a -> a", &[("b", 2)]).to_string(), "einops rearrange: size b=2 names no axis of the pattern");
+
+    // The input's rank.
+    assert_eq!(err(&r("a b -> b a", &[]), &[2]), rank(OP, 1, "must be 2 (the pattern's left side)"));
+    assert_eq!(
+        err(&r("a b ... -> ... b a", &[]), &[2]),
+        rank(OP, 1, "must be >= 2 (the pattern's left side has 2 axes besides `...`)")
+    );
+    // The lengths.
+    let length = |axis, composition: &str, length, known: &str, product| Error::AxisLength {
+        op: OP,
+        axis,
+        composition: composition.into(),
+        length,
+        known: known.into(),
+        product,
+    };
+    assert_eq!(err(&r("(a b) c -> a b c", &[("a", 2), ("b", 3)]), &[5, 1]), length(0, "(a b)", 5, "a=2 * b=3", 6));
+    assert_eq!(err(&r("c a -> a c", &[("a", 3)]), &[1, 4]), length(1, "a", 4, "a=3", 3));
+    assert_eq!(err(&r("a 1 -> a", &[]), &[2, 3]), length(1, "()", 3, "a unit axis", 1));
+    assert_eq!(
+        err(&r("c (a b) -> a b c", &[("b", 4)]), &[1, 6]),
+        not_divisible(OP, "input axis 1 `(a b)` of length 6", 6, "b", 4)
+    );
+    // einops divides by the known lengths: a zero among them is an error.
+    assert_eq!(
+        err(&r("(a b) -> a b", &[("b", 0)]), &[0]),
+        not_divisible(OP, "input axis 0 `(a b)` of length 0", 0, "b", 0)
+    );
+    assert_eq!(
+        err(&r("(a b c) -> a b c", &[("a", 1 << 40), ("b", 1 << 40)]), &[0]),
+        Error::Overflow { op: OP, what: "product of a composition's lengths", a: 1 << 40, b: 1 << 40, limit: "u64" }
+    );
+    // Beyond the engine's ranks.
+    let names: Vec<String> = (0..33).map(|i| format!("a{i}")).collect();
+    let many = format!("({}) -> {}", names.join(" "), names.join(" "));
+    let sizes: Vec<(&str, usize)> = names.iter().skip(1).map(|n| (n.as_str(), 1)).collect();
+    assert_eq!(err(&r(&many, &sizes), &[5]), Error::RankTooLarge { op: OP, rank: 33, max: 32 });
+    let units = format!("a -> a{}", " 1".repeat(32));
+    assert_eq!(err(&r(&units, &[]), &[5]), Error::RankTooLarge { op: OP, rank: 33, max: 32 });
+    assert_eq!(shape(&r(&format!("a -> a{}", " ()".repeat(31)), &[]), &[5]).len(), 32);
+
+    // What einops accepts.
+    assert_eq!(shape(&r("(a b) -> b a", &[("b", 3)]), &[0]), [3, 0]);
+    assert_eq!(shape(&r("-> 1 ()", &[]), &[]), [1, 1]);
+    assert_eq!(shape(&r("1 () ->", &[]), &[1, 1]), [] as [usize; 0]);
+    assert_eq!(shape(&r("... -> (...)", &[]), &[2, 3, 4]), [24]);
+    assert_eq!(shape(&r("... -> (...)", &[]), &[]), [1]);
+    assert_eq!(shape(&r("b ... -> (... b)", &[]), &[2]), [2]);
+    assert_eq!(shape(&r("a (b 1) -> (1 b) a", &[]), &[2, 3]), [3, 2]);
+    assert_eq!(shape(&r("höhe breite -> breite höhe", &[]), &[2, 3]), [3, 2]);
+}

@@ -185,3 +185,82 @@ fn huge_outputs_are_errors_not_aborts() {
     assert!(matches!(plan.run::<u8>(&[]), Err(Error::Allocation { .. })));
     assert!(matches!(plan.run_bytes(&[], 4), Err(Error::Allocation { .. }) | Err(Error::Overflow { .. })));
 }
+
+/// numpy transpose with hostile axes, and einops rearrange with hostile
+/// patterns and sizes: empty and malformed patterns, unicode, huge
+/// lengths, more axes than the engine has: clean errors or runs.
+#[test]
+fn general_front_ends_with_hostile_inputs() {
+    use blockshuffle::{einops, numpy};
+    for a in HOSTILE {
+        for b in [0, 1, -1, 2, i64::MAX, i64::MIN] {
+            exercise(&numpy::Transpose::new(&[a]));
+            exercise(&numpy::Transpose::new(&[a, b]));
+            exercise(&numpy::Transpose::new(&[b, a, 0]));
+            exercise(&numpy::Transpose::new(&[1, 0, b, a]));
+        }
+    }
+    exercise(&numpy::Transpose::reversed());
+    let long: String = (0..40).map(|i| format!(" n{i}")).collect();
+    let patterns = [
+        "",
+        "->",
+        " -> ",
+        "-> ->",
+        "a->a",
+        "a - > a",
+        "a -> a",
+        "a b -> b a",
+        "(a b) -> a b",
+        "a (b c) -> (c a) b",
+        "... -> ...",
+        "... a -> a ...",
+        "a ... -> (... a)",
+        "() 1 -> 1 ()",
+        "(1) (1 1) -> ",
+        "((a)) -> a",
+        "(a -> a",
+        "a) -> a",
+        "... ... -> ...",
+        ". -> .",
+        "…  -> …",
+        "a … -> … a",
+        "ä ö -> ö ä",
+        "日本 語 -> 語 日本",
+        "a\u{0} -> a",
+        "a\t -> a",
+        "🦀 -> 🦀",
+        "a١ -> a١",
+        "١ a -> a",
+        "0 -> ",
+        "00000000000000000000001 a -> a",
+        "99999999999999999999999 -> ",
+        "a_ -> a_",
+        "__ -> __",
+        "a -> a a",
+        "a a -> a",
+        &long,
+    ];
+    let sizes: [&[(&str, usize)]; 5] =
+        [&[], &[("a", 0)], &[("a", usize::MAX)], &[("b", usize::MAX), ("c", usize::MAX)], &[("c", 1 << 40), ("b", 3)]];
+    let mut accepted = 0;
+    for p in patterns {
+        for &s in &sizes {
+            match einops::Rearrange::new(p, s) {
+                Ok(op) => {
+                    accepted += 1;
+                    exercise(&op);
+                }
+                Err(e) => {
+                    let text = e.to_string();
+                    assert!(text.starts_with("einops rearrange: "), "{text}");
+                    assert!(matches!(e, Error::Pattern { .. } | Error::AxisSize { .. }), "{p:?}: {e:?}");
+                }
+            }
+        }
+    }
+    assert!(accepted > 20, "{accepted}");
+    // More output axes, and elementary axes, than the engine has.
+    let op = einops::Rearrange::new(&format!("{long} -> {long}"), &[]).unwrap();
+    assert!(matches!(op.plan(&[1; 40]), Err(Error::RankTooLarge { .. })));
+}

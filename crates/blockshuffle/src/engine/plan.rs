@@ -1341,11 +1341,15 @@ fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
 
 /// The [`CopyPlan::carry_level`] of a streaming deinterleaving tile plan, if
 /// `simd::deinterleave_carried` can run it: a [`row_level`] with at most
-/// [`CARRIED_STREAMS`] streams, whose tile [`carries`].
+/// [`CARRIED_STREAMS`] streams, whose tile [`carries`], from whole source
+/// rows (`y.ss` the `x.count` units of a row: the kernel takes no source
+/// stride for `y`, which a strided input's plan need not have).
 fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
     let n = loops.len();
     let (level, streams) = row_level(loops, unit)?;
-    (carries(&loops[n - 2], &loops[n - 1], unit, isa) && streams <= CARRIED_STREAMS).then_some(level)
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let src_row = y.ss == (x.count * unit) as isize;
+    (src_row && carries(x, y, unit, isa) && streams <= CARRIED_STREAMS).then_some(level)
 }
 
 /// Whether the carried kernels of `isa` run a deinterleaving tile of loops

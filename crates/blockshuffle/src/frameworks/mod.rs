@@ -3,6 +3,8 @@
 //! Every operator only validates and builds a [`crate::Plan`]; the engine
 //! does the rest.
 
+pub mod einops;
+pub mod numpy;
 pub mod onnx;
 pub mod openvino;
 pub mod tf;

@@ -1,0 +1,527 @@
+//! Property tests of the general front-ends: numpy transpose and einops
+//! rearrange against naive index-mapping references written here from the
+//! operators' definitions (the rearrangement is generated as a structure,
+//! its pattern written from it: the reference never sees the library's
+//! parser), over element sizes, kernels, streaming, threads, and strided
+//! inputs (byte strides, ndarray views reversed and transposed, strided
+//! outputs).
+
+use std::mem::MaybeUninit;
+
+use blockshuffle::{einops, numpy, Kernels, Operator, OperatorNdarray, Parallelism, Plan, Streaming};
+use ndarray::{ArrayD, Axis, IxDyn};
+use proptest::prelude::*;
+
+mod common;
+use common::reference::{ravel, unravel};
+
+fn bytes(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ ((i >> 8) as u8)).collect()
+}
+
+fn settings() -> impl Strategy<Value = (usize, Streaming, Kernels, Parallelism)> {
+    (
+        prop::sample::select(vec![1usize, 2, 3, 4, 8, 16]),
+        prop::sample::select(vec![Streaming::Auto, Streaming::Always, Streaming::Never]),
+        prop::sample::select(vec![Kernels::Auto, Kernels::Avx2, Kernels::Portable]),
+        prop::sample::select(vec![Parallelism::Sequential, Parallelism::Threads(2), Parallelism::Threads(3)]),
+    )
+}
+
+/// A rearrangement as a structure: `sizes[i]` is elementary axis `i`'s
+/// length (the named ones first, then the ellipsis' axes); the left side's
+/// axes are groups of elementary axes (in order), the right side's any
+/// grouping of a permutation of them.
+#[derive(Debug, Clone)]
+struct Rearrangement {
+    sizes: Vec<usize>,
+    names: usize,
+    left: Vec<Side>,
+    right: Vec<Side>,
+    /// Names whose length is given (at least all but one of each left group).
+    given: Vec<bool>,
+}
+
+/// One axis of a side.
+#[derive(Debug, Clone)]
+enum Side {
+    /// A composition of elementary axes (empty: a unit axis, `unit` picks how it is written).
+    Group { axes: Vec<usize>, unit: bool },
+    /// `...` standing alone (the ellipsis' axes, each its own axis).
+    Ellipsis,
+}
+
+const NAMES: [&str; 8] = ["b", "h", "w", "c", "p1", "p2", "h_out", "k"];
+
+impl Rearrangement {
+    fn ellipsis_axes(&self) -> std::ops::Range<usize> {
+        self.names..self.sizes.len()
+    }
+
+    fn write(&self, side: &[Side]) -> String {
+        let ell = self.ellipsis_axes();
+        let word = |i: usize| if ell.contains(&i) { "...".to_string() } else { NAMES[i].to_string() };
+        side.iter()
+            .map(|a| match a {
+                Side::Ellipsis => "...".to_string(),
+                Side::Group { axes, unit } if axes.is_empty() => (if *unit { "1" } else { "()" }).to_string(),
+                Side::Group { axes, .. } => {
+                    let mut words: Vec<String> = Vec::new();
+                    for &i in axes {
+                        // The ellipsis' axes go in together, written once.
+                        if !(ell.contains(&i) && words.last().is_some_and(|w| w == "...")) {
+                            words.push(word(i));
+                        }
+                    }
+                    if axes.len() == 1 && !ell.contains(&axes[0]) {
+                        words.remove(0)
+                    } else {
+                        format!("({})", words.join(" "))
+                    }
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn pattern(&self) -> String {
+        format!("{} -> {}", self.write(&self.left), self.write(&self.right))
+    }
+
+    fn given_sizes(&self) -> Vec<(&'static str, usize)> {
+        (0..self.names).filter(|&i| self.given[i]).map(|i| (NAMES[i], self.sizes[i])).collect()
+    }
+
+    /// A side's axes, each as the elementary axes it is made of.
+    fn axes(&self, side: &[Side]) -> Vec<Vec<usize>> {
+        side.iter()
+            .flat_map(|a| match a {
+                Side::Ellipsis => self.ellipsis_axes().map(|i| vec![i]).collect(),
+                Side::Group { axes, .. } => vec![axes.clone()],
+            })
+            .collect()
+    }
+
+    fn shape(&self, side: &[Side]) -> Vec<usize> {
+        self.axes(side).iter().map(|g| g.iter().map(|&i| self.sizes[i]).product()).collect()
+    }
+
+    /// The reference output of row-major `input` (`elem`-byte elements):
+    /// each output index mapped back through the elementary axes.
+    fn reference(&self, input: &[u8], elem: usize) -> Vec<u8> {
+        let (left, right) = (self.axes(&self.left), self.axes(&self.right));
+        let (in_shape, out_shape) = (self.shape(&self.left), self.shape(&self.right));
+        let n: usize = out_shape.iter().product();
+        let mut out = vec![0u8; n * elem];
+        let mut value = vec![0usize; self.sizes.len()];
+        for f in 0..n {
+            for (group, &i) in right.iter().zip(&unravel(f, &out_shape)) {
+                let sizes: Vec<usize> = group.iter().map(|&a| self.sizes[a]).collect();
+                for (&a, v) in group.iter().zip(unravel(i, &sizes)) {
+                    value[a] = v;
+                }
+            }
+            let index: Vec<usize> = left
+                .iter()
+                .map(|group| {
+                    let sizes: Vec<usize> = group.iter().map(|&a| self.sizes[a]).collect();
+                    ravel(&group.iter().map(|&a| value[a]).collect::<Vec<_>>(), &sizes)
+                })
+                .collect();
+            let s = ravel(&index, &in_shape) * elem;
+            out[f * elem..(f + 1) * elem].copy_from_slice(&input[s..s + elem]);
+        }
+        out
+    }
+}
+
+/// Random rearrangements of up to 6 named axes and a 3-axis ellipsis.
+fn rearrangement() -> impl Strategy<Value = Rearrangement> {
+    (prop::collection::vec(0usize..=4, 0..=6), prop::collection::vec(1usize..=3, 0..=3), any::<bool>(), any::<u64>())
+        .prop_map(|(named, ellipsis, with_ellipsis, seed)| {
+            let mut rng = seed | 1;
+            let mut next = |n: usize| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % n.max(1) as u64) as usize
+            };
+            let names = named.len();
+            let mut sizes = named;
+            let ell: Vec<usize> = if with_ellipsis { ellipsis } else { Vec::new() };
+            sizes.extend(&ell);
+            let ell_axes: Vec<usize> = (names..sizes.len()).collect();
+            let unit = |next: &mut dyn FnMut(usize) -> usize| Side::Group { axes: vec![], unit: next(2) == 0 };
+            // The left side: the names in order, cut into groups; maybe a
+            // unit axis; the ellipsis somewhere between groups.
+            let mut left = Vec::new();
+            let mut at = 0;
+            while at < names {
+                let take = 1 + next(3).min(names - at - 1);
+                left.push(Side::Group { axes: (at..at + take).collect(), unit: false });
+                at += take;
+            }
+            if next(3) == 0 {
+                let pos = next(left.len() + 1);
+                left.insert(pos, unit(&mut next));
+            }
+            if with_ellipsis {
+                let pos = next(left.len() + 1);
+                left.insert(pos, Side::Ellipsis);
+            }
+            // The right side: the names shuffled, cut into groups; the
+            // ellipsis alone or inside a group; maybe unit axes.
+            let mut order: Vec<usize> = (0..names).collect();
+            for i in (1..order.len()).rev() {
+                order.swap(i, next(i + 1));
+            }
+            let mut right = Vec::new();
+            let mut at = 0;
+            while at < order.len() {
+                let take = 1 + next(3).min(order.len() - at - 1);
+                right.push(Side::Group { axes: order[at..at + take].to_vec(), unit: false });
+                at += take;
+            }
+            if with_ellipsis {
+                if next(2) == 0 || right.is_empty() || ell_axes.is_empty() {
+                    let pos = next(right.len() + 1);
+                    right.insert(pos, Side::Ellipsis);
+                } else {
+                    let g = next(right.len());
+                    if let Side::Group { axes, .. } = &mut right[g] {
+                        let pos = next(axes.len() + 1);
+                        axes.splice(pos..pos, ell_axes.iter().copied());
+                    }
+                }
+            }
+            for _ in 0..next(3) {
+                let pos = next(right.len() + 1);
+                right.insert(pos, unit(&mut next));
+            }
+            // Every name given but at most one per left group (whose other
+            // names' lengths are not 0: einops cannot divide by 0).
+            let mut given = vec![true; names];
+            for a in &left {
+                if let Side::Group { axes, .. } = a {
+                    if !axes.is_empty() && next(3) != 0 {
+                        let omit = axes[next(axes.len())];
+                        if axes.iter().all(|&i| i == omit || sizes[i] != 0) {
+                            given[omit] = false;
+                        }
+                    }
+                }
+            }
+            Rearrangement { sizes, names, left, right, given }
+        })
+}
+
+fn configured(plan: Plan, streaming: Streaming, kernels: Kernels, parallelism: Parallelism) -> Plan {
+    plan.with_streaming(streaming).with_kernels(kernels).with_parallelism(parallelism)
+}
+
+/// `plan` from a buffer with `input`'s elements at positive strides: each
+/// axis spread by 1 or 2 and stored in a permuted order (Fortran order
+/// among them).
+fn run_strided_bytes(plan: &Plan, input: &[u8], elem: usize, spread: &[bool], stored: &[usize]) -> Vec<u8> {
+    let shape = plan.input_shape();
+    let rank = shape.len();
+    // Stored dims: axis `stored[j]` is the j-th outermost, spread if asked.
+    let dims: Vec<usize> = stored.iter().map(|&a| shape[a] * if spread[a] { 2 } else { 1 }).collect();
+    let mut strides = vec![0isize; rank];
+    let mut acc = 1isize;
+    for j in (0..rank).rev() {
+        let a = stored[j];
+        strides[a] = acc * if spread[a] { 2 } else { 1 };
+        acc *= dims[j] as isize;
+    }
+    let total: usize = dims.iter().product::<usize>().max(1);
+    let mut buffer = vec![0xEEu8; total * elem];
+    let n: usize = shape.iter().product();
+    for f in 0..n {
+        let idx = unravel(f, shape);
+        let at: isize = idx.iter().zip(&strides).map(|(&i, &s)| i as isize * s).sum();
+        let at = at as usize * elem;
+        buffer[at..at + elem].copy_from_slice(&input[f * elem..(f + 1) * elem]);
+    }
+    let mut out = vec![MaybeUninit::<u8>::uninit(); plan.output_len() * elem];
+    plan.run_bytes_strided_uninit(&buffer, &strides, elem, &mut out).unwrap();
+    // SAFETY: the successful run initialised every output byte.
+    out.into_iter().map(|b| unsafe { b.assume_init() }).collect()
+}
+
+/// `op` on `shape` from a view stored with some axes reversed and the
+/// axes' order reversed, into a view with its first axis reversed.
+fn run_views(op: &impl Operator, shape: &[usize], flip: &[bool], transpose: bool) -> (Vec<u32>, Vec<u32>) {
+    let n: usize = shape.iter().product();
+    let values: Vec<u32> = (0..n as u32).map(|v| v.wrapping_mul(2654435761)).collect();
+    let base = ArrayD::from_shape_vec(IxDyn(shape), values).unwrap();
+    let mut stored = base.clone();
+    for (d, &f) in flip.iter().enumerate().take(shape.len()) {
+        if f {
+            stored.invert_axis(Axis(d));
+        }
+    }
+    let stored = if transpose {
+        stored.reversed_axes().as_standard_layout().into_owned()
+    } else {
+        stored.as_standard_layout().into_owned()
+    };
+    let mut view = if transpose { stored.view().reversed_axes() } else { stored.view() };
+    for (d, &f) in flip.iter().enumerate().take(shape.len()) {
+        if f {
+            view.invert_axis(Axis(d));
+        }
+    }
+    assert_eq!(view, base.view());
+    let got = op.apply_array(view.clone()).unwrap();
+    let mut out = ArrayD::<u32>::zeros(got.raw_dim());
+    let mut out_view = out.view_mut();
+    if out_view.ndim() > 0 {
+        out_view.invert_axis(Axis(0));
+    }
+    op.apply_array_into(view, out_view).unwrap();
+    if out.ndim() > 0 {
+        out.invert_axis(Axis(0));
+    }
+    let want = op.apply(base.as_slice().unwrap(), shape).unwrap().0;
+    assert_eq!(got.iter().copied().collect::<Vec<_>>(), want);
+    (want, out.iter().copied().collect())
+}
+
+proptest! {
+
+    #[test]
+    fn transpose_matches_reference(
+        shape in prop::collection::vec(0usize..=4, 0..=6),
+        seed in any::<u64>(),
+        negative in prop::collection::vec(any::<bool>(), 6),
+        (elem, streaming, kernels, parallelism) in settings(),
+        spread in prop::collection::vec(any::<bool>(), 6),
+        fortran in any::<bool>(),
+    ) {
+        let rank = shape.len();
+        let mut perm: Vec<usize> = (0..rank).collect();
+        let mut rng = seed | 1;
+        for i in (1..rank).rev() {
+            rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+            perm.swap(i, (rng % (i as u64 + 1)) as usize);
+        }
+        let axes: Vec<i64> = perm.iter().zip(&negative).map(|(&p, &neg)| if neg { p as i64 - rank as i64 } else { p as i64 }).collect();
+        let plan = configured(numpy::Transpose::new(&axes).plan(&shape).unwrap(), streaming, kernels, parallelism);
+        let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        prop_assert_eq!(plan.output_shape(), &out_shape[..]);
+        let n: usize = shape.iter().product();
+        let input = bytes(n * elem, seed as u8);
+        let mut want = vec![0u8; n * elem];
+        for f in 0..n {
+            let o = unravel(f, &out_shape);
+            let mut idx = vec![0; rank];
+            for (i, &p) in perm.iter().enumerate() { idx[p] = o[i]; }
+            let s = ravel(&idx, &shape) * elem;
+            want[f * elem..(f + 1) * elem].copy_from_slice(&input[s..s + elem]);
+        }
+        prop_assert_eq!(&plan.run_bytes(&input, elem).unwrap(), &want);
+        let stored: Vec<usize> = if fortran { (0..rank).rev().collect() } else { (0..rank).collect() };
+        prop_assert_eq!(&run_strided_bytes(&plan, &input, elem, &spread, &stored), &want);
+        // Reversed (no axes) is the transpose by the reversed axes.
+        let reversed: Vec<i64> = (0..rank as i64).rev().collect();
+        prop_assert_eq!(
+            numpy::Transpose::reversed().plan(&shape).unwrap(),
+            numpy::Transpose::new(&reversed).plan(&shape).unwrap()
+        );
+    }
+
+    #[test]
+    fn rearrange_matches_reference(
+        r in rearrangement(),
+        (elem, streaming, kernels, parallelism) in settings(),
+        spread in prop::collection::vec(any::<bool>(), 12),
+        fortran in any::<bool>(),
+        flip in prop::collection::vec(any::<bool>(), 12),
+        transpose in any::<bool>(),
+    ) {
+        let pattern = r.pattern();
+        let op = einops::Rearrange::new(&pattern, &r.given_sizes()).unwrap();
+        let shape = r.shape(&r.left);
+        let plan = configured(op.plan(&shape).unwrap(), streaming, kernels, parallelism);
+        prop_assert_eq!(plan.output_shape(), &r.shape(&r.right)[..], "{}", pattern);
+        let inferred = op.output_shape(&shape).unwrap();
+        prop_assert_eq!(inferred.as_slice(), plan.output_shape());
+        let n: usize = shape.iter().product();
+        let input = bytes(n * elem, n as u8);
+        let want = r.reference(&input, elem);
+        prop_assert_eq!(&plan.run_bytes(&input, elem).unwrap(), &want, "{}", pattern);
+        let rank = shape.len();
+        let stored: Vec<usize> = if fortran { (0..rank).rev().collect() } else { (0..rank).collect() };
+        prop_assert_eq!(&run_strided_bytes(&plan, &input, elem, &spread, &stored), &want, "{}", pattern);
+        let (contiguous, strided_out) = run_views(&op, &shape, &flip, transpose);
+        prop_assert_eq!(contiguous, strided_out, "{}", pattern);
+        // The inverse plan undoes it.
+        let back = plan.inverse().run_bytes(&want, elem).unwrap();
+        prop_assert_eq!(back, input, "{}", pattern);
+    }
+
+    #[test]
+    fn transpose_views(
+        shape in prop::collection::vec(1usize..=4, 1..=5),
+        flip in prop::collection::vec(any::<bool>(), 5),
+        transpose in any::<bool>(),
+    ) {
+        let (a, b) = run_views(&numpy::Transpose::reversed(), &shape, &flip, transpose);
+        prop_assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn the_generator_writes_what_it_means() {
+    let r = Rearrangement {
+        sizes: vec![2, 3, 4, 5],
+        names: 3,
+        left: vec![
+            Side::Group { axes: vec![0, 1], unit: false },
+            Side::Group { axes: vec![], unit: true },
+            Side::Ellipsis,
+            Side::Group { axes: vec![2], unit: false },
+        ],
+        right: vec![Side::Group { axes: vec![2, 3, 0], unit: false }, Side::Group { axes: vec![1], unit: false }],
+        given: vec![true, false, false],
+    };
+    assert_eq!(r.pattern(), "(b h) 1 ... w -> (w ... b) h");
+    assert_eq!((r.shape(&r.left), r.shape(&r.right)), (vec![6, 1, 5, 4], vec![40, 3]));
+    let op = einops::Rearrange::new(&r.pattern(), &r.given_sizes()).unwrap();
+    let input: Vec<u8> = (0..120).collect();
+    assert_eq!(op.plan(&[6, 1, 5, 4]).unwrap().run_bytes(&input, 1).unwrap(), r.reference(&input, 1));
+}
+
+/// A deinterleaving tile of 16-byte units from a Fortran-order source
+/// (its rows' units apart in the source), streamed: the carried kernel,
+/// which reads whole source rows, must not take it (it did below
+/// AVX512-VBMI, and moved the wrong units), for a transpose or a
+/// framework operator alike.
+#[test]
+fn strided_sources_of_streamed_tiles() {
+    for shape in [[2usize, 2, 4], [3, 4, 8], [2, 4, 16]] {
+        for axes in [[0i64, 1, 2], [0, 2, 1], [1, 0, 2], [2, 1, 0]] {
+            for kernels in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                for elem in [1, 4, 8, 16] {
+                    let transpose = numpy::Transpose::new(&axes).plan(&shape).unwrap();
+                    let identity = blockshuffle::tf::SpaceToBatchNd::new(&[1], &[[0, 0]]).plan(&shape).unwrap();
+                    for plan in [transpose, identity] {
+                        let plan = plan.with_streaming(Streaming::Always).with_kernels(kernels);
+                        let input = bytes(shape.iter().product::<usize>() * elem, 3);
+                        let want = plan.run_bytes(&input, elem).unwrap();
+                        let got = run_strided_bytes(&plan, &input, elem, &[false; 3], &[2, 1, 0]);
+                        assert!(got == want, "{} {shape:?} {axes:?} {kernels:?} {elem}", plan.op());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Transposes whose tiles are long on both sides and large (at least
+/// 512 KiB) are copied in square blocks (`kernels::tile_block`), streamed
+/// where the destination rows are whole lines: every unit size, kernel set
+/// and streaming setting against a direct transpose, into a line-aligned
+/// buffer and a misaligned one, with sides that are not multiples of the
+/// block (and one that is).
+#[test]
+fn long_tiles_copied_in_blocks() {
+    for elem in [1, 2, 3, 4, 8, 16, 24] {
+        // Sides just past what makes the tile 512 KiB.
+        let side = ((512 << 10) as f64 / elem as f64).sqrt() as usize + 3;
+        let cases: [(Vec<usize>, &[i64]); 3] = [
+            (vec![side, side + 5], &[1, 0]),
+            (vec![2, side + 64 - side % 64, side], &[0, 2, 1]),
+            (vec![side + 1, side], &[1, 0]),
+        ];
+        for (shape, axes) in cases {
+            let n: usize = shape.iter().product();
+            let input = bytes(n * elem, elem as u8);
+            // The last two axes swapped, directly.
+            let (a, r, c) = if shape.len() == 3 { (shape[0], shape[1], shape[2]) } else { (1, shape[0], shape[1]) };
+            let mut want = vec![0u8; n * elem];
+            for k in 0..a {
+                for i in 0..r {
+                    for j in 0..c {
+                        let (s, d) = (((k * r + i) * c + j) * elem, ((k * c + j) * r + i) * elem);
+                        want[d..d + elem].copy_from_slice(&input[s..s + elem]);
+                    }
+                }
+            }
+            for streaming in [Streaming::Always, Streaming::Never] {
+                for kernels in [Kernels::Auto, Kernels::Avx2, Kernels::Portable] {
+                    let plan = numpy::Transpose::new(axes).plan(&shape).unwrap();
+                    let plan = plan.with_streaming(streaming).with_kernels(kernels);
+                    let mut buffer = vec![0u8; n * elem + 128];
+                    let aligned = buffer.as_ptr().align_offset(64);
+                    for at in [aligned, aligned + 16] {
+                        let out = &mut buffer[at..at + n * elem];
+                        plan.run_bytes_into(&input, elem, out).unwrap();
+                        assert!(out == &want[..], "{shape:?} {axes:?} {elem} {streaming:?} {kernels:?} at {at}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every run form of a rearrange's plan (whose input axes split into
+/// several of the engine's), and of its inverse, gives the reference.
+#[test]
+fn every_run_form_of_a_rearrange() {
+    let op = einops::Rearrange::new("b (h p1) (w p2) c -> (p2 b) h (w p1 c)", &[("p1", 2), ("p2", 3)]).unwrap();
+    let shape = [2, 4, 9, 5];
+    let plan = op.plan(&shape).unwrap();
+    assert_eq!(plan.input_shape(), &shape);
+    assert_eq!(plan.output_shape(), &[6, 2, 3 * 2 * 5]);
+    let n = plan.input_len();
+    let x: Vec<u32> = (0..n as u32).map(|v| v.wrapping_mul(2654435761)).collect();
+    let bytes_of = |v: &[u32]| v.iter().flat_map(|e| e.to_le_bytes()).collect::<Vec<u8>>();
+    // The reference: output (p2 b, h, w p1 c) from input (b, h p1, w p2, c).
+    let mut want = vec![0u32; n];
+    for (f, slot) in want.iter_mut().enumerate() {
+        let o = unravel(f, plan.output_shape());
+        let (p2, b) = (o[0] / 2, o[0] % 2);
+        let (w, p1, c) = (o[2] / 10, (o[2] / 5) % 2, o[2] % 5);
+        *slot = x[ravel(&[b, o[1] * 2 + p1, w * 3 + p2, c], &shape)];
+    }
+    assert_eq!(plan.run(&x).unwrap(), want);
+    let mut out = vec![0u32; n];
+    plan.run_into(&x, &mut out).unwrap();
+    assert_eq!(out, want);
+    let mut uninit = vec![MaybeUninit::<u32>::uninit(); n];
+    plan.run_uninit(&x, &mut uninit).unwrap();
+    // SAFETY: the successful run initialised every element.
+    assert_eq!(uninit.iter().map(|e| unsafe { e.assume_init() }).collect::<Vec<_>>(), want);
+    let (xb, wb) = (bytes_of(&x), bytes_of(&want));
+    assert_eq!(plan.run_bytes(&xb, 4).unwrap(), wb);
+    let mut ob = vec![0u8; n * 4];
+    plan.run_bytes_into(&xb, 4, &mut ob).unwrap();
+    assert_eq!(ob, wb);
+    let mut ub = vec![MaybeUninit::<u8>::uninit(); n * 4];
+    let mut last = None;
+    plan.run_bytes_uninit_with_progress(&xb, 4, &mut ub, &mut |d, t| last = Some((d, t))).unwrap();
+    // SAFETY: as above.
+    assert_eq!(ub.iter().map(|e| unsafe { e.assume_init() }).collect::<Vec<_>>(), wb);
+    assert_eq!(last, Some((n as u64 * 4, n as u64 * 4)));
+    // Strided: Fortran order, bytes; and typed pointers into a transposed output.
+    let fortran = run_strided_bytes(&plan, &xb, 4, &[false, true, false, true], &[3, 2, 1, 0]);
+    assert_eq!(fortran, wb);
+    let base = ArrayD::from_shape_vec(IxDyn(&shape), x.clone()).unwrap();
+    let stored = base.clone().reversed_axes().as_standard_layout().into_owned();
+    let view = stored.view().reversed_axes();
+    let out_shape = plan.output_shape().to_vec();
+    let mut t = ArrayD::<u32>::zeros(IxDyn(&out_shape.iter().rev().copied().collect::<Vec<_>>()));
+    let mut tv = t.view_mut().reversed_axes();
+    let (in_strides, out_strides) = (view.strides().to_vec(), tv.strides().to_vec());
+    // SAFETY: both views address their shapes' elements; the output view's
+    // are distinct and apart from the input's.
+    unsafe { plan.run_strided(view.as_ptr(), &in_strides, tv.as_mut_ptr(), &out_strides).unwrap() };
+    assert_eq!(tv.iter().copied().collect::<Vec<_>>(), want);
+    assert_eq!(op.apply_array(view).unwrap().iter().copied().collect::<Vec<_>>(), want);
+    // The inverse plan, contiguous and from a strided (Fortran-order) input.
+    let inverse = plan.inverse();
+    assert_eq!(inverse.run(&want).unwrap(), x);
+    assert_eq!(run_strided_bytes(&inverse, &wb, 4, &[true, false, true], &[2, 1, 0]), xb);
+}
