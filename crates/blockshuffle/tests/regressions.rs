@@ -113,3 +113,23 @@ fn strides_are_checked_and_may_be_negative() {
         }
     }
 }
+
+/// Found by the general front-ends' property tests: a cropped
+/// batch-to-space of 16-byte units whose rows the carried kernel declined
+/// reached the crop stage's kernel, which its plan had not chosen (a
+/// `debug_assert!` then, a checked shape now).
+#[test]
+fn cropped_rows_of_wide_units_that_the_carried_kernel_declines() {
+    let (blocks, crops) = ([3usize, 1], [[0usize, 1], [0, 0]]);
+    let shape = [3usize, 2, 3];
+    for kernels in ALL_KERNELS {
+        for streaming in [Streaming::Always, Streaming::Never] {
+            let op = tf::BatchToSpaceNd::new(&[3, 1], &[[0, 1], [0, 0]]);
+            let plan = op.plan(&shape).unwrap().with_kernels(kernels).with_streaming(streaming);
+            let x = bytes(shape.iter().product::<usize>() * 16, 9);
+            let (want, want_shape) = ref_batch_to_space(&x, &shape, 16, &blocks, &crops);
+            assert_eq!(plan.output_shape(), want_shape.as_slice());
+            assert!(plan.run_bytes(&x, 16).unwrap() == want, "{kernels:?} {streaming:?}");
+        }
+    }
+}
