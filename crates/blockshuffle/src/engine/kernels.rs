@@ -916,7 +916,8 @@ fn fetches_gathered(ss: isize, unit: usize) -> bool {
 /// As [`copy_tile`] for the tile of `x` and `y` at each of `rows`: every
 /// source unit of the tile exists, each destination position `q` in `[lo,
 /// hi)` of a row is valid; `isa` one this CPU runs. The tile's shape (each
-/// row one contiguous run of `x.count * y.count` units) is checked here.
+/// row one contiguous run of `x.count * y.count` units, the window's `q`
+/// its row position) is checked here.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cropped_rows(
@@ -932,9 +933,13 @@ pub(crate) unsafe fn cropped_rows(
 ) {
     // The stage holds whole columns of `y.count` units: a row (the `x`
     // columns) interleaves contiguously only where `x.ds` is one column.
-    let column = y.count.checked_mul(unit).filter(|&c| c > 0 && x.ds == c as isize);
+    // A real check, once a call: each row's units are contiguous along
+    // `x` in the source and along `y` in the destination, and the window
+    // keeps the row positions `q = x * ny + y` (`oc == ny`, `ic == 1`).
+    let shape = x.ss == unit as isize && y.ds == unit as isize && win.ic == 1 && win.oc == y.count as i64;
+    let column = y.count.checked_mul(unit).filter(|&c| c > 0 && x.ds == c as isize && shape);
     let (Some(column), Some(units)) = (column, x.count.checked_mul(y.count)) else {
-        panic!("cropped_rows: a tile whose rows are not contiguous ({x:?}, {y:?}, unit {unit})");
+        panic!("cropped_rows: a tile whose rows are not contiguous ({x:?}, {y:?}, {win:?}, unit {unit})");
     };
     let row = units * unit;
     // A row's position `q` is the window's inner index at outer index 0.
