@@ -597,17 +597,25 @@ impl Exec<'_> {
             // SAFETY: forwarded.
             return unsafe { self.padded_carried(level, middle, j, src, dst, w) };
         }
-        // The carried kernels take the tile's shape on trust: a row's units
-        // contiguous in the source along `x` and in the destination along
-        // `y` (the tile's), and, deinterleaving, each source row its
-        // `x.count * y.count` units back to back (no stride for `y`, which
-        // the plan's `carry_level` does not test). A real check, once a
-        // call: otherwise they decline, and the tile runs loop by loop.
+        // Real checks, once a call, of what the kernels below take on
+        // trust. Every unit of loops j.. (at most one loop between j and
+        // the tile) is copied, here and in the fallback alike: none of
+        // them may have a window (the plan's
+        // `carry_level` and `interleave_carry_level` took free loops), an
+        // assert. The carried kernels also need a row's units contiguous
+        // in the source along `x` and in the destination along `y` (the
+        // tile's), and, deinterleaving, each source row its `x.count *
+        // y.count` units back to back (they take no stride for `y`, which
+        // `carry_level` does not test): otherwise they decline, and the
+        // tile runs loop by loop.
+        let free = p.loops[j..].iter().all(|l| l.window.is_none());
+        assert!(free && j + 4 >= n, "a carry level with a window, or too far out");
         let tile = x.ss == p.unit as isize && y.ds == p.unit as isize;
         let source_rows = tile && y.ss == (x.count * p.unit) as isize;
         // SAFETY: the units of loops j.. at `so` and `dof`, all valid
-        // positions; each kernel runs on the tile shape it reads and
-        // writes (`tile`, `source_rows`, checked above) and checks the rest.
+        // positions (no window, checked above); each kernel runs on the
+        // tile shape it reads and writes (`tile`, `source_rows`, checked
+        // above) and checks the rest itself.
         unsafe {
             let done = if !tile {
                 false
