@@ -428,11 +428,14 @@ impl Grid {
     /// every unit of a row writable.
     #[inline]
     pub(crate) unsafe fn padded(&self, outer: Rows, src: *const u8, dst: *mut u8, unit: usize, m: Mode) {
-        // A real check: each row is written as one contiguous run.
+        // A real check, once a call (the executor's `padded_grid` chose
+        // this for `ds0 == unit`): each row's padding is zeroed as the
+        // contiguous bytes before and after its units.
         assert_eq!(self.ds0, unit as isize, "a padded grid's rows must be contiguous");
         let ss = self.ss0;
         // SAFETY: forwarded; each row's copied units are those inside its
-        // bounds, and the shuffle kernel runs on the plan's `isa`.
+        // bounds, its padding the bytes around them (`ds0 == unit`, checked
+        // above), and the shuffle kernel runs on the plan's `isa`.
         unsafe {
             if let Some(kernel) = shuffle::gather_kernel(m.isa, unit, ss).filter(|_| !m.nt) {
                 return self.padded_rows(outer, src, dst, unit, m.nt, |n, s, d| {
@@ -1790,6 +1793,24 @@ mod tests {
                 check_cropped_rows(unit, nx, ny, 3, (lo, hi));
             }
         }
+    }
+
+    /// A window whose inner index is not the row position `q = x * ny + y`
+    /// (here `x + nx * y`, a deinterleave's) would have the kept range
+    /// name destination positions that do not exist: refused before any
+    /// byte is read or written.
+    #[test]
+    #[should_panic(expected = "rows are not contiguous")]
+    fn cropped_rows_refuse_a_window_of_another_shape() {
+        let (unit, nx, ny) = (4, 16, 2);
+        let src = vec![0u8; nx * ny * unit];
+        let mut dst = vec![0u8; nx * ny * unit];
+        let x = Loop { count: nx, ss: unit as isize, ds: (ny * unit) as isize, window: None, is_outer: true };
+        let win = Window { outer: Some(0), oc: 1, ic: nx as i64, lo: 1, hi: (nx * ny) as i64 - 1 };
+        let y = Loop { count: ny, ss: (nx * unit) as isize, ds: unit as isize, window: Some(win), is_outer: false };
+        let mut w = Writers::new();
+        // SAFETY: the call panics before it touches either buffer.
+        unsafe { cropped_rows(Rows::ONE, &x, &y, win, src.as_ptr(), dst.as_mut_ptr(), unit, Isa::detect(), &mut w) };
     }
 
     #[test]
