@@ -600,9 +600,9 @@ impl Exec<'_> {
         // Real checks, once a call, of what the kernels below take on
         // trust. Every unit of loops j.. (at most one loop between j and
         // the tile) is copied, here and in the fallback alike: none of
-        // them may have a window (the plan's
-        // `carry_level` and `interleave_carry_level` took free loops), an
-        // assert. The carried kernels also need a row's units contiguous
+        // them may have a window (the plan's `carry_level` and
+        // `interleave_carry_level` took free loops), an assert. The
+        // carried kernels also need a row's units contiguous
         // in the source along `x` and in the destination along `y` (the
         // tile's), and, deinterleaving, each source row its `x.count *
         // y.count` units back to back (they take no stride for `y`, which
@@ -710,8 +710,8 @@ impl Exec<'_> {
             "padded carried rows: not the plan's shape, or outgrowing their stage"
         );
         let per_chunk = PADDED_ROWS_BYTES / (row * middle.count);
-        // `q = oc * x + ic * y` with `oc == 1`, `ic == nx` (checked by the
-        // plan): the window's bounds are the row's data positions.
+        // `q = oc * x + ic * y` with `oc == 1`, `ic == nx` (checked above):
+        // the window's bounds are the row's data positions.
         // Without a window, every position is data (the groups' window
         // alone pads).
         let clamp = |v: i64| v.clamp(0, (x.count * y.count) as i64) as usize;
@@ -819,13 +819,15 @@ impl Exec<'_> {
         // `x`'s index with `oc == ny` and `ic == 1` over a tile of
         // interleaved rows (the plan's `cropped_row`). A real check, once
         // a call: any other tile goes unit by unit below.
-        let crops_ends = win.outer == Some((p.loops.len() - 2) as u8)
-            && win.oc == y.count as i64
-            && win.ic == 1
-            && x.ss == p.unit as isize
-            && y.ds == p.unit as isize
-            && x.ds == (y.count * p.unit) as isize;
-        if self.nt && !p.padded && crops_ends {
+        let crops_ends = || {
+            win.outer == Some((p.loops.len() - 2) as u8)
+                && win.oc == y.count as i64
+                && win.ic == 1
+                && x.ss == p.unit as isize
+                && y.ds == p.unit as isize
+                && x.ds == (y.count * p.unit) as isize
+        };
+        if self.nt && !p.padded && crops_ends() {
             // A streaming windowed tile that is not padded crops the ends
             // of interleaved rows (the plan's `crops_carried` or
             // `crops_row_ends`): a row's position `q` is the window's
