@@ -526,6 +526,19 @@ impl Exec<'_> {
         let b =
             if j + 4 == n { p.loops[j + 1] } else { Loop { count: 1, ss: 0, ds: 0, window: None, is_outer: false } };
         let row = y.count * p.unit;
+        // A real check, once a call (the plan's `tile_stage` chose these):
+        // the stage is on the stack, and each stream's chunk is pushed as
+        // one contiguous run, which is the stream's only if loop j steps
+        // it by one tile row; every unit of loop j, the streams loop and
+        // the tile is read (none of them has a window).
+        let staged = b.count.checked_mul(x.count).and_then(|s| s.checked_mul(chunk)).and_then(|s| s.checked_mul(row));
+        assert!(
+            chunk > 0
+                && staged.is_some_and(|s| s <= TILE_STAGE_BYTES)
+                && a.ds == row as isize
+                && [a, b, y].iter().all(|l| l.window.is_none()),
+            "a staged tile outgrows its stage or is not one of whole streams"
+        );
         let mut stage = Staging::<TILE_STAGE_BYTES>::new();
         let mode = Mode { nt: false, isa: p.isa };
         let mut i = 0;
@@ -533,12 +546,14 @@ impl Exec<'_> {
             let k = chunk.min(a.count - i);
             let pitch = k * row;
             // SAFETY: the stage holds `b.count * x.count` streams of `pitch`
-            // bytes (`<= TILE_STAGE_BYTES` by `tile_stage`); stream `(ib, xi)`
-            // gets tile row `t` of iteration `i + t` at `t * row`. The source
-            // units are those of iterations `i..i + k` of loop j; stream
+            // bytes (`<= TILE_STAGE_BYTES`: `k <= chunk`, checked above);
+            // stream `(ib, xi)` gets tile row `t` of iteration `i + t` at
+            // `t * row`. The source units are those of iterations `i..i + k`
+            // of loop j (no loop has a window, checked above); stream
             // `(ib, xi)` of those iterations is the `pitch` contiguous
             // destination bytes at `dof + i * a.ds + ib * b.ds + xi * x.ds`,
-            // because loop j steps each stream by one row (`a.ds == row`).
+            // because loop j steps each stream by one row (`a.ds == row`,
+            // checked above).
             unsafe {
                 let src = self.buf.src.wrapping_offset(so + (i as isize).wrapping_mul(a.ss));
                 let rows = Rows { count: k, ss: a.ss, ds: row as isize };
@@ -582,17 +597,38 @@ impl Exec<'_> {
             // SAFETY: forwarded.
             return unsafe { self.padded_carried(level, middle, j, src, dst, w) };
         }
-        // SAFETY: the units of loops j.. at `so` and `dof`, all valid positions.
+        // Real checks, once a call, of what the kernels below take on
+        // trust. Every unit of loops j.. (at most one loop between j and
+        // the tile) is copied, here and in the fallback alike: none of
+        // them may have a window (the plan's `carry_level` and
+        // `interleave_carry_level` took free loops), an assert. The
+        // carried kernels also need a row's units contiguous
+        // in the source along `x` and in the destination along `y` (the
+        // tile's), and, deinterleaving, each source row its `x.count *
+        // y.count` units back to back (they take no stride for `y`, which
+        // `carry_level` does not test): otherwise they decline, and the
+        // tile runs loop by loop.
+        let free = p.loops[j..].iter().all(|l| l.window.is_none());
+        assert!(free && j + 4 >= n, "a carry level with a window, or too far out");
+        let tile = x.ss == p.unit as isize && y.ds == p.unit as isize;
+        let source_rows = tile && y.ss == (x.count * p.unit) as isize;
+        // SAFETY: the units of loops j.. at `so` and `dof`, all valid
+        // positions (no window, checked above); each kernel runs on the
+        // tile shape it reads and writes (`tile`, `source_rows`, checked
+        // above) and checks the rest itself.
         unsafe {
-            let done = if p.segments {
+            let done = if !tile {
+                false
+            } else if p.segments {
                 // Each source row split into consecutive segments, one
                 // stream each: deinterleaved row by row (the loop `j`).
                 let rows = Rows { count: 1, ss: 0, ds: (y.count * p.unit) as isize };
                 let c = Carried { rows, streams: Rows::ONE, ds: x.ds, ahead: Ahead::Source, pad: None };
-                (0..level.count).all(|i| {
-                    let (src, dst) = level.at(i, src, dst);
-                    deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
-                })
+                source_rows
+                    && (0..level.count).all(|i| {
+                        let (src, dst) = level.at(i, src, dst);
+                        deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
+                    })
             } else if x.ds == (y.count * p.unit) as isize {
                 // Interleaving: the loops outside the tile step whole
                 // destination rows.
@@ -602,7 +638,7 @@ impl Exec<'_> {
                 interleave_carried(p.isa, p.unit, y.count, c, x.count, src, dst, w)
             } else {
                 let c = Carried { rows: level, streams: middle, ds: x.ds, ahead: Ahead::Source, pad: None };
-                deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
+                source_rows && deinterleave_carried(p.isa, p.unit, x.count, c, y.count, src, dst)
             };
             if !done {
                 let mode = self.mode();
@@ -652,9 +688,30 @@ impl Exec<'_> {
         // `q = x + nx * y` at `q * unit` (the tile's window says which are
         // data).
         let row = x.count * y.count * unit;
-        let per_chunk = (PADDED_ROWS_BYTES / (row * middle.count)).max(1);
-        // `q = oc * x + ic * y` with `oc == 1`, `ic == nx` (checked by the
-        // plan): the window's bounds are the row's data positions.
+        // A real check, once a call, of what the plan's `padded_carry_level`
+        // chose this for and what the reads below rely on: the tile's shape,
+        // each source row its `x.count * y.count` units back to back (read
+        // as one run, in place or into the stage), the tile's window keeping
+        // the row positions `q = x + nx * y` in `[lo, hi)` (`oc == 1`, `ic ==
+        // nx`: no unit outside it is read), the groups' window on the rows'
+        // index alone, none on the rows, and a row of every group fitting
+        // the stage (on the stack).
+        let row_window = y.window.is_none_or(|w| w.outer == Some((n - 2) as u8) && w.oc == 1 && w.ic == x.count as i64);
+        let staged =
+            x.count.checked_mul(y.count).and_then(|q| q.checked_mul(unit)).and_then(|r| r.checked_mul(middle.count));
+        assert!(
+            x.ss == unit as isize
+                && y.ds == unit as isize
+                && y.ss == (x.count * unit) as isize
+                && row_window
+                && groups_window.is_none_or(|w| w.outer == Some(j as u8))
+                && p.loops[j].window.is_none()
+                && staged.is_some_and(|b| b > 0 && b <= PADDED_ROWS_BYTES),
+            "padded carried rows: not the plan's shape, or outgrowing their stage"
+        );
+        let per_chunk = PADDED_ROWS_BYTES / (row * middle.count);
+        // `q = oc * x + ic * y` with `oc == 1`, `ic == nx` (checked above):
+        // the window's bounds are the row's data positions.
         // Without a window, every position is data (the groups' window
         // alone pads).
         let clamp = |v: i64| v.clamp(0, (x.count * y.count) as i64) as usize;
@@ -666,7 +723,8 @@ impl Exec<'_> {
             let pad = Padding { lo: lo * unit, hi: hi.max(lo) * unit, groups: groups_window };
             let c = Carried { rows: level, streams: middle, ds: x.ds, ahead: Ahead::Source, pad: Some(pad) };
             // SAFETY: the units of loops j.. at `src` and `dst` are valid
-            // positions where the windows say they are data (`pad`).
+            // positions where the windows say they are data (`pad`, of the
+            // shape checked above); the kernel checks the rest.
             if unsafe { deinterleave_carried(p.isa, unit, x.count, c, y.count, src, dst) } {
                 return;
             }
@@ -676,15 +734,14 @@ impl Exec<'_> {
         let mut r0 = 0;
         while r0 < level.count {
             let k = per_chunk.min(level.count - r0);
-            // A real check: the stage is on the stack.
-            assert!(k * middle.count * row <= PADDED_ROWS_BYTES, "padded rows outgrow their stage");
             // SAFETY: the stage holds `k * middle.count` rows of `row` bytes
-            // (`<= PADDED_ROWS_BYTES` by `padded_carry_level`, `k` of them
-            // per chunk); each is filled, with the source units of its data
-            // positions `[lo, hi)` (valid positions: the window's range)
-            // copied in, or wholly filled for a row the groups' window
-            // marks as padding. The carried kernel (or the tile, should it
-            // decline) then writes the chunk's rows of every stream.
+            // (`k <= per_chunk`, so `<= PADDED_ROWS_BYTES`, checked above);
+            // each is filled, with the source units of its data positions
+            // `[lo, hi)` (valid positions: the window's range, of the shape
+            // checked above) copied in, or wholly filled for a row the
+            // groups' window marks as padding. The carried kernel (or the
+            // tile, should it decline) then writes the chunk's rows of
+            // every stream.
             unsafe {
                 for r in 0..k {
                     let s = src.wrapping_offset((r0 + r) as isize * level.ss);
@@ -757,7 +814,20 @@ impl Exec<'_> {
         w: &mut Writers,
     ) {
         let p = self.plan;
-        if self.nt && !p.padded {
+        // The kernels below take a row's kept positions `q = x * ny + y`
+        // as the window's range at outer index 0: only so for a window on
+        // `x`'s index with `oc == ny` and `ic == 1` over a tile of
+        // interleaved rows (the plan's `cropped_row`). A real check, once
+        // a call: any other tile goes unit by unit below.
+        let crops_ends = || {
+            win.outer == Some((p.loops.len() - 2) as u8)
+                && win.oc == y.count as i64
+                && win.ic == 1
+                && x.ss == p.unit as isize
+                && y.ds == p.unit as isize
+                && x.ds == (y.count * p.unit) as isize
+        };
+        if self.nt && !p.padded && crops_ends() {
             // A streaming windowed tile that is not padded crops the ends
             // of interleaved rows (the plan's `crops_carried` or
             // `crops_row_ends`): a row's position `q` is the window's
@@ -768,13 +838,14 @@ impl Exec<'_> {
             // plan's `crops_carried` takes it for a tile without a row loop.
             let inner = if rows.count <= 1 { Rows { ds: (keep.1 - keep.0) as isize, ..rows } } else { rows };
             let c = Interleaved { outer: Rows::ONE, inner, ss: y.ss, keep };
-            // SAFETY: forwarded: the kept bytes of the rows are their
-            // valid positions, from `dst + keep.0` on.
+            // SAFETY: the kept bytes of the rows are their valid positions,
+            // from `dst + keep.0` on (the window's shape, `crops_ends`,
+            // checked above); the kernel checks the rest.
             if unsafe { interleave_carried(p.isa, p.unit, y.count, c, x.count, src, dst.wrapping_add(keep.0), w) } {
                 return;
             }
-            // SAFETY: forwarded; `cropped_rows` checks that the tile is
-            // one of interleaved rows cropped at their ends.
+            // SAFETY: as above; `cropped_rows` checks the tile's shape
+            // again, and fits its stage to the rows.
             return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, w) };
         }
         let (nx, ny, unit) = (x.count, y.count, p.unit);

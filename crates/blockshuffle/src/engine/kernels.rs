@@ -428,11 +428,14 @@ impl Grid {
     /// every unit of a row writable.
     #[inline]
     pub(crate) unsafe fn padded(&self, outer: Rows, src: *const u8, dst: *mut u8, unit: usize, m: Mode) {
-        // A real check: each row is written as one contiguous run.
+        // A real check, once a call (the executor's `padded_grid` chose
+        // this for `ds0 == unit`): each row's padding is zeroed as the
+        // contiguous bytes before and after its units.
         assert_eq!(self.ds0, unit as isize, "a padded grid's rows must be contiguous");
         let ss = self.ss0;
         // SAFETY: forwarded; each row's copied units are those inside its
-        // bounds, and the shuffle kernel runs on the plan's `isa`.
+        // bounds, its padding the bytes around them (`ds0 == unit`, checked
+        // above), and the shuffle kernel runs on the plan's `isa`.
         unsafe {
             if let Some(kernel) = shuffle::gather_kernel(m.isa, unit, ss).filter(|_| !m.nt) {
                 return self.padded_rows(outer, src, dst, unit, m.nt, |n, s, d| {
@@ -916,7 +919,8 @@ fn fetches_gathered(ss: isize, unit: usize) -> bool {
 /// As [`copy_tile`] for the tile of `x` and `y` at each of `rows`: every
 /// source unit of the tile exists, each destination position `q` in `[lo,
 /// hi)` of a row is valid; `isa` one this CPU runs. The tile's shape (each
-/// row one contiguous run of `x.count * y.count` units) is checked here.
+/// row one contiguous run of `x.count * y.count` units, the window's `q`
+/// its row position) is checked here.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cropped_rows(
@@ -932,9 +936,13 @@ pub(crate) unsafe fn cropped_rows(
 ) {
     // The stage holds whole columns of `y.count` units: a row (the `x`
     // columns) interleaves contiguously only where `x.ds` is one column.
-    let column = y.count.checked_mul(unit).filter(|&c| c > 0 && x.ds == c as isize);
+    // A real check, once a call: each row's units are contiguous along
+    // `x` in the source and along `y` in the destination, and the window
+    // keeps the row positions `q = x * ny + y` (`oc == ny`, `ic == 1`).
+    let shape = x.ss == unit as isize && y.ds == unit as isize && win.ic == 1 && win.oc == y.count as i64;
+    let column = y.count.checked_mul(unit).filter(|&c| c > 0 && x.ds == c as isize && shape);
     let (Some(column), Some(units)) = (column, x.count.checked_mul(y.count)) else {
-        panic!("cropped_rows: a tile whose rows are not contiguous ({x:?}, {y:?}, unit {unit})");
+        panic!("cropped_rows: a tile whose rows are not contiguous ({x:?}, {y:?}, {win:?}, unit {unit})");
     };
     let row = units * unit;
     // A row's position `q` is the window's inner index at outer index 0.
@@ -1845,6 +1853,24 @@ mod tests {
                 check_cropped_rows(unit, nx, ny, 3, (lo, hi));
             }
         }
+    }
+
+    /// A window whose inner index is not the row position `q = x * ny + y`
+    /// (here `x + nx * y`, a deinterleave's) would have the kept range
+    /// name destination positions that do not exist: refused before any
+    /// byte is read or written.
+    #[test]
+    #[should_panic(expected = "rows are not contiguous")]
+    fn cropped_rows_refuse_a_window_of_another_shape() {
+        let (unit, nx, ny) = (4, 16, 2);
+        let src = vec![0u8; nx * ny * unit];
+        let mut dst = vec![0u8; nx * ny * unit];
+        let x = Loop { count: nx, ss: unit as isize, ds: (ny * unit) as isize, window: None, is_outer: true };
+        let win = Window { outer: Some(0), oc: 1, ic: nx as i64, lo: 1, hi: (nx * ny) as i64 - 1 };
+        let y = Loop { count: ny, ss: (nx * unit) as isize, ds: unit as isize, window: Some(win), is_outer: false };
+        let mut w = Writers::new();
+        // SAFETY: the call panics before it touches either buffer.
+        unsafe { cropped_rows(Rows::ONE, &x, &y, win, src.as_ptr(), dst.as_mut_ptr(), unit, Isa::detect(), &mut w) };
     }
 
     #[test]

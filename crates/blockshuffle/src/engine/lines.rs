@@ -169,7 +169,9 @@ impl Writers {
     #[inline(always)]
     pub(crate) unsafe fn push_pieces(&mut self, dst: *mut u8, len: usize, piece: impl Fn(usize) -> *const u8) {
         use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_loadu_si128, _mm_store_si128, _mm_stream_si128};
-        // A real check: the pieces are stored with aligned 16-byte stores.
+        // A real check, once a call (its caller, `gather_lines`, makes both
+        // multiples of 16 by construction): the pieces go to the line
+        // buffer at `f + 16 * j` and out with aligned 16-byte stores.
         assert!(len < LINE && (dst as usize | len).is_multiple_of(16), "pieces off 16-byte alignment");
         if len == 0 {
             return;
@@ -184,7 +186,8 @@ impl Writers {
         // it is written; its bytes `[0, f)` were held by the stream's last
         // run (whose line starts at or after `start`); the pieces are the
         // caller's 16 bytes each, at 16-byte-aligned destinations of the
-        // stream's bytes.
+        // stream's bytes (`dst`, `f` and `len` multiples of 16, checked
+        // above).
         unsafe {
             if f + len == LINE && line >= w.start {
                 for k in (0..f).step_by(16) {

@@ -1998,13 +1998,17 @@ impl LineSink for Bursts {
     #[inline(always)]
     unsafe fn put<V: Vector, const B: usize>(&mut self, line: &[[MaybeUninit<V>; 4]; B], g: usize, d: *mut u8) {
         let k = self.held[g];
-        // A real check: the lines are written into a fixed buffer.
+        // A real check (a line's, not an element's: two compares beside
+        // 64 * B bytes of stores): the lines are written into a fixed
+        // buffer. `joined_with` takes `chunk` rows of at most `BURST`
+        // bytes per stream, whose whole lines are at most `BURST / 64`,
+        // in at most `CARRIED_STREAMS` streams, but only this enforces it.
         assert!(k < BURST / 64 && (g + 1) * B <= CARRIED_STREAMS, "a burst outgrows its buffer");
         if k == 0 {
             self.first[g] = d;
         }
         // SAFETY: line `k < BURST / 64` of stream `g * B + j < CARRIED_STREAMS`
-        // lies inside the buffer.
+        // (both checked above) lies inside the buffer.
         unsafe {
             for (j, l) in line.iter().enumerate() {
                 put_line::<V, false>(l, self.buf.0.as_mut_ptr().cast::<u8>().add((g * B + j) * BURST + k * 64));
