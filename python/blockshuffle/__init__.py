@@ -1,5 +1,6 @@
 """blockshuffle: the tensor block-rearrangement operators of TensorFlow,
-OpenVINO, ONNX and PyTorch, bit-exact with each framework, on numpy arrays
+OpenVINO, ONNX and PyTorch, and the general ``np.transpose`` and
+``einops.rearrange``, bit-exact with each framework, on numpy arrays
 of any dtype and strides (and, with ``blockshuffle.dask``, on Dask arrays).
 
 One submodule per framework, each function named and parameterised as that
@@ -25,8 +26,8 @@ buffers and 1 GiB, set by ``set_output_cache(max_bytes)`` (0 keeps none).
 Such an array's ``base`` is the buffer.
 """
 
-from . import onnx, openvino, tf, torch
+from . import einops, numpy, onnx, openvino, tf, torch
 from ._native import MAX_RANK, set_output_cache
 
 __version__ = "0.1.0"
-__all__ = ["tf", "openvino", "onnx", "torch", "MAX_RANK", "set_output_cache"]
+__all__ = ["tf", "openvino", "onnx", "torch", "numpy", "einops", "MAX_RANK", "set_output_cache"]

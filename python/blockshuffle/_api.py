@@ -17,15 +17,30 @@ def operator(build: Callable[..., _core.Operator]):
     """
 
     def wrap(fn: Callable[..., Any]):
-        names = [n for n in list(inspect.signature(fn).parameters)[1:] if n not in ("out", "threads", "name")]
+        params = list(inspect.signature(fn).parameters.values())[1:]
+        names = [p.name for p in params if p.name not in ("out", "threads", "name")]
+        shape_param = inspect.Parameter("shape", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        var = [p.name for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
 
-        def output_shape(shape, *args, **kwargs):
-            return build(*args, **kwargs).output_shape(shape)
+        if var:
+            # ``f(x, pattern, **axes_lengths)``: the builder takes the keywords
+            # as one dict (``build(pattern, axes_lengths)``).
+            sig = inspect.Signature([shape_param] + [p for p in params if p.name not in ("out", "threads")])
 
-        output_shape.__signature__ = inspect.Signature(
-            [inspect.Parameter("shape", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-            + [p for n, p in inspect.signature(build).parameters.items()]
-        )
+            params_of_build = list(names)
+
+            def output_shape(shape, *args, **kwargs):
+                a = sig.bind(shape, *args, **kwargs).arguments
+                return build(*(a.get(n, {}) for n in params_of_build)).output_shape(a["shape"])
+
+            names = [n if n not in var else f"**{n}" for n in names]
+        else:
+            sig = inspect.Signature([shape_param] + list(inspect.signature(build).parameters.values()))
+
+            def output_shape(shape, *args, **kwargs):
+                return build(*args, **kwargs).output_shape(shape)
+
+        output_shape.__signature__ = sig
         output_shape.__name__ = "output_shape"
         output_shape.__qualname__ = f"{fn.__name__}.output_shape"
         output_shape.__module__ = fn.__module__

@@ -29,6 +29,7 @@ Adding a front-end (``bs.numpy.transpose(a, axes=None)``,
 from __future__ import annotations
 
 import operator as _operator
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -183,10 +184,11 @@ class Operator:
 
     __slots__ = ("name", "native", "_model")
 
-    def __init__(self, name: str, lists: list[list[int]], mode: str | None, model: Callable[..., Model], *args: Any):
+    def __init__(self, name: str, lists: list[list[int]], mode: str | None, model: Callable[..., Model], *args: Any,
+                 names: list[str] | None = None):
         self.name = name
         try:
-            self.native = _native.Op(name, lists, mode)
+            self.native = _native.Op(name, lists, mode, names)
         except OverflowError:
             raise ValueError(f"{name}: a parameter is out of the 64-bit range") from None
         self._model = (model, args)
@@ -339,6 +341,106 @@ def torch_pixel_unshuffle(downscale_factor) -> Operator:
     op = "torch pixel-unshuffle"
     r = _int(downscale_factor, op, "downscale_factor")
     return Operator(op, [[r]], None, _depth_model, r, -1, None, None, False, True)
+
+
+def _transpose_model(shape, out, axes: list[int] | None) -> Model:
+    """One factor per axis; output axis ``i`` is input factor ``axes[i]``."""
+    n = len(shape)
+    perm = list(range(n))[::-1] if axes is None else [a % n for a in axes]
+    return Model(tuple(shape), tuple((k,) for k in range(n)), (0,) * n, tuple(shape),
+                 tuple((a,) for a in perm), (0,) * len(out), tuple(out))
+
+
+def numpy_transpose(axes=None) -> Operator:
+    op = "numpy transpose"
+    if axes is None:
+        return Operator(op, [], None, _transpose_model, None)
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
+        axes = [axes]  # numpy takes one int as a one-axis permutation
+    a = _ints(axes, op, "axes")
+    return Operator(op, [a], None, _transpose_model, a)
+
+
+_ELLIPSIS = "..."
+
+
+def _einops_side(text: str) -> list[list[str] | str]:
+    """One side of a (valid) pattern: per axis the names of its composition
+    (unit axes dropped: they hold no factor), or ``"..."`` for a bare
+    ellipsis (which stands for any number of axes)."""
+    axes: list[list[str] | str] = []
+    group: list[str] | None = None
+    for tok in re.findall(r"\.\.\.|…|\(|\)|[^\s()…]+", text):
+        if tok == "…":
+            tok = _ELLIPSIS
+        if tok == "(":
+            group = []
+        elif tok == ")":
+            axes.append(group)
+            group = None
+        elif group is not None:
+            if tok != "1":
+                group.append(tok)
+        elif tok == _ELLIPSIS:
+            axes.append(_ELLIPSIS)
+        else:
+            axes.append([] if tok == "1" else [tok])
+    return axes
+
+
+def _rearrange_model(shape, out, pattern: str, lengths: dict[str, int]) -> Model:
+    """The elementary axes (and each axis ``...`` stands for) as factors:
+    the left side splits the input's axes into them, the right side merges
+    them in its order. Unit axes hold no factor. The pattern and the shape
+    are already validated (by the native side)."""
+    left_text, right_text = pattern.split("->")
+    left, right = _einops_side(left_text), _einops_side(right_text)
+    n_ell = len(shape) - (len(left) - 1) if _ELLIPSIS in left else 0
+    ell = [f"...{i}" for i in range(n_ell)]
+    sizes: list[int] = []
+    fid: dict[str, int] = {}
+    in_axes = []
+    dims = iter(shape)
+    for axis in left:
+        comps = [[e] for e in ell] if axis == _ELLIPSIS else [axis]
+        for names in comps:
+            length = next(dims)
+            known = 1
+            for nm in names:
+                if nm in lengths:
+                    known *= lengths[nm]
+            ids = []
+            for nm in names:
+                fid[nm] = len(sizes)
+                if nm in lengths:
+                    sizes.append(lengths[nm])
+                elif nm.startswith("..."):
+                    sizes.append(length)
+                else:  # the one unknown length of the composition
+                    sizes.append(length // known if known else 0)
+                ids.append(fid[nm])
+            in_axes.append(tuple(ids))
+    out_axes = []
+    for axis in right:
+        if axis == _ELLIPSIS:
+            out_axes += [(fid[e],) for e in ell]
+        else:
+            ids: list[int] = []
+            for nm in axis:
+                ids += [fid[e] for e in ell] if nm == _ELLIPSIS else [fid[nm]]
+            out_axes.append(tuple(ids))
+    n, m = len(shape), len(out)
+    assert len(in_axes) == n and len(out_axes) == m, "an einops pattern's factor model lost an axis"
+    return Model(tuple(sizes), tuple(in_axes), (0,) * n, tuple(shape), tuple(out_axes), (0,) * m, tuple(out))
+
+
+def einops_rearrange(pattern, axes_lengths=None) -> Operator:
+    op = "einops rearrange"
+    p = _str(pattern, op, "pattern")
+    lengths: dict[str, int] = {}
+    for name, value in (axes_lengths or {}).items():
+        lengths[_str(name, op, "an axis name")] = _int(value, op, f"size {name}")
+    return Operator(op, [list(lengths.values())], p, _rearrange_model, p, lengths, names=list(lengths))
 
 
 # --------------------------------------------------------------------------

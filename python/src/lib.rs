@@ -11,7 +11,9 @@
 use std::mem::MaybeUninit;
 use std::os::raw::c_int;
 
-use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Operator, Parallelism, Plan, MAX_RANK};
+use blockshuffle::{
+    einops, numpy as np_ops, onnx, openvino, tf, torch, DataFormat, Operator, Parallelism, Plan, MAX_RANK,
+};
 
 use numpy::npyffi::flags::{NPY_ARRAY_CARRAY, NPY_ARRAY_WRITEABLE};
 use numpy::npyffi::{_PyArray_GET_ITEM_DATA, get_type_object, npy_intp, NpyTypes, PY_ARRAY_API};
@@ -39,6 +41,8 @@ enum Spec {
     OnnxDepthToSpace { block: i64, mode: onnx::DepthToSpaceMode },
     TorchPixelShuffle { factor: i64 },
     TorchPixelUnshuffle { factor: i64 },
+    NumpyTranspose { axes: Option<Vec<i64>> },
+    EinopsRearrange(einops::Rearrange),
 }
 
 fn value_error(e: blockshuffle::Error) -> PyErr {
@@ -79,7 +83,7 @@ fn mode<T: std::str::FromStr<Err = blockshuffle::Error>>(op: &str, mode: Option<
 }
 
 impl Spec {
-    fn parse(name: &str, lists: &[Vec<i64>], m: Option<&str>) -> PyResult<Spec> {
+    fn parse(name: &str, lists: &[Vec<i64>], m: Option<&str>, names: Option<&[String]>) -> PyResult<Spec> {
         let n = name;
         Ok(match name {
             "tf space-to-batch-nd" => Spec::TfSpaceToBatchNd {
@@ -125,6 +129,32 @@ impl Spec {
             }
             "torch pixel-shuffle" => Spec::TorchPixelShuffle { factor: scalar(n, "upscale_factor", lists, 0)? },
             "torch pixel-unshuffle" => Spec::TorchPixelUnshuffle { factor: scalar(n, "downscale_factor", lists, 0)? },
+            "numpy transpose" => Spec::NumpyTranspose {
+                axes: match lists {
+                    [] => None,
+                    [axes] => Some(axes.clone()),
+                    _ => return Err(PyValueError::new_err(format!("{n}: axes must be one list"))),
+                },
+            },
+            "einops rearrange" => {
+                let pattern = m.ok_or_else(|| PyValueError::new_err(format!("{n}: a pattern is required")))?;
+                let values = lists.first().map(Vec::as_slice).unwrap_or(&[]);
+                let names = names.unwrap_or(&[]);
+                if names.len() != values.len() {
+                    return Err(PyValueError::new_err(format!(
+                        "{n}: {} axis names but {} lengths",
+                        names.len(),
+                        values.len()
+                    )));
+                }
+                let mut sizes = Vec::with_capacity(names.len());
+                for (name, &v) in names.iter().zip(values) {
+                    let v = usize::try_from(v)
+                        .map_err(|_| PyValueError::new_err(format!("{n}: size {name}={v} must be a length (>= 0)")))?;
+                    sizes.push((name.as_str(), v));
+                }
+                Spec::EinopsRearrange(einops::Rearrange::new(pattern, &sizes).map_err(value_error)?)
+            }
             _ => return Err(PyValueError::new_err(format!("unknown operator {name:?}"))),
         })
     }
@@ -151,6 +181,9 @@ impl Spec {
             Spec::OnnxDepthToSpace { block, mode } => onnx::DepthToSpace::new(*block, *mode).plan(shape),
             Spec::TorchPixelShuffle { factor } => torch::PixelShuffle::new(*factor).plan(shape),
             Spec::TorchPixelUnshuffle { factor } => torch::PixelUnshuffle::new(*factor).plan(shape),
+            Spec::NumpyTranspose { axes: Some(axes) } => np_ops::Transpose::new(axes).plan(shape),
+            Spec::NumpyTranspose { axes: None } => np_ops::Transpose::reversed().plan(shape),
+            Spec::EinopsRearrange(r) => r.plan(shape),
         };
         plan.map_err(value_error)
     }
@@ -300,13 +333,16 @@ struct Op {
 
 #[pymethods]
 impl Op {
-    /// `Op(name, lists, mode=None)`: `name` as the command line has it
-    /// (`"tf space-to-batch-nd"`), `lists` the integer parameters in the
-    /// framework's order (a scalar as a one-element list, pairs flattened).
+    /// `Op(name, lists, mode=None, names=None)`: `name` as the command line
+    /// has it (`"tf space-to-batch-nd"`), `lists` the integer parameters in
+    /// the framework's order (a scalar as a one-element list, pairs
+    /// flattened). `numpy transpose`: `[axes]`, or `[]` for the axes
+    /// reversed. `einops rearrange`: the pattern as `mode`, the axis lengths
+    /// as `names` and `lists[0]` (their values, in the same order).
     #[new]
-    #[pyo3(signature = (name, lists, mode=None))]
-    fn new(name: &str, lists: Vec<Vec<i64>>, mode: Option<&str>) -> PyResult<Self> {
-        Ok(Op { name: name.to_owned(), spec: Spec::parse(name, &lists, mode)? })
+    #[pyo3(signature = (name, lists, mode=None, names=None))]
+    fn new(name: &str, lists: Vec<Vec<i64>>, mode: Option<&str>, names: Option<Vec<String>>) -> PyResult<Self> {
+        Ok(Op { name: name.to_owned(), spec: Spec::parse(name, &lists, mode, names.as_deref())? })
     }
 
     /// The output shape for an input of `shape` (shape inference only).

@@ -18,6 +18,6 @@ chunks (by default, about the input chunks' size). Needs ``dask[array]``
     y.to_zarr("unshuffled.zarr")
 """
 
-from . import onnx, openvino, tf, torch
+from . import einops, numpy, onnx, openvino, tf, torch
 
-__all__ = ["tf", "openvino", "onnx", "torch"]
+__all__ = ["tf", "openvino", "onnx", "torch", "numpy", "einops"]

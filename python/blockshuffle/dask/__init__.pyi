@@ -1,3 +1,3 @@
-from . import onnx as onnx, openvino as openvino, tf as tf, torch as torch
+from . import einops as einops, numpy as numpy, onnx as onnx, openvino as openvino, tf as tf, torch as torch
 
-__all__ = ["tf", "openvino", "onnx", "torch"]
+__all__ = ["tf", "openvino", "onnx", "torch", "numpy", "einops"]

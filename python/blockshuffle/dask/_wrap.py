@@ -49,8 +49,11 @@ def dask_version(fn: Callable[..., Any], module: str) -> Callable[..., Any]:
         op = build(*(a[n] for n in names))
         return _apply(fn.__name__, op, a[first], a["chunks"])
 
+    chunks = inspect.Parameter("chunks", inspect.Parameter.KEYWORD_ONLY, default=None)
+    # Before a ``**axes_lengths`` (einops.rearrange's), which comes last.
+    var = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
     new_sig = sig.replace(
-        parameters=params + [inspect.Parameter("chunks", inspect.Parameter.KEYWORD_ONLY, default=None)],
+        parameters=[p for p in params if p not in var] + [chunks] + var,
         return_annotation="dask.array.Array",
     )
     wrapper.__signature__ = new_sig
