@@ -54,7 +54,26 @@ CASES = [
     ("onnx", "depth_to_space", dict(blocksize=3, mode="CRD"), (1, 18, 4, 3), (1, 7, 3, 2)),
     ("torch", "pixel_shuffle", dict(upscale_factor=2), (2, 3, 8, 5, 4), (1, 2, 3, 2, 3)),
     ("torch", "pixel_unshuffle", dict(downscale_factor=3), (2, 2, 9, 6), (1, 1, 4, 5)),
+    ("numpy", "transpose", dict(axes=[2, 0, 3, 1]), (6, 5, 4, 3), (4, 2, 3, 2)),
+    ("numpy", "transpose", dict(), (7, 5, 3), (3, 2, 2)),
+    ("numpy", "transpose", dict(axes=[-1, 0, 1]), (4, 5, 6), (3, 3, 4)),
+    ("einops", "rearrange", dict(pattern="b (h p1) (w p2) c -> b h w (p1 p2 c)", p1=2, p2=2), (2, 8, 6, 3),
+     (1, 3, 4, 2)),
+    ("einops", "rearrange", dict(pattern="... (c r1 r2) h w -> ... c (h r1) (w r2)", r1=2, r2=3), (2, 12, 3, 4),
+     (1, 5, 2, 3)),
+    ("einops", "rearrange", dict(pattern="a 1 (b c) ... -> (c a) () ... b", c=3), (4, 1, 6, 2, 3), (3, 1, 4, 2, 2)),
+    ("einops", "rearrange", dict(pattern="b ... -> b (...)"), (3, 4, 5), (2, 3, 2)),
+    ("einops", "rearrange", dict(pattern="(b1 b2) h w -> (h b1) (b2 w)", b1=2), (6, 5, 4), (4, 2, 3)),
 ]
+
+
+def _operator(fw, fn, kw):
+    """The operator of a case (einops' builder takes the lengths as one dict)."""
+    build = getattr(getattr(bs, fw), fn).operator
+    if fw == "einops":
+        kw = dict(kw)
+        return build(kw.pop("pattern"), kw)
+    return build(**kw)
 
 
 def _ids(c):
@@ -96,7 +115,7 @@ def test_chunks_of_one_and_bounded_regions(case):
     dx = da.from_array(x, chunks=[max(1, d // 2) for d in shape])
     y = dfn(dx, **kw)
     assert y.compute(scheduler="sync").tobytes() == want.tobytes()
-    op = getattr(getattr(bs, fw), fn).operator(**kw)
+    op = _operator(fw, fn, kw)
     model = op.model(shape)
     checked = 0
     for key, task in dict(y.dask).items():
@@ -149,16 +168,43 @@ def test_dtypes_and_signatures():
 
     import ml_dtypes
 
-    for fw in ("tf", "openvino", "onnx", "torch"):
+    for fw in ("tf", "openvino", "onnx", "torch", "numpy", "einops"):
         for name in getattr(bs, fw).__all__:
             mem, dsk = getattr(getattr(bs, fw), name), getattr(getattr(bsd, fw), name)
             p_mem = [p for p in inspect.signature(mem).parameters if p not in ("out", "threads")]
-            assert list(inspect.signature(dsk).parameters) == p_mem + ["chunks"]
+            # chunks= comes before a **axes_lengths (einops.rearrange's), which is last.
+            var = ["axes_lengths"] if fw == "einops" else []
+            assert list(inspect.signature(dsk).parameters) == [p for p in p_mem if p not in var] + ["chunks"] + var
             assert "Dask" in dsk.__doc__ and dsk.output_shape is mem.output_shape
     x = _data((2, 3, 4, 4), ml_dtypes.bfloat16)
     y = bsd.torch.pixel_unshuffle(da.from_array(x, chunks=(1, 2, 3, 3)), 2)
     assert y.dtype == x.dtype
     assert y.compute().tobytes() == bs.torch.pixel_unshuffle(x, 2).tobytes()
+
+
+def test_general_errors_and_edges():
+    dx = da.zeros((2, 6, 4), chunks=2)
+    with pytest.raises(ValueError, match="repeat"):
+        bsd.numpy.transpose(dx, [0, 0, 1])
+    with pytest.raises(ValueError, match="out of bounds"):
+        bsd.numpy.transpose(dx, [0, 1, 3])
+    with pytest.raises(ValueError, match="infer"):
+        bsd.einops.rearrange(dx, "a (b c) d -> a b c d")
+    with pytest.raises(ValueError, match="divisible"):
+        bsd.einops.rearrange(dx, "a (b c) d -> a b c d", b=4)
+    with pytest.raises(TypeError):
+        bsd.einops.rearrange(dx, "a (b c) d -> a b c d", b=2.5)
+    # A length given with chunks=, and zero-size and 0-d inputs.
+    x = _data((2, 6, 4), np.int16)
+    y = bsd.einops.rearrange(da.from_array(x, chunks=(1, 4, 3)), "a (b c) d -> (d b) a c", c=3, chunks=(3, 1, 2))
+    assert y.chunks == ((3, 3, 2), (1, 1), (2, 1))
+    assert y.compute().tobytes() == bs.einops.rearrange(x, "a (b c) d -> (d b) a c", c=3).tobytes()
+    z = np.zeros((0, 3, 4), dtype=np.uint8)
+    assert bsd.einops.rearrange(da.from_array(z), "a b c -> c (a b)").compute().shape == (4, 0)
+    assert bsd.numpy.transpose(da.from_array(z)).compute().shape == (4, 3, 0)
+    s = np.array(7, dtype=np.int64)
+    assert bsd.numpy.transpose(da.from_array(s)).compute() == 7
+    assert bsd.einops.rearrange(da.from_array(s), "-> 1 ()").compute().tolist() == [[7]]
 
 
 def test_zarr_to_zarr(client, tmp_path):

@@ -94,7 +94,8 @@ def _take(block: np.ndarray, index: tuple) -> np.ndarray:
             out = out[(slice(None),) * axis + (ix,)]
         else:
             out = np.take(out, ix, axis=axis)
-    return np.ascontiguousarray(out)
+    # (not np.ascontiguousarray, which makes a 0-d array 1-d)
+    return out if out.flags.c_contiguous else out.copy(order="C")
 
 
 def _box(model: Model, ranges) -> dict[int, tuple[int, int]] | None:
@@ -136,7 +137,8 @@ def _assemble(spec: tuple, pieces: list[np.ndarray]) -> np.ndarray:
         pos = {f: i for i, f in enumerate(order)}
         split = [box[f][1] - box[f][0] + 1 for f in order]
         perm = [pos[f] for axis in model.out_axes for f in axis]
-        return np.ascontiguousarray(region.reshape(split).transpose(perm).reshape(shape))
+        out = region.reshape(split).transpose(perm).reshape(shape)
+        return out if out.flags.c_contiguous else out.copy(order="C")  # (np.ascontiguousarray: 0-d to 1-d)
     terms = _terms(model, list(ranges))
     n = len(shape)
     index = []
