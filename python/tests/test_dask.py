@@ -241,3 +241,35 @@ def test_box_chunks_are_transposed_not_gathered(monkeypatch):
     calls["gather"] = 0
     assert y.compute(scheduler="sync").tobytes() == want.tobytes()
     assert calls["gather"] > 0
+
+
+def test_random_rearranges_and_transposes():
+    """The factor models of random einops patterns and transposes (the
+    property tests' strategies), on random chunks, against memory."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    import test_properties_general as tg  # a module, so its tests are not collected twice
+
+    def chunks_of(draw, shape):
+        return tuple(draw(st.integers(1, max(1, d))) for d in shape)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.data())
+    def check(data):
+        if data.draw(st.booleans()):
+            shape, pattern, lengths, *_ = data.draw(tg.rearranges())
+            fn, mem, args = bsd.einops.rearrange, bs.einops.rearrange, (pattern,)
+        else:
+            shape, axes = data.draw(tg.transposes())
+            lengths, fn, mem, args = {}, bsd.numpy.transpose, bs.numpy.transpose, (axes,)
+        x = _data(shape, np.uint16)
+        want = mem(x, *args, **lengths)
+        y = fn(da.from_array(x, chunks=chunks_of(data.draw, shape)), *args, **lengths)
+        assert y.shape == want.shape
+        assert y.compute(scheduler="sync").tobytes() == want.tobytes()
+        out_chunks = chunks_of(data.draw, want.shape)
+        y = fn(da.from_array(x, chunks=chunks_of(data.draw, shape)), *args, chunks=out_chunks, **lengths)
+        assert y.compute(scheduler="sync").tobytes() == want.tobytes()
+
+    check()
