@@ -8,8 +8,8 @@ and, for the Dask front-end, its factor model (:func:`Operator.model`). The
 framework modules (``blockshuffle.tf`` ...) give these their framework's
 signatures and documentation; ``blockshuffle.dask`` reuses them unchanged.
 
-Adding a front-end (``bs.numpy.transpose(a, axes=None)``,
-``bs.einops.rearrange(tensor, pattern, **axes_lengths)``):
+Adding a front-end (as ``bs.numpy.transpose`` and ``bs.einops.rearrange``
+were added):
 
 1. the native operator: a ``Spec`` variant in ``python/src/lib.rs`` named as
    the command line names the operator (``"numpy transpose"``), planned by
