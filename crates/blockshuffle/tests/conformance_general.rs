@@ -4,53 +4,17 @@
 //! rejections rejected; and strided (reversed) inputs through the ndarray
 //! path give the same bits.
 
-use std::path::{Path, PathBuf};
-
 use blockshuffle::catalog::OpSpec;
 use blockshuffle::npy;
-use blockshuffle::{Operator, Parallelism};
-use serde_json::Value;
+use blockshuffle::Parallelism;
 
-fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance-general")
-}
+mod common;
+use common::golden::{cases as cases_of, run, Case};
 
-struct Case {
-    id: String,
-    framework: String,
-    op: String,
-    args: Vec<String>,
-    input: PathBuf,
-    expect: Option<PathBuf>,
-}
+const SET: &str = "conformance-general";
 
 fn cases() -> Vec<Case> {
-    let dir = data_dir();
-    let text = std::fs::read_to_string(dir.join("cases.jsonl")).expect("cases.jsonl");
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            let v: Value = serde_json::from_str(line).expect("a JSON case");
-            let s = |k: &str| v[k].as_str().unwrap_or_else(|| panic!("{k} in {line}")).to_string();
-            Case {
-                id: s("id"),
-                framework: s("framework"),
-                op: s("op"),
-                args: v["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect(),
-                input: dir.join(s("input")),
-                expect: v["expect"].as_str().map(|e| dir.join(e)),
-            }
-        })
-        .collect()
-}
-
-/// Runs a case through the library; returns the output array or the error text.
-fn run(case: &Case, parallelism: Parallelism) -> Result<npy::NpyArray, String> {
-    let spec = OpSpec::parse(&case.framework, &case.op, &case.args).map_err(|e| e.to_string())?;
-    let x = npy::read(&case.input).map_err(|e| e.to_string())?;
-    let plan = spec.plan(x.shape()).map_err(|e| e.to_string())?.with_parallelism(parallelism);
-    let y = plan.run_bytes(x.data(), x.elem_size()).map_err(|e| e.to_string())?;
-    npy::NpyArray::from_parts(x.descr_dtype().clone(), plan.output_shape().to_vec(), y).map_err(|e| e.to_string())
+    cases_of(SET)
 }
 
 /// The 21 cases of a 0-d input: their `.out.npy` holds shape `[1]`, but

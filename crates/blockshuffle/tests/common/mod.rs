@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
 pub mod differential;
+pub mod golden;
 pub mod guarded;
 pub mod reference;
