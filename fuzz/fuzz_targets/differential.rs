@@ -8,9 +8,15 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../crates/blockshuffle/tests/common/mod.rs"]
-mod common;
-use common::differential::{run_one, Budget, Rng};
+// The harness and the two modules it uses (`super::guarded`,
+// `super::reference`), not the tests' whole `common` module.
+#[path = "../../crates/blockshuffle/tests/common/differential.rs"]
+mod differential;
+#[path = "../../crates/blockshuffle/tests/common/guarded.rs"]
+mod guarded;
+#[path = "../../crates/blockshuffle/tests/common/reference.rs"]
+mod reference;
+use differential::{run_one, Budget, Rng};
 
 fuzz_target!(|data: &[u8]| {
     let mut seed = [0u8; 8];
