@@ -18,8 +18,8 @@ use super::kernels::{
     copy_bytes, copy_run, copy_tile, cropped_rows, fence, gather_lines, odometer, zero_bytes, Grid, Mode, Rows, Staging,
 };
 use super::lines::{Writers, LINE};
+use super::plan::{crops_interleaved_rows, PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
 use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
-use super::plan::{PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
 use super::simd::{deinterleave_carried, interleave_carried, Ahead, Carried, Interleaved, Padding};
 
 /// What padding positions receive.
@@ -815,19 +815,11 @@ impl Exec<'_> {
     ) {
         let p = self.plan;
         // The kernels below take a row's kept positions `q = x * ny + y`
-        // as the window's range at outer index 0: only so for a window on
-        // `x`'s index with `oc == ny` and `ic == 1` over a tile of
-        // interleaved rows (the plan's `cropped_row`). A real check, once
-        // a call: any other tile goes unit by unit below.
-        let crops_ends = || {
-            win.outer == Some((p.loops.len() - 2) as u8)
-                && win.oc == y.count as i64
-                && win.ic == 1
-                && x.ss == p.unit as isize
-                && y.ds == p.unit as isize
-                && x.ds == (y.count * p.unit) as isize
-        };
-        if self.nt && !p.padded && crops_ends() {
+        // as the window's range at outer index 0: only so for the tile of
+        // interleaved rows cropped at their ends that the plan's
+        // `crops_carried` and `crops_row_ends` take (`cropped_row`). A
+        // real check, once a call: any other tile goes unit by unit below.
+        if self.nt && !p.padded && crops_interleaved_rows(&p.loops, p.unit) {
             // A streaming windowed tile that is not padded crops the ends
             // of interleaved rows (the plan's `crops_carried` or
             // `crops_row_ends`): a row's position `q` is the window's
@@ -839,7 +831,7 @@ impl Exec<'_> {
             let inner = if rows.count <= 1 { Rows { ds: (keep.1 - keep.0) as isize, ..rows } } else { rows };
             let c = Interleaved { outer: Rows::ONE, inner, ss: y.ss, keep };
             // SAFETY: the kept bytes of the rows are their valid positions,
-            // from `dst + keep.0` on (the window's shape, `crops_ends`,
+            // from `dst + keep.0` on (the window's shape, `crops_interleaved_rows`,
             // checked above); the kernel checks the rest.
             if unsafe { interleave_carried(p.isa, p.unit, y.count, c, x.count, src, dst.wrapping_add(keep.0), w) } {
                 return;

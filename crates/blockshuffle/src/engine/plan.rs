@@ -869,6 +869,13 @@ pub(crate) fn crops_row_ends(loops: &[Loop], unit: usize) -> bool {
     row.is_some_and(|row| row <= CROPPED_ROWS_BYTES && row.is_multiple_of(64))
 }
 
+/// Whether the last two loops are a tile of interleaved rows cropped only
+/// at their ends (see [`cropped_row`]), whatever the rows' length: the
+/// executor's check before it runs the kernels that take such tiles.
+pub(crate) fn crops_interleaved_rows(loops: &[Loop], unit: usize) -> bool {
+    cropped_row(loops, unit).is_some()
+}
+
 /// The last two loops `x` and `y` of a tile that interleaves whole
 /// destination rows cropped only at their ends (see [`crops_row_ends`]),
 /// and the window's range of kept row positions, if they are such a tile.
