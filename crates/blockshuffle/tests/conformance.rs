@@ -2,11 +2,10 @@
 //! frameworks) through the library: expected outputs bit for bit (dtype,
 //! shape and bytes), expected rejections rejected.
 
-use blockshuffle::npy;
 use blockshuffle::Parallelism;
 
 mod common;
-use common::golden::{cases as cases_of, run, Case};
+use common::golden::{cases as cases_of, failures, run, Case};
 
 const SET: &str = "conformance";
 
@@ -17,23 +16,7 @@ fn cases() -> Vec<Case> {
 fn check_all(parallelism: Parallelism) {
     let cases = cases();
     assert_eq!(cases.len(), 293, "the public conformance set has 293 cases");
-    let mut failures = Vec::new();
-    for case in &cases {
-        let got = run(case, parallelism);
-        match (&case.expect, got) {
-            (Some(expect), Ok(y)) => {
-                let want = npy::read(expect).unwrap();
-                if y.descr() != want.descr() || y.shape() != want.shape() || y.data() != want.data() {
-                    failures.push(format!("{}: output differs (shape {:?} vs {:?})", case.id, y.shape(), want.shape()));
-                }
-            }
-            (Some(_), Err(e)) => failures.push(format!("{}: rejected but expected an output: {e}", case.id)),
-            (None, Ok(y)) => {
-                failures.push(format!("{}: accepted (shape {:?}) but the framework rejects it", case.id, y.shape()))
-            }
-            (None, Err(_)) => {}
-        }
-    }
+    let (failures, _) = failures(&cases, parallelism, |_, _, _| None);
     assert!(failures.is_empty(), "{} of {} cases fail:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
 

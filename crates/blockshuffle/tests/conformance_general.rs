@@ -9,7 +9,7 @@ use blockshuffle::npy;
 use blockshuffle::Parallelism;
 
 mod common;
-use common::golden::{cases as cases_of, run, Case};
+use common::golden::{cases as cases_of, failures, run, Case};
 
 const SET: &str = "conformance-general";
 
@@ -36,29 +36,7 @@ fn check_all(parallelism: Parallelism) {
     let cases = cases();
     assert_eq!(cases.len(), 300, "the general conformance set has 300 cases");
     assert_eq!(cases.iter().filter(|c| c.expect.is_none()).count(), 49, "49 of them rejections");
-    let mut failures = Vec::new();
-    let mut zero_d = 0;
-    for case in &cases {
-        let got = run(case, parallelism);
-        match (&case.expect, got) {
-            (Some(expect), Ok(y)) => {
-                let want = npy::read(expect).unwrap();
-                if let Some(follows) = zero_d_follows_numpy(case, &y, &want) {
-                    zero_d += 1;
-                    if !follows {
-                        failures.push(format!("{}: 0-d output differs (shape {:?})", case.id, y.shape()));
-                    }
-                } else if y.descr() != want.descr() || y.shape() != want.shape() || y.data() != want.data() {
-                    failures.push(format!("{}: output differs (shape {:?} vs {:?})", case.id, y.shape(), want.shape()));
-                }
-            }
-            (Some(_), Err(e)) => failures.push(format!("{}: rejected but expected an output: {e}", case.id)),
-            (None, Ok(y)) => {
-                failures.push(format!("{}: accepted (shape {:?}) but the framework rejects it", case.id, y.shape()))
-            }
-            (None, Err(_)) => {}
-        }
-    }
+    let (failures, zero_d) = failures(&cases, parallelism, zero_d_follows_numpy);
     assert!(failures.is_empty(), "{} of {} cases fail:\n{}", failures.len(), cases.len(), failures.join("\n"));
     assert_eq!(zero_d, ZERO_D_CASES);
 }

@@ -53,3 +53,40 @@ pub fn run(case: &Case, parallelism: Parallelism) -> Result<npy::NpyArray, Strin
     let y = plan.run_bytes(x.data(), x.elem_size()).map_err(|e| e.to_string())?;
     npy::NpyArray::from_parts(x.descr_dtype().clone(), plan.output_shape().to_vec(), y).map_err(|e| e.to_string())
 }
+
+/// Runs every case and compares: an expected output bit for bit (dtype,
+/// shape and bytes), an expected rejection rejected. `exception` may judge
+/// an output case itself (`Some(passes)`: see the general set's 0-d
+/// cases); returns the failures and how many cases it judged.
+pub fn failures(
+    cases: &[Case],
+    parallelism: Parallelism,
+    exception: impl Fn(&Case, &npy::NpyArray, &npy::NpyArray) -> Option<bool>,
+) -> (Vec<String>, usize) {
+    let (mut failures, mut judged) = (Vec::new(), 0);
+    for case in cases {
+        match (&case.expect, run(case, parallelism)) {
+            (Some(expect), Ok(y)) => {
+                let want = npy::read(expect).unwrap();
+                if let Some(passes) = exception(case, &y, &want) {
+                    judged += 1;
+                    if !passes {
+                        failures.push(format!(
+                            "{}: output differs from its exception's rule (shape {:?})",
+                            case.id,
+                            y.shape()
+                        ));
+                    }
+                } else if y.descr() != want.descr() || y.shape() != want.shape() || y.data() != want.data() {
+                    failures.push(format!("{}: output differs (shape {:?} vs {:?})", case.id, y.shape(), want.shape()));
+                }
+            }
+            (Some(_), Err(e)) => failures.push(format!("{}: rejected but expected an output: {e}", case.id)),
+            (None, Ok(y)) => {
+                failures.push(format!("{}: accepted (shape {:?}) but the framework rejects it", case.id, y.shape()))
+            }
+            (None, Err(_)) => {}
+        }
+    }
+    (failures, judged)
+}
