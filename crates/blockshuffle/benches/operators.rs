@@ -78,3 +78,34 @@ fn small_plan_and_run(bencher: Bencher) {
         plan.run_bytes_into(black_box(&input), 4, &mut out).unwrap();
     });
 }
+
+/// The small workloads' shapes, to time a prepared plan's run and the
+/// planning alone: (framework, op, flags, input shape), `float32`.
+const SMALL: &[(&str, &str, &[&str], &[usize])] = &[
+    ("tf", "space-to-batch-nd", &["--block-shape", "2,2", "--paddings", "0,0,0,0"], &[1, 4, 4, 1]),
+    (
+        "ov",
+        "batch-to-space",
+        &["--block-shape", "1,2,4,3,1", "--crops-begin", "0,0,1,0,0", "--crops-end", "0,0,1,0,0"],
+        &[48, 3, 3, 1, 3],
+    ),
+    ("onnx", "depth-to-space", &["--blocksize", "2", "--mode", "CRD"], &[1, 8, 2, 3]),
+];
+
+/// A prepared plan's run into a buffer (S1, S2, S3 of the workloads).
+#[divan::bench(args = [0, 1, 2])]
+fn small_run_prepared(bencher: Bencher, i: usize) {
+    let (fw, op, args, shape) = SMALL[i];
+    let plan = OpSpec::parse(fw, op, args).unwrap().plan(shape).unwrap();
+    let input = vec![0f32; plan.input_len()];
+    let mut out = vec![0f32; plan.output_len()];
+    bencher.bench_local(|| plan.run_into(black_box(&input), black_box(&mut out)).unwrap());
+}
+
+/// Planning alone: validation and shape inference (S1, S2, S3).
+#[divan::bench(args = [0, 1, 2])]
+fn small_plan_only(bencher: Bencher, i: usize) {
+    let (fw, op, args, shape) = SMALL[i];
+    let spec = OpSpec::parse(fw, op, args).unwrap();
+    bencher.bench_local(|| spec.plan(black_box(shape)).unwrap());
+}

@@ -1,7 +1,9 @@
 //! [`Plan`]: a validated operator on a given input shape, ready to run on data
 //! any number of times, typed or as raw bytes, into new or caller-owned buffers.
 
+use std::fmt;
 use std::mem::{size_of, MaybeUninit};
+use std::sync::OnceLock;
 
 use arrayvec::ArrayVec;
 
@@ -122,6 +124,36 @@ pub struct Plan {
     /// axes splits into (einops' elementary axes: see [`Plan::split`]);
     /// empty when they are the same axes.
     parts: ArrayVec<u8, MAX_RANK>,
+    /// The loop nest for row-major buffers, compiled by the first run and
+    /// reused by every later run with the same element size.
+    compiled: Compiled,
+}
+
+/// A plan's compiled loop nest and the element size it is for, made once.
+///
+/// A cache, not part of the plan's value: a clone starts empty, and plans
+/// compare equal whatever their caches hold.
+#[derive(Default)]
+struct Compiled(OnceLock<Box<(usize, CopyPlan)>>);
+
+impl Clone for Compiled {
+    fn clone(&self) -> Self {
+        Compiled::default()
+    }
+}
+
+impl PartialEq for Compiled {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Compiled {}
+
+impl fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.get().is_some() { "Compiled" } else { "NotCompiled" })
+    }
 }
 
 /// Element count of a shape, checked against `usize`.
@@ -223,6 +255,7 @@ impl Plan {
             input_elems: None,
             output_elems: None,
             parts: ArrayVec::new(),
+            compiled: Compiled::default(),
         };
         // The geometry and shapes are filled in place (built apart, these
         // arrays are copied into the plan). The plan itself is still copied
@@ -343,6 +376,7 @@ impl Plan {
             input_elems: self.output_elems,
             output_elems: self.input_elems,
             parts: self.parts.clone(),
+            compiled: Compiled::default(),
         }
     }
 
@@ -369,6 +403,7 @@ impl Plan {
     /// ```
     pub fn with_streaming(mut self, streaming: Streaming) -> Self {
         self.streaming = streaming;
+        self.compiled = Compiled::default();
         self
     }
 
@@ -382,6 +417,7 @@ impl Plan {
     /// ```
     pub fn with_kernels(mut self, kernels: Kernels) -> Self {
         self.kernels = kernels;
+        self.compiled = Compiled::default();
         self
     }
 
@@ -484,6 +520,24 @@ impl Plan {
         Ok(())
     }
 
+    /// Calls `f` with the loop nest for row-major buffers of `elem`-byte
+    /// elements: the one the first run compiled, when it was for this
+    /// element size; otherwise the first run compiles and keeps it, and a
+    /// later run with another element size compiles its own.
+    fn with_compiled<R>(&self, elem: usize, f: impl FnOnce(&CopyPlan) -> R) -> R {
+        let kept = self.compiled.0.get_or_init(|| {
+            let mut kept = Box::new((elem, CopyPlan::placeholder()));
+            self.compile_contiguous(elem, &mut kept.1);
+            kept
+        });
+        if kept.0 == elem {
+            return f(&kept.1);
+        }
+        let mut plan = CopyPlan::placeholder();
+        self.compile_contiguous(elem, &mut plan);
+        f(&plan)
+    }
+
     /// Compiles the loop nest for row-major buffers of `elem`-byte elements.
     fn compile_contiguous(&self, elem: usize, plan: &mut CopyPlan) {
         let (space, block) = match self.dir {
@@ -541,21 +595,21 @@ impl Plan {
         let elem = size_of::<T>();
         let default = T::default();
         let pattern = bytes_of(&default);
-        let mut plan = CopyPlan::placeholder();
-        self.compile_contiguous(elem, &mut plan);
-        // SAFETY: both buffers hold exactly the row-major shapes the plan was
-        // compiled for (checked above); `&[T]` and `&mut [MaybeUninit<T>]`
-        // cannot overlap.
-        unsafe {
-            exec::execute(
-                &plan,
-                input.as_ptr().cast(),
-                output.as_mut_ptr().cast(),
-                Fill::Pattern(pattern),
-                self.parallelism.threads(),
-                None,
-            )
-        };
+        self.with_compiled(elem, |plan| {
+            // SAFETY: both buffers hold exactly the row-major shapes the plan
+            // was compiled for (checked above); `&[T]` and `&mut
+            // [MaybeUninit<T>]` cannot overlap.
+            unsafe {
+                exec::execute(
+                    plan,
+                    input.as_ptr().cast(),
+                    output.as_mut_ptr().cast(),
+                    Fill::Pattern(pattern),
+                    self.parallelism.threads(),
+                    None,
+                )
+            }
+        });
         Ok(())
     }
 
@@ -638,13 +692,14 @@ impl Plan {
     ) -> Result<()> {
         self.check_len("input", input.len(), elem_size)?;
         self.check_len("output", output.len(), elem_size)?;
-        let mut plan = CopyPlan::placeholder();
-        self.compile_contiguous(elem_size, &mut plan);
-        // SAFETY: lengths checked above against the row-major shapes.
-        unsafe {
-            let (src, dst) = (input.as_ptr(), output.as_mut_ptr().cast());
-            exec::execute(&plan, src, dst, Fill::Zero, self.parallelism.threads(), progress)
-        };
+        self.with_compiled(elem_size, |plan| {
+            // SAFETY: lengths checked above against the row-major shapes the
+            // plan was compiled for.
+            unsafe {
+                let (src, dst) = (input.as_ptr(), output.as_mut_ptr().cast());
+                exec::execute(plan, src, dst, Fill::Zero, self.parallelism.threads(), progress)
+            }
+        });
         Ok(())
     }
 
