@@ -30,9 +30,11 @@
 //! The kernels need SSSE3's byte shuffle; they run in plans of
 //! [`Isa::Avx2`] and wider (AVX-512 plans use them too). Below that, and
 //! for rows shorter than a period, the portable kernels of
-//! [`kernels`](super::kernels) run instead.
+//! [`copy`](super::copy) run instead.
+//!
+//! Layer: kernels; imports arch only.
 
-use super::simd::Isa;
+use crate::engine::arch::Isa;
 
 /// The most vectors a period has (an interleave of 3 rows: 144 bytes,
 /// doubled for pairs of vectors: 288).
