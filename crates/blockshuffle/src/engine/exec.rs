@@ -526,7 +526,7 @@ impl Exec<'_> {
     /// # Safety
     /// As `level`, for the stage level of a plan with a `tile_stage`.
     ///
-    /// [`TileStage`]: super::plan::TileStage
+    /// [`TileStage`]: super::plan::rules::TileStage
     #[inline(never)]
     unsafe fn staged_tile(&self, j: usize, so: isize, dof: isize, w: &mut Writers) {
         let p = self.plan;
@@ -662,7 +662,7 @@ impl Exec<'_> {
     }
 
     /// The carried deinterleaving of a padded plan (see
-    /// `plan::padded_carry_level`): loop `j` (`level`, the rows) and
+    /// `plan::rules::padded_carry_level`): loop `j` (`level`, the rows) and
     /// `middle` (the stream groups, whose window on the row's index marks
     /// rows wholly padding) around the tile. The carried kernel reads the
     /// source rows in place, making up the padding in the reads that meet

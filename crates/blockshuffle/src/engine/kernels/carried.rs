@@ -945,6 +945,6 @@ impl Thirds {
 }
 
 /// Bytes of the padded source rows that the executor stages for a
-/// [`padded_carry_level`] at a time (at least one row of every stream
+/// `plan::rules::padded_carry_level` at a time (at least one row of every stream
 /// group).
 pub(crate) const PADDED_ROWS_BYTES: usize = 64 << 10;

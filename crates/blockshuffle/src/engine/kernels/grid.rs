@@ -113,7 +113,7 @@ impl Grid {
     /// Streams every unit of a grid whose rows' units are contiguous in the
     /// source and go each to its own destination stream, which the next
     /// row continues (`N` of them, 0: `n0`): rows gathered a unit at a
-    /// time taken in the source's order (see `plan::scatters_gathered_rows`,
+    /// time taken in the source's order (see `plan::rules::scatters_gathered_rows`,
     /// whose plans ran slower than gathered through `copy_run` a row at a
     /// time). The streams' lines fill over consecutive rows; the rows that
     /// start and end them leave partial lines only at the streams' ends.

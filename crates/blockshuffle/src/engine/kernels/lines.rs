@@ -239,7 +239,7 @@ impl Writers {
     }
 
     /// Takes over the stream that continues at `dst`, if one does, for a
-    /// kernel that carries a line in a register (`simd::interleave_carried`):
+    /// kernel that carries a line in a register (`interleave_carried::interleave_carried`):
     /// closes it without writing its unfinished line, whose bytes `[0, dst %
     /// 64)` are copied to `line` (those before the returned start are not
     /// the stream's), and returns where the stream began. If none

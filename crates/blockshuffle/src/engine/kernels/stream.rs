@@ -34,7 +34,7 @@ pub(crate) const MAX_STREAMED_UNIT: usize = 512;
 /// float16 or 4 float32 channels) by 3 and 4, 0.67-0.83 -> 0.68-0.75, and
 /// cropped by 1, whose windowed tiles stored through the cache,
 /// 1.13-1.18 -> 0.61-0.74. Rows of two such units (by 2) stream only
-/// cropped (see `plan::MIN_STREAMED_ROW`).
+/// cropped (see `plan::rules::MIN_STREAMED_ROW`).
 pub(crate) const MIN_STREAMED_UNIT: usize = 16;
 
 /// Most units in a row of [`streams_rows`]: each of a row's unit positions
@@ -176,7 +176,7 @@ pub(crate) unsafe fn gather_lines(
 }
 
 /// The streaming windowed tile of interleaved rows cropped at their ends
-/// (see `plan::crops_row_ends`): rows are interleaved into a stage, as
+/// (see `plan::rules::crops_row_ends`): rows are interleaved into a stage, as
 /// many whole rows at a time as it holds (or a row in pieces of whole
 /// columns, where one row is longer than the stage), and each row's kept
 /// bytes (the window's positions `[lo, hi)`) go out through the line
@@ -277,5 +277,5 @@ pub(crate) unsafe fn cropped_rows(
 }
 
 /// Bytes of the stage cropped interleaved rows are built in (see
-/// [`crops_row_ends`]).
+/// `plan::rules::crops_row_ends`).
 pub(crate) const CROPPED_ROWS_BYTES: usize = 16 << 10;

@@ -88,8 +88,8 @@ pub(crate) struct CopyPlan {
     pub tile_stage: Option<TileStage>,
     /// With streaming stores, a tile whose destination streams each
     /// continue contiguously across this loop (and the one inside it, if it
-    /// is not the tile's), run whole by `simd::deinterleave_carried` (see
-    /// [`carry_level`]) or `simd::interleave_carried` (see
+    /// is not the tile's), run whole by `kernels::carried::deinterleave_carried` (see
+    /// [`carry_level`]) or `kernels::interleave_carried::interleave_carried` (see
     /// [`interleave_carry_level`]), which carry each stream's bytes from
     /// row to row in a register.
     pub carry_level: Option<usize>,
@@ -99,7 +99,7 @@ pub(crate) struct CopyPlan {
     pub padded: bool,
     /// The carry level of a tile whose source rows each split into
     /// consecutive destination segments, run row by row by
-    /// `simd::deinterleave_carried` (see [`segments_carry_level`]).
+    /// `kernels::carried::deinterleave_carried` (see [`segments_carry_level`]).
     pub segments: bool,
     /// With streaming stores: every unit goes through the line writers
     /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
@@ -111,7 +111,7 @@ pub(crate) struct CopyPlan {
     /// row's whole lines go straight from the source; the parts of lines
     /// at its ends, and the padding, go through the line writers, which
     /// join them with the rows on either side (see
-    /// `kernels::gather_lines`).
+    /// `kernels::stream::gather_lines`).
     pub gathered: bool,
 }
 
@@ -447,7 +447,7 @@ impl CopyPlan {
             // Units that no tile kernel of their own takes (three-channel
             // pixels, 3 to 48 bytes, and their blocks) make a tile for the
             // carried kernels of AVX512-VBMI, which gather them with byte
-            // permutes (`simd::AnyUnits`), 2 to 4 streams of them
+            // permutes (`kernels::any_units::AnyUnits`), 2 to 4 streams of them
             // (interleaving 2: below); if neither takes it, the plan is the
             // one it was (saved here).
             // Measured (ratio to memcpy, 2 runs alternating, best of each):

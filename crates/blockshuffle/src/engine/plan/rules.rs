@@ -21,7 +21,7 @@ use crate::engine::kernels::tile::TILE_STAGE_BYTES;
 /// a row's units, `x.count` apart in the source; `x` the rows, their units
 /// one apart, which together read every unit of the source rows) that are
 /// better taken in the source's order: each run of `x.count` units of the
-/// source goes a unit to each row in turn (`kernels::Grid::copy` streams
+/// source goes a unit to each row in turn (`kernels::grid::Grid::copy` streams
 /// them), so the source is read once, in order, rather than once a row, a
 /// unit in every `x.count`, and the `x.count` rows are written together.
 /// Rows of [`MAX_JOINED_ROW`] bytes or more, of units of whole 16-byte
@@ -64,7 +64,7 @@ const MAX_SCATTERED_ROWS: usize = 3;
 /// Whether the innermost loop gathers long rows of units of whole 16-byte
 /// vectors (from 32 bytes) into a contiguous destination: with streaming
 /// stores these go straight from the source to the destination (see
-/// `kernels::stream_gather`), the source fetched ahead by one sequential
+/// `kernels::copy::stream_gather`), the source fetched ahead by one sequential
 /// sweep. Measured, ratio to memcpy through the cache -> so: NHWC
 /// space-to-batch 4x4 with padding of 64 uint8 channels 1.46 -> 0.8,
 /// depth-to-space by 4 of 256 uint8 channels 2.0 -> 1.2, space-to-batch 4x4
@@ -86,7 +86,7 @@ pub(super) fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
 }
 
 /// Whether the last two loops make a grid whose units stream one by one
-/// ([`kernels::streams_rows`]: rows of a few whole-vector units that
+/// ([`stream::streams_rows`]: rows of a few whole-vector units that
 /// continue one another, each unit position a sequential stream of the
 /// source), in runs of at least [`MIN_STREAMED_RUN`] bytes. A backward
 /// plan (`!fill`) may crop the run's ends: a window on the rows' units
@@ -176,7 +176,7 @@ const MIN_CONTINUED_ROW: usize = 256;
 /// `[lo, hi)`. Such a crop leaves every source unit of the row in the
 /// source (batch-to-space crops what the source has), so a row can be
 /// interleaved whole into a stage of [`CROPPED_ROWS_BYTES`] and its kept
-/// bytes sent on through the line writers (`kernels::cropped_rows`). Rows of
+/// bytes sent on through the line writers (`kernels::stream::cropped_rows`). Rows of
 /// whole lines only: streamed so, OpenVINO NCHW batch-to-space with crops
 /// measured (ratio to memcpy, through the cache -> so) uint8 4x4 of
 /// 512-byte rows 1.55-1.7 -> 1.0-1.35, float32 2x2 of 1-2 KiB rows
@@ -212,7 +212,7 @@ fn cropped_row(loops: &[Loop], unit: usize) -> Option<(&Loop, &Loop, (usize, usi
     fits.then(|| (x, y, win.range(0, units)))
 }
 
-/// Whether `simd::interleave_carried` runs a tile that [`crops_row_ends`]
+/// Whether `kernels::interleave_carried::interleave_carried` runs a tile that [`crops_row_ends`]
 /// but for the rows' length (with AVX512-VBMI): each row interleaved in
 /// registers and its kept bytes carried on to the next row's, the rows
 /// (the loop around the tile) following one another in the destination.
@@ -659,7 +659,7 @@ fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
 }
 
 /// The [`CopyPlan::carry_level`] of a streaming deinterleaving tile plan, if
-/// `simd::deinterleave_carried` can run it: a [`row_level`] with at most
+/// `kernels::carried::deinterleave_carried` can run it: a [`row_level`] with at most
 /// [`CARRIED_STREAMS`] streams, whose tile [`carries`], from whole source
 /// rows (`y.ss` the `x.count` units of a row: the kernel takes no source
 /// stride for `y`, which a strided input's plan need not have).
@@ -676,7 +676,7 @@ pub(super) fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize
 /// ([`vector_streams`]), below AVX512-VBMI a line multiple apart (joined in
 /// the source, one offset in a line for the group), of units of 1 to 8
 /// bytes (16 below VBMI; with it, units of other sizes too,
-/// `simd::AnyUnits::groups_step`), rows of at least 64 bytes.
+/// `kernels::any_units::AnyUnits::groups_step`), rows of at least 64 bytes.
 fn carries(x: &Loop, y: &Loop, unit: usize, isa: Isa) -> bool {
     let units = matches!(unit, 1 | 2 | 4 | 8)
         || (unit == 16 && isa < Isa::Avx512Vbmi)
@@ -695,7 +695,7 @@ fn carries(x: &Loop, y: &Loop, unit: usize, isa: Isa) -> bool {
 /// block rows) may have a window on the level's index (rows wholly
 /// padding), one of the two has one, and the level none; the rows of every
 /// group fit [`PADDED_ROWS_BYTES`]. The carried kernel reads the rows in
-/// place, making up the padding where a read meets it (`simd::Padding`);
+/// place, making up the padding where a read meets it (`kernels::carried::Padding`);
 /// where it cannot (streams or units not aligned in the destination), the
 /// executor copies the rows, padded, into a buffer and runs it on whole
 /// rows from there.
@@ -747,9 +747,9 @@ pub(super) fn vector_streams(b: usize, isa: Isa) -> bool {
     }
 }
 
-/// Whether `simd::interleave_carried` takes the units of an interleaving
+/// Whether `kernels::interleave_carried::interleave_carried` takes the units of an interleaving
 /// tile (`x` its units, `y` its streams): 1 to 8 bytes (its own kernels),
-/// or units of other sizes that it gathers (`simd::AnyUnits`) from 3 or 4
+/// or units of other sizes that it gathers (`kernels::any_units::AnyUnits`) from 3 or 4
 /// streams, or from 2 that are consecutive source rows (space-to-depth by
 /// 2) or cropped at the rows' ends (a window on the streams). Two streams
 /// of those elsewhere measured faster through the older kernels: NHWC
@@ -757,7 +757,7 @@ pub(super) fn vector_streams(b: usize, isa: Isa) -> bool {
 /// cropped or not, 4 runs alternating, medians 0.60-0.97x memcpy so,
 /// 0.76-1.07 gathered; space-to-depth by 2 of them 1.11-1.26 through the
 /// byte-shuffle kernel or the cache, 0.88-1.06 gathered. With the kernels
-/// of whole groups (`simd::interleaved_groups`), uncropped batch-to-space
+/// of whole groups (`kernels::interleave_carried::interleaved_groups`), uncropped batch-to-space
 /// by 2 still measured faster without (0.65-0.66 -> 0.73-0.80, 2 runs),
 /// and cropped faster with (6 NHWC and OpenVINO workloads, 2 runs
 /// alternating, geomean 0.849 -> 0.800 on one thread, 0.849 -> 0.728 on
@@ -769,7 +769,7 @@ pub(super) fn interleave_units(x: &Loop, y: &Loop, unit: usize) -> bool {
 }
 
 /// The [`CopyPlan::carry_level`] of a streaming interleaving tile plan in
-/// the destination's order, if `simd::interleave_carried` can run it: 2 to
+/// the destination's order, if `kernels::interleave_carried::interleave_carried` can run it: 2 to
 /// 4 streams (the tile's inner loop) of at least 64 bytes each per row (its
 /// outer loop) of units that [`interleave_units`] takes, inside a loop
 /// stepping one
@@ -799,13 +799,13 @@ pub(super) fn interleave_carry_level(loops: &[Loop], unit: usize) -> Option<usiz
 /// The [`CopyPlan::carry_level`] of a streaming tile plan in the
 /// destination's order whose source rows each split into consecutive
 /// destination segments, one of each of the `x.count` streams that
-/// `simd::deinterleave_carried` splits the row into, row by row: the
+/// `kernels::carried::deinterleave_carried` splits the row into, row by row: the
 /// tile's outer loop `x` steps a unit in the source (`x.ss == unit`) and a
 /// segment in the destination (`x.ds`, the segment's bytes), its inner
 /// loop `y` the row's `x.count` units (`y.ss == x.count * unit`), and the
 /// loop around them, with no window, a row's segments: NHWC
 /// depth-to-space of three-channel pixels, whose units (`b * c`
-/// elements) have no kernel of their own (`simd::AnyUnits`; the others
+/// elements) have no kernel of their own (`kernels::any_units::AnyUnits`; the others
 /// stream as a tile). A whole source row is read once for its segments
 /// (measured, ratio to memcpy, 2 runs alternating: by 3 and 4 of three
 /// uint8, float16 and float32 channels and four uint8 by 3, 1.20-1.62 ->

@@ -341,7 +341,7 @@ fn interleaved_three_channel_rows_of_whole_vectors_stream() {
 }
 
 /// Blocks and instruction sets, and whether the carried kernels take
-/// units of other sizes (`simd::AnyUnits`) with them, deinterleaving
+/// units of other sizes (`kernels::any_units::AnyUnits`) with them, deinterleaving
 /// and interleaving: 2 to 4 streams, with AVX512-VBMI (interleaving 2
 /// only from consecutive source rows or cropped ones, which these are
 /// not).
@@ -355,7 +355,7 @@ const CARRIED_OTHER_UNITS: [(usize, Isa, [bool; 2]); 4] = [
 /// NHWC space-to-batch and batch-to-space of three uint8 channels
 /// (3-byte units, which no tile kernel of their own takes): with
 /// AVX512-VBMI, a streaming tile that the carried kernels gather
-/// (`simd::AnyUnits`), deinterleaving (by 2 to 4) and interleaving (by
+/// (`kernels::any_units::AnyUnits`), deinterleaving (by 2 to 4) and interleaving (by
 /// 3 and 4); otherwise the plan they had, through the cache.
 #[test]
 fn three_channel_tiles_of_two_to_four_streams_are_carried_with_vbmi() {
