@@ -7,10 +7,10 @@ use std::sync::OnceLock;
 
 use arrayvec::ArrayVec;
 
+use crate::engine::arch::Isa;
 use crate::engine::exec::{self, Fill, Progress, STREAM_THRESHOLD};
 use crate::engine::geometry::{self, Geometry};
 use crate::engine::plan::{CopyPlan, Layouts};
-use crate::engine::simd::Isa;
 use crate::engine::Direction;
 use crate::{Error, Result, Shape, MAX_RANK};
 

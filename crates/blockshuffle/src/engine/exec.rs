@@ -9,18 +9,29 @@
 //! they do not exist.
 //!
 //! Each task (the whole run, or one thread's range) writes through its own
-//! line writers (`engine::lines`), which it finishes before it ends.
+//! line writers (`kernels::lines`), which it finishes before it ends.
+//!
+//! Layer: exec; imports plan (for [`CopyPlan`]), kernels and arch; the
+//! division of work among threads is in [`parts`].
 
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{
-    copy_bytes, copy_run, copy_tile, cropped_rows, fence, gather_lines, odometer, zero_bytes, Grid, Mode, Rows, Staging,
-};
-use super::lines::{Writers, LINE};
-use super::plan::{crops_interleaved_rows, PADDED_ROWS_BYTES, TILE_STAGE_BYTES};
-use super::plan::{Bounds, CopyPlan, Loop, Window, MAX_LOOPS};
-use super::simd::{deinterleave_carried, interleave_carried, Ahead, Carried, Interleaved, Padding};
+mod parts;
+
+use self::parts::{grid, split};
+use super::arch::mem::{fence, LINE};
+use super::kernels::bytes::{copy_bytes, zero_bytes, Staging};
+use super::kernels::carried::{deinterleave_carried, Ahead, Carried, Padding, PADDED_ROWS_BYTES};
+use super::kernels::copy::{copy_run, odometer, Mode};
+
+use super::kernels::interleave_carried::{interleave_carried, Interleaved};
+use super::kernels::lines::Writers;
+use super::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
+use super::kernels::stream::{cropped_rows, gather_lines};
+use super::kernels::tile::{copy_tile, TILE_STAGE_BYTES};
+use super::plan::rules::crops_interleaved_rows;
+use super::plan::CopyPlan;
 
 /// What padding positions receive.
 #[derive(Clone, Copy)]
@@ -515,7 +526,7 @@ impl Exec<'_> {
     /// # Safety
     /// As `level`, for the stage level of a plan with a `tile_stage`.
     ///
-    /// [`TileStage`]: super::plan::TileStage
+    /// [`TileStage`]: super::plan::rules::TileStage
     #[inline(never)]
     unsafe fn staged_tile(&self, j: usize, so: isize, dof: isize, w: &mut Writers) {
         let p = self.plan;
@@ -651,7 +662,7 @@ impl Exec<'_> {
     }
 
     /// The carried deinterleaving of a padded plan (see
-    /// `plan::padded_carry_level`): loop `j` (`level`, the rows) and
+    /// `plan::rules::padded_carry_level`): loop `j` (`level`, the rows) and
     /// `middle` (the stream groups, whose window on the row's index marks
     /// rows wholly padding) around the tile. The carried kernel reads the
     /// source rows in place, making up the padding in the reads that meet
@@ -972,43 +983,5 @@ impl Exec<'_> {
                 self.fill_range(j, dof, 0, p.loops[j].count, w);
             }
         }
-    }
-}
-
-/// Runs `work` over `[a, b)`: split into `threads` ranges (multiples of
-/// `align` from `a`) on the rayon pool, or at once on this thread.
-fn split(a: usize, b: usize, threads: usize, align: usize, work: impl Fn(usize, usize) + Sync) {
-    #[cfg(feature = "rayon")]
-    if threads > 1 {
-        use rayon::prelude::*;
-        // No more parts than there are aligned pieces to hand out.
-        let threads = threads.min((b - a).div_ceil(align.max(1))).max(1);
-        let step = (b - a).div_ceil(threads).div_ceil(align) * align;
-        (0..threads).into_par_iter().for_each(|t| {
-            let (x, y) = ((a + t * step).min(b), (a + (t + 1) * step).min(b));
-            if x < y {
-                work(x, y);
-            }
-        });
-        return;
-    }
-    let _ = (threads, align);
-    if a < b {
-        work(a, b);
-    }
-}
-
-/// The grid of indices `[s, e)` of loop `l` over the last loop `y` (see
-/// [`Exec::grid_rows`]), from the position of index `s`.
-fn grid(l: &Loop, y: &Loop, s: usize, e: usize) -> Grid {
-    Grid {
-        n1: e - s,
-        ss1: l.ss,
-        ds1: l.ds,
-        n0: y.count,
-        ss0: y.ss,
-        ds0: y.ds,
-        bounds: y.window.map_or(Bounds::ALL, |win| win.bounds(s)),
-        oc: y.window.map_or(0, |win| win.oc),
     }
 }

@@ -24,15 +24,17 @@
 //!
 //! An interleave into a 16-byte aligned destination of whole vectors may
 //! also store with streaming stores: a large output's tiles of such rows
-//! stream (`plan::streams_shuffled_rows`); other tiles of these units store
+//! stream (`plan::rules::streams_shuffled_rows`); other tiles of these units store
 //! through the cache.
 //!
 //! The kernels need SSSE3's byte shuffle; they run in plans of
 //! [`Isa::Avx2`] and wider (AVX-512 plans use them too). Below that, and
 //! for rows shorter than a period, the portable kernels of
-//! [`kernels`](super::kernels) run instead.
+//! [`copy`](super::copy) run instead.
+//!
+//! Layer: kernels; imports arch only.
 
-use super::simd::Isa;
+use crate::engine::arch::Isa;
 
 /// The most vectors a period has (an interleave of 3 rows: 144 bytes,
 /// doubled for pairs of vectors: 288).
@@ -202,7 +204,7 @@ impl Pattern {
 /// Whether [`gather`] has a kernel for units of `unit` bytes `ss` apart
 /// that `isa` runs (for rows of at least a period): units of 3 bytes, 2 to
 /// 4 units apart. Units of 6 and 12 bytes take one load and one store each
-/// already (`kernels::widens`), which measured faster than a shuffle's
+/// already (`copy::widens`), which measured faster than a shuffle's
 /// three loads for each 16 bytes (NHWC space-to-batch with padding of
 /// three float32 channels 1.2 -> 1.5x memcpy, of float16 1.1 -> 1.2x).
 #[inline]
@@ -217,7 +219,7 @@ pub(crate) fn gathers(isa: Isa, unit: usize, ss: isize) -> bool {
 /// done nothing, if not.
 ///
 /// # Safety
-/// As [`copy_run`](super::kernels::copy_run) with `ds == unit`; `isa` one
+/// As [`copy_run`](super::copy::copy_run) with `ds == unit`; `isa` one
 /// this CPU runs.
 #[inline]
 pub(crate) unsafe fn gather(isa: Isa, n: usize, src: *const u8, ss: isize, dst: *mut u8, unit: usize) -> bool {

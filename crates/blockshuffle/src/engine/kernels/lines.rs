@@ -17,18 +17,18 @@
 //! other run starts a stream (finishing the least recently started). Any
 //! order of runs is therefore correct; orders that keep a few streams going
 //! (the plan's job) are fast.
+//!
+//! Layer: kernels; imports [`nest`](super::nest) and arch.
 
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use super::kernels::{copy_short, prefetch, Rows, PREFETCH_AHEAD};
-use super::simd::Isa;
+use super::nest::Rows;
+use crate::engine::arch::mem::{copy_short, prefetch, store_line, LINE, PREFETCH_AHEAD};
+use crate::engine::arch::Isa;
 
 /// Destination streams a [`Writers`] keeps open at once.
 pub(crate) const WRITERS: usize = 16;
-
-/// Bytes of a cache line.
-pub(crate) const LINE: usize = 64;
 
 #[repr(C, align(64))]
 struct LineBuf([MaybeUninit<u8>; LINE]);
@@ -239,7 +239,7 @@ impl Writers {
     }
 
     /// Takes over the stream that continues at `dst`, if one does, for a
-    /// kernel that carries a line in a register (`simd::interleave_carried`):
+    /// kernel that carries a line in a register (`interleave_carried::interleave_carried`):
     /// closes it without writing its unfinished line, whose bytes `[0, dst %
     /// 64)` are copied to `line` (those before the returned start are not
     /// the stream's), and returns where the stream began. If none
@@ -492,34 +492,6 @@ impl Source for Zeros {
     #[inline(always)]
     fn advance(self, _: usize) -> Self {
         Zeros
-    }
-}
-
-/// Stores the 64 bytes at `src` to `dst` with streaming stores (a whole
-/// line when `dst` is 64-byte aligned).
-///
-/// # Safety
-/// 64 bytes readable at `src`, writable at `dst`, which is 16-byte aligned.
-#[inline(always)]
-pub(crate) unsafe fn store_line(src: *const u8, dst: *mut u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE2 is baseline on x86_64; unaligned loads inside `src[..64]`,
-    // aligned streaming stores inside `dst[..64]`.
-    unsafe {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let a = _mm_loadu_si128(src.cast::<__m128i>());
-        let b = _mm_loadu_si128(src.add(16).cast::<__m128i>());
-        let c = _mm_loadu_si128(src.add(32).cast::<__m128i>());
-        let e = _mm_loadu_si128(src.add(48).cast::<__m128i>());
-        _mm_stream_si128(dst.cast::<__m128i>(), a);
-        _mm_stream_si128(dst.add(16).cast::<__m128i>(), b);
-        _mm_stream_si128(dst.add(32).cast::<__m128i>(), c);
-        _mm_stream_si128(dst.add(48).cast::<__m128i>(), e);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: forwarded.
-    unsafe {
-        ptr::copy_nonoverlapping(src, dst, LINE)
     }
 }
 

@@ -1,0 +1,115 @@
+//! Memory primitives every kernel uses: short copies ([`copy_short`]),
+//! cache-line streaming stores ([`store_line`], [`LINE`]), their fence
+//! ([`fence`]) and source prefetching ([`prefetch`], [`PREFETCH_AHEAD`]).
+//!
+//! Layer: arch (the lowest); imports nothing from the engine.
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+/// Bytes of a cache line.
+pub(crate) const LINE: usize = 64;
+
+/// Copies `len <= 64` bytes, from 3 on as two overlapping moves of the
+/// largest power of two not above `len` (no call into the C library for
+/// units like 3, 6 or 12 bytes, or for the pieces of a line).
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, not overlapping,
+/// and `len <= 64`.
+#[inline(always)]
+pub(crate) unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
+    debug_assert!(len <= 64);
+    // SAFETY: forwarded; each arm's `N` is at most `len`, and `len <= 2 * N`.
+    unsafe {
+        match len {
+            0..=2 => ptr::copy_nonoverlapping(src, dst, len),
+            3 => pair::<2>(src, dst, len),
+            4..=7 => pair::<4>(src, dst, len),
+            8..=15 => pair::<8>(src, dst, len),
+            16..=32 => pair::<16>(src, dst, len),
+            _ => pair::<32>(src, dst, len),
+        }
+    }
+}
+
+/// Copies `len` bytes, `N <= len <= 2 * N`, as two overlapping `N`-byte moves.
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, not overlapping, and
+/// `N <= len`.
+#[inline(always)]
+pub(crate) unsafe fn pair<const N: usize>(src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: `N <= len`, so `[0, N)` and `[len - N, len)` are inside both ranges;
+    // both values are read before either is written.
+    unsafe {
+        let a = ptr::read_unaligned(src.cast::<MaybeUninit<[u8; N]>>());
+        let b = ptr::read_unaligned(src.add(len - N).cast::<MaybeUninit<[u8; N]>>());
+        ptr::write_unaligned(dst.cast::<MaybeUninit<[u8; N]>>(), a);
+        ptr::write_unaligned(dst.add(len - N).cast::<MaybeUninit<[u8; N]>>(), b);
+    }
+}
+
+/// Orders this thread's streaming stores before anything that follows.
+#[inline]
+pub(crate) fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` has no preconditions (SSE, x86_64 baseline).
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    }
+}
+
+/// How far ahead of their reads the streaming kernels have the source
+/// fetched ([`prefetch`]): with streaming stores in flight, the hardware
+/// prefetchers alone leave reads waiting (measured: NCHW space-to-depth
+/// 1.3x memcpy -> 1.2x, float16 pixel_unshuffle 1.5x -> 1.25x; 1 to 8 KiB
+/// all measured alike, the cache's own `prefetchnta` worse).
+pub(crate) const PREFETCH_AHEAD: usize = 4096;
+
+/// Asks the CPU to bring the `len` bytes at `p` into the cache ahead of
+/// their use (one hint per 64-byte line); does nothing on other targets.
+/// A hint never faults, so `p` need not be valid.
+#[inline(always)]
+pub(crate) fn prefetch(p: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut k = 0;
+        while k < len {
+            // SAFETY: a prefetch is a hint: it reads nothing the program sees
+            // and never faults, whatever the address.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(k).cast()) };
+            k += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, len);
+}
+
+/// Stores the 64 bytes at `src` to `dst` with streaming stores (a whole
+/// line when `dst` is 64-byte aligned).
+///
+/// # Safety
+/// 64 bytes readable at `src`, writable at `dst`, which is 16-byte aligned.
+#[inline(always)]
+pub(crate) unsafe fn store_line(src: *const u8, dst: *mut u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is baseline on x86_64; unaligned loads inside `src[..64]`,
+    // aligned streaming stores inside `dst[..64]`.
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let a = _mm_loadu_si128(src.cast::<__m128i>());
+        let b = _mm_loadu_si128(src.add(16).cast::<__m128i>());
+        let c = _mm_loadu_si128(src.add(32).cast::<__m128i>());
+        let e = _mm_loadu_si128(src.add(48).cast::<__m128i>());
+        _mm_stream_si128(dst.cast::<__m128i>(), a);
+        _mm_stream_si128(dst.add(16).cast::<__m128i>(), b);
+        _mm_stream_si128(dst.add(32).cast::<__m128i>(), c);
+        _mm_stream_si128(dst.add(48).cast::<__m128i>(), e);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: forwarded.
+    unsafe {
+        ptr::copy_nonoverlapping(src, dst, LINE)
+    }
+}

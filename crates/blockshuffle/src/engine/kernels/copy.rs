@@ -1,0 +1,445 @@
+//! The copy kernels: small functions that move bytes between offsets the
+//! plan has proven valid. Each documents what its caller guarantees.
+//!
+//! This file holds runs of units ([`copy_run`], with its [`Mode`]), the
+//! loop-nest walk ([`odometer`]) and the streaming gather of a run's units
+//! (`stream_gather`, which fetches the source ahead by `sweep`).
+//!
+//! Layer: kernels; imports [`nest`](super::nest), [`bytes`](super::bytes),
+//! [`shuffle`](super::shuffle) and arch.
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use super::bytes::{copy_bytes, STREAM_MIN};
+use super::bytes::{stream_copy, Stage, STAGE};
+use super::nest::{Loop, MAX_LOOPS};
+use super::shuffle;
+use crate::engine::arch::mem::{pair, prefetch};
+use crate::engine::arch::Isa;
+
+/// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
+///
+/// # Safety
+/// Every one of those `n` source units must be readable and destination units
+/// writable, and no destination unit may overlap a source unit.
+#[inline]
+pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize, unit: usize, m: Mode) {
+    if n == 0 {
+        return;
+    }
+    let nt = m.nt;
+    // SAFETY: forwarded; a contiguous run on both sides (or a single unit)
+    // is one block of `n * unit` bytes.
+    unsafe {
+        if n == 1 || (ss == unit as isize && ds == unit as isize) {
+            return copy_bytes(src, dst, n * unit, nt);
+        }
+        if nt {
+            if ds == unit as isize {
+                return stream_gather(n, src, ss, dst, unit, m.isa);
+            }
+            if unit >= STREAM_MIN {
+                for i in 0..n as isize {
+                    stream_copy(src.offset(i * ss), dst.offset(i * ds), unit);
+                }
+                return;
+            }
+        }
+        // Units of three channels gathered by byte shuffles.
+        if ds == unit as isize && shuffle::gather(m.isa, n, src, ss, dst, unit) {
+            return;
+        }
+        // The kind of unit chosen once per run, not per unit.
+        if widens(unit, ss, ds) {
+            return by_wide_unit!(unit, wide, exact => strided(n, src, ss, dst, ds, wide, exact));
+        }
+        by_unit!(unit, copy => strided(n, src, ss, dst, ds, copy, copy))
+    }
+}
+
+/// Whether a run of units of `unit` bytes with these strides may copy each
+/// unit but the last as one move of the power of two above it (see
+/// [`by_wide_unit`]): the destination is contiguous, so that a move's
+/// excess lands on the next unit's place, written next; and each next
+/// source unit starts at least that many bytes on, so that the excess read
+/// lies between two units of the source buffer. Units of 3, 6 or 12 bytes
+/// (three channels) then take one load and one store each, not two of each.
+#[inline(always)]
+pub(crate) fn widens(unit: usize, ss: isize, ds: isize) -> bool {
+    wide_move(unit).is_some_and(|wide| ds == unit as isize && ss >= wide as isize)
+}
+
+/// The power of two above a unit of 3, 5-7, 9-15, 17-31 or 33-63 bytes: the
+/// move [`by_wide_unit`] copies it with; `None` for other units.
+#[inline(always)]
+pub(super) fn wide_move(unit: usize) -> Option<usize> {
+    match unit {
+        3 => Some(4),
+        5..=7 => Some(8),
+        9..=15 => Some(16),
+        17..=31 => Some(32),
+        33..=63 => Some(64),
+        _ => None,
+    }
+}
+
+/// Evaluates `$body` with `$wide` bound to a closure that copies one unit
+/// of `$unit` bytes (3, 5-7, 9-15, 17-31 or 33-63) as one move of the power of two
+/// above it, and `$exact` to one that copies it exactly (two overlapping
+/// moves), chosen once. The caller vouches that every unit it gives `$wide`
+/// has that many bytes readable at its source and writable at its
+/// destination ([`widens`]).
+macro_rules! by_wide_unit {
+    ($unit:expr, $wide:ident, $exact:ident => $body:expr) => {{
+        let unit: usize = $unit;
+        match unit {
+            3 => {
+                let $wide = |s, d| unit_copy::<4>(s, d);
+                let $exact = |s, d| pair::<2>(s, d, 3);
+                $body
+            }
+            5..=7 => {
+                let $wide = |s, d| unit_copy::<8>(s, d);
+                let $exact = |s, d| pair::<4>(s, d, unit);
+                $body
+            }
+            9..=15 => {
+                let $wide = |s, d| unit_copy::<16>(s, d);
+                let $exact = |s, d| pair::<8>(s, d, unit);
+                $body
+            }
+            17..=31 => {
+                let $wide = |s, d| unit_copy::<32>(s, d);
+                let $exact = |s, d| pair::<16>(s, d, unit);
+                $body
+            }
+            _ => {
+                let $wide = |s, d| unit_copy::<64>(s, d);
+                let $exact = |s, d| pair::<32>(s, d, unit);
+                $body
+            }
+        }
+    }};
+}
+pub(super) use by_wide_unit;
+
+/// Evaluates `$body` with `$copy` bound to a closure that copies one unit of
+/// `$unit` bytes, chosen once: each arm is its own loop nest, which never
+/// dispatches on the unit inside it (tiny tensors are mostly this
+/// overhead). The closures copy whatever they are given: the caller, in an
+/// unsafe block, vouches for the units its loop gives them.
+macro_rules! by_unit {
+    ($unit:expr, $copy:ident => $body:expr) => {{
+        let unit: usize = $unit;
+        match unit {
+            1 => {
+                let $copy = |s, d| unit_copy::<1>(s, d);
+                $body
+            }
+            2 => {
+                let $copy = |s, d| unit_copy::<2>(s, d);
+                $body
+            }
+            4 => {
+                let $copy = |s, d| unit_copy::<4>(s, d);
+                $body
+            }
+            8 => {
+                let $copy = |s, d| unit_copy::<8>(s, d);
+                $body
+            }
+            16 => {
+                let $copy = |s, d| unit_copy::<16>(s, d);
+                $body
+            }
+            12 => {
+                let $copy = |s: *const u8, d: *mut u8| {
+                    unit_copy::<8>(s, d);
+                    unit_copy::<4>(s.add(8), d.add(8))
+                };
+                $body
+            }
+            // The pair's size chosen once too.
+            3 => {
+                let $copy = |s, d| pair::<2>(s, d, 3);
+                $body
+            }
+            5..=7 => {
+                let $copy = |s, d| pair::<4>(s, d, unit);
+                $body
+            }
+            9..=15 => {
+                let $copy = |s, d| pair::<8>(s, d, unit);
+                $body
+            }
+            17..=32 => {
+                let $copy = |s, d| pair::<16>(s, d, unit);
+                $body
+            }
+            33..=64 => {
+                let $copy = |s, d| pair::<32>(s, d, unit);
+                $body
+            }
+            _ => {
+                let $copy = |s, d| ptr::copy_nonoverlapping(s, d, unit);
+                $body
+            }
+        }
+    }};
+}
+pub(super) use by_unit;
+
+/// Calls `f(source offset, destination offset)` for every position of
+/// `loops` (none: once, at the bases), the last loop fastest.
+#[inline(always)]
+pub(crate) fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: impl FnMut(isize, isize)) {
+    let mut idx = [0usize; MAX_LOOPS];
+    let (mut so, mut dof) = (src_base, dst_base);
+    loop {
+        f(so, dof);
+        let mut k = loops.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            let l = &loops[k];
+            idx[k] += 1;
+            so = so.wrapping_add(l.ss);
+            dof = dof.wrapping_add(l.ds);
+            if idx[k] < l.count {
+                break;
+            }
+            idx[k] = 0;
+            so = so.wrapping_sub(l.ss.wrapping_mul(l.count as isize));
+            dof = dof.wrapping_sub(l.ds.wrapping_mul(l.count as isize));
+        }
+    }
+}
+
+/// Copies one unit of `N` bytes as one (unaligned) value.
+///
+/// # Safety
+/// `N` bytes readable at `src` and writable at `dst`, not overlapping.
+#[inline(always)]
+pub(super) unsafe fn unit_copy<const N: usize>(src: *const u8, dst: *mut u8) {
+    // SAFETY: forwarded; `MaybeUninit` makes copying padding bytes of a
+    // caller's type sound.
+    unsafe {
+        let v = ptr::read_unaligned(src.cast::<MaybeUninit<[u8; N]>>());
+        ptr::write_unaligned(dst.cast::<MaybeUninit<[u8; N]>>(), v);
+    }
+}
+
+/// Calls `copy` for each of the `n` units of a [`copy_run`] but the last,
+/// and `last` for the last: unit `i` from `src + i*ss` to `dst + i*ds`.
+///
+/// # Safety
+/// `copy` and `last` must be sound for the units they are given (as
+/// [`copy_run`]'s caller guarantees, and [`widens`] for a wide `copy`).
+#[inline(always)]
+pub(super) unsafe fn strided(
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    ds: isize,
+    copy: impl Fn(*const u8, *mut u8),
+    last: impl Fn(*const u8, *mut u8),
+) {
+    let Some(n) = n.checked_sub(1) else { return };
+    let (mut s, mut d) = (src, dst);
+    for _ in 0..n {
+        copy(s, d);
+        s = s.wrapping_offset(ss);
+        d = d.wrapping_offset(ds);
+    }
+    last(s, d);
+}
+
+/// How the kernels store and which instructions they may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mode {
+    /// Non-temporal stores.
+    pub nt: bool,
+    /// The vector kernels for short runs.
+    pub isa: Isa,
+}
+
+/// Gathers `n` units into a contiguous destination with streaming stores,
+/// while the source ahead is fetched ([`sweep`]) where the units are more
+/// than [`UNFETCHED_GATHER_STRIDE`] units apart.
+///
+/// Units of whole 16-byte vectors at a 16-byte-aligned destination go
+/// straight from the source; others are gathered into a staging buffer and
+/// streamed out from it. Kept out of line: its stack buffer must not weigh
+/// on the frames of the hot kernels.
+///
+/// # Safety
+/// As [`copy_run`] with `ds == unit`.
+#[inline(never)]
+unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit: usize, isa: Isa) {
+    let sweep_row = || sweep(src, n.saturating_mul(ss.unsigned_abs()), n * unit);
+    #[cfg(target_arch = "x86_64")]
+    if (dst as usize | unit).is_multiple_of(16) {
+        let ahead = fetches_gathered(ss, unit).then(sweep_row);
+        let (mut s, mut d) = (src, dst);
+        for i in 0..n {
+            if let Some(a) = ahead {
+                prefetch(a.wrapping_add(i * unit), unit);
+            }
+            // SAFETY: a unit's `unit` bytes at `s` (readable) and `d`
+            // (writable, 16-byte aligned as `dst` and `unit` are).
+            unsafe { stream_vectors(s, d, unit) };
+            s = s.wrapping_offset(ss);
+            d = d.wrapping_add(unit);
+        }
+        return;
+    }
+    prefetch(sweep_row(), n * unit);
+    // SAFETY: each chunk's bytes are those of units `i..` of the
+    // destination, which holds `n * unit` bytes.
+    unsafe { through_stage(n, src, ss, unit, isa, |part, i, len| stream_copy(part, dst.add(i * unit), len)) };
+}
+
+/// Copies `len` bytes (a multiple of 16) from `src` to the 16-byte-aligned
+/// `dst` with streaming stores.
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, which is 16-byte
+/// aligned.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn stream_vectors(src: *const u8, dst: *mut u8, len: usize) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+    for k in (0..len).step_by(16) {
+        // SAFETY: 16 of the caller's bytes on both sides, at a
+        // 16-byte-aligned destination; SSE2 is baseline on x86_64.
+        unsafe { _mm_stream_si128(dst.add(k).cast::<__m128i>(), _mm_loadu_si128(src.add(k).cast::<__m128i>())) };
+    }
+}
+
+/// Streams `rows` whole rows of a grid of [`streams_rows`] of `N` units
+/// of `U` bytes: row `i`'s unit `k` from `src + i * U + k * ss0` to `dst +
+/// (i * N + k) * U`. For short units, whose rows cost more in bookkeeping
+/// than in stores when taken one bound at a time.
+///
+/// # Safety
+/// Every unit readable at its source and writable at its destination;
+/// `dst` 16-byte aligned.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn whole_rows<const U: usize, const N: usize>(rows: usize, src: *const u8, ss0: isize, dst: *mut u8) {
+    let (mut s, mut d) = (src, dst);
+    for _ in 0..rows {
+        for k in 0..N {
+            // SAFETY: unit `k` of the row, as the caller guarantees;
+            // `d + k * U` stays 16-byte aligned (`U` is a multiple of 16).
+            unsafe { stream_vectors(s.wrapping_offset(k as isize * ss0), d.add(k * U), U) };
+        }
+        s = s.wrapping_add(U);
+        d = d.wrapping_add(N * U);
+    }
+}
+
+/// Gathers `n` units, unit `i` from `src + i*ss`, into a staging buffer a
+/// chunk at a time, and hands each chunk to `out` with the index of its
+/// first unit and its bytes.
+///
+/// # Safety
+/// Every unit readable; `isa` one this CPU runs.
+#[inline(always)]
+pub(super) unsafe fn through_stage(
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    unit: usize,
+    isa: Isa,
+    mut out: impl FnMut(*const u8, usize, usize),
+) {
+    let mut stage = Stage::new();
+    let per = STAGE / unit;
+    let mut done = 0;
+    while done < n {
+        let m = per.min(n - done);
+        // SAFETY: `m` of the caller's units; the stage holds `per` units.
+        unsafe {
+            let from = src.wrapping_offset(done as isize * ss);
+            copy_run(m, from, ss, stage.ptr(), unit as isize, unit, Mode { nt: false, isa });
+        }
+        out(stage.ptr(), done, m * unit);
+        done += m;
+    }
+}
+
+/// Rows of [`stream_gather`], and rows of [`gather_lines`] of at most
+/// [`UNFETCHED_GATHER_ROW`] bytes, whose units are at most this many units
+/// apart in the source (a third of the lines the row spans, or more,
+/// read) stream without fetching the source ahead: the hardware
+/// prefetchers do better alone. Measured, alternating, median per
+/// workload: `stream_gather`, NHWC space-to-batch and depth-to-space by 2
+/// and 3 of 16- to 128-byte units, 32 workloads, 3 runs: 0.888 -> 0.826x
+/// memcpy (depth-to-space by 2 of 8 float16 channels 1.11 -> 0.94), and
+/// again, 2 runs: 0.867 -> 0.817; OpenVINO's 5-D space-to-batch (W11, 1
+/// KiB rows of units 3 apart, `gather_lines`), 6 runs, 1.01 -> 0.95, 1.09
+/// -> 1.03, 1.03 -> 0.91. Longer rows of `gather_lines` (padded, their
+/// ends joined) measured both ways (NHWC space-to-batch padded by 2 and 3
+/// of 32- to 256-byte units, 16 workloads, 3 runs: 0.93 -> 0.86, then
+/// 0.88 -> 0.95), so they keep the fetch; units 4 apart need it (8 of them
+/// padded by 4, 0.90 -> 1.29 unfetched, 64-byte units 1.9).
+const UNFETCHED_GATHER_STRIDE: usize = 3;
+
+/// See [`UNFETCHED_GATHER_STRIDE`].
+pub(super) const UNFETCHED_GATHER_ROW: usize = 2 << 10;
+
+/// Whether a gathered row of units `ss` bytes apart in the source fetches
+/// it ahead, by their distance alone (see [`UNFETCHED_GATHER_STRIDE`]).
+pub(super) fn fetches_gathered(ss: isize, unit: usize) -> bool {
+    ss.unsigned_abs() > UNFETCHED_GATHER_STRIDE * unit
+}
+
+/// How far ahead of a streaming gather's source [`sweep`] fetches at
+/// least: about the source block of the next position of the loops around
+/// the rows (measured on NHWC depth-to-space by 4 of 64-byte units, 64 KiB
+/// blocks: 16 KiB ahead 2.5x memcpy, 64 KiB 1.6x, 256 KiB 1.9x).
+const SWEEP_AHEAD: usize = 64 << 10;
+
+/// How far ahead [`sweep`] fetches at most: a row's source span, when it
+/// is longer than [`SWEEP_AHEAD`], is the block all rows over it read
+/// (depth-to-space by 4 of 128-byte units, 128 KiB: 1.37x memcpy 64 KiB
+/// ahead, 1.27x a span ahead), up to what the second-level cache holds.
+const MAX_SWEEP_AHEAD: usize = 256 << 10;
+
+std::thread_local! {
+    /// Where this thread's sweep has fetched the source up to.
+    static SWEPT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Where a streaming gather of `bytes` from a row at `src`, whose units
+/// span `span` bytes of the source, should fetch the source ahead: the next
+/// `bytes` of one sweep through the source that far (within
+/// [`SWEEP_AHEAD`]..=[`MAX_SWEEP_AHEAD`]) in front of the rows.
+///
+/// Streaming gathers read their rows' units far apart, in a different
+/// order than the source's (every row of a block takes a slice of each
+/// unit); the hardware prefetchers fetch those strided parts late and a
+/// DRAM page once per row. Plans that stream gathered rows visit the
+/// source block by block in its order, and read about as many bytes as
+/// they write: so one sequential sweep that moves on by each row's bytes
+/// stays a block ahead of the rows, and reads every page in one go
+/// (measured on a gather of 64-byte units: 1.15-1.5x memcpy fetching each
+/// unit's place a block on, 1.04-1.1x so). A row far from the sweep (a new
+/// region, another thread's range) starts a new one.
+pub(super) fn sweep(src: *const u8, span: usize, bytes: usize) -> *const u8 {
+    let ahead = span.clamp(SWEEP_AHEAD, MAX_SWEEP_AHEAD);
+    let want = (src as usize).wrapping_add(ahead);
+    SWEPT.with(|swept| {
+        let mut at = swept.get();
+        if at.wrapping_sub(want.wrapping_sub(ahead / 2)) > ahead * 3 / 2 {
+            at = want;
+        }
+        swept.set(at.wrapping_add(bytes));
+        at as *const u8
+    })
+}

@@ -1,0 +1,343 @@
+//! The grid kernel: a plan's innermost two loops as one [`Grid`] of units,
+//! copied through the cache, streamed, or padded.
+//!
+//! Layer: kernels; imports [`copy`](super::copy), [`bytes`](super::bytes),
+//! [`stream`](super::stream), [`lines`](super::lines),
+//! [`shuffle`](super::shuffle), [`nest`](super::nest) and arch.
+
+use std::ptr;
+
+use super::bytes::zero_bytes;
+use super::copy::{
+    by_unit, by_wide_unit, copy_run, odometer, stream_vectors, strided, unit_copy, whole_rows, widens, Mode,
+};
+use super::nest::{Bounds, Loop, Rows};
+use super::shuffle;
+use super::stream::streams_rows;
+use crate::engine::arch::mem::pair;
+
+/// The innermost two loops of a plan as one grid of units: row `i < n1`
+/// starts at `src + i*ss1` and `dst + i*ds1`, and copies units `[a, b)` of
+/// its `n0`, unit `k` from `row src + k*ss0` to `row dst + k*ds0`. Row 0's
+/// `[a, b)` is `bounds`' range, and each row's bounds are the last row's
+/// stepped by `oc` (a crop window on the inner loop that depends on the
+/// outer one: the rest of a row does not exist in the destination). Without
+/// a window, `Bounds::ALL` and `oc == 0`: every row copies all `n0` units.
+#[derive(Clone, Copy)]
+pub(crate) struct Grid {
+    pub n1: usize,
+    pub ss1: isize,
+    pub ds1: isize,
+    pub n0: usize,
+    pub ss0: isize,
+    pub ds0: isize,
+    pub bounds: Bounds,
+    pub oc: i64,
+}
+
+impl Grid {
+    /// The source and destination of unit `a` of row `i`.
+    #[inline(always)]
+    pub(crate) fn at(&self, i: usize, a: usize, src: *const u8, dst: *mut u8) -> (*const u8, *mut u8) {
+        let (i, a) = (i as isize, a as isize);
+        (
+            src.wrapping_offset(i.wrapping_mul(self.ss1).wrapping_add(a.wrapping_mul(self.ss0))),
+            dst.wrapping_offset(i.wrapping_mul(self.ds1).wrapping_add(a.wrapping_mul(self.ds0))),
+        )
+    }
+
+    /// Calls `row(i, a, b)` for every row `i` and its units `[a, b)`.
+    #[inline(always)]
+    pub(crate) fn rows(&self, mut row: impl FnMut(usize, usize, usize)) {
+        let mut bounds = self.bounds;
+        for i in 0..self.n1 {
+            let (a, b) = bounds.range(self.n0);
+            row(i, a, b);
+            bounds = bounds.step(self.oc);
+        }
+    }
+
+    /// Copies every unit of the grid, once at each position of the loops
+    /// `outer` around it (none: once), with the choice of unit kernel made
+    /// once for all of them (tiny tensors are mostly this overhead).
+    ///
+    /// # Safety
+    /// As [`copy_run`] for every row's range at every position.
+    #[inline]
+    pub(crate) unsafe fn copy(&self, outer: &[Loop], src: *const u8, dst: *mut u8, unit: usize, m: Mode) {
+        // SAFETY: forwarded; each row's range is the caller's.
+        unsafe {
+            #[cfg(target_arch = "x86_64")]
+            if m.nt
+                && outer.is_empty()
+                && (dst as usize).is_multiple_of(16)
+                && streams_rows(unit, self.n0, self.ds0, self.ss1, self.ds1)
+            {
+                return self.stream_rows(src, dst, unit);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if m.nt
+                && outer.is_empty()
+                && (dst as usize | unit | self.ds0 as usize).is_multiple_of(16)
+                && self.ss0 == unit as isize
+                && self.ds1 == unit as isize
+                && self.oc == 0
+                && self.bounds.range(self.n0) == (0, self.n0)
+            {
+                return match self.n0 {
+                    2 => self.stream_scattered::<2>(src, dst, unit),
+                    3 => self.stream_scattered::<3>(src, dst, unit),
+                    _ => self.stream_scattered::<0>(src, dst, unit),
+                };
+            }
+            let shuffled = self.ds0 == unit as isize && shuffle::gathers(m.isa, unit, self.ss0);
+            if m.nt || shuffled || (self.ss0 == unit as isize && self.ds0 == unit as isize) {
+                odometer(outer, 0, 0, |so, dof| {
+                    let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
+                    self.rows(|i, a, b| {
+                        let (s, d) = self.at(i, a, src, dst);
+                        copy_run(b - a, s, self.ss0, d, self.ds0, unit, m);
+                    })
+                });
+                return;
+            }
+            // One out-of-line loop nest per kind of unit (`units` gives the
+            // closures only the grid's units, which the caller vouches for).
+            if widens(unit, self.ss0, self.ds0) {
+                return by_wide_unit!(unit, wide, exact => self.units(outer, src, dst, wide, exact));
+            }
+            by_unit!(unit, copy => self.units(outer, src, dst, copy, copy))
+        }
+    }
+
+    /// Streams every unit of a grid whose rows' units are contiguous in the
+    /// source and go each to its own destination stream, which the next
+    /// row continues (`N` of them, 0: `n0`): rows gathered a unit at a
+    /// time taken in the source's order (see `plan::rules::scatters_gathered_rows`,
+    /// whose plans ran slower than gathered through `copy_run` a row at a
+    /// time). The streams' lines fill over consecutive rows; the rows that
+    /// start and end them leave partial lines only at the streams' ends.
+    ///
+    /// # Safety
+    /// As [`Grid::copy`] without outer loops or bounds; `dst`, `unit` and
+    /// `ds0`, so every unit's destination, are 16-byte aligned.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(never)]
+    unsafe fn stream_scattered<const N: usize>(&self, src: *const u8, dst: *mut u8, unit: usize) {
+        let n0 = if N == 0 { self.n0 } else { N };
+        let (mut s, mut d) = (src, dst);
+        for _ in 0..self.n1 {
+            for a in 0..n0 {
+                // SAFETY: unit `a` of the row, the grid's, at a 16-byte-aligned
+                // destination (`dst`, `unit` and `ds0` are multiples of 16).
+                unsafe { stream_vectors(s.add(a * unit), d.wrapping_offset(a as isize * self.ds0), unit) };
+            }
+            s = s.wrapping_offset(self.ss1);
+            d = d.wrapping_add(unit);
+        }
+    }
+
+    /// Streams every unit of a grid of [`streams_rows`] straight from the
+    /// source to the destination, rows in order: the destination is one
+    /// sequential run, whose lines the streaming stores fill in turn, and
+    /// each of a row's unit positions reads a sequential stream of the
+    /// source, which the hardware prefetchers follow. The rows a window
+    /// keeps whole go without bounds, those of 2 to 4 units of 16 to 64
+    /// bytes each by a loop of constant shape ([`whole_rows`]): taken a
+    /// bound at a time, rows of 64 bytes went 0.9-1.05x memcpy, and
+    /// 1.03-1.13 with the plans that make them of 32-byte units instead of
+    /// a tile (NHWC batch-to-space by 2, two runs in separate processes);
+    /// so, 0.66-0.75.
+    ///
+    /// # Safety
+    /// As [`Grid::copy`] without outer loops; `dst` is 16-byte aligned and
+    /// the grid is one of [`streams_rows`] (so is every unit's destination).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(never)]
+    unsafe fn stream_rows(&self, src: *const u8, dst: *mut u8, unit: usize) {
+        let (n0, ss0) = (self.n0, self.ss0);
+        // Row `i`'s units `[a, b)`, one at a time.
+        let part = |i: usize, a: usize, b: usize| {
+            let (mut s, mut d) = self.at(i, a, src, dst);
+            for _ in a..b {
+                // SAFETY: one of the grid's units, readable at `s` and
+                // writable at `d`, which is 16-byte aligned: `dst` is, and
+                // `ds1` and `ds0` are multiples of `unit`, itself one of 16.
+                unsafe { stream_vectors(s, d, unit) };
+                s = s.wrapping_offset(ss0);
+                d = d.wrapping_add(unit);
+            }
+        };
+        // A window keeps one interval of the run's positions (its bounds
+        // move one way from row to row), so the rows it keeps whole are
+        // one range `[first, end)`, with partial rows only before and
+        // after: those take the bounds row by row, the whole ones none.
+        let whole = |b: Bounds| b.range(n0) == (0, n0);
+        let mut bounds = self.bounds;
+        let mut first = 0;
+        while first < self.n1 {
+            let (a, b) = bounds.range(n0);
+            if (a, b) == (0, n0) {
+                break;
+            }
+            part(first, a, b);
+            bounds = bounds.step(self.oc);
+            first += 1;
+        }
+        let at_row = |i: usize| bounds.step(self.oc.wrapping_mul((i - first) as i64));
+        let mut end = self.n1;
+        while end > first && !whole(at_row(end - 1)) {
+            end -= 1;
+        }
+        let (s, d) = self.at(first, 0, src, dst);
+        // SAFETY: rows `[first, end)` are whole: every unit of theirs is
+        // the grid's (as above).
+        unsafe {
+            // Rows of 2 to 4 units of these sizes in a loop of constant shape.
+            macro_rules! whole_rows_of {
+                ($($u:literal),*) => {
+                    match (unit, n0) {
+                        $(
+                            ($u, 2) => whole_rows::<$u, 2>(end - first, s, ss0, d),
+                            ($u, 3) => whole_rows::<$u, 3>(end - first, s, ss0, d),
+                            ($u, 4) => whole_rows::<$u, 4>(end - first, s, ss0, d),
+                        )*
+                        _ => {
+                            for i in first..end {
+                                part(i, 0, n0);
+                            }
+                        }
+                    }
+                };
+            }
+            whole_rows_of!(16, 32, 48, 64)
+        }
+        for i in end..self.n1 {
+            let (a, b) = at_row(i).range(n0);
+            part(i, a, b);
+        }
+    }
+
+    /// Calls `copy` for every unit of the grid at every position of `outer`
+    /// but the last of each row, and `last` for that one.
+    ///
+    /// # Safety
+    /// `copy` and `last` must be sound for the units they are given (as
+    /// [`Grid::copy`]'s caller guarantees, and [`widens`] for a wide `copy`).
+    #[inline(never)]
+    unsafe fn units(
+        &self,
+        outer: &[Loop],
+        src: *const u8,
+        dst: *mut u8,
+        copy: impl Fn(*const u8, *mut u8),
+        last: impl Fn(*const u8, *mut u8),
+    ) {
+        odometer(outer, 0, 0, |so, dof| {
+            let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
+            self.rows(|i, a, b| {
+                let (s, d) = self.at(i, a, src, dst);
+                // SAFETY: forwarded (the row's units `[a, b)`).
+                unsafe { strided(b - a, s, self.ss0, d, self.ds0, &copy, &last) }
+            })
+        });
+    }
+
+    /// Copies each row's units inside its bounds and zero-fills the units
+    /// outside them, the row's padding (forward plans whose last loop's
+    /// window depends on the grid's rows: NHWC space-to-batch with
+    /// padding), at each of `outer`'s repetitions of the grid. The rows'
+    /// kernel is chosen once, and the padding at a row's ends is one short
+    /// store each: a row of a few hundred bytes otherwise spends as long
+    /// choosing and calling as copying. Measured on uint8 three-channel
+    /// space-to-batch 3x3 with padding (rows of 384 bytes, 3 to a grid):
+    /// 10.6 million instructions a run through the executor's row loop,
+    /// 9.4 with one grid a call, 8.2 with the loop around the grid as its
+    /// repetitions, of which the shuffle kernel is 5.3; the best of 200
+    /// runs 1.13-1.53 ms -> 0.97-1.33 (four runs), then 0.96 -> 0.80-0.82
+    /// (three runs).
+    ///
+    /// # Safety
+    /// As [`Grid::copy`] without outer loops, at each repetition of
+    /// `outer`, and each row's destination is contiguous: `ds0 == unit`,
+    /// every unit of a row writable.
+    #[inline]
+    pub(crate) unsafe fn padded(&self, outer: Rows, src: *const u8, dst: *mut u8, unit: usize, m: Mode) {
+        // A real check, once a call (the executor's `padded_grid` chose
+        // this for `ds0 == unit`): each row's padding is zeroed as the
+        // contiguous bytes before and after its units.
+        assert_eq!(self.ds0, unit as isize, "a padded grid's rows must be contiguous");
+        let ss = self.ss0;
+        // SAFETY: forwarded; each row's copied units are those inside its
+        // bounds, its padding the bytes around them (`ds0 == unit`, checked
+        // above), and the shuffle kernel runs on the plan's `isa`.
+        unsafe {
+            if let Some(kernel) = shuffle::gather_kernel(m.isa, unit, ss).filter(|_| !m.nt) {
+                return self.padded_rows(outer, src, dst, unit, m.nt, |n, s, d| {
+                    if !kernel(n, s, ss, d) {
+                        copy_run(n, s, ss, d, unit as isize, unit, m)
+                    }
+                });
+            }
+            if !m.nt && widens(unit, ss, unit as isize) {
+                return by_wide_unit!(unit, wide, exact => self.padded_rows(outer, src, dst, unit, false, |n, s, d| {
+                    strided(n, s, ss, d, unit as isize, wide, exact)
+                }));
+            }
+            self.padded_rows(outer, src, dst, unit, m.nt, |n, s, d| copy_run(n, s, ss, d, unit as isize, unit, m))
+        }
+    }
+
+    /// Calls `row(n, src, dst)` for each row's `n` units inside its bounds,
+    /// and zero-fills the units before and after them, at each repetition
+    /// of `outer`.
+    ///
+    /// # Safety
+    /// As [`Grid::padded`]; `row` sound for the units it is given.
+    #[inline(never)]
+    unsafe fn padded_rows(
+        &self,
+        outer: Rows,
+        src: *const u8,
+        dst: *mut u8,
+        unit: usize,
+        nt: bool,
+        row: impl Fn(usize, *const u8, *mut u8),
+    ) {
+        // The rows' ranges, worked out once for all repetitions where the
+        // grid has few rows (a block's positions), rather than with two
+        // divisions a row (measured on S3q, best of 200 runs: faster in 4
+        // of 5 runs, 0.68-0.85 -> 0.65-0.84 ms; float32 S3p 1.01-1.16 ->
+        // 0.99-1.13).
+        let mut ranges = [(0usize, 0usize); 8];
+        let few = outer.count > 1 && self.n1 <= ranges.len();
+        if few {
+            self.rows(|i, a, b| ranges[i] = (a, b));
+        }
+        // Row `i`'s units `[a, b)` at `src` and `dst`, its padding around them.
+        let padded_row = |i: usize, a: usize, b: usize, src: *const u8, dst: *mut u8| {
+            let (s, d) = self.at(i, a, src, dst);
+            // SAFETY: units `[0, a)` and `[b, n0)` of the row are its
+            // padding, contiguous before and after its units `[a, b)`.
+            unsafe {
+                if a > 0 {
+                    zero_bytes(d.sub(a * unit), a * unit, nt);
+                }
+                row(b - a, s, d);
+                if b < self.n0 {
+                    zero_bytes(d.add((b - a) * unit), (self.n0 - b) * unit, nt);
+                }
+            }
+        };
+        for r in 0..outer.count {
+            let (src, dst) = outer.at(r, src, dst);
+            if few {
+                for (i, &(a, b)) in ranges[..self.n1].iter().enumerate() {
+                    padded_row(i, a, b, src, dst);
+                }
+            } else {
+                self.rows(|i, a, b| padded_row(i, a, b, src, dst));
+            }
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! Streaming rows: which rows stream one unit at a time
+//! ([`streams_rows`]), gathered rows joined through the line writers
+//! ([`gather_lines`]) and cropped interleaved rows built in a stage
+//! ([`cropped_rows`], [`CROPPED_ROWS_BYTES`]).
+//!
+//! Layer: kernels; imports [`copy`](super::copy), [`tile`](super::tile),
+//! [`bytes`](super::bytes), [`lines`](super::lines), [`nest`](super::nest)
+//! and arch.
+
+use super::bytes::Staging;
+use super::copy::{fetches_gathered, stream_vectors, sweep, through_stage, Mode, UNFETCHED_GATHER_ROW};
+use super::lines::Writers;
+use super::nest::{Loop, Rows, Window};
+use super::tile::copy_tile;
+use crate::engine::arch::mem::{prefetch, LINE};
+use crate::engine::arch::Isa;
+
+/// Units of rows that continue one another stream one by one
+/// ([`streams_rows`]) up to this size (bytes). Longer units keep their
+/// plans (the line writers): measured with the limit lifted, their plans
+/// left the line writers for the cache and slowed down (float64 NHWC
+/// batch-to-space 2x2 of 64 channels 0.82-0.93 -> 1.34-1.37x memcpy),
+/// while units of 256 and 384 bytes streamed faster than through the
+/// writers (uint8 space-to-depth by 2 of 128 channels 1.21-1.30 ->
+/// 0.67-0.79, float32 batch-to-space 4x4 of 64 channels 0.97-1.00 ->
+/// 0.48-0.52, float16 space-to-depth by 3 of 64 channels 0.79-0.87 ->
+/// 0.58-0.63).
+pub(crate) const MAX_STREAMED_UNIT: usize = 512;
+
+/// Units of rows that continue one another stream one by one
+/// ([`streams_rows`]) from this size (bytes), one 16-byte vector: measured
+/// (ratio to memcpy, 2 runs in separate processes, through the cache or a
+/// tile -> so) on NHWC batch-to-space of 16-byte units (16 uint8, 8
+/// float16 or 4 float32 channels) by 3 and 4, 0.67-0.83 -> 0.68-0.75, and
+/// cropped by 1, whose windowed tiles stored through the cache,
+/// 1.13-1.18 -> 0.61-0.74. Rows of two such units (by 2) stream only
+/// cropped (see `plan::rules::MIN_STREAMED_ROW`).
+pub(crate) const MIN_STREAMED_UNIT: usize = 16;
+
+/// Most units in a row of [`streams_rows`]: each of a row's unit positions
+/// is a source stream that the hardware prefetchers follow (blocks of 2 to
+/// 4 measured).
+pub(crate) const MAX_STREAMED_STREAMS: usize = 4;
+
+/// Whether a grid streams its units straight from the source, one unit at
+/// a time ([`Grid::stream_rows`]): units of whole 16-byte vectors
+/// ([`MIN_STREAMED_UNIT`] to [`MAX_STREAMED_UNIT`] bytes), rows of up to
+/// [`MAX_STREAMED_STREAMS`] units contiguous in the destination that
+/// continue one another (one run), each row one unit on in the source
+/// from the last (so that each unit position of a row reads a sequential
+/// stream: the block rows of an NHWC space-to-depth, the batches of a
+/// batch-to-space).
+///
+/// Measured in one process alternating the two, ratio to memcpy:
+/// - through the cache -> so: uint8 NHWC space-to-depth by 2 of 32
+///   channels (64-byte units, rows of 128 bytes) 1.06-1.08 -> 0.84-0.90;
+///   batch-to-space 3x3 of 64 uint8 channels 1.04-1.31 -> 0.67-1.10 (4
+///   runs, 3 of them 0.67-0.72), 2x2 of 96 1.11-1.13 -> 0.69-0.70, 2x2 of
+///   16 float32 channels 0.96 -> 0.67-0.75;
+/// - gathered row by row ([`stream_gather`], whose sweep fetches the
+///   source ahead) -> so, 3 runs: rows of 256 bytes, space-to-depth by 2
+///   of 32 float16 channels 0.80-0.86 -> 0.74-0.79, batch-to-space 2x2 of
+///   32 float32 channels 0.86-0.88 -> 0.72-0.73; rows of 384, batch-to-space
+///   3x3 of 64 float16 channels 0.69-0.76 -> 0.57-0.65; rows of 512,
+///   space-to-depth by 4 of 16 float16 channels 0.72-0.80 -> 0.62-0.72,
+///   batch-to-space 4x4 of 64 float16 channels 0.72-0.82 -> 0.48-0.56;
+///   rows of 576, space-to-depth by 3 of 64 uint8 channels 0.68-0.76 ->
+///   0.60-0.67. (An earlier single run had the rows of 512 and 576 bytes
+///   slower, 0.59-0.60 -> 0.69-0.70.)
+#[inline(always)]
+pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: isize) -> bool {
+    (MIN_STREAMED_UNIT..MAX_STREAMED_UNIT).contains(&unit)
+        && unit.is_multiple_of(16)
+        && n0 <= MAX_STREAMED_STREAMS
+        && ds0 == unit as isize
+        && ss1 == unit as isize
+        && ds1 == (n0 * unit) as isize
+}
+
+/// Gathers `n` units into the contiguous destination row at `dst` with
+/// streaming stores: the row's whole lines straight from the source, and
+/// the parts of lines at its ends through the writers `w`, which join them
+/// with the rows that share those lines (before and after it in the
+/// destination, whenever they come), so that every line is stored whole.
+/// The source ahead is fetched ([`sweep`]) but for short rows of nearby
+/// units (see [`UNFETCHED_GATHER_STRIDE`]).
+///
+/// A row stored straight to its ends leaves a line half-written at each
+/// end whenever it does not start and end on line boundaries (a `Vec`'s
+/// data is 16 bytes past one): measured, OpenVINO's 5-D space-to-batch of
+/// uint8 (256-byte rows, 12 destination streams) ran at 2.1x memcpy so.
+///
+/// Units of whole 16-byte vectors at a 16-byte-aligned destination go
+/// straight from the source, the parts of lines at the row's ends too
+/// ([`Writers::push_pieces`]: measured, the 5-D space-to-batch of 128-byte
+/// units, W11, 6 runs alternating, median 0.838 -> 0.773x memcpy, and 3
+/// more, 1.14 -> 0.86, where they were gathered into a staging buffer
+/// and pushed from it); others are gathered into a staging buffer and
+/// pushed to the writers from it. Kept out of line: its stack buffer must
+/// not weigh on the frames of the hot kernels.
+///
+/// # Safety
+/// As [`copy_run`] with `ds == unit`, and as [`Writers::push`] for the
+/// row; `isa` one this CPU runs.
+#[inline(never)]
+pub(crate) unsafe fn gather_lines(
+    w: &mut Writers,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    unit: usize,
+    isa: Isa,
+) {
+    let len = n * unit;
+    let sweep_row = || sweep(src, n.saturating_mul(ss.unsigned_abs()), len);
+    // The row's whole lines: destination bytes `[a, b)`.
+    let a = (dst as usize).wrapping_neg() % LINE;
+    let b = if a < len { a + (len - a) / LINE * LINE } else { a };
+    #[cfg(target_arch = "x86_64")]
+    if (dst as usize | unit).is_multiple_of(16) && a < b {
+        // SAFETY: every byte in `[0, len)` of the row is pushed or stored
+        // once, in the destination's order; each store is 16 bytes of one
+        // unit, at a 16-byte-aligned destination (`dst`, `unit` and `a` are
+        // multiples of 16); `[a, b)` is whole lines that no other run
+        // writes, so the stream that reached `a` goes on past them.
+        unsafe {
+            // Row bytes `at..at + bytes` of the source fetched ahead, if
+            // they are fetched.
+            let ahead = (fetches_gathered(ss, unit) || len > UNFETCHED_GATHER_ROW).then(sweep_row);
+            let fetch = |at: usize, bytes: usize| {
+                if let Some(ahead) = ahead {
+                    prefetch(ahead.wrapping_add(at), bytes);
+                }
+            };
+            // Piece `j` of the row's bytes from `from` on (within a unit).
+            let pieces = |from: usize| {
+                move |j: usize| {
+                    let at = from + 16 * j;
+                    src.wrapping_offset((at / unit) as isize * ss).wrapping_add(at % unit)
+                }
+            };
+            fetch(0, a);
+            w.push_pieces(dst, a, pieces(0));
+            // The lines: the rest of the unit that `a` falls in, whole
+            // units, and the first part of the unit that `b` falls in.
+            let (i, k) = (a / unit, a % unit);
+            let mut s = src.wrapping_offset(i as isize * ss);
+            let mut at = a;
+            if k != 0 {
+                let part = (unit - k).min(b - at);
+                stream_vectors(s.add(k), dst.add(at), part);
+                at += part;
+                s = s.wrapping_offset(ss);
+            }
+            while at + unit <= b {
+                fetch(at, unit);
+                stream_vectors(s, dst.add(at), unit);
+                at += unit;
+                s = s.wrapping_offset(ss);
+            }
+            if at < b {
+                stream_vectors(s, dst.add(at), b - at);
+            }
+            w.skip(dst.add(a), b - a);
+            fetch(b, len - b);
+            w.push_pieces(dst.add(b), len - b, pieces(b));
+        }
+        return;
+    }
+    let _ = b;
+    prefetch(sweep_row(), len);
+    // SAFETY: each chunk's bytes are those of units `i..` of the row, pushed
+    // in its order.
+    unsafe { through_stage(n, src, ss, unit, isa, |part, i, len| w.push(part, dst.add(i * unit), len)) };
+}
+
+/// The streaming windowed tile of interleaved rows cropped at their ends
+/// (see `plan::rules::crops_row_ends`): rows are interleaved into a stage, as
+/// many whole rows at a time as it holds (or a row in pieces of whole
+/// columns, where one row is longer than the stage), and each row's kept
+/// bytes (the window's positions `[lo, hi)`) go out through the line
+/// writers, which store whole lines whatever the rows' lengths (one row
+/// continues the last in the destination).
+///
+/// # Safety
+/// As [`copy_tile`] for the tile of `x` and `y` at each of `rows`: every
+/// source unit of the tile exists, each destination position `q` in `[lo,
+/// hi)` of a row is valid; `isa` one this CPU runs. The tile's shape (each
+/// row one contiguous run of `x.count * y.count` units, the window's `q`
+/// its row position) is checked here.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn cropped_rows(
+    rows: Rows,
+    x: &Loop,
+    y: &Loop,
+    win: Window,
+    src: *const u8,
+    dst: *mut u8,
+    unit: usize,
+    isa: Isa,
+    w: &mut Writers,
+) {
+    // The stage holds whole columns of `y.count` units: a row (the `x`
+    // columns) interleaves contiguously only where `x.ds` is one column.
+    // A real check, once a call: each row's units are contiguous along
+    // `x` in the source and along `y` in the destination, and the window
+    // keeps the row positions `q = x * ny + y` (`oc == ny`, `ic == 1`).
+    let shape = x.ss == unit as isize && y.ds == unit as isize && win.ic == 1 && win.oc == y.count as i64;
+    let column = y.count.checked_mul(unit).filter(|&c| c > 0 && x.ds == c as isize && shape);
+    let (Some(column), Some(units)) = (column, x.count.checked_mul(y.count)) else {
+        panic!("cropped_rows: a tile whose rows are not contiguous ({x:?}, {y:?}, {win:?}, unit {unit})");
+    };
+    let row = units * unit;
+    // A row's position `q` is the window's inner index at outer index 0.
+    let (a, b) = win.range(0, units);
+    let (lo, hi) = (a * unit, b * unit);
+    if lo >= hi {
+        return;
+    }
+    if column > CROPPED_ROWS_BYTES {
+        // Not one column fits the stage: each kept unit goes to the
+        // writers straight from the source.
+        for r in 0..rows.count {
+            let (src, dst) = rows.at(r, src, dst);
+            for q in a..b {
+                let (i, j) = (q / y.count, q % y.count);
+                // SAFETY: unit `(i, j)` of the tile exists in the source;
+                // its position `q` is kept, valid in the destination.
+                unsafe {
+                    let from = src.wrapping_add(i * unit).wrapping_offset(j as isize * y.ss);
+                    w.push(from, dst.wrapping_add(q * unit), unit);
+                }
+            }
+        }
+        return;
+    }
+    // Whole rows a chunk, or (rows longer than the stage) columns a piece.
+    let (per_chunk, per_piece) =
+        if row <= CROPPED_ROWS_BYTES { (CROPPED_ROWS_BYTES / row, x.count) } else { (1, CROPPED_ROWS_BYTES / column) };
+    let mut stage = Staging::<CROPPED_ROWS_BYTES>::new();
+    let mode = Mode { nt: false, isa };
+    let mut r0 = 0;
+    while r0 < rows.count {
+        let k = per_chunk.min(rows.count - r0);
+        let (src, dst) = rows.at(r0, src, dst);
+        let mut c0 = 0;
+        while c0 < x.count {
+            let cols = per_piece.min(x.count - c0);
+            // The piece's bytes of each row, and what of them is kept.
+            let (p0, p1) = (c0 * column, (c0 + cols) * column);
+            let (k0, k1) = (lo.max(p0), hi.min(p1));
+            if k0 < k1 {
+                // SAFETY: the stage holds `k` pieces of `p1 - p0 <=
+                // CROPPED_ROWS_BYTES` bytes (`per_chunk`, `per_piece`);
+                // the tile reads the source units of columns `c0..c0 +
+                // cols` of `k` rows (all exist) and writes the stage's;
+                // the writers take each row's positions `[k0, k1)`, inside
+                // `[lo, hi)`, valid in the destination.
+                unsafe {
+                    let piece = (p1 - p0) as isize;
+                    let staged = Rows { count: k, ss: rows.ss, ds: piece };
+                    let from = src.wrapping_add(c0 * unit);
+                    copy_tile(staged, cols, y.count, from, y.ss, stage.ptr(), x.ds, unit, mode, w);
+                    for r in 0..k {
+                        let staged_row = stage.ptr().add(r * (p1 - p0));
+                        let to = dst.wrapping_offset(r as isize * rows.ds).wrapping_add(k0);
+                        w.push(staged_row.add(k0 - p0), to, k1 - k0);
+                    }
+                }
+            }
+            c0 += cols;
+        }
+        r0 += k;
+    }
+}
+
+/// Bytes of the stage cropped interleaved rows are built in (see
+/// `plan::rules::crops_row_ends`).
+pub(crate) const CROPPED_ROWS_BYTES: usize = 16 << 10;

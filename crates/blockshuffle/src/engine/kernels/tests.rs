@@ -1,0 +1,366 @@
+use super::copy::*;
+use super::grid::*;
+use super::lines::*;
+use super::nest::*;
+use super::stream::*;
+use super::tile::*;
+use crate::engine::arch::mem::*;
+use crate::engine::arch::Isa;
+
+/// A grid of `n1 x n0` units of `unit` bytes, rows `ss1` apart in the
+/// source and units `ss0` apart, written to a contiguous destination,
+/// cropped by `window` on the row index (as the executor builds it),
+/// against the window's definition unit by unit.
+fn check_grid(unit: usize, n1: usize, n0: usize, window: Option<Window>) {
+    let (ss0, ss1) = ((unit * n1) as isize, unit as isize);
+    let (ds0, ds1) = (unit as isize, (unit * n0) as isize);
+    let src: Vec<u8> = (0..unit * n0 * n1).map(|i| (i * 7 + 1) as u8).collect();
+    let mut expected = vec![0u8; unit * n0 * n1];
+    for i in 0..n1 {
+        let (a, b) = window.map_or((0, n0), |w| w.range(i, n0));
+        for k in a..b {
+            let (s, d) = (i as isize * ss1 + k as isize * ss0, i as isize * ds1 + k as isize * ds0);
+            expected[d as usize..d as usize + unit].copy_from_slice(&src[s as usize..s as usize + unit]);
+        }
+    }
+    for (nt, isa) in [(false, Isa::Portable), (false, Isa::detect()), (true, Isa::detect())] {
+        let g = Grid {
+            n1,
+            ss1,
+            ds1,
+            n0,
+            ss0,
+            ds0,
+            bounds: window.map_or(Bounds::ALL, |w| w.bounds(0)),
+            oc: window.map_or(0, |w| w.oc),
+        };
+        let mut dst = vec![0u8; expected.len()];
+        // SAFETY: every unit of the grid is inside both buffers.
+        unsafe {
+            g.copy(&[], src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt, isa });
+            fence();
+        }
+        assert_eq!(dst, expected, "unit {unit}, {n1}x{n0}, {window:?}, nt {nt}, {isa:?}");
+    }
+}
+
+/// A padded grid (see [`Grid::padded`]) against units copied one by
+/// one: row `i`'s unit `k` is space position `n1 * k + i` (the grid's
+/// source strides), and the units outside the row's bounds are zeros
+/// in a destination that held other bytes; once, and repeated over
+/// two copies of the buffers (the loop around the grid).
+fn check_padded_grid(unit: usize, n1: usize, n0: usize, window: Window) {
+    let (ss0, ss1) = ((unit * n1) as isize, unit as isize);
+    let len = unit * n0 * n1;
+    for reps in [1, 2] {
+        let src: Vec<u8> = (0..reps * len).map(|i| (i * 7 + i / 253 + 1) as u8).collect();
+        let mut expected = vec![0u8; reps * len];
+        for r in 0..reps {
+            for i in 0..n1 {
+                let (a, b) = window.range(i, n0);
+                for k in a..b {
+                    let s = r * len + (i as isize * ss1 + k as isize * ss0) as usize;
+                    let d = r * len + (i * n0 + k) * unit;
+                    expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+                }
+            }
+        }
+        for (nt, isa) in [(false, Isa::Portable), (false, Isa::detect()), (true, Isa::detect())] {
+            let g = Grid {
+                n1,
+                ss1,
+                ds1: (unit * n0) as isize,
+                n0,
+                ss0,
+                ds0: unit as isize,
+                bounds: window.bounds(0),
+                oc: window.oc,
+            };
+            let outer = Rows { count: reps, ss: len as isize, ds: len as isize };
+            let mut dst = vec![0xA5u8; expected.len()];
+            // SAFETY: every unit of each repetition of the grid is inside
+            // both buffers, and each row's destination is contiguous; the
+            // CPU runs `isa`.
+            unsafe {
+                g.padded(outer, src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt, isa });
+                fence();
+            }
+            assert_eq!(dst, expected, "unit {unit}, {reps} x {n1}x{n0}, {window:?}, nt {nt}, {isa:?}");
+        }
+    }
+}
+
+/// `rows` of `nx x ny` interleaved units cropped at both ends (the
+/// window keeps row positions `[lo, hi)`), through `cropped_rows`,
+/// against the definition unit by unit: whole rows a chunk of the
+/// stage, rows in pieces of columns, and columns longer than the stage.
+fn check_cropped_rows(unit: usize, nx: usize, ny: usize, rows: usize, (lo, hi): (usize, usize)) {
+    let units = nx * ny;
+    let src: Vec<u8> = (0..rows * units * unit).map(|i| (i * 7 + i / 251 + 1) as u8).collect();
+    let kept = hi - lo;
+    let mut expected = vec![0u8; rows * kept * unit];
+    for r in 0..rows {
+        for q in lo..hi {
+            let (i, j) = (q / ny, q % ny);
+            let s = r * units * unit + (j * nx + i) * unit;
+            let d = (r * kept + q - lo) * unit;
+            expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+        }
+    }
+    let x = Loop { count: nx, ss: unit as isize, ds: (ny * unit) as isize, window: None, is_outer: true };
+    let win = Window { outer: Some(0), oc: ny as i64, ic: 1, lo: lo as i64, hi: hi as i64 };
+    let y = Loop { count: ny, ss: (nx * unit) as isize, ds: unit as isize, window: Some(win), is_outer: false };
+    let outer = Rows { count: rows, ss: (units * unit) as isize, ds: (kept * unit) as isize };
+    for isa in [Isa::Portable, Isa::detect()] {
+        let mut dst = vec![0u8; expected.len()];
+        let mut w = Writers::new();
+        // SAFETY: every source unit of every row exists; the kept
+        // positions of row `r` are `dst[r * kept..][..kept]`, shifted
+        // back by `lo` (never dereferenced outside `[lo, hi)`).
+        unsafe {
+            let to = dst.as_mut_ptr().wrapping_sub(lo * unit);
+            cropped_rows(outer, &x, &y, win, src.as_ptr(), to, unit, isa, &mut w);
+            w.finish();
+            fence();
+        }
+        assert!(dst == expected, "unit {unit}, {rows} x {nx}x{ny}, [{lo}, {hi}), {isa:?}");
+    }
+}
+
+#[test]
+fn cropped_rows_of_every_length() {
+    // Rows that fit the stage several times, rows longer than the stage
+    // (in pieces of columns), columns longer than the stage.
+    for (unit, nx, ny) in [(1, 100, 2), (4, 1000, 3), (1, 20_000, 2), (4, 3000, 4), (8, 3, 2100), (16, 2, 1500)] {
+        let units = nx * ny;
+        for (lo, hi) in [(0, units), (1, units - 3), (ny - 1, units - ny + 1), (units / 2, units / 2 + 1)] {
+            check_cropped_rows(unit, nx, ny, 3, (lo, hi));
+        }
+    }
+}
+
+/// A window whose inner index is not the row position `q = x * ny + y`
+/// (here `x + nx * y`, a deinterleave's) would have the kept range
+/// name destination positions that do not exist: refused before any
+/// byte is read or written.
+#[test]
+#[should_panic(expected = "rows are not contiguous")]
+fn cropped_rows_refuse_a_window_of_another_shape() {
+    let (unit, nx, ny) = (4, 16, 2);
+    let src = vec![0u8; nx * ny * unit];
+    let mut dst = vec![0u8; nx * ny * unit];
+    let x = Loop { count: nx, ss: unit as isize, ds: (ny * unit) as isize, window: None, is_outer: true };
+    let win = Window { outer: Some(0), oc: 1, ic: nx as i64, lo: 1, hi: (nx * ny) as i64 - 1 };
+    let y = Loop { count: ny, ss: (nx * unit) as isize, ds: unit as isize, window: Some(win), is_outer: false };
+    let mut w = Writers::new();
+    // SAFETY: the call panics before it touches either buffer.
+    unsafe { cropped_rows(Rows::ONE, &x, &y, win, src.as_ptr(), dst.as_mut_ptr(), unit, Isa::detect(), &mut w) };
+}
+
+#[test]
+fn padded_grids_zero_the_units_outside_their_windows() {
+    // Units of the shuffle kernels (3, rows long enough and not), the
+    // widened ones (6, 12, 20, 36) and others.
+    for unit in [1, 2, 3, 4, 6, 8, 12, 16, 20, 36, 64] {
+        for (n1, n0) in [(3, 40), (3, 5), (2, 33), (4, 17)] {
+            let (n1i, n0i) = (n1 as i64, n0 as i64);
+            let rows = Some(0);
+            // NHWC space-to-batch: padding before and after (1 and 2).
+            check_padded_grid(unit, n1, n0, Window { outer: rows, oc: 1, ic: n1i, lo: 1, hi: n1i * n0i - 2 });
+            // Padding after only; rows that keep one unit or none.
+            check_padded_grid(unit, n1, n0, Window { outer: rows, oc: 1, ic: n1i, lo: 0, hi: n1i * n0i - 5 });
+            check_padded_grid(unit, n1, n0, Window { outer: rows, oc: 1, ic: n1i, lo: 5, hi: 6 });
+            // A window on the block factor: row `i` keeps `3 <= n0 * i + k < n1 * n0 - 3`.
+            check_padded_grid(unit, n1, n0, Window { outer: rows, oc: n0i, ic: 1, lo: 3, hi: n1i * n0i - 3 });
+        }
+    }
+}
+
+/// Interleaving tiles of units without a vector kernel: `ny` streams of
+/// `nx` units, each stream contiguous, zipped into a contiguous
+/// destination, with both buffers exactly their size.
+#[test]
+fn interleaving_tiles_of_other_units_zip_their_streams() {
+    for unit in [3, 5, 6, 10, 12, 20, 24, 32, 36, 48, 63, 64] {
+        for ny in [2, 3, 4, 5] {
+            for nx in [1, 2, 7] {
+                let ssy = (nx * unit) as isize;
+                let src: Vec<u8> = (0..nx * ny * unit).map(|i| (i * 13 + 5) as u8).collect();
+                let mut expected = vec![0u8; src.len()];
+                for x in 0..nx {
+                    for y in 0..ny {
+                        let (s, d) = (y * nx * unit + x * unit, (x * ny + y) * unit);
+                        expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+                    }
+                }
+                let mut dst = vec![0u8; src.len()];
+                let (dsx, mode) = ((ny * unit) as isize, Mode { nt: false, isa: Isa::Portable });
+                // SAFETY: the tile's units are inside both buffers.
+                unsafe {
+                    let mut w = Writers::new();
+                    copy_tile(Rows::ONE, nx, ny, src.as_ptr(), ssy, dst.as_mut_ptr(), dsx, unit, mode, &mut w);
+                    w.finish();
+                }
+                assert_eq!(dst, expected, "unit {unit}, {nx} x {ny}");
+            }
+        }
+    }
+}
+
+/// Streaming gathers of `n` units `ss` apart into a contiguous
+/// destination, at a 16-byte-aligned destination and 8 bytes off one
+/// (units of whole vectors go straight to the destination, others
+/// through the stage), with the source exactly the units' span.
+#[test]
+fn streaming_gathers_copy_their_units() {
+    for unit in [12, 16, 32, 36, 48, 64, 128] {
+        for n in [1, 2, 5, 40, 200] {
+            for ss in [unit, unit * 3, unit * 4 + 16] {
+                let src: Vec<u8> = (0..(n - 1) * ss + unit).map(|i| (i * 11 + 3) as u8).collect();
+                let expected: Vec<u8> = (0..n).flat_map(|i| src[i * ss..i * ss + unit].to_vec()).collect();
+                for off in [0, 8] {
+                    let mut buf = vec![0u128; (n * unit + off).div_ceil(16)];
+                    // SAFETY: u128 is plain bytes; the view is the buffer's own length.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), buf.len() * 16) };
+                    let dst = &mut dst[off..off + n * unit];
+                    // SAFETY: `n` units `ss` apart inside `src`, `n * unit` bytes at `dst`.
+                    unsafe {
+                        copy_run(
+                            n,
+                            src.as_ptr(),
+                            ss as isize,
+                            dst.as_mut_ptr(),
+                            unit as isize,
+                            unit,
+                            Mode { nt: true, isa: Isa::detect() },
+                        );
+                        fence();
+                    }
+                    assert_eq!(dst, &expected[..], "unit {unit}, n {n}, ss {ss}, offset {off}");
+                }
+            }
+        }
+    }
+}
+
+/// Gathered rows through the line writers: two destination streams,
+/// their rows pushed in turn (each row continuing its stream's last),
+/// at every byte offset from a line (16-byte-aligned ones store whole
+/// lines straight, others go through the stage), against the units,
+/// and nothing written around the streams.
+#[test]
+fn gathered_rows_join_their_ends_through_the_writers() {
+    for unit in [16, 32, 48, 64, 80, 128] {
+        for n in [1, 3, 4, 9, 40] {
+            let ss = unit * 3 + 16;
+            let rows = 3;
+            // Row `r` of stream `t`: source units from `(t * rows + r) * n * ss`.
+            let src: Vec<u8> = (0..2 * rows * n * ss).map(|i| (i * 7 + i / 251) as u8).collect();
+            let row = n * unit;
+            let want = |t: usize| -> Vec<u8> {
+                (0..rows * n)
+                    .flat_map(|u| {
+                        let at = (t * rows * n + u) * ss;
+                        src[at..at + unit].to_vec()
+                    })
+                    .collect()
+            };
+            for off in 0..64 {
+                // Stream `t` at `off + t * (rows * row + 100)`, 64 guard bytes after.
+                let gap = rows * row + 100;
+                let mut buf = vec![0u128; (off + 2 * gap + 64).div_ceil(16)];
+                let base = buf.as_mut_ptr().cast::<u8>();
+                let mut w = Writers::new();
+                // SAFETY: each row's units lie in `src`; stream `t`'s rows
+                // are `rows * row` bytes at `base + off + t * gap`, inside
+                // `buf`; the CPU runs `Isa::detect()`.
+                unsafe {
+                    for r in 0..rows {
+                        for t in 0..2 {
+                            let from = src.as_ptr().add((t * rows + r) * n * ss);
+                            let to = base.add(off + t * gap + r * row);
+                            gather_lines(&mut w, n, from, ss as isize, to, unit, Isa::detect());
+                        }
+                    }
+                    w.finish();
+                    fence();
+                }
+                // SAFETY: u128 is plain bytes; the view is the buffer's own length.
+                let out = unsafe { std::slice::from_raw_parts(base, buf.len() * 16) };
+                for t in 0..2 {
+                    let at = off + t * gap;
+                    assert_eq!(&out[at..at + rows * row], &want(t)[..], "unit {unit}, n {n}, offset {off}, stream {t}");
+                    let after = &out[at + rows * row..at + gap];
+                    assert!(after.iter().all(|&b| b == 0), "unit {unit}, n {n}, offset {off}: written after {t}");
+                }
+                assert!(out[..off].iter().all(|&b| b == 0), "unit {unit}, n {n}, offset {off}: written before");
+            }
+        }
+    }
+}
+
+#[test]
+fn grids_copy_the_units_of_their_windows() {
+    // 16 to 496 in rows of up to 4 units: streamed (`streams_rows`),
+    // whole rows of 16 to 64 by `whole_rows`.
+    for unit in [1, 3, 4, 6, 12, 16, 20, 24, 31, 32, 36, 48, 63, 64, 100, 256, 496, 512] {
+        check_grid(unit, 5, 7, None);
+        check_grid(unit, 7, 3, None);
+        // A crop of the block factor (OpenVINO batch-to-space): row `i`
+        // keeps `3 <= 4i + k < 17`.
+        check_grid(unit, 5, 4, Some(Window { outer: Some(0), oc: 4, ic: 1, lo: 3, hi: 17 }));
+        // A crop on an outer factor inside its block factor: `2 <= i + 3k < 11`.
+        check_grid(unit, 3, 5, Some(Window { outer: Some(0), oc: 1, ic: 3, lo: 2, hi: 11 }));
+        // Rows that keep nothing.
+        check_grid(unit, 4, 3, Some(Window { outer: Some(0), oc: 3, ic: 1, lo: 4, hi: 5 }));
+        // Rows of two units, whole and cropped at the run's ends.
+        check_grid(unit, 9, 2, None);
+        check_grid(unit, 9, 2, Some(Window { outer: Some(0), oc: 2, ic: 1, lo: 1, hi: 17 }));
+        // Crops past a row at each end: row 0 keeps nothing, row 1
+        // its last three units, rows 2 and 3 all, row 4 its first
+        // three, row 5 nothing.
+        check_grid(unit, 6, 4, Some(Window { outer: Some(0), oc: 4, ic: 1, lo: 5, hi: 19 }));
+    }
+}
+
+/// Grids whose rows' units are contiguous in the source, each to its
+/// own destination stream, continued by the next row (the source's
+/// order of rows gathered a unit at a time: [`Grid::stream_scattered`]
+/// when streaming), at every 16-byte offset from a line, against the
+/// units copied one by one, nothing written between the streams.
+#[test]
+fn scattered_grids_continue_each_stream() {
+    for unit in [16, 32, 48, 64, 192] {
+        // Streams a row of `n1` units and a gap apart: of 80 bytes, or
+        // 88 (streams off 16-byte alignment, which stream elsewhere).
+        for (n1, n0, gap) in [(9, 2, 80), (7, 3, 80), (5, 4, 80), (7, 3, 88)] {
+            let (ss0, ss1, ds1) = (unit as isize, (n0 * unit) as isize, unit as isize);
+            let ds0 = (n1 * unit + gap) as isize;
+            let src: Vec<u8> = (0..n0 * n1 * unit).map(|i| (i * 7 + i / 253 + 1) as u8).collect();
+            for off in [0, 16, 32, 48] {
+                let len = off + n0 * ds0 as usize;
+                let mut expected = vec![0xA5u8; len];
+                for i in 0..n1 {
+                    for k in 0..n0 {
+                        let s = i * ss1 as usize + k * unit;
+                        let d = off + k * ds0 as usize + i * unit;
+                        expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+                    }
+                }
+                for (nt, isa) in [(false, Isa::Portable), (true, Isa::detect())] {
+                    let g = Grid { n1, ss1, ds1, n0, ss0, ds0, bounds: Bounds::ALL, oc: 0 };
+                    let mut buf = vec![0xA5A5_A5A5_A5A5_A5A5_A5A5_A5A5_A5A5_A5A5u128; len.div_ceil(16)];
+                    // SAFETY: every unit of the grid is inside both
+                    // buffers; `buf` is 16-byte aligned, so is `off`.
+                    let out = unsafe {
+                        let base = buf.as_mut_ptr().cast::<u8>();
+                        g.copy(&[], src.as_ptr(), base.add(off), unit, Mode { nt, isa });
+                        fence();
+                        std::slice::from_raw_parts(base, len)
+                    };
+                    assert_eq!(out, &expected[..], "unit {unit}, {n1}x{n0}, gap {gap}, offset {off}, nt {nt}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! The transposing tile ([`copy_tile`]): an `nx x ny` tile of units,
+//! interleaved or deinterleaved by the vector kernels where they apply,
+//! zipped stream by stream otherwise; and the stage of a streamed tile
+//! ([`TILE_STAGE_BYTES`]).
+//!
+//! Layer: kernels; imports [`copy`](super::copy), [`bytes`](super::bytes),
+//! [`simd`](super::simd), [`shuffle`](super::shuffle),
+//! [`lines`](super::lines) and arch.
+
+use std::ptr;
+
+use super::bytes::{Stage, STAGE, STREAM_MIN};
+use super::copy::{by_unit, by_wide_unit, copy_run, unit_copy, wide_move, Mode};
+use super::lines::Writers;
+use super::nest::Rows;
+use super::shuffle;
+use super::simd;
+use crate::engine::arch::mem::{pair, prefetch};
+use crate::engine::arch::Isa;
+
+/// Copies an `nx x ny` tile whose source is contiguous along x and whose
+/// destination is contiguous along y: unit `(x, y)` goes from
+/// `src + x*unit + y*ssy` to `dst + x*dsx + y*unit`.
+///
+/// This is the shape of every short-run operator (NCHW space-to-depth,
+/// pixel shuffle and unshuffle, channels-first depth-to-space): one side
+/// moves in long runs, the other interleaves a few streams.
+///
+/// # Safety
+/// Every one of those source units must be readable and destination units
+/// writable, without overlap between source and destination.
+///
+/// The tile is repeated `rows.count` times (see [`Rows`]), so that a loop
+/// around it costs one call, and one choice of kernel, in all.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn copy_tile(
+    rows: Rows,
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    dst: *mut u8,
+    dsx: isize,
+    unit: usize,
+    m: Mode,
+    w: &mut Writers,
+) {
+    // SAFETY: forwarded; each arm addresses exactly the tiles' units.
+    unsafe {
+        match unit {
+            1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+            2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+            4 => tile::<u32>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+            8 => tile::<u64>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+            16 => tile::<u128>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+            _ => {
+                for r in 0..rows.count {
+                    let (src, dst) = rows.at(r, src, dst);
+                    tile_rows(nx, ny, src, ssy, dst, dsx, unit, m);
+                }
+            }
+        }
+    }
+}
+
+/// The tile for units that are plain integers of `size_of::<T>()` bytes.
+///
+/// # Safety
+/// As [`copy_tile`] with `unit == size_of::<T>()`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile<T: Copy>(
+    rows: Rows,
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    dst: *mut u8,
+    dsx: isize,
+    m: Mode,
+    w: &mut Writers,
+) {
+    let u = size_of::<T>() as isize;
+    // SAFETY (all arms): forwarded from the caller; the interleave and
+    // deinterleave kernels address the same units as the generic rows.
+    unsafe {
+        // Interleave a few source streams into one contiguous destination run.
+        if dsx == ny as isize * u {
+            match ny {
+                2 => return staged_interleave::<T, 2>(rows, nx, src, ssy, dst, m, w),
+                3 => return staged_interleave::<T, 3>(rows, nx, src, ssy, dst, m, w),
+                4 => return staged_interleave::<T, 4>(rows, nx, src, ssy, dst, m, w),
+                _ => {}
+            }
+        }
+        // Deinterleave one contiguous source run into a few destination
+        // streams: streaming, in whole lines of each stream where the
+        // vector kernel can (parts of lines through the writers);
+        // otherwise with ordinary stores (streaming stores that alternate
+        // between several short destination runs measure far slower).
+        if ssy == nx as isize * u {
+            if m.nt && simd::deinterleave_streamed(m.isa, u as usize, nx, rows, ny, src, dst, dsx, w) {
+                return;
+            }
+            match nx {
+                2 => return deinterleave_any::<T, 2>(rows, ny, src, dst, dsx, m.isa),
+                3 => return deinterleave_any::<T, 3>(rows, ny, src, dst, dsx, m.isa),
+                4 => return deinterleave_any::<T, 4>(rows, ny, src, dst, dsx, m.isa),
+                _ => {}
+            }
+        }
+        for r in 0..rows.count {
+            let (src, dst) = rows.at(r, src, dst);
+            tile_rows(nx, ny, src, ssy, dst, dsx, u as usize, m);
+        }
+    }
+}
+
+/// [`interleave`], through a staging buffer streamed out when `nt`.
+///
+/// # Safety
+/// As [`interleave`], for each of `rows`.
+#[inline(always)]
+unsafe fn staged_interleave<T: Copy, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    mode: Mode,
+    w: &mut Writers,
+) {
+    let u = size_of::<T>();
+    // SAFETY: forwarded, row by row.
+    unsafe {
+        if !mode.nt || n * B * u < STREAM_MIN {
+            return interleave_any::<T, B>(rows, n, src, ss, dst, mode.isa);
+        }
+        // Straight to the destination where the vector kernel can stream
+        // every unit (measured: float32 pixel_shuffle 1.0x memcpy so, 1.4x
+        // through the stage).
+        if simd::interleave_streamed(mode.isa, u, B, rows, n, src, ss, dst) {
+            return;
+        }
+        streamed_interleave::<T, B>(rows, n, src, ss, dst, mode.isa, w);
+    }
+}
+
+/// The streaming half of [`staged_interleave`], out of line for the same
+/// reason as [`stream_gather`]: staged chunks leave through the line
+/// writers, which complete the line a row shares with the next (measured:
+/// without AVX512-VBMI, uint8 depth-to-space with 500-byte rows 8.2x memcpy
+/// streamed row by row, 1.2x so; float32 pixel_shuffle of 255-wide rows
+/// 2.4x, 1.3x). Rows that continue one another in the destination go as
+/// many at a time as the stage holds, pushed as one run (measured, against
+/// a push per row: uint8 pixel_shuffle by 3 of 510-byte rows 1.06 -> 0.87x
+/// memcpy, float16 by 4 1.08 -> 0.87x); other rows one at a time, a chunk
+/// of their units at a time.
+///
+/// # Safety
+/// As [`interleave`] for each of `rows`; `w` holds only runs of this run's
+/// destination.
+#[inline(never)]
+unsafe fn streamed_interleave<T: Copy, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    isa: Isa,
+    w: &mut Writers,
+) {
+    let u = size_of::<T>();
+    let row = n * B * u;
+    debug_assert!(row >= STREAM_MIN, "the caller streams rows of a line or more");
+    let (per_rows, per_units) =
+        if rows.ds == row as isize && row <= STAGE { (STAGE / row, n) } else { (1, STAGE / (B * u)) };
+    // SAFETY: chunks of the caller's rows and units; the stage holds `k`
+    // rows of `m` units per stream (`k * m * B * u <= STAGE`: `k == 1`, or
+    // `m == n`), which continue one another in the destination.
+    unsafe {
+        let mut stage = Stage::new();
+        let mut r0 = 0;
+        while r0 < rows.count {
+            let k = per_rows.min(rows.count - r0);
+            let (src, dst) = rows.at(r0, src, dst);
+            let mut done = 0;
+            while done < n {
+                let m = per_units.min(n - done);
+                let staged = Rows { count: k, ss: rows.ss, ds: (m * B * u) as isize };
+                interleave_any::<T, B>(staged, m, src.add(done * u), ss, stage.ptr(), isa);
+                w.push(stage.ptr(), dst.add(done * B * u), k * m * B * u);
+                done += m;
+            }
+            r0 += k;
+        }
+    }
+}
+
+/// [`interleave`] for each of `rows`, its body by the vector kernel of `isa`
+/// where there is one.
+///
+/// # Safety
+/// As [`interleave`], for each of `rows`.
+#[inline(always)]
+unsafe fn interleave_any<T: Copy, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    isa: Isa,
+) {
+    let u = size_of::<T>();
+    // SAFETY: the vector kernel does the first `done` units of every stream
+    // (the first `done * B` of the destination) of every row; the portable
+    // one the rest. `isa` is one the CPU runs (the plan detected it).
+    // (Runs shorter than one 16-byte vector skip the vector entry point.)
+    unsafe {
+        let done = if n * u >= 16 { simd::interleave(isa, u, B, rows, n, src, ss, dst) } else { 0 };
+        if done < n {
+            for r in 0..rows.count {
+                let (src, dst) = rows.at(r, src, dst);
+                interleave::<T, B>(n - done, src.add(done * u), ss, dst.add(done * B * u));
+            }
+        }
+    }
+}
+
+/// [`deinterleave`] for each of `rows`, its body by the vector kernel of
+/// `isa` where there is one.
+///
+/// # Safety
+/// As [`deinterleave`], for each of `rows`.
+#[inline(always)]
+unsafe fn deinterleave_any<T: Copy, const B: usize>(
+    rows: Rows,
+    n: usize,
+    src: *const u8,
+    dst: *mut u8,
+    ds: isize,
+    isa: Isa,
+) {
+    let u = size_of::<T>();
+    // SAFETY: as `interleave_any`, mirrored.
+    unsafe {
+        let done = if n * u >= 16 { simd::deinterleave(isa, u, B, rows, n, src, dst, ds) } else { 0 };
+        if done < n {
+            for r in 0..rows.count {
+                let (src, dst) = rows.at(r, src, dst);
+                deinterleave::<T, B>(n - done, src.add(done * B * u), dst.add(done * u), ds);
+            }
+        }
+    }
+}
+
+/// Generic tile: one strided run per row of the shorter side; or, for an
+/// interleaving tile whose destination is its rows one after the other
+/// (`dsx == ny * unit`), the destination in order, [`zip`]ped from the
+/// streams.
+///
+/// # Safety
+/// As [`copy_tile`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut u8, dsx: isize, unit: usize, m: Mode) {
+    let (u, nt) = (unit as isize, m.nt);
+    // SAFETY: rows of the tile, each inside it.
+    unsafe {
+        if dsx == ny as isize * u && shuffle::interleave(m.isa, ny, nx, src, ssy, dst, unit, nt) {
+            return;
+        }
+        if !nt && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
+            // A destination run of `ny` units from each column: wide moves
+            // where the unit allows them (each move's excess lands on the
+            // next unit, written next, and reads the next unit of the same
+            // stream: all but the last column).
+            let streams = Streams { nx, ny, src, ssy, unit: u };
+            if wide_move(unit).is_some() {
+                return by_wide_unit!(unit, wide, exact => zip_streams(streams, dst, wide, exact));
+            }
+            return by_unit!(unit, copy => zip_streams(streams, dst, copy, copy));
+        }
+        if let Some((b, nt)) = tile_block(nx, ny, dst, dsx, unit, nt) {
+            let m = Mode { nt, ..m };
+            // Both sides long (a transpose's tile): square blocks of `b`
+            // units a side, whose source rows and destination rows stay in
+            // the cache while the block is copied, instead of a whole
+            // column of the source (one line and one page a unit) for
+            // each destination row.
+            for x0 in (0..nx).step_by(b) {
+                let bx = b.min(nx - x0) as isize;
+                for y0 in (0..ny).step_by(b) {
+                    let by = b.min(ny - y0);
+                    let (s, d) = (
+                        src.offset(x0 as isize * u + y0 as isize * ssy),
+                        dst.offset(x0 as isize * dsx + y0 as isize * u),
+                    );
+                    // The next block's source rows, one fetched ahead per
+                    // destination row copied.
+                    let (nx0, ny0) = if y0 + b < ny { (x0, y0 + b) } else { (x0 + b, 0) };
+                    let next = (nx0 < nx).then(|| {
+                        let (bx, by) = (b.min(nx - nx0), b.min(ny - ny0));
+                        (src.wrapping_offset(nx0 as isize * u + ny0 as isize * ssy), bx * unit, by as isize)
+                    });
+                    for x in 0..bx {
+                        copy_run(by, s.offset(x * u), ssy, d.offset(x * dsx), u, unit, m);
+                        if let Some((n, len, rows)) = next {
+                            if x < rows {
+                                prefetch(n.wrapping_offset(x * ssy), len);
+                            }
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        if nx <= ny {
+            for x in 0..nx as isize {
+                copy_run(ny, src.offset(x * u), ssy, dst.offset(x * dsx), u, unit, m);
+            }
+        } else {
+            for y in 0..ny as isize {
+                copy_run(nx, src.offset(y * ssy), u, dst.offset(y * u), dsx, unit, m);
+            }
+        }
+    }
+}
+
+/// The side, in units, of the square blocks [`tile_rows`] copies a tile in
+/// when both its sides are longer than one and the tile is large (a
+/// transpose's tile: thousands of source rows gathered into thousands of
+/// destination rows), so that a
+/// block's rows of both sides stay in the L1 cache: 512 bytes a row, 8 to
+/// 64 units; and whether the blocks stream: only where every block's
+/// destination rows are whole lines (a line shared between a streamed and
+/// a cached store is slow), through the cache otherwise. `None`: the tile
+/// is copied whole.
+fn tile_block(nx: usize, ny: usize, dst: *mut u8, dsx: isize, unit: usize, nt: bool) -> Option<(usize, bool)> {
+    let b = (TILE_BLOCK_BYTES / unit).clamp(8, 64);
+    let lines = |v: usize| v.is_multiple_of(64);
+    let whole_lines = lines(dst as usize) && lines(dsx.unsigned_abs()) && lines(b * unit) && lines(ny * unit);
+    let large = nx.saturating_mul(ny).saturating_mul(unit) >= TILE_BLOCKED_BYTES;
+    (nx > b && ny > b && large).then_some((b, nt && whole_lines))
+}
+
+/// The smallest tile [`tile_block`] blocks: smaller ones stay in the L2
+/// cache whole, and copied whole they keep their streaming stores
+/// (measured: a 96 x 96 float64 tile, HPTT's T19, 2.7-2.8x memcpy whole
+/// and streamed, 4.4-5.0x blocked through the cache).
+const TILE_BLOCKED_BYTES: usize = 512 << 10;
+
+/// The bytes of a [`tile_block`]'s rows.
+const TILE_BLOCK_BYTES: usize = 512;
+
+/// The streams of an interleaving tile: `ny` of them, stream `y` at
+/// `src + y*ssy`, each `nx` units of `unit` bytes, contiguous.
+#[derive(Clone, Copy)]
+struct Streams {
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    unit: isize,
+}
+
+/// The interleaving tile in destination order: unit `x` of each stream,
+/// then the next column, into a contiguous destination; `copy` for every
+/// column but the last, `last` for the last.
+///
+/// # Safety
+/// `copy` and `last` must be sound for the units they are given (as
+/// [`copy_tile`]'s caller guarantees, with a wide `copy` as in [`tile_rows`]).
+#[inline(never)]
+unsafe fn zip_streams(
+    streams: Streams,
+    dst: *mut u8,
+    copy: impl Fn(*const u8, *mut u8),
+    last: impl Fn(*const u8, *mut u8),
+) {
+    // With the streams counted at compile time (the usual two to four),
+    // each column is straight-line code.
+    match streams.ny {
+        2 => zip::<2>(streams, dst, copy, last),
+        3 => zip::<3>(streams, dst, copy, last),
+        4 => zip::<4>(streams, dst, copy, last),
+        _ => zip::<0>(streams, dst, copy, last),
+    }
+}
+
+/// [`zip_streams`] of `B` streams (`B == ny`), or of `ny` (`B == 0`).
+#[inline(always)]
+fn zip<const B: usize>(
+    streams: Streams,
+    dst: *mut u8,
+    copy: impl Fn(*const u8, *mut u8),
+    last: impl Fn(*const u8, *mut u8),
+) {
+    let ny = if B == 0 { streams.ny } else { B };
+    let mut d = dst;
+    for x in 0..streams.nx - 1 {
+        d = column(streams, ny, x, d, &copy);
+    }
+    column(streams, ny, streams.nx - 1, d, &last);
+}
+
+/// Column `x` of `ny` streams to `dst`, by `f`; the destination after it.
+#[inline(always)]
+fn column(streams: Streams, ny: usize, x: usize, mut dst: *mut u8, f: &impl Fn(*const u8, *mut u8)) -> *mut u8 {
+    let mut s = streams.src.wrapping_offset(x as isize * streams.unit);
+    for _ in 0..ny {
+        f(s, dst);
+        s = s.wrapping_offset(streams.ssy);
+        dst = dst.wrapping_offset(streams.unit);
+    }
+    dst
+}
+
+/// `dst[x * B + j] = stream_j[x]` for `x < n`, where stream `j` starts at
+/// `src + j * ss` and is contiguous.
+///
+/// # Safety
+/// `n` units readable in each stream, `n * B` writable at `dst`, no overlap.
+#[inline(always)]
+unsafe fn interleave<T: Copy, const B: usize>(n: usize, src: *const u8, ss: isize, dst: *mut u8) {
+    let streams: [*const T; B] = std::array::from_fn(|j| src.wrapping_offset(j as isize * ss).cast::<T>());
+    let dst = dst.cast::<T>();
+    for x in 0..n {
+        for (j, s) in streams.iter().enumerate() {
+            // SAFETY: unit x of stream j and unit x*B+j of the destination (caller).
+            unsafe { dst.add(x * B + j).write_unaligned(s.add(x).read_unaligned()) };
+        }
+    }
+}
+
+/// `stream_j[y] = src[y * B + j]` for `y < n`, where destination stream `j`
+/// starts at `dst + j * ds` and is contiguous.
+///
+/// # Safety
+/// `n * B` units readable at `src`, `n` writable in each stream, no overlap.
+#[inline(always)]
+unsafe fn deinterleave<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *mut u8, ds: isize) {
+    let streams: [*mut T; B] = std::array::from_fn(|j| dst.wrapping_offset(j as isize * ds).cast::<T>());
+    let src = src.cast::<T>();
+    for y in 0..n {
+        for (j, d) in streams.iter().enumerate() {
+            // SAFETY: unit y*B+j of the source and unit y of stream j (caller).
+            unsafe { d.add(y).write_unaligned(src.add(y * B + j).read_unaligned()) };
+        }
+    }
+}
+
+/// Bytes of the buffer a streaming tile is staged in (see `plan::rules::TileStage`).
+pub(crate) const TILE_STAGE_BYTES: usize = 32 << 10;

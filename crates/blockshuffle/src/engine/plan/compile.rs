@@ -1,0 +1,599 @@
+//! Compiling a [`Geometry`] into a loop nest: the copy plan the executor runs.
+//!
+//! The loop nest walks the destination in its own order. Each loop has a
+//! count and a byte stride on both sides; a loop may carry a *range*: the
+//! padded coordinate `p = oc * i_outer + ic * i` of one space axis must lie in
+//! `[lo, hi)`, where `i_outer` is the index of another (outer) loop. Positions
+//! outside are padding (forward: filled) or crop (backward: never written,
+//! because the destination has no such position).
+//!
+//! Canonicalisation drops loops of count 1, merges loops that are contiguous
+//! on both sides, and folds the innermost contiguous run into one wide unit.
+//! Short units make a transposing tile ([`choose_tile`](super::rules::choose_tile)), which may carry
+//! a padding or crop window on its block position. Then, for large
+//! (streaming) outputs, it reorders the loops: long units sweep a few
+//! destination streams together for the line writers ([`stream_order`](super::rules::stream_order)),
+//! unless their destination runs gather source runs in order
+//! ([`gathers_source_runs`](super::rules::gathers_source_runs)); transposing tiles walk the source in its
+//! order, except those whose rows a vector kernel carries as one
+//! destination run (`CopyPlan::carry_level`; padded rows,
+//! [`padded_carry_level`](super::rules::padded_carry_level)).
+//!
+//! This file holds the plan ([`CopyPlan`]) and its compilation; the rules
+//! it applies are in [`rules`](super::rules).
+//!
+//! Layer: plan; imports [`rules`](super::rules), geometry, kernels (the loop
+//! nest's data, and what kernels accept) and arch; never exec.
+
+use arrayvec::ArrayVec;
+
+use super::rules::*;
+use crate::engine::arch::Isa;
+use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
+use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
+use crate::MAX_RANK;
+
+/// Which way a geometry is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Space side to block side (space-to-batch, space-to-depth, pixel-unshuffle).
+    Forward,
+    /// Block side to space side (batch-to-space, depth-to-space, pixel-shuffle).
+    Backward,
+}
+
+impl Direction {
+    /// The other direction.
+    pub fn reverse(self) -> Self {
+        match self {
+            Direction::Forward => Direction::Backward,
+            Direction::Backward => Direction::Forward,
+        }
+    }
+}
+
+/// A compiled, canonical copy plan for one direction, element size and pair of layouts.
+#[derive(Debug, Clone)]
+pub(crate) struct CopyPlan {
+    pub loops: ArrayVec<Loop, MAX_LOOPS>,
+    /// Bytes of the innermost contiguous run (one "wide element").
+    pub unit: usize,
+    /// Byte offset of the source position with all indices 0 (may be outside
+    /// the buffer when that position is padding; never dereferenced then).
+    pub src_base: isize,
+    pub dst_base: isize,
+    /// Forward: positions outside a window are filled. Backward: skipped.
+    pub fill: bool,
+    /// No destination bytes at all.
+    pub empty: bool,
+    /// Every destination position is padding (forward only).
+    pub all_padding: bool,
+    /// For each loop j: bytes of the contiguous destination block that one
+    /// index of loop j covers, or 0 if that block is not contiguous.
+    pub dst_block: ArrayVec<usize, MAX_LOOPS>,
+    /// Total destination bytes.
+    pub dst_bytes: usize,
+    /// The last two loops form a transposing tile: the outer one is
+    /// contiguous in the source (`ss == unit`), the inner one in the
+    /// destination (`ds == unit`), and neither carries a window.
+    pub tile: bool,
+    /// Store with non-temporal (cache-bypassing) stores: for destinations
+    /// much larger than the cache, this saves reading every destination line
+    /// before writing it.
+    pub nt: bool,
+    /// The vector kernels for short runs (see `engine::simd`).
+    pub isa: Isa,
+    /// With streaming stores, a tile whose destination streams each continue
+    /// contiguously across an outer loop: see [`TileStage`].
+    pub tile_stage: Option<TileStage>,
+    /// With streaming stores, a tile whose destination streams each
+    /// continue contiguously across this loop (and the one inside it, if it
+    /// is not the tile's), run whole by `kernels::carried::deinterleave_carried` (see
+    /// [`carry_level`]) or `kernels::interleave_carried::interleave_carried` (see
+    /// [`interleave_carry_level`]), which carry each stream's bytes from
+    /// row to row in a register.
+    pub carry_level: Option<usize>,
+    /// The carry level of a padded deinterleaving tile: the carried kernel
+    /// reads the source rows in place and makes up their padding (see
+    /// [`padded_carry_level`]).
+    pub padded: bool,
+    /// The carry level of a tile whose source rows each split into
+    /// consecutive destination segments, run row by row by
+    /// `kernels::carried::deinterleave_carried` (see [`segments_carry_level`]).
+    pub segments: bool,
+    /// With streaming stores: every unit goes through the line writers
+    /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
+    /// few destination streams advance together.
+    pub lines: bool,
+    /// With streaming stores: the innermost loop gathers rows into the
+    /// destination (see [`streams_gathered_rows`]) that do not continue one
+    /// another, shorter than [`MAX_JOINED_ROW`] or padded or cropped. Each
+    /// row's whole lines go straight from the source; the parts of lines
+    /// at its ends, and the padding, go through the line writers, which
+    /// join them with the rows on either side (see
+    /// `kernels::stream::gather_lines`).
+    pub gathered: bool,
+}
+
+/// Strides (in bytes) of both sides of a geometry.
+pub(crate) struct Layouts<'a> {
+    pub space: &'a [isize],
+    pub block: &'a [isize],
+}
+
+#[derive(Clone, Copy)]
+struct RawLoop {
+    count: usize,
+    ss: isize,
+    ds: isize,
+}
+
+impl CopyPlan {
+    /// Compiles `geom` run in `dir` for elements of `elem` bytes.
+    ///
+    /// The caller guarantees that both tensors fit in memory (their byte sizes
+    /// fit in `isize`), which bounds every count, padding and stride used here.
+    /// `streaming`: the destination is large enough to bypass the cache
+    /// (see [`CopyPlan::nt`]); it also changes the loop order.
+    /// `isa`: the vector kernels for short runs (one the CPU runs).
+    #[cfg(test)]
+    pub fn compile(
+        geom: &Geometry,
+        dir: Direction,
+        elem: usize,
+        strides: &Layouts<'_>,
+        streaming: bool,
+        isa: Isa,
+    ) -> Self {
+        let mut plan = CopyPlan::placeholder();
+        plan.build(geom, dir, elem, strides, streaming, isa);
+        plan
+    }
+
+    /// A plan with nothing in it, to [`CopyPlan::build`] in place (plans
+    /// are kilobytes: building one where it will be used saves copying it).
+    pub const fn placeholder() -> Self {
+        CopyPlan {
+            loops: ArrayVec::new_const(),
+            unit: 1,
+            src_base: 0,
+            dst_base: 0,
+            fill: false,
+            empty: true,
+            all_padding: false,
+            dst_block: ArrayVec::new_const(),
+            dst_bytes: 0,
+            tile: false,
+            nt: false,
+            isa: Isa::Portable,
+            tile_stage: None,
+            carry_level: None,
+            padded: false,
+            segments: false,
+            lines: false,
+            gathered: false,
+        }
+    }
+
+    /// `CopyPlan::compile` (tests only), into `self` (whatever it held before).
+    pub fn build(
+        &mut self,
+        geom: &Geometry,
+        dir: Direction,
+        elem: usize,
+        strides: &Layouts<'_>,
+        streaming: bool,
+        isa: Isa,
+    ) {
+        let n_space = geom.space.len();
+        let space_count = |f: Factor| geom.factor_count(f) as usize;
+
+        // Per-factor strides on the space side, and the space side's base offset.
+        let space_stride = |f: Factor| -> isize {
+            let s = strides.space[f.axis as usize];
+            match f.part {
+                Part::Outer => s.wrapping_mul(geom.space[f.axis as usize].block as isize),
+                Part::Block => s,
+            }
+        };
+        let space_base = geom
+            .space
+            .iter()
+            .zip(strides.space)
+            .fold(0isize, |acc, (ax, &s)| acc.wrapping_sub((ax.begin as isize).wrapping_mul(s)));
+
+        // Per-factor strides on the block side: within a group, the last factor
+        // varies fastest.
+        // Only the space axes' entries are used (every factor's is set below).
+        let mut block_stride: ArrayVec<[isize; 2], MAX_RANK> = (0..n_space).map(|_| [0isize; 2]).collect();
+        let mut at = 0;
+        for (g, &n) in geom.groups.iter().enumerate() {
+            let mut s = strides.block[g];
+            for f in geom.order[at..at + n as usize].iter().rev() {
+                block_stride[f.axis as usize][f.part as usize] = s;
+                s = s.wrapping_mul(space_count(*f) as isize);
+            }
+            at += n as usize;
+        }
+        let block_stride = |f: Factor| block_stride[f.axis as usize][f.part as usize];
+
+        // Loop order: the destination's.
+        let mut factors: ArrayVec<Factor, MAX_FACTORS> = ArrayVec::new();
+        match dir {
+            Direction::Forward => factors.extend(geom.order.iter().copied()),
+            Direction::Backward => {
+                for i in 0..n_space {
+                    factors.push(Factor { axis: i as u8, part: Part::Outer });
+                    factors.push(Factor { axis: i as u8, part: Part::Block });
+                }
+            }
+        }
+
+        // Pushed in place rather than collected: these arrays are kilobytes.
+        let mut raw: ArrayVec<RawLoop, MAX_LOOPS> = ArrayVec::new();
+        let mut windows: ArrayVec<Option<Window>, MAX_LOOPS> = ArrayVec::new();
+        for &f in &factors {
+            let (ss, ds) = match dir {
+                Direction::Forward => (space_stride(f), block_stride(f)),
+                Direction::Backward => (block_stride(f), space_stride(f)),
+            };
+            raw.push(RawLoop { count: space_count(f), ss, ds });
+            windows.push(None);
+        }
+        for (i, ax) in geom.space.iter().enumerate() {
+            if ax.begin == 0 && ax.end == 0 {
+                continue;
+            }
+            let find = |part| factors.iter().position(|f| f.axis as usize == i && f.part == part);
+            let po = find(Part::Outer).expect("outer factor present");
+            let lo = ax.begin as i64;
+            let hi = lo + ax.extent as i64;
+            let block = ax.block as i64;
+            match find(Part::Block) {
+                Some(pk) if pk > po => windows[pk] = Some(Window { outer: Some(po as u8), oc: block, ic: 1, lo, hi }),
+                Some(pk) => windows[po] = Some(Window { outer: Some(pk as u8), oc: 1, ic: block, lo, hi }),
+                None => windows[po] = Some(Window { outer: None, oc: 0, ic: block, lo, hi }),
+            }
+        }
+        let (src_base, dst_base) = match dir {
+            Direction::Forward => (space_base, 0),
+            Direction::Backward => (0, space_base),
+        };
+        // The element itself is the innermost, contiguous loop.
+        raw.push(RawLoop { count: elem, ss: 1, ds: 1 });
+        windows.push(None);
+
+        // The destination's size: every factor (forward, the block side) or the
+        // space extents without padding (backward).
+        // Zero if any count is; otherwise the destination buffer's real size.
+        let dst_bytes = match dir {
+            Direction::Forward => count_product(raw.iter().map(|l| l.count)),
+            Direction::Backward => count_product(geom.space.iter().map(|a| a.extent as usize).chain([elem])),
+        };
+        let empty = dst_bytes == 0;
+        // Every field is set: `self` may hold an earlier plan.
+        self.loops.clear();
+        self.unit = 1;
+        self.src_base = src_base;
+        self.dst_base = dst_base;
+        self.fill = dir == Direction::Forward;
+        self.empty = empty;
+        self.all_padding = false;
+        self.dst_block.clear();
+        self.dst_bytes = dst_bytes;
+        self.tile = false;
+        self.nt = streaming;
+        self.isa = isa;
+        self.tile_stage = None;
+        self.carry_level = None;
+        self.padded = false;
+        self.segments = false;
+        self.lines = false;
+        self.gathered = false;
+        if !empty {
+            self.canonicalise(&raw, &mut windows);
+        }
+    }
+
+    fn canonicalise(&mut self, raw: &[RawLoop], windows: &mut [Option<Window>]) {
+        // 1. Drop loops of count 1, moving windows that depend on them.
+        let mut keep: ArrayVec<usize, MAX_LOOPS> = ArrayVec::new();
+        // Loops that some window depends on (bit `j`: loop `j`).
+        let mut outers = 0u128;
+        for w in windows.iter().flatten() {
+            if let Some(o) = w.outer {
+                outers |= 1 << o;
+            }
+        }
+        for j in 0..raw.len() {
+            // The element loop (last) always stays: it becomes the unit.
+            if raw[j].count != 1 || j + 1 == raw.len() {
+                keep.push(j);
+                continue;
+            }
+            // Loop j always has index 0.
+            if let Some(w) = windows[j].take() {
+                match w.outer {
+                    // The window now constrains the outer loop alone: p = oc * i_outer.
+                    Some(o) => {
+                        let o = o as usize;
+                        debug_assert!(windows[o].is_none(), "a loop carries at most one window");
+                        windows[o] = Some(self_window(w));
+                    }
+                    // A constant position: valid or not, whatever the indices.
+                    None => {
+                        if !(w.lo <= 0 && 0 < w.hi) {
+                            self.all_padding = true;
+                        }
+                    }
+                }
+            }
+            if outers & (1 << j) != 0 {
+                for w in windows.iter_mut().flatten() {
+                    if w.outer == Some(j as u8) {
+                        w.outer = None;
+                    }
+                }
+            }
+        }
+        // Built in place: these arrays are kilobytes, and copies of them are
+        // most of what a tiny run costs.
+        let loops = &mut self.loops;
+        loops.clear();
+        for &j in &keep {
+            let mut window = windows[j];
+            if let Some(w) = window.as_mut() {
+                if let Some(o) = w.outer {
+                    w.outer = Some(keep.iter().position(|&x| x == o as usize).unwrap() as u8);
+                }
+            }
+            loops.push(Loop { count: raw[j].count, ss: raw[j].ss, ds: raw[j].ds, window, is_outer: false });
+        }
+        for j in 0..loops.len() {
+            if let Some(Window { outer: Some(o), .. }) = loops[j].window {
+                loops[o as usize].is_outer = true;
+            }
+        }
+
+        // 2. Merge neighbours contiguous on both sides (inner into outer).
+        // The outer one may carry a window on its own index (not one
+        // divided by a block: `ic == 1`), which the merged loop keeps,
+        // scaled by the inner count (a crop of whole rows, such as
+        // OpenVINO's batch-to-space crops of a block factor).
+        let mut j = loops.len();
+        while j >= 2 {
+            j -= 1;
+            let (a, b) = (loops[j - 1], loops[j]);
+            if a.is_outer
+                || !free(&b)
+                || a.ss != b.ss.wrapping_mul(b.count as isize)
+                || a.ds != b.ds.wrapping_mul(b.count as isize)
+            {
+                continue;
+            }
+            let window = match a.window {
+                None => None,
+                // A scaled bound beyond i64: left unmerged.
+                Some(w) if w.ic == 1 => match w.scaled(b.count) {
+                    Some(scaled) => Some(scaled),
+                    None => continue,
+                },
+                Some(_) => continue,
+            };
+            loops[j - 1] = Loop { count: a.count * b.count, window, ..b };
+            loops.remove(j);
+            for l in loops.iter_mut() {
+                if let Some(w) = l.window.as_mut() {
+                    if let Some(o) = w.outer {
+                        if o as usize > j - 1 {
+                            w.outer = Some(o - 1);
+                        }
+                    }
+                }
+            }
+        }
+
+        // 3. The innermost loop, contiguous on both sides, becomes the unit.
+        let last = *loops.last().expect("the element loop is never dropped");
+        if last.ss == 1 && last.ds == 1 && free(&last) {
+            self.unit = last.count;
+            loops.pop();
+        } else {
+            self.unit = 1;
+        }
+
+        // 4. Short runs: when the innermost loop is contiguous only in the
+        // destination, bring the nearest loop contiguous in the source next to
+        // it, so the two run as one transposing tile (read long runs, write
+        // long runs, interleave a few streams in between).
+        let gathered = self.unit < MANY_STREAMS_UNIT && gathers_source_runs(loops, self.unit);
+        // Long rows gathered into the destination stream out directly (see
+        // step 6); up to `MANY_STREAMS_UNIT`, faster than the line writers
+        // (measured: NHWC space-to-batch 2x2 and depth-to-space by 2 of
+        // 128-byte units 1.2x memcpy through the writers, 0.7-0.8x so).
+        // So do rows that continue one another, unit by unit, whatever
+        // their length (see `kernels::MAX_STREAMED_UNIT`).
+        let continued_rows = self.nt && streams_continued_rows(loops, self.unit, self.fill);
+        let gathered_rows =
+            continued_rows || (self.nt && self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit));
+        // The plan of a tile of units without a kernel of their own, should
+        // no carried kernel take it (see below).
+        let mut unless_carried = None;
+        if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && !gathered_rows && stream_order(loops) {
+            // 4''. Streaming long units: a few destination streams written
+            // together through the line writers.
+            self.lines = true;
+        } else if self.unit >= MIN_SOURCE_ORDER_UNIT || continued_rows {
+            // 4'. Long units: keep a long run of the destination innermost (so
+            // stores go out in long sequential runs), and walk the loops
+            // outside it in the source's order, so that the source is swept
+            // once instead of once per block position (a strided sweep also
+            // has the prefetchers fetch the parts it skips). So do continued
+            // rows of 32- and 48-byte units, rather than make a tile of
+            // them (measured in separate processes alternating, ratio to
+            // memcpy: 45 NHWC batch-to-space of such units by 2 to 4,
+            // cropped or not, geomean 1.15 -> 0.73, the worst 1.43 -> 0.80;
+            // with `kernels::Grid::stream_rows` taking whole rows at once:
+            // without that, rows of 64 bytes went 0.9-1.05 -> 1.03-1.13).
+            source_order_outside_run(loops, self.unit);
+        } else {
+            // Tiny plans keep the destination's order outside their rows:
+            // it measured faster for them (the S2 workload 0.9 us a call,
+            // against 1.2 us in the source's order), and costs nothing to
+            // build.
+            let arranged = choose_tile(loops, self.unit, self.dst_bytes >= SOURCE_ORDER_BYTES);
+            let tiled = arranged == Some(true);
+            let shuffled = tiled && streams_shuffled_rows(loops, self.unit, self.isa);
+            // Units that no tile kernel of their own takes (three-channel
+            // pixels, 3 to 48 bytes, and their blocks) make a tile for the
+            // carried kernels of AVX512-VBMI, which gather them with byte
+            // permutes (`kernels::any_units::AnyUnits`), 2 to 4 streams of them
+            // (interleaving 2: below); if neither takes it, the plan is the
+            // one it was (saved here).
+            // Measured (ratio to memcpy, 2 runs alternating, best of each):
+            // NHWC space-to-batch, batch-to-space (cropped or not) and
+            // space-to-depth by 3 and 4 of three uint8, float16 or float32
+            // channels and of four uint8, 32 workloads: geomean 1.14 ->
+            // 1.02, the worst 1.60 -> 1.33, above 1.10 17 -> 10. Two
+            // streams are gathered only from consecutive source rows
+            // (space-to-depth by 2), in place of the byte-shuffle kernel
+            // too: see `interleave_units`.
+            let pair = |loops: &[Loop]| match loops {
+                [.., x, y] => y.count == 2 && interleave_units(x, y, self.unit),
+                _ => false,
+            };
+            let any = arranged.is_some()
+                && self.nt
+                && self.isa >= Isa::Avx512Vbmi
+                && !vector_unit(self.unit)
+                && (!shuffled || pair(loops));
+            unless_carried = any.then(|| (loops.clone(), tiled));
+            self.tile = tiled || any;
+            if tiled && !vector_unit(self.unit) && !shuffled && !any {
+                // No vector kernel: its runs would each be short streaming
+                // stores (measured: float32 NHWC batch-to-space of 8
+                // channels 1.11 -> 1.05x memcpy, uint8 depth-to-space of 3
+                // channels by 4 1.25-1.3 -> 1.0-1.1x through the cache).
+                self.nt = false;
+            }
+            let windowed = self.tile && loops[loops.len() - 1].window.is_some();
+            if self.tile && self.nt {
+                // Streaming tiles walk the loops outside the tile in the
+                // source's order, so that the source is swept once; the
+                // destination streams this creates are written in whole
+                // lines by the deinterleaving kernel, or gathered in a
+                // staging buffer (see `tile_stage`).
+                let dst_order = loops.clone();
+                source_order_outside(loops, loops.len() - 2);
+                let n = loops.len();
+                let (x, y) = (loops[n - 2], loops[n - 1]);
+                let row = y.count * self.unit;
+                let deinterleaving = x.ds != row as isize;
+                let lines =
+                    vector_streams(x.count, self.isa) && vector_unit(self.unit) && row >= MIN_LINES_DEINTERLEAVE_ROW;
+                if deinterleaving {
+                    if !windowed {
+                        self.carry_level = carry_level(loops, self.unit, self.isa);
+                    }
+                    if self.carry_level.is_none() && self.fill {
+                        // Padding rows of the source (a window on the
+                        // tile, or on the loop of stream groups alone:
+                        // rows wholly padding): read in place, the padding
+                        // made up where a read meets it (the carried
+                        // kernels run whole tiles). Measured, OpenVINO
+                        // NCHW space-to-batch padded on H alone: uint8 by
+                        // 3, 1.75x memcpy through the tile stage, 1.03-1.1x
+                        // carried; float32 by 4, 1.43x -> 0.75x.
+                        self.carry_level = padded_carry_level(loops, self.unit, self.isa);
+                        self.padded = self.carry_level.is_some();
+                    }
+                } else if !windowed && self.isa >= Isa::Avx512Vbmi {
+                    if let Some(level) = interleave_carry_level(&dst_order, self.unit) {
+                        // The destination's order: its rows one run.
+                        *loops = dst_order.clone();
+                        self.carry_level = Some(level);
+                    } else if let Some(level) = segments_carry_level(&dst_order, self.unit, self.isa) {
+                        *loops = dst_order.clone();
+                        self.carry_level = Some(level);
+                        self.segments = true;
+                    }
+                }
+                let direct = self.carry_level.is_some() || (deinterleaving && lines);
+                if windowed && !self.padded {
+                    // Its edges take ordinary stores, which would share
+                    // lines with streamed ones (measured: OpenVINO
+                    // batch-to-space of NCHW uint8 cropped 16x memcpy so):
+                    // through the cache, in the destination's order. But
+                    // interleaved rows cropped at their ends stream: with
+                    // AVX512-VBMI, interleaved in registers and their kept
+                    // bytes carried from row to row (see `crops_carried`);
+                    // rows of whole lines, built whole in a stage and their
+                    // kept bytes sent through the line writers (see
+                    // `crops_row_ends`).
+                    *loops = dst_order.clone();
+                    self.nt =
+                        !self.fill && (crops_carried(loops, self.unit, self.isa) || crops_row_ends(loops, self.unit));
+                } else if !direct {
+                    self.tile_stage = tile_stage(loops, self.unit);
+                }
+                if !windowed && !direct && self.tile_stage.is_none() {
+                    // Unstaged, the destination's order is the better one
+                    // (measured: uint8 and float16 pixel_shuffle 2.0x
+                    // memcpy in the source's, 1.6-1.7x in it).
+                    *loops = dst_order;
+                    if deinterleaving {
+                        // A deinterleaving tile with rows too short for
+                        // whole lines and too many streams to stage:
+                        // streaming stores alternating between their short
+                        // runs are slow, so it stores through the cache
+                        // (measured: uint8 pixel_unshuffle by 4, 16 streams,
+                        // 2.2x memcpy staged, 1.6x so).
+                        self.nt = false;
+                    }
+                }
+            }
+        }
+
+        if let Some((saved, tiled)) = unless_carried {
+            let carried = self.carry_level.is_some();
+            let cropped = self.tile && loops[loops.len() - 1].window.is_some() && self.nt;
+            if !(carried || (cropped && crops_carried(loops, self.unit, self.isa))) {
+                *loops = saved;
+                self.tile = tiled;
+                // As above: a tile of them stores through the cache; other
+                // plans stream or not by step 6.
+                self.nt = !tiled;
+                (self.carry_level, self.padded, self.segments, self.tile_stage) = (None, false, false, None);
+            }
+        }
+
+        // 5. Contiguous destination blocks, for filling padding in whole runs.
+        destination_blocks(loops, self.unit, &mut self.dst_block);
+
+        // 6. Other streaming plans (short units that make no tile, and long
+        // units whose runs outnumber the line writers or gather source runs)
+        // store through the cache: their units would each be a short
+        // streaming store, and building whole destination regions in a
+        // staging buffer to stream out cost more than it saved. Measured on
+        // an AVX2 machine (Zen 3), ratio to memcpy staged -> through the
+        // cache: three-channel float32 NHWC space-to-depth 1.5-1.6 -> 1.2,
+        // depth-to-space by 2 and 3 1.1-1.6 -> 1.0-1.2; six-channel
+        // 1.2-1.5 -> 0.9-1.0; NHWC space-to-batch of 8 float32 channels
+        // 1.6-1.75 -> 1.3; batch-to-space of 32 float32 channels 0.91-0.95
+        // -> 0.91-0.95. Unstaged, with a streaming store per unit, NHWC
+        // space-to-batch of 16 float32 channels ran at 1.45-1.9. Rows of
+        // a few whole-vector units that continue one another stream unit
+        // by unit (see `streams_continued_rows`).
+        if self.nt && !self.tile && !self.lines && scatters_gathered_rows(loops, self.unit) {
+            // Rows gathered from a few source positions, in the source's
+            // order: the rows' loop goes inside (streamed as a grid).
+            let n = loops.len();
+            loops.swap(n - 2, n - 1);
+            self.gathered = false;
+        } else if self.nt && !self.tile && !self.lines {
+            self.nt = streams_continued_rows(loops, self.unit, self.fill) || streams_gathered_rows(loops, self.unit);
+            let joins = |last: &Loop| last.count.saturating_mul(self.unit) < MAX_JOINED_ROW || last.window.is_some();
+            self.gathered = self.nt && !continues_rows(loops, self.unit) && loops.last().is_some_and(joins);
+        }
+    }
+}

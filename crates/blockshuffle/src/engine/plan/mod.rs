@@ -1,0 +1,16 @@
+//! The planner: compiling a geometry, for one direction and pair of layouts,
+//! into a canonical loop nest ([`CopyPlan`]).
+//!
+//! - [`compile`]: the plan and its compilation;
+//! - [`rules`]: the predicates and constants that choose its paths.
+//!
+//! Layer: plan; imports geometry, kernels (the loop nest's data, and what
+//! kernels accept) and arch; never exec.
+
+pub(crate) mod compile;
+pub(crate) mod rules;
+#[cfg(test)]
+mod tests;
+
+pub use compile::Direction;
+pub(crate) use compile::{CopyPlan, Layouts};

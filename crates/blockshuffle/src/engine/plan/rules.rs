@@ -1,0 +1,844 @@
+//! The planner's rules: the predicates that choose a plan's paths (which
+//! rows stream, gather, carry or tile) and the constants they weigh. Each
+//! asks the kernels what they accept, never the reverse.
+//!
+//! Layer: plan; imports geometry, kernels and arch; never exec or
+//! [`compile`](super::compile).
+
+use arrayvec::ArrayVec;
+
+use crate::engine::arch::Isa;
+use crate::engine::kernels::any_units::AnyUnits;
+use crate::engine::kernels::carried::{CARRIED_STREAMS, PADDED_ROWS_BYTES};
+use crate::engine::kernels::interleave_carried::interleaves_carried;
+use crate::engine::kernels::lines::WRITERS;
+use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
+use crate::engine::kernels::shuffle;
+use crate::engine::kernels::stream::{self, CROPPED_ROWS_BYTES};
+use crate::engine::kernels::tile::TILE_STAGE_BYTES;
+
+/// Whether the last two loops gather long rows of units a few apart (`y`
+/// a row's units, `x.count` apart in the source; `x` the rows, their units
+/// one apart, which together read every unit of the source rows) that are
+/// better taken in the source's order: each run of `x.count` units of the
+/// source goes a unit to each row in turn (`kernels::grid::Grid::copy` streams
+/// them), so the source is read once, in order, rather than once a row, a
+/// unit in every `x.count`, and the `x.count` rows are written together.
+/// Rows of [`MAX_JOINED_ROW`] bytes or more, of units of whole 16-byte
+/// vectors from 32 bytes, and no window on either loop; at most
+/// [`MAX_SCATTERED_ROWS`] rows.
+///
+/// Measured (ratio to memcpy, alternating, one thread, median of 2 runs,
+/// gathered row by row -> so): NHWC space-to-batch and depth-to-space by 2
+/// and 3 of 16 to 128 channels, 48 workloads, geomean 0.822 -> 0.680
+/// (depth-to-space by 3 of 64 uint8 channels 1.03 -> 0.62, space-to-batch
+/// 3x3 of 32 float32 1.09 -> 0.61); two threads, 1 run, NHWC and
+/// OpenVINO space-to-batch and depth-to-space by 2 and 3, 0.867 -> 0.792.
+/// Through `copy_run` a row at a time, not a kernel of its own, the same
+/// plans were slower than gathered (48 workloads by 2 and 3 of 3 to 128
+/// channels, 0.809 -> 0.926).
+pub(super) fn scatters_gathered_rows(loops: &[Loop], unit: usize) -> bool {
+    let n = loops.len();
+    let [.., x, y] = loops else { return false };
+    let refers = loops.iter().any(|l| l.window.is_some_and(|w| w.outer.is_some_and(|o| o as usize >= n - 2)));
+    !refers
+        && x.window.is_none()
+        && y.window.is_none()
+        && unit >= 32
+        && unit.is_multiple_of(16)
+        && (2..=MAX_SCATTERED_ROWS).contains(&x.count)
+        && x.ss == unit as isize
+        && y.ss == (x.count * unit) as isize
+        && y.ds == unit as isize
+        && y.count.saturating_mul(unit) >= MAX_JOINED_ROW
+}
+
+/// Most rows [`scatters_gathered_rows`] takes in the source's order. By 4,
+/// one thread ran faster so (31 NHWC space-to-batch and depth-to-space
+/// workloads, 0.776 -> 0.703x memcpy, but space-to-batch 4x4 of 32-byte
+/// units 0.78-0.89 -> 0.85-1.04), and two threads slower (14 workloads of
+/// 16 to 128 channels, 2 runs: 0.71-0.90 gathered, 0.64-2.10 so, the
+/// median of 8 of them above 1.2).
+const MAX_SCATTERED_ROWS: usize = 3;
+
+/// Whether the innermost loop gathers long rows of units of whole 16-byte
+/// vectors (from 32 bytes) into a contiguous destination: with streaming
+/// stores these go straight from the source to the destination (see
+/// `kernels::copy::stream_gather`), the source fetched ahead by one sequential
+/// sweep. Measured, ratio to memcpy through the cache -> so: NHWC
+/// space-to-batch 4x4 with padding of 64 uint8 channels 1.46 -> 0.8,
+/// depth-to-space by 4 of 256 uint8 channels 2.0 -> 1.2, space-to-batch 4x4
+/// of 32 uint8 channels 1.26 -> 0.7. Rows from [`MIN_GATHERED_ROW`], or
+/// from [`MIN_CONTINUED_ROW`] where they continue one another (an earlier
+/// measurement of the 5-D space-to-batch's 1 KiB rows, 1.04 -> 1.18, no
+/// longer holds: see [`MIN_GATHERED_ROW`]); units of other sizes would go
+/// through a staging buffer, slower than the cache (1.1 -> 1.9 for 36-byte
+/// units).
+pub(super) fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
+    let Some(last) = loops.last() else { return false };
+    let row = last.count.saturating_mul(unit);
+    let continued = continues_rows(loops, unit);
+    unit >= 32
+        && unit.is_multiple_of(16)
+        && last.ds == unit as isize
+        && last.ss >= unit as isize
+        && (row >= MIN_GATHERED_ROW || (continued && row >= MIN_CONTINUED_ROW))
+}
+
+/// Whether the last two loops make a grid whose units stream one by one
+/// ([`stream::streams_rows`]: rows of a few whole-vector units that
+/// continue one another, each unit position a sequential stream of the
+/// source), in runs of at least [`MIN_STREAMED_RUN`] bytes. A backward
+/// plan (`!fill`) may crop the run's ends: a window on the rows' units
+/// that depends on the rows' index alone, `lo <= x * y.count + y < hi`
+/// (batch-to-space with crops: the grid's rows keep what the bounds
+/// give, and its destination stays one run). Measured in separate
+/// processes alternating, ratio to memcpy through the line writers -> so:
+/// float32 batch-to-space 4x4 of 64 channels cropped by 3 (W4, 256-byte
+/// units) 1.18-1.27 -> 0.81-0.83 on one thread, 0.91-0.95 -> 0.73-0.79 on
+/// two.
+pub(super) fn streams_continued_rows(loops: &[Loop], unit: usize, fill: bool) -> bool {
+    let [.., x, y] = loops else { return false };
+    let n = loops.len();
+    let ends_cropped =
+        |win: Window| !fill && win.outer == Some((n - 2) as u8) && win.ic == 1 && win.oc == y.count as i64;
+    y.window.is_none_or(ends_cropped)
+        && stream::streams_rows(unit, y.count, y.ds, x.ss, x.ds)
+        && x.count.saturating_mul(y.count).saturating_mul(unit) >= MIN_STREAMED_RUN
+        && (y.count * unit >= MIN_STREAMED_ROW || y.window.is_some())
+}
+
+/// Shortest uncropped row that [`streams_continued_rows`] streams: rows of
+/// two 16-byte units make a faster tile (measured, ratio to memcpy, 2 runs
+/// in separate processes, tile -> so: NHWC batch-to-space 2x2 of 16 uint8
+/// channels 0.74 -> 0.89, of 4 float32 0.67 -> 0.75 (of 8 float16 0.70 ->
+/// 0.67); space-to-depth by 2 of 8 uint8 channels 0.93 -> 1.19), while
+/// cropped ones, whose windowed tile stores through the cache, stream
+/// faster (1.14-1.18 -> 0.62-0.69).
+const MIN_STREAMED_ROW: usize = 48;
+
+/// Shortest run of continued rows that [`streams_continued_rows`] streams:
+/// at a run's ends its streaming stores leave lines partly written, which
+/// cost (rows of 256 bytes that each began a new run of one of 12
+/// destination streams went 1.4 -> 2.1x memcpy streamed, see
+/// [`MIN_GATHERED_ROW`]). A guard, not a measured optimum: the runs
+/// measured streaming faster were 8 to 64 KiB.
+const MIN_STREAMED_RUN: usize = 4 << 10;
+
+/// Whether the loop outside the last continues its rows in the
+/// destination: the rows are one run.
+pub(super) fn continues_rows(loops: &[Loop], unit: usize) -> bool {
+    let n = loops.len();
+    n >= 2 && loops[n - 2].ds == loops[n - 1].count.saturating_mul(unit) as isize
+}
+
+/// Shortest row (bytes) that [`streams_gathered_rows`] streams. Measured
+/// (ratio to memcpy, through the cache -> streamed, one thread / two):
+/// OpenVINO's 5-D space-to-batch (W11) of 1 KiB rows 1.03 / 1.36 -> 1.00 /
+/// 0.96; TensorFlow batch-to-space 4x4 of 128-byte units, 512-byte rows,
+/// 0.93 / 1.11 -> 0.79 / 0.81; space-to-depth by 3 of 192-byte units, 576
+/// bytes, 0.87 / 1.0 -> 0.70 / 0.78. Rows of 256 bytes that do not
+/// continue one another went 1.4 -> 2.1 (W11 in uint8: each row starts a
+/// short piece of one of 12 destination streams), and still 2.0 with their
+/// ends joined into whole lines (see [`MAX_JOINED_ROW`]): the short runs
+/// themselves cost, not their partial lines.
+const MIN_GATHERED_ROW: usize = 512;
+
+/// Longest unwindowed gathered row whose ends [`CopyPlan::gathered`]
+/// joins through the line writers; windowed rows (padded or cropped) join
+/// theirs whatever their length. The lines a row leaves half-written are
+/// 2 of 9 of a 512-byte row, 2 of 65 of a 4 KiB one, where rows do not
+/// start on a line (a large destination from the allocator starts 16
+/// bytes past one). Measured (ratio to memcpy, alternating, straight ->
+/// joined): OpenVINO's 5-D space-to-batch of 512-byte rows 1.31-1.52 ->
+/// 0.93-1.06, of 1 KiB rows 0.92-0.98 -> 0.77-0.84; unpadded NHWC
+/// space-to-batch and depth-to-space by 2 of 32- to 256-byte units, rows
+/// of 4 to 16 KiB, 0.68-0.84 -> 0.67-0.85 (3 runs, same binary: 64-byte
+/// units 0.79 -> 0.84). Padded rows pay more for their ends (uint8 NHWC
+/// space-to-batch 2x2 of 64 channels padded on W, rows of 8 KiB streamed
+/// straight, 0.96x memcpy into a destination on a line, 1.88 16 bytes
+/// past): joined, 3 runs in separate processes, one thread / two, uint8
+/// of 32 channels padded by 1, 2x2 1.21 / 0.97 -> 1.01 / 0.81, 3x3 1.20
+/// / 1.16 -> 1.01 / 0.76, 4x4 1.19 / 1.03 -> 0.93 / 0.79; of 64 channels
+/// (2 runs, one thread), 3x3 and 4x4 1.67 -> 0.88-0.92.
+pub(super) const MAX_JOINED_ROW: usize = 2 << 10;
+
+/// Shortest row (bytes) that [`streams_gathered_rows`] streams when the
+/// rows continue one another in the destination, one run (measured: NHWC
+/// space-to-depth by 2 of 128-byte units, 256-byte rows, 1.0 -> 0.82-0.89;
+/// rows of 128 bytes went 1.06 -> 1.3).
+const MIN_CONTINUED_ROW: usize = 256;
+
+/// Whether a tile plan's last two loops `x` and `y` interleave whole
+/// destination rows (`y` the streams, contiguous in the destination, `x`
+/// the units of each, contiguous in the source) cropped only at the row's
+/// ends: `y`'s window on `x` keeps the row positions `q = x * ny + y` in
+/// `[lo, hi)`. Such a crop leaves every source unit of the row in the
+/// source (batch-to-space crops what the source has), so a row can be
+/// interleaved whole into a stage of [`CROPPED_ROWS_BYTES`] and its kept
+/// bytes sent on through the line writers (`kernels::stream::cropped_rows`). Rows of
+/// whole lines only: streamed so, OpenVINO NCHW batch-to-space with crops
+/// measured (ratio to memcpy, through the cache -> so) uint8 4x4 of
+/// 512-byte rows 1.55-1.7 -> 1.0-1.35, float32 2x2 of 1-2 KiB rows
+/// 1.0 -> 0.8-0.9; other rows were slower streamed (block 3, 510-1020
+/// bytes: 1.1-1.25 -> 1.3-1.5). With AVX512-VBMI, [`crops_carried`] takes
+/// such rows of any length first.
+pub(crate) fn crops_row_ends(loops: &[Loop], unit: usize) -> bool {
+    let row = cropped_row(loops, unit).map(|(x, y, _)| x.count * y.count * unit);
+    row.is_some_and(|row| row <= CROPPED_ROWS_BYTES && row.is_multiple_of(64))
+}
+
+/// Whether the last two loops are a tile of interleaved rows cropped only
+/// at their ends (see [`cropped_row`]), whatever the rows' length: the
+/// executor's check before it runs the kernels that take such tiles.
+pub(crate) fn crops_interleaved_rows(loops: &[Loop], unit: usize) -> bool {
+    cropped_row(loops, unit).is_some()
+}
+
+/// The last two loops `x` and `y` of a tile that interleaves whole
+/// destination rows cropped only at their ends (see [`crops_row_ends`]),
+/// and the window's range of kept row positions, if they are such a tile.
+fn cropped_row(loops: &[Loop], unit: usize) -> Option<(&Loop, &Loop, (usize, usize))> {
+    let [.., x, y] = loops else { return None };
+    let win = y.window?;
+    let units = x.count.checked_mul(y.count)?;
+    units.checked_mul(unit)?;
+    let fits = win.outer == Some((loops.len() - 2) as u8)
+        && win.ic == 1
+        && win.oc == y.count as i64
+        && y.ds == unit as isize
+        && x.ss == unit as isize
+        && x.ds == (y.count * unit) as isize;
+    fits.then(|| (x, y, win.range(0, units)))
+}
+
+/// Whether `kernels::interleave_carried::interleave_carried` runs a tile that [`crops_row_ends`]
+/// but for the rows' length (with AVX512-VBMI): each row interleaved in
+/// registers and its kept bytes carried on to the next row's, the rows
+/// (the loop around the tile) following one another in the destination.
+/// Measured (ratio to memcpy, 2 runs alternating, best of each): OpenVINO
+/// NCHW batch-to-space by 2 to 4 cropped on H and W (1 at the start, a
+/// block less one at the end), 1 to 16 channels of uint8, float16 and
+/// float32, 36 workloads: geomean 1.18 -> 0.87, above 1.10 24 -> 3
+/// (before, through the cache, or rows of whole lines through a stage).
+pub(crate) fn crops_carried(loops: &[Loop], unit: usize, isa: Isa) -> bool {
+    let Some((x, y, (a, b))) = cropped_row(loops, unit) else { return false };
+    let n = loops.len();
+    let kept = (b.saturating_sub(a) * unit) as isize;
+    let row_ds = if n >= 3 { loops[n - 3].ds } else { kept };
+    interleave_units(x, y, unit) && interleaves_carried(isa, unit, y.count, x.count, (a * unit, b * unit), row_ds)
+}
+
+/// For each loop `j`: bytes of the contiguous destination block that one
+/// index of loop `j` covers, or 0 if that block is not contiguous.
+pub(super) fn destination_blocks(loops: &[Loop], unit: usize, blocks: &mut ArrayVec<usize, MAX_LOOPS>) {
+    blocks.clear();
+    blocks.extend(loops.iter().map(|_| 0));
+    let mut blk = Some(unit);
+    for j in (0..loops.len()).rev() {
+        blocks[j] = blk.unwrap_or(0);
+        blk = blk.and_then(|b| (loops[j].ds == b as isize).then(|| b * loops[j].count));
+    }
+}
+
+/// The product of counts: zero if any is zero, however large the others
+/// (otherwise it is the size of a buffer that exists, so it fits).
+pub(super) fn count_product(mut counts: impl Iterator<Item = usize>) -> usize {
+    counts.try_fold(1usize, |a, c| (c != 0).then(|| a.wrapping_mul(c))).unwrap_or(0)
+}
+
+/// Smallest unit (bytes) that streaming plans write through the line
+/// writers. Below it a run costs more than it moves (measured, 64-byte
+/// units: NHWC space-to-batch with 16 float32 channels 1.8-2.4x memcpy
+/// through the writers, 0.95-0.98x through the cache).
+pub(super) const MIN_LINES_UNIT: usize = 128;
+
+/// Most destination streams (a line writer each) that [`stream_order`]
+/// has advance together.
+const MAX_WRITE_STREAMS: usize = WRITERS;
+
+/// Units from this size (bytes) on stay with the line writers rather than
+/// being gathered or streamed row by row (see step 4 of
+/// [`CopyPlan::build`]).
+pub(super) const MANY_STREAMS_UNIT: usize = 256;
+
+/// Orders the loops for the line writers.
+///
+/// One loop is the *sweep*: the one whose steps are shortest on both sides.
+/// Inside it run the loops that must (a shorter step on either side), and
+/// no more: each destination stream, a position of the loops inside the
+/// sweep (up to those that interleave inside its destination step), then
+/// advances through the sweep as one contiguous stretch, written in whole
+/// lines, while the sweep reads a few source streams. Outside it the loops
+/// go in the source's order, except that loops which would keep more
+/// streams open than there are writers are moved outermost.
+///
+/// More loops inside the sweep (in order of source step, up to 16 source
+/// and 16 destination streams, for units from 256 bytes or sweeps of 4 KiB)
+/// measured faster on earlier machines (256-byte units 1.0-1.2x memcpy
+/// with 16 streams, 1.3-1.5x with 2 to 4) and slower on a Zen 4 (ratio to
+/// memcpy, in one binary alternating, best of each: W1 0.77 -> 0.61, W3
+/// 0.81 -> 0.66, W6 0.75 -> 0.61 over 5 runs, W11 0.92 -> 0.93; 72 unseen
+/// NHWC workloads of 256- to 2048-byte units, 2 runs, geomean 0.82 ->
+/// 0.66, above 1.10 16 -> 0).
+///
+/// Returns false, leaving the loops in their order, if the loops that must
+/// run inside the sweep already make more destination streams than there
+/// are writers.
+pub(super) fn stream_order(loops: &mut ArrayVec<Loop, MAX_LOOPS>) -> bool {
+    let n = loops.len();
+    let (ss, ds) = (|l: &Loop| l.ss.unsigned_abs(), |l: &Loop| l.ds.unsigned_abs());
+    let Some(r) = (0..n).rev().min_by_key(|&j| ss(&loops[j]).max(ds(&loops[j]))) else {
+        return true;
+    };
+    let (rs, rd) = (ss(&loops[r]), ds(&loops[r]));
+    // Streams a loop inside the sweep multiplies: a destination stream
+    // unless it interleaves inside the sweep's step.
+    let writes = |l: &Loop| if ds(l) > rd { l.count } else { 1 };
+    let mut inner = [false; MAX_LOOPS];
+    let mut w = 1usize;
+    for (j, l) in loops.iter().enumerate() {
+        if j != r && (ss(l) < rs || ds(l) < rd) {
+            inner[j] = true;
+            w = w.saturating_mul(writes(l));
+        }
+    }
+    if w > MAX_WRITE_STREAMS {
+        return false;
+    }
+    let mut order: ArrayVec<usize, MAX_LOOPS> = (0..n).filter(|&j| j != r && !inner[j]).collect();
+    order.sort_by_key(|&j| std::cmp::Reverse(ss(&loops[j])));
+    // The outer loops that continue every stream (each steps by the
+    // stretch the loops inside it cover): another loop inside one of these
+    // keeps its streams open while it runs, multiplying them. Such loops
+    // move outermost, outer ones first, until the open streams fit the writers.
+    let mut chain = [false; MAX_LOOPS];
+    let mut stretch = rd.saturating_mul(loops[r].count);
+    while let Some(&j) = order.iter().find(|&&j| !chain[j] && ds(&loops[j]) == stretch) {
+        chain[j] = true;
+        stretch = stretch.saturating_mul(loops[j].count);
+    }
+    let mut moved = 0;
+    while open_streams(&order, &chain, w, loops) > WRITERS {
+        let Some(k) = (moved..order.len()).find(|&k| !chain[order[k]]) else { break };
+        let j = order.remove(k);
+        order.insert(moved, j);
+        moved += 1;
+    }
+    order.push(r);
+    let at = order.len();
+    order.extend((0..n).filter(|&j| inner[j]));
+    // Streams first, the loops interleaving inside a stream's step last.
+    order[at..].sort_by_key(|&j| std::cmp::Reverse(ds(&loops[j])));
+    permute(loops, &order);
+    true
+}
+
+/// Destination streams open at once when the loops outside the sweep run
+/// in `order` (outer first), `inner` streams inside the sweep: those inside
+/// the sweep, times every non-chain loop inside a chain loop.
+fn open_streams(order: &[usize], chain: &[bool; MAX_LOOPS], inner: usize, loops: &[Loop]) -> usize {
+    let (mut open, mut pending) = (inner, 1usize);
+    for &j in order.iter().rev() {
+        if chain[j] {
+            open = open.saturating_mul(pending);
+            pending = 1;
+        } else {
+            pending = pending.saturating_mul(loops[j].count);
+        }
+    }
+    open
+}
+
+/// Splits loop `j` (without a window, and not the outer loop of one) into
+/// an outer loop of `count / f` steps of `f` and an inner loop of `f`,
+/// right after it. `f` divides the count, and the nest has room for a loop.
+fn split_loop(loops: &mut ArrayVec<Loop, MAX_LOOPS>, j: usize, f: usize) {
+    let l = loops[j];
+    debug_assert!(free(&l) && l.count.is_multiple_of(f));
+    loops[j] = Loop { count: l.count / f, ss: l.ss * f as isize, ds: l.ds * f as isize, ..l };
+    loops.insert(j + 1, Loop { count: f, ..l });
+    for m in loops.iter_mut() {
+        if let Some(o) = m.window.as_mut().and_then(|w| w.outer.as_mut()) {
+            if *o as usize > j {
+                *o += 1;
+            }
+        }
+    }
+}
+
+/// Whether the innermost contiguous run of the destination reaches
+/// [`MIN_DST_RUN`] and gathers runs of the source (one of its loops up to
+/// that length steps one unit in the source): then writing it in order reads a few
+/// source streams in order too, which the line writers would only slow
+/// (measured, NHWC batch-to-space of 128-byte units: 1.9x memcpy through
+/// the writers, 1.0x so; space-to-batch, whose runs read the source every
+/// other unit, the other way round). Units from [`MANY_STREAMS_UNIT`] on
+/// stay with the writers (NHWC space-to-depth of 256-byte units gathers
+/// two source rows: 0.9-1.0x through them, 1.2-1.3x so).
+pub(super) fn gathers_source_runs(loops: &[Loop], unit: usize) -> bool {
+    let mut run = unit;
+    let mut gathers = false;
+    for l in loops.iter().rev() {
+        if l.ds != run as isize || run >= MIN_DST_RUN {
+            break;
+        }
+        gathers |= l.ss == unit as isize;
+        run = run.saturating_mul(l.count);
+    }
+    gathers && run >= MIN_DST_RUN
+}
+
+/// Smallest unit (bytes) for which streaming plans walk the source in order.
+pub(super) const MIN_SOURCE_ORDER_UNIT: usize = 64;
+
+/// Bytes of contiguous destination kept innermost by [`source_order_outside_run`].
+const MIN_DST_RUN: usize = 4 << 10;
+
+/// Shortest destination run that [`source_order_outside_run`] keeps
+/// innermost when the run reads one compact source block: one spread
+/// over at most [`COMPACT_SPAN`] times its bytes.
+const MIN_COMPACT_RUN: usize = 512;
+
+/// See [`MIN_COMPACT_RUN`].
+const COMPACT_SPAN: usize = 4;
+
+/// Longest run [`source_order_outside_run`] keeps whole (a longer one is
+/// split: the source block it reads stays in the cache).
+const MAX_DST_RUN: usize = 64 << 10;
+
+/// Orders the loops outside the innermost contiguous destination run of at
+/// least [`MIN_DST_RUN`] bytes by decreasing source stride.
+///
+/// A run that would be much longer (past [`MAX_DST_RUN`]) is cut: its
+/// outermost loop is split in two, and the outer part is ordered with the
+/// others. Then a block of the source is read once for all the runs that
+/// take from it, while it is in the cache (a 1-D space-to-batch by 4 read its
+/// whole source four times, a quarter each time, at 3x memcpy).
+pub(super) fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) {
+    let mut run = unit;
+    // The source bytes the run's units lie in.
+    let mut span = unit;
+    let mut k = loops.len();
+    while k > 0 && run < MIN_DST_RUN && loops[k - 1].ds == run as isize {
+        if run >= MIN_COMPACT_RUN && span <= COMPACT_SPAN * run {
+            // A run that reads one compact source block stops there: the
+            // loops outside, in the source's order, then read the source
+            // rows whole, rather than each run reading slices of rows
+            // far apart (the 5-D space-to-batch in float16, W11's shape,
+            // 1.6-1.75 -> 1.3x memcpy).
+            break;
+        }
+        let l = loops[k - 1];
+        span = span.saturating_add((l.count - 1).saturating_mul(l.ss.unsigned_abs()));
+        let whole = run.saturating_mul(l.count);
+        if whole > MAX_DST_RUN && free(&l) && loops.len() < MAX_LOOPS {
+            if let Some(f) = run_factor(l.count, run) {
+                // Loop k-1 becomes the outer part; the inner part, `f` of its
+                // iterations, joins the run.
+                split_loop(loops, k - 1, f);
+                break;
+            }
+        }
+        run = whole;
+        k -= 1;
+    }
+    source_order_outside(loops, k);
+}
+
+/// The largest divisor `f` of `count` that makes a run of `run * f` bytes
+/// between [`MIN_DST_RUN`] and [`MAX_DST_RUN`].
+fn run_factor(count: usize, run: usize) -> Option<usize> {
+    let most = (MAX_DST_RUN / run).min(count);
+    (2..=most).rev().take_while(|&f| run * f >= MIN_DST_RUN).find(|&f| count.is_multiple_of(f))
+}
+
+/// Orders loops `..k` by decreasing source stride (a stable sort: ties keep
+/// the destination's order).
+pub(super) fn source_order_outside(loops: &mut ArrayVec<Loop, MAX_LOOPS>, k: usize) {
+    let mut order: ArrayVec<usize, MAX_LOOPS> = (0..loops.len()).collect();
+    order[..k].sort_by_key(|&i| std::cmp::Reverse(loops[i].ss.unsigned_abs()));
+    permute(loops, &order);
+}
+
+/// Puts loop `order[j]` at position `j`, re-anchoring each window on
+/// whichever of its two loops is now inner.
+fn permute(loops: &mut ArrayVec<Loop, MAX_LOOPS>, order: &[usize]) {
+    let n = loops.len();
+    let mut pos = [0usize; MAX_LOOPS];
+    for (new, &old) in order.iter().enumerate() {
+        pos[old] = new;
+    }
+    let mut out: ArrayVec<Loop, MAX_LOOPS> =
+        order.iter().map(|&i| Loop { window: None, is_outer: false, ..loops[i] }).collect();
+    for (old, l) in loops.iter().enumerate() {
+        let Some(w) = l.window else { continue };
+        match w.outer {
+            None => out[pos[old]].window = Some(w),
+            Some(o) => {
+                let (inner, outer) = (pos[old], pos[o as usize]);
+                if outer < inner {
+                    out[inner].window = Some(Window { outer: Some(outer as u8), ..w });
+                } else {
+                    // p = oc * i_outer + ic * i_inner, with the roles swapped.
+                    out[outer].window = Some(Window { outer: Some(inner as u8), oc: w.ic, ic: w.oc, ..w });
+                }
+            }
+        }
+    }
+    for j in 0..n {
+        if let Some(Window { outer: Some(o), .. }) = out[j].window {
+            out[o as usize].is_outer = true;
+        }
+    }
+    *loops = out;
+}
+
+/// Destination bytes from which rows of units without a vector kernel walk
+/// the loops around them in the source's order (see [`choose_tile`]): past
+/// the first-level caches, where the order of memory traffic matters.
+pub(super) const SOURCE_ORDER_BYTES: usize = 256 << 10;
+
+/// Largest unit (bytes) worth a transposing tile (or, without a vector
+/// kernel, the move of its source-contiguous loop next to the rows; from
+/// 64 bytes on, [`source_order_outside_run`] orders the loops).
+const MAX_TILE_UNIT: usize = 63;
+
+/// Chooses the transposing tile (see [`CopyPlan::tile`]): the innermost
+/// loop `y`, contiguous in the destination, and the nearest loop `x`
+/// contiguous in the source, moved next to it. `y` may carry a window on
+/// `x`'s index alone, or a constant one (padding or crop of an axis whose
+/// block position `x` is, as OpenVINO's space-to-batch of NCHW tensors
+/// pads `W`): the executor runs the tile where every unit is valid and the
+/// few units at its edges one by one (`Exec::windowed_tile`). Returns
+/// `None` if there is no such `x` (nothing moved), or else whether the last
+/// two loops make a tile: `x` is moved next to `y` even where they do not
+/// (see below), and then with `source_order` the loops outside them are
+/// put in the source's order.
+pub(super) fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, source_order: bool) -> Option<bool> {
+    let n = loops.len();
+    if n < 2 {
+        return None;
+    }
+    // Long units already move as whole runs in destination order.
+    if unit > MAX_TILE_UNIT {
+        return None;
+    }
+    let u = unit as isize;
+    let y = loops[n - 1];
+    if y.is_outer || y.ds != u || y.ss == u {
+        return None;
+    }
+    // The nearest source-contiguous loop that carries no window and is the
+    // outer loop of no window but `y`'s: moving it inside the loops after
+    // it leaves every window's outer loop outside the windowed one.
+    let movable = |i: usize| {
+        loops[i].window.is_none()
+            && loops[..n - 1].iter().all(|l| l.window.is_none_or(|w| w.outer != Some(i as u8)))
+            && y.window.is_none_or(|w| w.outer.is_none_or(|o| o as usize == i))
+    };
+    let x = (0..n - 1).rev().find(|&i| loops[i].ss == u && movable(i))?;
+    // Units without a vector kernel run as plain strided runs (and one by
+    // one at a window's edges): such a tile pays only where it turns short
+    // rows of `y` into long runs of `x` (NHWC depth-to-space and
+    // batch-to-space of a few channels); otherwise the loops run as rows of
+    // `y`, with `x` moved next to them all the same, so that each source
+    // block is read once (measured, ratio to memcpy: NHWC space-to-batch of
+    // three float32 channels with padding 2.1 -> 1.5, of 8 channels
+    // 1.5 -> 1.1; uint8 depth-to-space of 5 channels by 2 1.25 -> 1.0).
+    let tile = vector_unit(unit) || y.count < loops[x].count;
+    // `x` moves inward past loops none of whose windows involves it, so no
+    // window changes sides: only the outer indices shift (`permute` would
+    // rebuild every loop, 1,300 more instructions a call for S1).
+    let moved = loops.remove(x);
+    loops.insert(n - 2, moved);
+    for l in loops.iter_mut() {
+        if let Some(o) = l.window.as_mut().and_then(|w| w.outer.as_mut()) {
+            if *o as usize == x {
+                *o = (n - 2) as u8;
+            } else if *o as usize > x {
+                *o -= 1;
+            }
+        }
+    }
+    if !tile && source_order {
+        // The rows read their source block once; the loops around them go
+        // in the source's order, so that the source is read in order too
+        // (NHWC space-to-batch with padding, float16 three channels 1.8 ->
+        // 1.4x memcpy, float32 8 channels 1.17 -> 1.06x).
+        source_order_outside(loops, n - 2);
+    }
+    Some(tile)
+}
+
+/// Whether a tile of units without a vector kernel interleaves its rows
+/// with a byte-shuffle kernel (`engine::shuffle`) straight into whole
+/// 16-byte vectors of the destination, every row 16-byte aligned: such a
+/// tile streams.
+pub(super) fn streams_shuffled_rows(loops: &[Loop], unit: usize, isa: Isa) -> bool {
+    let n = loops.len();
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let row = x.count * y.count * unit;
+    y.window.is_none()
+        && x.ds == (y.count * unit) as isize
+        && shuffle::interleaves(isa, unit, y.count)
+        && row.is_multiple_of(16)
+        && loops[..n - 2].iter().all(|l| l.ds.unsigned_abs().is_multiple_of(16))
+}
+
+/// Whether the vector tile kernels take units of `unit` bytes (integers of
+/// 1 to 16 bytes; other units run as strided runs).
+pub(super) fn vector_unit(unit: usize) -> bool {
+    matches!(unit, 1 | 2 | 4 | 8 | 16)
+}
+
+/// Shortest row (bytes per destination stream) of a streaming deinterleaving
+/// tile that is not carried written straight into whole lines rather than
+/// staged or stored through the cache. Measured on an AVX2 machine (Zen 3),
+/// with streams not a line multiple apart (so not carried): uint8
+/// pixel_unshuffle of 500- and 254-byte rows 0.86-0.95x memcpy so, against
+/// 1.1-1.85x with 512 here; float16 of 500-byte rows 0.81-0.87x, against
+/// 1.6x. (Earlier, on an AVX-512 machine before the carried kernels,
+/// 512: float32 and float16 rows of 512 bytes and more 1.2-1.45x so,
+/// 1.45-2.8x staged.)
+pub(super) const MIN_LINES_DEINTERLEAVE_ROW: usize = 128;
+
+/// Most destination streams a staged tile may write (each leaves as its own
+/// streamed run per chunk: measured, 16 streams are slower than cached
+/// stores, 4 much faster).
+const MAX_TILE_STREAMS: usize = 8;
+
+/// Shortest run of one destination stream worth staging a tile for.
+const MIN_TILE_STREAM_RUN: usize = 1 << 10;
+
+/// How a streaming tile plan is staged: `chunk` iterations of loop `level`
+/// at a time, with every loop inside it (at most one more loop, the
+/// *streams* loop, then the tile's two) run into a staging buffer where
+/// each destination stream (a pair of streams-loop and tile-x indices) is
+/// one contiguous run of `chunk` tile rows; each run then leaves with
+/// streaming stores as one long write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TileStage {
+    pub level: usize,
+    pub chunk: usize,
+}
+
+/// The [`TileStage`] of a streaming tile plan, if it has one: the staged
+/// loop must step every destination stream by exactly one tile row
+/// (`ds == ny * unit`), so that `k` of its iterations put `k * ny * unit`
+/// contiguous bytes in each stream, and neither it nor the streams loop may
+/// carry a window.
+pub(super) fn tile_stage(loops: &[Loop], unit: usize) -> Option<TileStage> {
+    let n = loops.len();
+    let row = loops[n - 1].count * unit;
+    let (level, streams) = row_level(loops, unit)?;
+    if streams > MAX_TILE_STREAMS {
+        return None;
+    }
+    let per_iteration = streams.checked_mul(row).filter(|&b| b <= TILE_STAGE_BYTES)?;
+    let chunk = (TILE_STAGE_BYTES / per_iteration).min(loops[level].count);
+    (chunk * row >= MIN_TILE_STREAM_RUN).then_some(TileStage { level, chunk })
+}
+
+/// The loop of a tile plan that steps every destination stream by exactly
+/// one tile row (`ds == ny * unit`), with at most one loop (the *streams*
+/// loop) between it and the tile, neither of them carrying a window, and
+/// the number of destination streams inside it; `None` for an
+/// interleaving tile (one destination stream, `x.ds == row`).
+fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
+    let n = loops.len();
+    let row = loops[n - 1].count * unit;
+    if loops[n - 2].ds == row as isize {
+        return None;
+    }
+    let level = (n.saturating_sub(4)..n - 2).rev().find(|&j| loops[j].ds == row as isize)?;
+    if !loops[level..n - 2].iter().all(free) {
+        return None;
+    }
+    Some((level, loops[level + 1..n - 1].iter().map(|l| l.count).product()))
+}
+
+/// The [`CopyPlan::carry_level`] of a streaming deinterleaving tile plan, if
+/// `kernels::carried::deinterleave_carried` can run it: a [`row_level`] with at most
+/// [`CARRIED_STREAMS`] streams, whose tile [`carries`], from whole source
+/// rows (`y.ss` the `x.count` units of a row: the kernel takes no source
+/// stride for `y`, which a strided input's plan need not have).
+pub(super) fn carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
+    let n = loops.len();
+    let (level, streams) = row_level(loops, unit)?;
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let src_row = y.ss == (x.count * unit) as isize;
+    (src_row && carries(x, y, unit, isa) && streams <= CARRIED_STREAMS).then_some(level)
+}
+
+/// Whether the carried kernels of `isa` run a deinterleaving tile of loops
+/// `x` (the streams of a group) and `y` (a row of each): 2 to 4 streams
+/// ([`vector_streams`]), below AVX512-VBMI a line multiple apart (joined in
+/// the source, one offset in a line for the group), of units of 1 to 8
+/// bytes (16 below VBMI; with it, units of other sizes too,
+/// `kernels::any_units::AnyUnits::groups_step`), rows of at least 64 bytes.
+fn carries(x: &Loop, y: &Loop, unit: usize, isa: Isa) -> bool {
+    let units = matches!(unit, 1 | 2 | 4 | 8)
+        || (unit == 16 && isa < Isa::Avx512Vbmi)
+        || (isa >= Isa::Avx512Vbmi && AnyUnits { size: unit, b: x.count }.groups_step().is_some());
+    vector_streams(x.count, isa)
+        && (isa >= Isa::Avx512Vbmi || x.ds.unsigned_abs().is_multiple_of(64))
+        && units
+        && y.count * unit >= 64
+}
+
+/// The [`CopyPlan::carry_level`] of a streaming tile that deinterleaves
+/// padded source rows (OpenVINO's space-to-batch of NCHW tensors padded on
+/// W, or on H alone): its inner loop's window, if it has one, covers a run
+/// of each source row (`p = x + nx * y`, the padded position along the
+/// row), the loop between the level and the tile (the stream groups, the
+/// block rows) may have a window on the level's index (rows wholly
+/// padding), one of the two has one, and the level none; the rows of every
+/// group fit [`PADDED_ROWS_BYTES`]. The carried kernel reads the rows in
+/// place, making up the padding where a read meets it (`kernels::carried::Padding`);
+/// where it cannot (streams or units not aligned in the destination), the
+/// executor copies the rows, padded, into a buffer and runs it on whole
+/// rows from there.
+pub(super) fn padded_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
+    let n = loops.len();
+    if n < 3 {
+        return None;
+    }
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let row = y.count * unit;
+    let src_row = y.ss == (x.count * unit) as isize
+        && y.window.is_none_or(|w| w.outer == Some((n - 2) as u8) && w.oc == 1 && w.ic == x.count as i64);
+    if !src_row {
+        return None;
+    }
+    let level = (n.saturating_sub(4)..n - 2).rev().find(|&j| loops[j].ds == row as isize)?;
+    // The stream groups' loop, if there is one between the level and the tile.
+    let groups = (level + 1 < n - 2).then(|| &loops[level + 1]);
+    if groups.is_some_and(|g| g.is_outer || g.window.is_some_and(|w| w.outer != Some(level as u8))) {
+        return None;
+    }
+    if y.window.is_none() && groups.is_none_or(|g| g.window.is_none()) {
+        // Not padded: `carry_level`'s.
+        return None;
+    }
+    let groups = groups.map_or(1, |g| g.count);
+    // Padded rows are read in place by the joined kernel, with
+    // AVX512-VBMI too (AVX-512's, which also takes 16-byte units: NHWC
+    // space-to-batch of 16 bytes a pixel padded on W); with VBMI, units of
+    // other sizes by their gathers' masked reads (measured, ratio to
+    // memcpy, 2 runs alternating: NHWC space-to-batch by 3 and 4 padded on
+    // H and W, three uint8, float16 and float32 channels, 1.34-1.70 ->
+    // 1.02-1.27; staged instead, 1.58-1.98).
+    let fits = loops[level].window.is_none()
+        && (carries(x, y, unit, isa) || carries(x, y, unit, isa.min(Isa::Avx512)))
+        && groups.saturating_mul(x.count) <= CARRIED_STREAMS
+        && groups.saturating_mul(row * x.count) <= PADDED_ROWS_BYTES;
+    fits.then_some(level)
+}
+
+/// Whether the vector kernels of `isa` (below the carried ones of
+/// AVX512-VBMI) split or zip `b` streams of a tile: 2 and 4 with every
+/// vector, 3 with AVX2's byte shuffles.
+pub(super) fn vector_streams(b: usize, isa: Isa) -> bool {
+    match b {
+        2 | 4 => isa != Isa::Portable,
+        3 => isa >= Isa::Avx2,
+        _ => false,
+    }
+}
+
+/// Whether `kernels::interleave_carried::interleave_carried` takes the units of an interleaving
+/// tile (`x` its units, `y` its streams): 1 to 8 bytes (its own kernels),
+/// or units of other sizes that it gathers (`kernels::any_units::AnyUnits`) from 3 or 4
+/// streams, or from 2 that are consecutive source rows (space-to-depth by
+/// 2) or cropped at the rows' ends (a window on the streams). Two streams
+/// of those elsewhere measured faster through the older kernels: NHWC
+/// batch-to-space by 2 of three uint8, float16 and float32 channels,
+/// cropped or not, 4 runs alternating, medians 0.60-0.97x memcpy so,
+/// 0.76-1.07 gathered; space-to-depth by 2 of them 1.11-1.26 through the
+/// byte-shuffle kernel or the cache, 0.88-1.06 gathered. With the kernels
+/// of whole groups (`kernels::interleave_carried::interleaved_groups`), uncropped batch-to-space
+/// by 2 still measured faster without (0.65-0.66 -> 0.73-0.80, 2 runs),
+/// and cropped faster with (6 NHWC and OpenVINO workloads, 2 runs
+/// alternating, geomean 0.849 -> 0.800 on one thread, 0.849 -> 0.728 on
+/// two, where the cropped NHWC ones had stored through the cache).
+pub(super) fn interleave_units(x: &Loop, y: &Loop, unit: usize) -> bool {
+    matches!(unit, 1 | 2 | 4 | 8)
+        || (AnyUnits { size: unit, b: y.count }.groups_step().is_some()
+            && (y.count > 2 || y.window.is_some() || x.count.checked_mul(unit).is_some_and(|row| y.ss == row as isize)))
+}
+
+/// The [`CopyPlan::carry_level`] of a streaming interleaving tile plan in
+/// the destination's order, if `kernels::interleave_carried::interleave_carried` can run it: 2 to
+/// 4 streams (the tile's inner loop) of at least 64 bytes each per row (its
+/// outer loop) of units that [`interleave_units`] takes, inside a loop
+/// stepping one
+/// destination row (`ds` the row's bytes), itself perhaps inside a loop
+/// stepping all of its rows, neither carrying a window: the destination
+/// rows are one run.
+pub(super) fn interleave_carry_level(loops: &[Loop], unit: usize) -> Option<usize> {
+    let n = loops.len();
+    if n < 3 {
+        return None;
+    }
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let row = x.count * y.count * unit;
+    let fits = x.ds == (y.count * unit) as isize
+        && matches!(y.count, 2..=4)
+        && interleave_units(x, y, unit)
+        && x.count * unit >= 64
+        && loops[n - 3].ds == row as isize
+        && free(&loops[n - 3]);
+    if !fits {
+        return None;
+    }
+    let rows = loops[n - 3].count * row;
+    Some(if n >= 4 && loops[n - 4].ds == rows as isize && free(&loops[n - 4]) { n - 4 } else { n - 3 })
+}
+
+/// The [`CopyPlan::carry_level`] of a streaming tile plan in the
+/// destination's order whose source rows each split into consecutive
+/// destination segments, one of each of the `x.count` streams that
+/// `kernels::carried::deinterleave_carried` splits the row into, row by row: the
+/// tile's outer loop `x` steps a unit in the source (`x.ss == unit`) and a
+/// segment in the destination (`x.ds`, the segment's bytes), its inner
+/// loop `y` the row's `x.count` units (`y.ss == x.count * unit`), and the
+/// loop around them, with no window, a row's segments: NHWC
+/// depth-to-space of three-channel pixels, whose units (`b * c`
+/// elements) have no kernel of their own (`kernels::any_units::AnyUnits`; the others
+/// stream as a tile). A whole source row is read once for its segments
+/// (measured, ratio to memcpy, 2 runs alternating: by 3 and 4 of three
+/// uint8, float16 and float32 channels and four uint8 by 3, 1.20-1.62 ->
+/// 0.87-1.11; gathering each segment from the row, which then reads the
+/// row once a segment, 1.26-1.57 at best).
+pub(super) fn segments_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Option<usize> {
+    let n = loops.len();
+    if n < 3 {
+        return None;
+    }
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    let seg = y.count.checked_mul(unit)?;
+    let fits = isa >= Isa::Avx512Vbmi
+        && AnyUnits { size: unit, b: x.count }.groups_step().is_some()
+        && x.ss == unit as isize
+        && x.ds == seg as isize
+        && y.ss == (x.count * unit) as isize
+        && y.window.is_none()
+        && seg >= 64
+        && x.count.checked_mul(seg).is_some_and(|r| loops[n - 3].ds == r as isize)
+        && free(&loops[n - 3]);
+    fits.then_some(n - 3)
+}
+
+/// A loop with no window and not the outer loop of one: a plain
+/// repetition, which may merge, split, move or be run whole by a kernel.
+pub(super) fn free(l: &Loop) -> bool {
+    l.window.is_none() && !l.is_outer
+}
+
+/// The window of a dropped inner loop (index always 0), moved onto its outer
+/// loop: `p = oc * i_outer` alone. The outer loop of a window belongs to the
+/// same space axis and carries no window of its own.
+pub(super) fn self_window(moved: Window) -> Window {
+    Window { outer: None, oc: 0, ic: moved.oc, lo: moved.lo, hi: moved.hi }
+}
