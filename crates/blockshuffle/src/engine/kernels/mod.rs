@@ -9,6 +9,7 @@
 //!   transposing tile, streamed rows;
 //! - [`lines`]: the line writers (streaming stores of whole lines);
 //! - [`shuffle`]: byte shuffles for 3-, 6- and 12-byte units;
+//! - [`transpose`]: the blocked transpose of two long sides;
 //! - [`simd`], [`carried`], [`interleave_carried`], [`any_units`]: the
 //!   vector interleaving kernels.
 //!
@@ -27,6 +28,7 @@ pub(crate) mod shuffle;
 pub(crate) mod simd;
 pub(crate) mod stream;
 pub(crate) mod tile;
+pub(crate) mod transpose;
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod simd_tests;

@@ -15,6 +15,7 @@ use super::lines::Writers;
 use super::nest::Rows;
 use super::shuffle;
 use super::simd;
+use super::transpose;
 use crate::engine::arch::mem::{pair, prefetch};
 use crate::engine::arch::Isa;
 
@@ -270,6 +271,10 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
         if dsx == ny as isize * u && shuffle::interleave(m.isa, ny, nx, src, ssy, dst, unit, nt) {
             return;
         }
+        // Both sides long: the blocked transpose.
+        if nx.min(ny) >= MIN_TRANSPOSE_SIDE {
+            return transpose::transpose(ny, nx, src, ssy, dst, dsx, unit, m.isa, nt);
+        }
         if !nt && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
             // A destination run of `ny` units from each column: wide moves
             // where the unit allows them (each move's excess lands on the
@@ -343,6 +348,10 @@ fn tile_block(nx: usize, ny: usize, dst: *mut u8, dsx: isize, unit: usize, nt: b
     let large = nx.saturating_mul(ny).saturating_mul(unit) >= TILE_BLOCKED_BYTES;
     (nx > b && ny > b && large).then_some((b, nt && whole_lines))
 }
+
+/// The shortest side, in units, of a tile [`tile_rows`] gives the blocked
+/// transpose: a register transpose's side for bytes.
+const MIN_TRANSPOSE_SIDE: usize = 16;
 
 /// The smallest tile [`tile_block`] blocks: smaller ones stay in the L2
 /// cache whole, and copied whole they keep their streaming stores
