@@ -165,7 +165,7 @@ mod readme {}
 
 pub use arrayvec;
 pub use engine::Direction;
-pub use error::{Error, Index, Result};
+pub use error::{Error, Index, IoError, Result};
 pub use frameworks::{einops, numpy, onnx, openvino, tf, torch};
 pub use run::{Kernels, Parallelism, Plan, Streaming};
 pub use tf::DataFormat;

@@ -50,7 +50,10 @@ fn npy_error(path: &Path, problem: impl Into<String>) -> Error {
 }
 
 fn io_error(path: &Path, e: &io::Error) -> Error {
-    Error::Io { path: path.display().to_string(), kind: e.kind(), message: e.to_string() }
+    // The error as the `Io` variant's source: an OS error by its code (the
+    // same kind and message), any other by its kind and message.
+    let whole = e.raw_os_error().map_or_else(|| io::Error::new(e.kind(), e.to_string()), io::Error::from_raw_os_error);
+    Error::io(path.display().to_string(), whole)
 }
 
 const MAGIC: &[u8] = b"\x93NUMPY";
