@@ -1,0 +1,257 @@
+//! The command line as clap builds it from the catalogue: help, exit
+//! statuses, suggestions, repeated flags, global `--threads`, `--`,
+//! completions, the man page, `info`, `shape --input` and bench's filter.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use blockshuffle::catalog::CATALOG;
+use blockshuffle::npy;
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blockshuffle"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run blockshuffle")
+}
+
+fn run(args: &[&str]) -> Output {
+    run_in(Path::new("."), args)
+}
+
+/// (status, stdout, stderr)
+fn result(o: &Output) -> (Option<i32>, String, String) {
+    (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// A usage error as clap reports it: status 2, nothing on stdout, stderr
+/// starting with `first` and ending with the pointer to `--help`.
+fn assert_usage_error(o: &Output, first: &str) {
+    let (code, out, err) = result(o);
+    assert_eq!((code, out.as_str()), (Some(2), ""), "{err}");
+    assert!(err.starts_with(first), "{err}");
+    assert!(err.ends_with("\n\nFor more information, try '--help'.\n"), "{err}");
+}
+
+fn write(dir: &Path, name: &str, descr: &str, shape: Vec<usize>, data: Vec<u8>) -> PathBuf {
+    let path = dir.join(name);
+    npy::write(&path, &npy::NpyArray::from_bytes(descr, shape, data).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn a_framework_s_help_lists_its_operators() {
+    for (fw, long) in [("tf", "TensorFlow"), ("ov", "OpenVINO"), ("openvino", "OpenVINO"), ("torch", "PyTorch")] {
+        let (code, out, err) = result(&run(&[fw, "--help"]));
+        assert_eq!((code, err.as_str()), (Some(0), ""), "{fw}");
+        let catalogue = if fw == "openvino" { "ov" } else { fw };
+        assert!(out.starts_with(&format!("The {long} operators\n\nUsage: blockshuffle {catalogue} ")), "{out}");
+        let listed: Vec<&str> = out
+            .lines()
+            .skip_while(|l| *l != "Commands:")
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        let mut want: Vec<&str> = CATALOG.iter().filter(|e| e.framework == catalogue).map(|e| e.op).collect();
+        want.push("help");
+        assert_eq!(listed, want, "{fw}");
+    }
+    // Without an operator: the same help, as a usage error.
+    let (code, out, err) = result(&run(&["tf"]));
+    assert_eq!((code, out.as_str()), (Some(2), ""));
+    assert!(err.contains("space-to-batch-nd") && err.contains("depth-to-space"), "{err}");
+}
+
+#[test]
+fn an_operator_s_help_gives_each_flag_with_its_default_and_values() {
+    let (code, out, _) = result(&run(&["tf", "space-to-depth", "--help"]));
+    assert_eq!(code, Some(0));
+    assert!(out.starts_with("SpaceToDepth: move block x block spatial blocks into the channels"), "{out}");
+    assert!(out.contains("Usage: blockshuffle tf space-to-depth [OPTIONS] --block-size <B> <INPUT.npy> <OUTPUT.npy>"));
+    assert!(out.contains("--block-size <B>        The block's side\n"), "{out}");
+    assert!(
+        out.contains(
+            "--data-format <FORMAT>  The input's layout (NCHW_VECT_C: int8 x 4 in a last dim of 4) \
+             [default: NHWC] [possible values: NHWC, NCHW, NCHW_VECT_C]\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("Example:\n  blockshuffle tf space-to-depth --block-size 2 --data-format NHWC in.npy out.npy\n")
+    );
+    // The root's help documents the exit statuses.
+    let (_, out, _) = result(&run(&["--help"]));
+    assert!(out.contains("Exit status: 0 success; 2 usage error"), "{out}");
+    assert_eq!(
+        result(&run(&["--version"])),
+        (Some(0), format!("blockshuffle {}\n", env!("CARGO_PKG_VERSION")), String::new())
+    );
+}
+
+#[test]
+fn misspelt_flags_and_operators_get_suggestions() {
+    let o = run(&["torch", "pixel-shuffle", "--upscale-factr", "2", "x.npy", "y.npy"]);
+    assert_usage_error(
+        &o,
+        "error: unexpected argument '--upscale-factr' found\n\n  tip: a similar argument exists: '--upscale-factor'\n",
+    );
+    let o = run(&["torch", "pixel-shufle", "--upscale-factor", "2", "x.npy", "y.npy"]);
+    assert_usage_error(&o, "error: unrecognized subcommand 'pixel-shufle'\n\n  tip: some similar subcommands exist: 'pixel-unshuffle', 'pixel-shuffle'\n");
+    let o = run(&["onnx", "depth-to-space", "--blocksize", "2", "--mode", "CDR", "x.npy", "y.npy"]);
+    assert_usage_error(&o, "error: invalid value 'CDR' for '--mode <MODE>'\n  [possible values: DCR, CRD]\n");
+    let o = run(&["tensorflow"]);
+    assert_usage_error(&o, "error: unrecognized subcommand 'tensorflow'\n");
+}
+
+/// Every flag of every operator, `--threads` and `--input-shape`: given
+/// twice, the same usage error.
+#[test]
+fn a_repeated_flag_is_rejected_the_same_way_for_every_flag() {
+    for e in CATALOG {
+        for f in e.flags {
+            let value = f.values.first().copied().unwrap_or("2");
+            let flag = format!("--{}", f.name);
+            let o = run(&[e.framework, e.op, &flag, value, &flag, value, "x.npy", "y.npy"]);
+            assert_usage_error(
+                &o,
+                &format!("error: the argument '{flag} <{}>' cannot be used multiple times\n", f.value),
+            );
+        }
+    }
+    let o =
+        run(&["--threads", "1", "torch", "pixel-shuffle", "--upscale-factor", "2", "x.npy", "y.npy", "--threads", "2"]);
+    assert_usage_error(&o, "error: the argument '--threads <N>' cannot be used multiple times\n");
+    let o = run(&["shape", "numpy", "transpose", "--input-shape", "2", "--input-shape", "3"]);
+    assert_usage_error(&o, "error: the argument '--input-shape <D0,D1,..>' cannot be used multiple times\n");
+}
+
+#[test]
+fn threads_go_anywhere_and_files_may_follow_a_double_dash() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "-x.npy", "|u1", vec![1, 4, 1, 2], (0..8).collect());
+    let op = ["torch", "pixel-shuffle", "--upscale-factor", "2"];
+    let runs: [Vec<&str>; 4] = [
+        [&["--threads", "1"][..], &op, &["--", "-x.npy", "a.npy"]].concat(),
+        [&op[..2], &["--threads", "2"], &op[2..], &["--", "-x.npy", "b.npy"]].concat(),
+        [&op[..], &["--", "-x.npy", "c.npy"]].concat(),
+        [&op[..], &["--threads", "3", "--", "-x.npy", "d.npy"]].concat(),
+    ];
+    for args in &runs {
+        assert_eq!(result(&run_in(tmp.path(), args)), (Some(0), String::new(), String::new()), "{args:?}");
+    }
+    for name in ["a.npy", "b.npy", "c.npy", "d.npy"] {
+        let y = npy::read(&tmp.path().join(name)).unwrap();
+        assert_eq!((y.shape(), y.data()), (&[1, 1, 2, 4][..], &[0, 2, 1, 3, 4, 6, 5, 7][..]), "{name}");
+    }
+    // Without `--` a file name beginning with `-` is an unknown flag.
+    let o = run_in(tmp.path(), &[&op[..], &["-x.npy", "e.npy"]].concat());
+    assert_usage_error(&o, "error: unexpected argument '-x' found\n");
+    // `-` is a file argument, not a flag (there is no such file here: a failed run, not a usage error).
+    let (code, out, err) = result(&run_in(tmp.path(), &[&op[..], &["-", "f.npy"]].concat()));
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert!(err.starts_with("error: ") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn completions_for_each_shell_name_the_subcommands() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, out, err) = result(&run(&["completions", shell]));
+        assert_eq!((code, err.as_str()), (Some(0), ""), "{shell}");
+        for word in ["space-to-batch-nd", "pixel-shuffle", "completions", "data-format", "NCHW_VECT_C", "threads"] {
+            assert!(out.contains(word), "{shell}: {word}");
+        }
+    }
+    let o = run(&["completions", "tcsh"]);
+    assert_usage_error(&o, "error: invalid value 'tcsh' for '<SHELL>'\n");
+}
+
+#[test]
+fn the_man_page_is_roff_from_the_same_definition() {
+    let (code, out, err) = result(&run(&["man"]));
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    assert!(out.contains(".TH blockshuffle 1"), "{out}");
+    assert!(out.contains(".SH NAME\nblockshuffle \\- TensorFlow, OpenVINO, ONNX and PyTorch"), "{out}");
+    for word in [".SH SUBCOMMANDS", "blockshuffle\\-tf(1)", "blockshuffle\\-completions(1)", "Exit status: 0 success"] {
+        assert!(out.contains(word), "{word}");
+    }
+}
+
+#[test]
+fn info_prints_shape_dtype_order_and_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = write(tmp.path(), "c.npy", "<f4", vec![2, 3, 4], vec![0; 96]);
+    let (code, out, err) = result(&run(&["info", c.to_str().unwrap()]));
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    assert_eq!(out, "shape: [2, 3, 4]\ndtype: <f4\norder: C\nsize:  24 elements of 4 bytes, 96 bytes of data\n");
+    // Fortran order, written by hand as numpy writes it.
+    let mut header = b"{'descr': '|u1', 'fortran_order': True, 'shape': (3, 5), }".to_vec();
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    file.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    file.extend_from_slice(&header);
+    file.extend_from_slice(&[0; 15]);
+    let f = tmp.path().join("f.npy");
+    std::fs::write(&f, &file).unwrap();
+    let (code, out, _) = result(&run(&["info", f.to_str().unwrap()]));
+    assert_eq!(code, Some(0));
+    assert_eq!(out, "shape: [3, 5]\ndtype: |u1\norder: Fortran\nsize:  15 elements of 1 byte, 15 bytes of data\n");
+    // A file whose data is short: the header's check, a failed run.
+    std::fs::write(&f, &file[..file.len() - 1]).unwrap();
+    let (code, out, err) = result(&run(&["info", f.to_str().unwrap()]));
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(err.starts_with("error: ") && err.contains("header needs 15 data bytes"), "{err}");
+    assert_usage_error(&run(&["info"]), "error: the following required arguments were not provided:\n  <FILE.npy>\n");
+}
+
+#[test]
+fn shape_takes_a_file_s_shape() {
+    let tmp = tempfile::tempdir().unwrap();
+    let x = write(tmp.path(), "x.npy", "<i2", vec![1, 18, 7, 9], vec![0; 18 * 7 * 9 * 2]);
+    let x = x.to_str().unwrap();
+    let op = ["shape", "torch", "pixel-shuffle", "--upscale-factor", "3"];
+    assert_eq!(result(&run(&[&op[..], &["--input", x]].concat())), (Some(0), "1,2,21,27\n".into(), String::new()));
+    assert_eq!(
+        result(&run(&[&op[..], &["--input-shape", "1,18,7,9"]].concat())),
+        (Some(0), "1,2,21,27\n".into(), String::new())
+    );
+    let o = run(&[&op[..], &["--input", x, "--input-shape", "1,18,7,9"]].concat());
+    assert_usage_error(&o, "error: the argument '--input <FILE.npy>' cannot be used with '--input-shape <D0,D1,..>'\n");
+    let o = run(&op);
+    assert_usage_error(
+        &o,
+        "error: the following required arguments were not provided:\n  <--input-shape <D0,D1,..>|--input <FILE.npy>>\n",
+    );
+    assert_eq!(
+        result(&run(&[&op[..], &["--input-shape", "1,x"]].concat())),
+        (Some(2), String::new(), "error: --input-shape entry \"x\" is not a dimension (a whole number)\n".into())
+    );
+}
+
+#[test]
+fn bench_rejects_a_filter_that_names_no_workload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workloads = tmp.path().join("w.json");
+    std::fs::write(
+        &workloads,
+        r#"{"large": [{"id": "T1", "framework": "torch", "op": "pixel-shuffle", "args": ["--upscale-factor", "2"], "dtype": "uint8", "shape": [1, 4, 8, 8]}],
+            "small": [{"id": "T2", "framework": "onnx", "op": "depth-to-space", "args": ["--blocksize", "2"], "dtype": "float32", "shape": [1, 8, 2, 3]}]}"#,
+    )
+    .unwrap();
+    let w = workloads.to_str().unwrap();
+    assert_eq!(
+        result(&run(&["bench", "--workloads", w, "--filter", "T1,NOSUCH,T3"])),
+        (Some(2), String::new(), "error: --filter names no workload: NOSUCH, T3 (the workloads are T1, T2)\n".into())
+    );
+    let (code, out, err) =
+        result(&run(&["bench", "--workloads", w, "--filter", "T1", "--reps", "1", "--threads", "1"]));
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    assert!(out.contains("\nT1 ") && !out.contains("\nT2 "), "{out}");
+    let o = run(&["bench", "--workloads", w, "--reps", "0"]);
+    assert_usage_error(&o, "error: invalid value '0' for '--reps <R>': 0 is not in 1..=4294967295\n");
+}
