@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use blockshuffle::npy;
+use common::{npy_file, write_input};
 use serde_json::Value;
+
+mod common;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_blockshuffle"))
@@ -113,12 +116,6 @@ fn conformance_through_the_cli(dir: &Path) -> (usize, usize) {
     (count, zero_d)
 }
 
-fn write_input(dir: &Path, name: &str, descr: &str, shape: Vec<usize>, data: Vec<u8>) -> PathBuf {
-    let path = dir.join(name);
-    npy::write(&path, &npy::NpyArray::from_bytes(descr, shape, data).unwrap()).unwrap();
-    path
-}
-
 #[test]
 fn a_failed_run_keeps_an_existing_output_whole() {
     let tmp = tempfile::tempdir().unwrap();
@@ -164,20 +161,6 @@ fn a_missing_output_directory_is_a_clean_error() {
     let o = run(&["torch", "pixel-shuffle", "--upscale-factor", "2", input.to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).starts_with("error: ") && stderr(&o).contains("no/such/dir/y.npy"), "{}", stderr(&o));
-}
-
-/// A version 1.0 `.npy` file with this header dict and data, padded as numpy pads.
-fn npy_file(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = dict.as_bytes().to_vec();
-    while !(10 + header.len() + 1).is_multiple_of(64) {
-        header.push(b' ');
-    }
-    header.push(b'\n');
-    let mut file = b"\x93NUMPY\x01\x00".to_vec();
-    file.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    file.extend_from_slice(&header);
-    file.extend_from_slice(data);
-    file
 }
 
 #[test]
@@ -435,6 +418,23 @@ fn bench_runs_a_small_workload_file_and_writes_json() {
             assert!(r[k].as_f64().unwrap() > 0.0, "{k}");
         }
     }
+
+    // --filter: only the ids named; an id no workload has is a usage error.
+    let w = workloads.to_str().unwrap();
+    let o = run(&["bench", "--workloads", w, "--filter", "T1", "--reps", "1", "--threads", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\nT1 ") && !stdout(&o).contains("\nT2 "), "{}", stdout(&o));
+    let o = run(&["bench", "--workloads", w, "--filter", "T1,NOSUCH,T3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), "error: --filter names no workload: NOSUCH, T3 (the workloads are T1, T2)\n");
+    let o = run(&["bench", "--workloads", w, "--reps", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: invalid value '0' for '--reps <R>': 0 is not in 1..=4294967295\n")
+            && is_clap_usage_error(&stderr(&o)),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -1,12 +1,16 @@
 //! The command line as clap builds it from the catalogue: help, exit
 //! statuses, suggestions, repeated flags, global `--threads`, `--`,
-//! completions, the man page, `info`, `shape --input` and bench's filter.
+//! completions, the man page, `info` and `shape --input` (bench's `--filter`
+//! is in cli.rs, beside bench's other tests).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use blockshuffle::catalog::CATALOG;
 use blockshuffle::npy;
+use common::{npy_file, write_input};
+
+mod common;
 
 fn run_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_blockshuffle"))
@@ -33,12 +37,6 @@ fn assert_usage_error(o: &Output, first: &str) {
     assert_eq!((code, out.as_str()), (Some(2), ""), "{err}");
     assert!(err.starts_with(first), "{err}");
     assert!(err.ends_with("\n\nFor more information, try '--help'.\n"), "{err}");
-}
-
-fn write(dir: &Path, name: &str, descr: &str, shape: Vec<usize>, data: Vec<u8>) -> PathBuf {
-    let path = dir.join(name);
-    npy::write(&path, &npy::NpyArray::from_bytes(descr, shape, data).unwrap()).unwrap();
-    path
 }
 
 #[test]
@@ -131,7 +129,7 @@ fn a_repeated_flag_is_rejected_the_same_way_for_every_flag() {
 #[test]
 fn threads_go_anywhere_and_files_may_follow_a_double_dash() {
     let tmp = tempfile::tempdir().unwrap();
-    write(tmp.path(), "-x.npy", "|u1", vec![1, 4, 1, 2], (0..8).collect());
+    write_input(tmp.path(), "-x.npy", "|u1", vec![1, 4, 1, 2], (0..8).collect());
     let op = ["torch", "pixel-shuffle", "--upscale-factor", "2"];
     let runs: [Vec<&str>; 4] = [
         [&["--threads", "1"][..], &op, &["--", "-x.npy", "a.npy"]].concat(),
@@ -182,20 +180,12 @@ fn the_man_page_is_roff_from_the_same_definition() {
 #[test]
 fn info_prints_shape_dtype_order_and_size() {
     let tmp = tempfile::tempdir().unwrap();
-    let c = write(tmp.path(), "c.npy", "<f4", vec![2, 3, 4], vec![0; 96]);
+    let c = write_input(tmp.path(), "c.npy", "<f4", vec![2, 3, 4], vec![0; 96]);
     let (code, out, err) = result(&run(&["info", c.to_str().unwrap()]));
     assert_eq!((code, err.as_str()), (Some(0), ""));
     assert_eq!(out, "shape: [2, 3, 4]\ndtype: <f4\norder: C\nsize:  24 elements of 4 bytes, 96 bytes of data\n");
     // Fortran order, written by hand as numpy writes it.
-    let mut header = b"{'descr': '|u1', 'fortran_order': True, 'shape': (3, 5), }".to_vec();
-    while !(10 + header.len() + 1).is_multiple_of(64) {
-        header.push(b' ');
-    }
-    header.push(b'\n');
-    let mut file = b"\x93NUMPY\x01\x00".to_vec();
-    file.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    file.extend_from_slice(&header);
-    file.extend_from_slice(&[0; 15]);
+    let file = npy_file("{'descr': '|u1', 'fortran_order': True, 'shape': (3, 5), }", &[0; 15]);
     let f = tmp.path().join("f.npy");
     std::fs::write(&f, &file).unwrap();
     let (code, out, _) = result(&run(&["info", f.to_str().unwrap()]));
@@ -212,7 +202,7 @@ fn info_prints_shape_dtype_order_and_size() {
 #[test]
 fn shape_takes_a_file_s_shape() {
     let tmp = tempfile::tempdir().unwrap();
-    let x = write(tmp.path(), "x.npy", "<i2", vec![1, 18, 7, 9], vec![0; 18 * 7 * 9 * 2]);
+    let x = write_input(tmp.path(), "x.npy", "<i2", vec![1, 18, 7, 9], vec![0; 18 * 7 * 9 * 2]);
     let x = x.to_str().unwrap();
     let op = ["shape", "torch", "pixel-shuffle", "--upscale-factor", "3"];
     assert_eq!(result(&run(&[&op[..], &["--input", x]].concat())), (Some(0), "1,2,21,27\n".into(), String::new()));
@@ -231,27 +221,4 @@ fn shape_takes_a_file_s_shape() {
         result(&run(&[&op[..], &["--input-shape", "1,x"]].concat())),
         (Some(2), String::new(), "error: --input-shape entry \"x\" is not a dimension (a whole number)\n".into())
     );
-}
-
-#[test]
-fn bench_rejects_a_filter_that_names_no_workload() {
-    let tmp = tempfile::tempdir().unwrap();
-    let workloads = tmp.path().join("w.json");
-    std::fs::write(
-        &workloads,
-        r#"{"large": [{"id": "T1", "framework": "torch", "op": "pixel-shuffle", "args": ["--upscale-factor", "2"], "dtype": "uint8", "shape": [1, 4, 8, 8]}],
-            "small": [{"id": "T2", "framework": "onnx", "op": "depth-to-space", "args": ["--blocksize", "2"], "dtype": "float32", "shape": [1, 8, 2, 3]}]}"#,
-    )
-    .unwrap();
-    let w = workloads.to_str().unwrap();
-    assert_eq!(
-        result(&run(&["bench", "--workloads", w, "--filter", "T1,NOSUCH,T3"])),
-        (Some(2), String::new(), "error: --filter names no workload: NOSUCH, T3 (the workloads are T1, T2)\n".into())
-    );
-    let (code, out, err) =
-        result(&run(&["bench", "--workloads", w, "--filter", "T1", "--reps", "1", "--threads", "1"]));
-    assert_eq!((code, err.as_str()), (Some(0), ""));
-    assert!(out.contains("\nT1 ") && !out.contains("\nT2 "), "{out}");
-    let o = run(&["bench", "--workloads", w, "--reps", "0"]);
-    assert_usage_error(&o, "error: invalid value '0' for '--reps <R>': 0 is not in 1..=4294967295\n");
 }
