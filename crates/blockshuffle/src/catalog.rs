@@ -81,6 +81,12 @@ impl Flag {
 
 impl Entry {
     /// The flag of this name (without the dashes), if the operator has it.
+    ///
+    /// ```
+    /// let e = blockshuffle::catalog::entry("torch", "pixel-shuffle").unwrap();
+    /// assert_eq!(e.flag("upscale-factor").map(|f| (f.value, f.required)), Some(("R", true)));
+    /// assert!(e.flag("block-size").is_none());
+    /// ```
     pub fn flag(&self, name: &str) -> Option<&'static Flag> {
         self.flags.iter().find(|f| f.name == name)
     }

@@ -375,6 +375,11 @@ pub struct IoError(Arc<std::io::Error>);
 
 impl IoError {
     /// The error itself.
+    ///
+    /// ```
+    /// let e = blockshuffle::IoError::from(std::io::Error::other("disk on fire"));
+    /// assert_eq!(e.get().to_string(), "disk on fire");
+    /// ```
     pub fn get(&self) -> &std::io::Error {
         &self.0
     }
