@@ -160,7 +160,7 @@ mod run;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 mod readme {}
 
 pub use arrayvec;
