@@ -573,7 +573,7 @@ pub struct Header {
 /// # let path = dir.path().join("x.npy");
 /// npy::write(&path, &npy::NpyArray::from_bytes("<i2", vec![2, 3], vec![0; 12])?)?;
 /// let h = npy::header(&path)?;
-/// assert_eq!((h.descr.as_str(), &h.shape[..], h.fortran_order, h.elem_size), ("<i2", &[2, 3][..], false, 2));
+/// assert_eq!((h.descr.as_str(), &h.shape[..], h.fortran_order, h.elem_size), ("'<i2'", &[2, 3][..], false, 2));
 /// # Ok::<(), blockshuffle::Error>(())
 /// ```
 pub fn header(path: &Path) -> Result<Header> {
