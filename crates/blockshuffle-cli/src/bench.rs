@@ -6,36 +6,86 @@ use std::time::{Duration, Instant};
 
 use blockshuffle::catalog::OpSpec;
 use blockshuffle::{Kernels, Operator, Parallelism, Streaming};
+use clap::builder::PossibleValuesParser;
+use clap::{value_parser, Arg, ArgMatches, Command};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::{usage, Failure};
+use crate::error::CliError;
 
 /// The workloads the binary carries (a copy of `shared/bench/workloads.json`).
 const DEFAULT_WORKLOADS: &str = include_str!("../data/workloads.json");
 
-const HELP: &str = "\
-blockshuffle bench: time each workload's operator (into a preallocated output)
-against copy_from_slice of the same byte count, in one process.
+/// The kernel sets `--kernels` accepts.
+const KERNELS: &[(&str, Kernels)] = &[
+    ("auto", Kernels::Auto),
+    ("avx512", Kernels::Avx512),
+    ("avx2", Kernels::Avx2),
+    ("baseline", Kernels::Baseline),
+    ("portable", Kernels::Portable),
+];
 
-USAGE:
-    blockshuffle bench [--workloads FILE] [--threads N] [--reps R] [--json FILE] [--filter ID,...]
+/// The store modes `--streaming` accepts.
+const STREAMING: &[(&str, Streaming)] =
+    &[("auto", Streaming::Auto), ("always", Streaming::Always), ("never", Streaming::Never)];
 
-    --workloads FILE  workloads in the format of shared/bench/workloads.json (default: built in);
-                      any catalogue operator, numpy transpose and einops rearrange among them
-                      (shared/bench/transpose.json: HPTT's transpositions)
-    --threads N       threads for the operator and the copy; 0 or absent: all cores
-    --reps R          timed repetitions per workload, after one warm-up (default 7); the median is reported
-    --json FILE       also write the results as JSON
-    --filter IDS      only these workload ids (comma-separated)
-    --streaming MODE  auto (default), always or never: cache-bypassing stores for the output
-    --kernels SET     auto (default: the widest this CPU runs), avx512, avx2, baseline or portable
-
-After the large workloads, a table gives the distribution of the ratios to memcpy (geometric
-mean, 90th percentile, maximum, counts above 1.10x and 1.5x), over all of them and per output
-size class, with the allocating call's ratio beside it. tools/broad_workloads.py writes the
-broad benchmark (640 workloads over every operator, element sizes 1 to 32 bytes, blocks 2 to 16).
-";
+/// `blockshuffle bench`'s arguments (`--threads` is the global one).
+pub(crate) fn command() -> Command {
+    Command::new("bench")
+        .about(
+            "Time each workload's operator (into a preallocated output) against copy_from_slice \
+             of the same byte count, in one process",
+        )
+        .after_help(
+            "After the large workloads, a table gives the distribution of the ratios to memcpy (geometric \
+             mean, 90th percentile, maximum, counts above 1.10x and 1.5x), over all of them and per output \
+             size class, with the allocating call's ratio beside it. tools/broad_workloads.py writes the \
+             broad benchmark (640 workloads over every operator, element sizes 1 to 32 bytes, blocks 2 to 16).",
+        )
+        .arg(Arg::new("workloads").long("workloads").value_name("FILE").value_parser(value_parser!(PathBuf)).help(
+            "Workloads in the format of shared/bench/workloads.json (default: built in); any catalogue \
+                 operator, numpy transpose and einops rearrange among them (shared/bench/transpose.json: \
+                 HPTT's transpositions)",
+        ))
+        .arg(
+            Arg::new("reps")
+                .long("reps")
+                .value_name("R")
+                .value_parser(value_parser!(u32).range(1..))
+                .default_value("7")
+                .help("Timed repetitions per workload, after one warm-up; the median is reported"),
+        )
+        .arg(
+            Arg::new("json")
+                .long("json")
+                .value_name("FILE")
+                .value_parser(value_parser!(PathBuf))
+                .help("Also write the results as JSON"),
+        )
+        .arg(
+            Arg::new("filter")
+                .long("filter")
+                .value_name("ID,..")
+                .value_delimiter(',')
+                .help("Only these workload ids (comma-separated); an id no workload has is an error"),
+        )
+        .arg(
+            Arg::new("streaming")
+                .long("streaming")
+                .value_name("MODE")
+                .value_parser(PossibleValuesParser::new(STREAMING.iter().map(|(n, _)| *n)))
+                .default_value("auto")
+                .help("Cache-bypassing stores for the output"),
+        )
+        .arg(
+            Arg::new("kernels")
+                .long("kernels")
+                .value_name("SET")
+                .value_parser(PossibleValuesParser::new(KERNELS.iter().map(|(n, _)| *n)))
+                .default_value("auto")
+                .help("Kernel set (auto: the widest this CPU runs)"),
+        )
+}
 
 #[derive(Deserialize)]
 struct Workloads {
@@ -98,65 +148,40 @@ struct Options {
     kernels: Kernels,
 }
 
-fn parse(args: &[String]) -> Result<Option<Options>, Failure> {
-    let mut o = Options {
-        workloads: None,
-        threads: 0,
-        reps: 7,
-        json: None,
-        filter: None,
-        streaming: Streaming::Auto,
-        kernels: Kernels::Auto,
-    };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        if arg == "--help" || arg == "-h" {
-            out!("{HELP}");
-            return Ok(None);
-        }
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (arg.as_str(), None),
-        };
-        let mut value =
-            || inline.clone().or_else(|| it.next().cloned()).ok_or_else(|| usage(format!("{name} needs a value")));
-        match name {
-            "--workloads" => o.workloads = Some(value()?.into()),
-            "--threads" => o.threads = value()?.parse().map_err(|_| usage("--threads takes a whole number"))?,
-            "--reps" => {
-                o.reps = value()?.parse().map_err(|_| usage("--reps takes a whole number"))?;
-                if o.reps == 0 {
-                    return Err(usage("--reps must be at least 1"));
-                }
-            }
-            "--json" => o.json = Some(value()?.into()),
-            "--filter" => o.filter = Some(value()?.split(',').map(str::to_string).collect()),
-            "--streaming" => {
-                o.streaming = match value()?.as_str() {
-                    "auto" => Streaming::Auto,
-                    "always" => Streaming::Always,
-                    "never" => Streaming::Never,
-                    other => return Err(usage(format!("--streaming {other:?} is not auto, always or never"))),
-                }
-            }
-            "--kernels" => {
-                o.kernels = match value()?.as_str() {
-                    "auto" => Kernels::Auto,
-                    "avx512" => Kernels::Avx512,
-                    "avx2" => Kernels::Avx2,
-                    "baseline" => Kernels::Baseline,
-                    "portable" => Kernels::Portable,
-                    other => {
-                        return Err(usage(format!(
-                            "--kernels {other:?} is not auto, avx512, avx2, baseline or portable"
-                        )))
-                    }
-                }
-            }
-            _ => return Err(usage(format!("bench: unknown argument {arg:?}"))),
-        }
+/// The value of `table` named by the word `arg` holds (clap has checked it
+/// is one of them).
+fn chosen<T: Copy>(m: &ArgMatches, arg: &'static str, table: &[(&str, T)]) -> Result<T, CliError> {
+    let word = m.get_one::<String>(arg).map_or("auto", String::as_str);
+    table.iter().find(|(n, _)| *n == word).map(|(_, v)| *v).ok_or_else(|| CliError::Usage {
+        arg: format!("--{arg}"),
+        problem: format!("{word:?} is not one of {}", table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")),
+    })
+}
+
+fn options(m: &ArgMatches) -> Result<Options, CliError> {
+    Ok(Options {
+        workloads: m.get_one::<PathBuf>("workloads").cloned(),
+        threads: m.get_one::<usize>("threads").copied().unwrap_or(0),
+        reps: m.get_one::<u32>("reps").map_or(7, |&r| r as usize),
+        json: m.get_one::<PathBuf>("json").cloned(),
+        filter: m.get_many::<String>("filter").map(|ids| ids.cloned().collect()),
+        streaming: chosen(m, "streaming", STREAMING)?,
+        kernels: chosen(m, "kernels", KERNELS)?,
+    })
+}
+
+/// `--filter`'s ids that name no workload: a usage error listing them.
+fn check_filter(filter: Option<&Vec<String>>, w: &Workloads) -> Result<(), CliError> {
+    let Some(filter) = filter else { return Ok(()) };
+    let ids: Vec<&str> = w.large.iter().chain(&w.small).map(|wl| wl.id.as_str()).collect();
+    let unknown: Vec<&str> = filter.iter().map(String::as_str).filter(|f| !ids.contains(f)).collect();
+    if unknown.is_empty() {
+        return Ok(());
     }
-    Ok(Some(o))
+    Err(CliError::Usage {
+        arg: "--filter".to_string(),
+        problem: format!("names no workload: {} (the workloads are {})", unknown.join(", "), ids.join(", ")),
+    })
 }
 
 /// Copies `src` into `dst` on `threads` threads (contiguous chunks).
@@ -169,21 +194,22 @@ fn parallel_copy(src: &[u8], dst: &mut [u8], threads: usize) {
     dst.par_chunks_mut(chunk).zip(src.par_chunks(chunk)).for_each(|(d, s)| d.copy_from_slice(s));
 }
 
-pub fn main(args: &[String]) -> Result<(), Failure> {
-    let Some(o) = parse(args)? else { return Ok(()) };
+pub(crate) fn main(m: &ArgMatches) -> Result<(), CliError> {
+    let o = options(m)?;
     let text = match &o.workloads {
-        Some(p) => {
-            std::fs::read_to_string(p).map_err(|e| Failure { message: format!("{}: {e}", p.display()), code: 1 })?
-        }
+        Some(p) => std::fs::read_to_string(p).map_err(|source| CliError::Io { path: p.clone(), source })?,
         None => DEFAULT_WORKLOADS.to_string(),
     };
-    let w: Workloads =
-        serde_json::from_str(&text).map_err(|e| Failure { message: format!("workloads: {e}"), code: 1 })?;
+    let w: Workloads = serde_json::from_str(&text).map_err(|source| CliError::Json {
+        path: o.workloads.clone().unwrap_or_else(|| "<built in>".into()),
+        source,
+    })?;
+    check_filter(o.filter.as_ref(), &w)?;
     let threads = if o.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { o.threads };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(|e| Failure { message: format!("thread pool: {e}"), code: 1 })?;
+        .map_err(|source| CliError::Pool { threads, source })?;
     let parallelism = if threads == 1 { Parallelism::Sequential } else { Parallelism::Threads(threads) };
     let keep = |wl: &Workload| o.filter.as_ref().is_none_or(|f| f.contains(&wl.id));
 
@@ -243,8 +269,9 @@ pub fn main(args: &[String]) -> Result<(), Failure> {
     }
     if let Some(path) = &o.json {
         let report = Report { threads, results: rows };
-        let text = serde_json::to_string_pretty(&report).expect("serialisable");
-        std::fs::write(path, text).map_err(|e| Failure { message: format!("{}: {e}", path.display()), code: 1 })?;
+        let text =
+            serde_json::to_string_pretty(&report).map_err(|source| CliError::Json { path: path.clone(), source })?;
+        std::fs::write(path, text).map_err(|source| CliError::Io { path: path.clone(), source })?;
     }
     Ok(())
 }
@@ -258,7 +285,9 @@ fn summary(rows: &[Row]) {
         return;
     }
     const MIB: usize = 1 << 20;
-    let classes: [(&str, fn(usize) -> bool); 4] = [
+    /// A size class: its name, and which output sizes it holds.
+    type Class = (&'static str, fn(usize) -> bool);
+    let classes: [Class; 4] = [
         ("all", |_| true),
         ("< 1 MiB", |b| b < MIB),
         ("1-16 MiB", |b| (MIB..16 * MIB).contains(&b)),
@@ -317,10 +346,11 @@ impl Distribution {
     }
 }
 
-fn prepare(wl: &Workload) -> Result<(OpSpec, usize), Failure> {
-    let spec = OpSpec::parse(&wl.framework, &wl.op, &wl.args)?;
+fn prepare(wl: &Workload) -> Result<(OpSpec, usize), CliError> {
+    // A workload's flags come from its file, not the command line: a failure, not a usage error.
+    let spec = OpSpec::parse(&wl.framework, &wl.op, &wl.args).map_err(CliError::Library)?;
     let esize = elem_size(&wl.dtype)
-        .ok_or_else(|| Failure { message: format!("{}: unknown dtype {:?}", wl.id, wl.dtype), code: 1 })?;
+        .ok_or_else(|| CliError::Workload { id: wl.id.clone(), problem: format!("unknown dtype {:?}", wl.dtype) })?;
     Ok((spec, esize))
 }
 
@@ -335,7 +365,7 @@ fn large(
     kernels: Kernels,
     threads: usize,
     reps: usize,
-) -> Result<Row, Failure> {
+) -> Result<Row, CliError> {
     let (spec, esize) = prepare(wl)?;
     let plan = spec.plan(&wl.shape)?.with_parallelism(parallelism).with_streaming(streaming).with_kernels(kernels);
     let input = filled(plan.input_len() * esize);
@@ -370,7 +400,7 @@ fn row(
     esize: usize,
     op_times: Vec<Duration>,
     copy_times: Vec<Duration>,
-) -> Result<Row, Failure> {
+) -> Result<Row, CliError> {
     let mut alloc_times = Vec::with_capacity(3);
     let mut bytes_out = 0;
     for _ in 0..3 {
@@ -385,7 +415,7 @@ fn row(
     Ok(Row { id: wl.id.clone(), bytes_out, op_s, memcpy_s, ratio: op_s / memcpy_s, alloc_s })
 }
 
-fn per_call(wl: &Workload) -> Result<Row, Failure> {
+fn per_call(wl: &Workload) -> Result<Row, CliError> {
     let (spec, esize) = prepare(wl)?;
     let plan = spec.plan(&wl.shape)?;
     let input = filled(plan.input_len() * esize);

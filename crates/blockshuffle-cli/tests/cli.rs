@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use blockshuffle::npy;
+use common::{npy_file, write_input};
 use serde_json::Value;
+
+mod common;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_blockshuffle"))
@@ -113,12 +116,6 @@ fn conformance_through_the_cli(dir: &Path) -> (usize, usize) {
     (count, zero_d)
 }
 
-fn write_input(dir: &Path, name: &str, descr: &str, shape: Vec<usize>, data: Vec<u8>) -> PathBuf {
-    let path = dir.join(name);
-    npy::write(&path, &npy::NpyArray::from_bytes(descr, shape, data).unwrap()).unwrap();
-    path
-}
-
 #[test]
 fn a_failed_run_keeps_an_existing_output_whole() {
     let tmp = tempfile::tempdir().unwrap();
@@ -164,20 +161,6 @@ fn a_missing_output_directory_is_a_clean_error() {
     let o = run(&["torch", "pixel-shuffle", "--upscale-factor", "2", input.to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).starts_with("error: ") && stderr(&o).contains("no/such/dir/y.npy"), "{}", stderr(&o));
-}
-
-/// A version 1.0 `.npy` file with this header dict and data, padded as numpy pads.
-fn npy_file(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = dict.as_bytes().to_vec();
-    while !(10 + header.len() + 1).is_multiple_of(64) {
-        header.push(b' ');
-    }
-    header.push(b'\n');
-    let mut file = b"\x93NUMPY\x01\x00".to_vec();
-    file.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    file.extend_from_slice(&header);
-    file.extend_from_slice(data);
-    file
 }
 
 #[test]
@@ -311,33 +294,55 @@ fn large_fortran_and_cropped_inputs_match_the_library() {
     );
 }
 
+/// Whether `err` is a usage error as clap reports it: its first line
+/// `error: ...` and its last the pointer to `--help`.
+fn is_clap_usage_error(err: &str) -> bool {
+    err.starts_with("error: ") && err.ends_with("\n\nFor more information, try '--help'.\n")
+}
+
+/// Every usage error exits 2: clap's (unknown operator or flag, missing
+/// argument, malformed `--threads`) in clap's format, the catalogue's (a
+/// value of the wrong form) in one line.
 #[test]
 fn usage_errors_name_the_problem() {
     let tmp = tempfile::tempdir().unwrap();
     let input = write_input(tmp.path(), "x.npy", "|u1", vec![1, 4, 1, 1], vec![1, 2, 3, 4]);
     let i = input.to_str().unwrap();
-    let cases: [(&[&str], i32, &str); 6] = [
-        (&["tf", "pixel-shuffle"], 1, "unknown operator \"tf\" \"pixel-shuffle\""),
-        (&["torch", "pixel-shuffle", "--upscale-factor", "2", i], 2, "needs INPUT.npy and OUTPUT.npy, got 1"),
-        (&["torch", "pixel-shuffle", i, "y.npy"], 1, "--upscale-factor is required"),
-        (&["torch", "pixel-shuffle", "--upscale-factor", "two", i, "y.npy"], 1, "value \"two\" is not an integer"),
+    let clap_cases: [(&[&str], &str); 5] = [
+        (&["tf", "pixel-shuffle"], "error: unrecognized subcommand 'pixel-shuffle'\n"),
+        (
+            &["torch", "pixel-shuffle", "--upscale-factor", "2", i],
+            "error: the following required arguments were not provided:\n  <OUTPUT.npy>\n",
+        ),
+        (
+            &["torch", "pixel-shuffle", i, "y.npy"],
+            "error: the following required arguments were not provided:\n  --upscale-factor <R>\n",
+        ),
         (
             &["torch", "pixel-shuffle", "--upscale-factor", "2", "--mode", "CRD", i, "y.npy"],
-            1,
-            "--mode is not a flag of this operator",
+            "error: unexpected argument '--mode' found\n",
         ),
         (
             &["torch", "pixel-shuffle", "--upscale-factor", "2", i, "y.npy", "--threads", "x"],
-            2,
-            "--threads \"x\" is not a whole number",
+            "error: invalid value 'x' for '--threads <N>': invalid digit found in string\n",
         ),
     ];
-    for (args, code, words) in cases {
+    for (args, first) in clap_cases {
         let o = bin().args(args).current_dir(tmp.path()).output().unwrap();
-        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         let err = stderr(&o);
-        assert!(err.starts_with("error: ") && err.contains(words) && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(err.starts_with(first) && is_clap_usage_error(&err), "{args:?}: {err}");
     }
+    let o = bin()
+        .args(["torch", "pixel-shuffle", "--upscale-factor", "two", i, "y.npy"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: torch pixel-shuffle: --upscale-factor value \"two\" is not an integer in the 64-bit range\n"
+    );
     assert_eq!(listing(tmp.path()), ["x.npy"]);
 }
 
@@ -374,7 +379,7 @@ fn shape_list_demo_and_help() {
 
     for args in [&["--help"][..], &["ov", "depth-to-space", "--help"], &["bench", "--help"]] {
         let o = run(args);
-        assert!(o.status.success() && stdout(&o).contains("USAGE"), "{args:?}");
+        assert!(o.status.success() && stdout(&o).contains("Usage: blockshuffle "), "{args:?}");
     }
 }
 
@@ -413,6 +418,23 @@ fn bench_runs_a_small_workload_file_and_writes_json() {
             assert!(r[k].as_f64().unwrap() > 0.0, "{k}");
         }
     }
+
+    // --filter: only the ids named; an id no workload has is a usage error.
+    let w = workloads.to_str().unwrap();
+    let o = run(&["bench", "--workloads", w, "--filter", "T1", "--reps", "1", "--threads", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\nT1 ") && !stdout(&o).contains("\nT2 "), "{}", stdout(&o));
+    let o = run(&["bench", "--workloads", w, "--filter", "T1,NOSUCH,T3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), "error: --filter names no workload: NOSUCH, T3 (the workloads are T1, T2)\n");
+    let o = run(&["bench", "--workloads", w, "--reps", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: invalid value '0' for '--reps <R>': 0 is not in 1..=4294967295\n")
+            && is_clap_usage_error(&stderr(&o)),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -431,7 +453,9 @@ fn bench_takes_every_kernel_setting_and_rejects_others() {
     let o = run(&["bench", "--workloads", workloads.to_str().unwrap(), "--kernels", "avx1024"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("--kernels \"avx1024\" is not auto, avx512, avx2, baseline or portable"),
+        stderr(&o).starts_with(
+            "error: invalid value 'avx1024' for '--kernels <SET>'\n  [possible values: auto, avx512, avx2, baseline, portable]\n"
+        ) && is_clap_usage_error(&stderr(&o)),
         "{}",
         stderr(&o)
     );
@@ -522,7 +546,9 @@ fn hostile_parameters_through_the_cli() {
         let o = bin().args(&args).arg(&input).arg(&out).output().unwrap();
         let err = stderr(&o);
         assert!(matches!(o.status.code(), Some(1 | 2)), "{args:?}: {:?} {err}", o.status);
-        assert!(err.starts_with("error: ") && err.lines().count() == 1, "{args:?}: {err}");
+        // Clap's usage errors (a repeated flag) in clap's format, the rest in one line.
+        let one_line = err.starts_with("error: ") && err.lines().count() == 1;
+        assert!(one_line || (o.status.code() == Some(2) && is_clap_usage_error(&err)), "{args:?}: {err}");
         assert!(!out.exists(), "{args:?}");
     }
     assert_eq!(listing(tmp.path()), ["x.npy"]);
@@ -571,9 +597,12 @@ fn numpy_and_einops_through_the_cli() {
         shape(&["shape", "einops", "rearrange", &inline, "--sizes=p1=2,p2=2", "--input-shape", "1,4,6,3"]),
         ok("1,2,3,12\n")
     );
-    assert_eq!(
-        shape(&["shape", "einops", "rearrange", "--sizes", "p1=2", "--input-shape", "1"]),
-        fail("einops rearrange: --pattern is required", 1)
+    let (out, err, code) = shape(&["shape", "einops", "rearrange", "--sizes", "p1=2", "--input-shape", "1"]);
+    assert_eq!((out.as_str(), code), ("", Some(2)));
+    assert!(
+        err.starts_with("error: the following required arguments were not provided:\n  --pattern <PATTERN>\n")
+            && is_clap_usage_error(&err),
+        "{err}"
     );
     for (sizes, problem) in [
         ("p1", "--sizes entry \"p1\" is not NAME=LENGTH"),
@@ -581,7 +610,7 @@ fn numpy_and_einops_through_the_cli() {
         ("p1=x", "--sizes length \"x\" of \"p1\" is not a whole number (a length >= 0 that fits in memory)"),
     ] {
         let args = ["shape", "einops", "rearrange", "--pattern", pattern, "--sizes", sizes, "--input-shape", "1,4,6,3"];
-        assert_eq!(shape(&args), fail(&format!("einops rearrange: {problem}"), 1));
+        assert_eq!(shape(&args), fail(&format!("einops rearrange: {problem}"), 2));
     }
     let args = ["shape", "einops", "rearrange", "--pattern", "a b -> b a", "--sizes", "", "--input-shape", "2,3"];
     assert_eq!(shape(&args), ok("3,2\n"));
@@ -629,5 +658,13 @@ fn bench_runs_transpose_and_rearrange_workloads() {
     ] {
         assert!(text.contains(line), "{text}");
     }
-    assert!(text.contains("geometric mean ratio over 3 large workloads"), "{text}");
+    // The distribution: over all three, and per size class (all three under 1 MiB).
+    assert!(text.contains("size       count  geomean     p90     max  >1.10x   >1.5x  alloc gmean alloc max"), "{text}");
+    let counts: Vec<(&str, &str)> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("size "))
+        .skip(1)
+        .map(|l| (l[..10].trim_end(), l[10..16].trim()))
+        .collect();
+    assert_eq!(counts, [("all", "3"), ("< 1 MiB", "3")], "{text}");
 }

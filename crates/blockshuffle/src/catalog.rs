@@ -24,13 +24,113 @@ pub struct Entry {
     pub name: &'static str,
     /// The framework's own name for it.
     pub framework_name: &'static str,
-    /// Flag synopsis.
-    pub flags: &'static str,
+    /// Its flags, in the order the synopsis gives them.
+    pub flags: &'static [Flag],
     /// One line on what it does.
     pub summary: &'static str,
     /// A runnable example command line (flags only).
     pub example: &'static str,
 }
+
+/// One flag of an operator: `--name value`.
+///
+/// ```
+/// let e = blockshuffle::catalog::entry("tf", "space-to-depth").unwrap();
+/// let format = e.flag("data-format").unwrap();
+/// assert_eq!((format.required, format.default), (false, Some("NHWC")));
+/// assert_eq!(format.values, ["NHWC", "NCHW", "NCHW_VECT_C"]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flag {
+    /// Its name without the dashes (`block-shape`).
+    pub name: &'static str,
+    /// What its value looks like (`B1,..,BM`).
+    pub value: &'static str,
+    /// One line on what it means.
+    pub help: &'static str,
+    /// Whether the operator needs it: it has no default and no meaning when absent.
+    pub required: bool,
+    /// The value the operator takes when it is absent.
+    pub default: Option<&'static str>,
+    /// The words it accepts, for a flag that takes one of a few (empty: any value of its form).
+    pub values: &'static [&'static str],
+}
+
+impl Flag {
+    /// A required flag.
+    const fn required(name: &'static str, value: &'static str, help: &'static str) -> Flag {
+        Flag { name, value, help, required: true, default: None, values: &[] }
+    }
+
+    /// An optional flag without a default.
+    const fn optional(name: &'static str, value: &'static str, help: &'static str) -> Flag {
+        Flag { name, value, help, required: false, default: None, values: &[] }
+    }
+
+    /// A flag taking one of `values`; `default` when absent, required without one.
+    const fn choice(
+        name: &'static str,
+        value: &'static str,
+        help: &'static str,
+        values: &'static [&'static str],
+        default: Option<&'static str>,
+    ) -> Flag {
+        Flag { name, value, help, required: default.is_none(), default, values }
+    }
+}
+
+impl Entry {
+    /// The flag of this name (without the dashes), if the operator has it.
+    ///
+    /// ```
+    /// let e = blockshuffle::catalog::entry("torch", "pixel-shuffle").unwrap();
+    /// assert_eq!(e.flag("upscale-factor").map(|f| (f.value, f.required)), Some(("R", true)));
+    /// assert!(e.flag("block-size").is_none());
+    /// ```
+    pub fn flag(&self, name: &str) -> Option<&'static Flag> {
+        self.flags.iter().find(|f| f.name == name)
+    }
+
+    /// The flags as a synopsis: `--block-size B [--data-format NHWC|NCHW|NCHW_VECT_C]`.
+    ///
+    /// ```
+    /// let e = blockshuffle::catalog::entry("onnx", "depth-to-space").unwrap();
+    /// assert_eq!(e.synopsis(), "--blocksize B [--mode DCR|CRD]");
+    /// ```
+    pub fn synopsis(&self) -> String {
+        let words: Vec<String> = self
+            .flags
+            .iter()
+            .map(|f| {
+                let value = if f.values.is_empty() { f.value.to_string() } else { f.values.join("|") };
+                if f.required {
+                    format!("--{} {value}", f.name)
+                } else {
+                    format!("[--{} {value}]", f.name)
+                }
+            })
+            .collect();
+        words.join(" ")
+    }
+}
+
+const BLOCK_SIZE: Flag = Flag::required("block-size", "B", "The block's side");
+const TF_FORMAT: Flag = Flag::choice(
+    "data-format",
+    "FORMAT",
+    "The input's layout (NCHW_VECT_C: int8 x 4 in a last dim of 4)",
+    &["NHWC", "NCHW", "NCHW_VECT_C"],
+    Some("NHWC"),
+);
+const OV_MODE: Flag = Flag::choice(
+    "mode",
+    "MODE",
+    "With blocks_first the block offsets are the channel's high part, with depth_first its low part",
+    &["blocks_first", "depth_first"],
+    None,
+);
+const OV_BLOCK_SHAPE: Flag = Flag::required("block-shape", "B0,..,BN-1", "The block of every dim, the batch's 1");
+const BLOCKSIZE: Flag = Flag::required("blocksize", "B", "The block's side");
 
 /// Every operator, in the order `blockshuffle list` prints them.
 pub const CATALOG: &[Entry] = &[
@@ -39,7 +139,10 @@ pub const CATALOG: &[Entry] = &[
         op: "space-to-batch-nd",
         name: "tf space-to-batch-nd",
         framework_name: "SpaceToBatchND",
-        flags: "--block-shape B1,..,BM --paddings p1s,p1e,..,pMs,pMe",
+        flags: &[
+            Flag::required("block-shape", "B1,..,BM", "The block of each spatial dim 1..M"),
+            Flag::required("paddings", "p1s,p1e,..,pMs,pMe", "Zero padding (start,end) of each spatial dim, flattened"),
+        ],
         summary: "pad spatial dims 1..M and move blocks into the batch; dims after them are carried along",
         example: "--block-shape 2,2 --paddings 0,0,0,0",
     },
@@ -48,7 +151,10 @@ pub const CATALOG: &[Entry] = &[
         op: "batch-to-space-nd",
         name: "tf batch-to-space-nd",
         framework_name: "BatchToSpaceND",
-        flags: "--block-shape B1,..,BM --crops c1s,c1e,..,cMs,cMe",
+        flags: &[
+            Flag::required("block-shape", "B1,..,BM", "The block of each spatial dim 1..M"),
+            Flag::required("crops", "c1s,c1e,..,cMs,cMe", "Crop (start,end) of each spatial dim, flattened"),
+        ],
         summary: "move batch blocks back into spatial dims 1..M, then crop",
         example: "--block-shape 2,2 --crops 0,0,0,0",
     },
@@ -57,7 +163,10 @@ pub const CATALOG: &[Entry] = &[
         op: "space-to-batch",
         name: "tf space-to-batch",
         framework_name: "SpaceToBatch (v1)",
-        flags: "--block-size B --paddings top,bottom,left,right",
+        flags: &[
+            BLOCK_SIZE,
+            Flag::required("paddings", "top,bottom,left,right", "Zero padding of the height and the width"),
+        ],
         summary: "4-D NHWC space-to-batch with a square block",
         example: "--block-size 2 --paddings 0,0,0,0",
     },
@@ -66,7 +175,7 @@ pub const CATALOG: &[Entry] = &[
         op: "batch-to-space",
         name: "tf batch-to-space",
         framework_name: "BatchToSpace (v1)",
-        flags: "--block-size B --crops top,bottom,left,right",
+        flags: &[BLOCK_SIZE, Flag::required("crops", "top,bottom,left,right", "Crop of the height and the width")],
         summary: "4-D NHWC batch-to-space with a square block",
         example: "--block-size 2 --crops 0,0,0,0",
     },
@@ -75,7 +184,7 @@ pub const CATALOG: &[Entry] = &[
         op: "space-to-depth",
         name: "tf space-to-depth",
         framework_name: "SpaceToDepth",
-        flags: "--block-size B [--data-format NHWC|NCHW|NCHW_VECT_C]",
+        flags: &[BLOCK_SIZE, TF_FORMAT],
         summary: "move block x block spatial blocks into the channels (blocks first); B >= 2",
         example: "--block-size 2 --data-format NHWC",
     },
@@ -84,7 +193,7 @@ pub const CATALOG: &[Entry] = &[
         op: "depth-to-space",
         name: "tf depth-to-space",
         framework_name: "DepthToSpace",
-        flags: "--block-size B [--data-format NHWC|NCHW|NCHW_VECT_C]",
+        flags: &[BLOCK_SIZE, TF_FORMAT],
         summary: "inverse of space-to-depth; B >= 2",
         example: "--block-size 2",
     },
@@ -93,7 +202,11 @@ pub const CATALOG: &[Entry] = &[
         op: "space-to-batch",
         name: "ov space-to-batch",
         framework_name: "SpaceToBatch-2",
-        flags: "--block-shape B0,..,BN-1 --pads-begin .. --pads-end ..",
+        flags: &[
+            OV_BLOCK_SHAPE,
+            Flag::required("pads-begin", "..", "Zero padding at the start of every dim"),
+            Flag::required("pads-end", "..", "Zero padding at the end of every dim"),
+        ],
         summary: "pad and block every non-batch dim into the batch (B0 = 1, batch pads 0)",
         example: "--block-shape 1,2,2 --pads-begin 0,0,0 --pads-end 0,0,0",
     },
@@ -102,7 +215,11 @@ pub const CATALOG: &[Entry] = &[
         op: "batch-to-space",
         name: "ov batch-to-space",
         framework_name: "BatchToSpace-2",
-        flags: "--block-shape B0,..,BN-1 --crops-begin .. --crops-end ..",
+        flags: &[
+            OV_BLOCK_SHAPE,
+            Flag::required("crops-begin", "..", "Crop at the start of every dim"),
+            Flag::required("crops-end", "..", "Crop at the end of every dim"),
+        ],
         summary: "inverse of space-to-batch, cropping every non-batch dim",
         example: "--block-shape 1,2,2 --crops-begin 0,0,0 --crops-end 0,0,0",
     },
@@ -111,7 +228,7 @@ pub const CATALOG: &[Entry] = &[
         op: "space-to-depth",
         name: "ov space-to-depth",
         framework_name: "SpaceToDepth-1",
-        flags: "--block-size B --mode blocks_first|depth_first",
+        flags: &[BLOCK_SIZE, OV_MODE],
         summary: "[N, C, D1..DK] to [N, C*B^K, D1/B..DK/B]",
         example: "--block-size 2 --mode blocks_first",
     },
@@ -120,7 +237,7 @@ pub const CATALOG: &[Entry] = &[
         op: "depth-to-space",
         name: "ov depth-to-space",
         framework_name: "DepthToSpace-1",
-        flags: "--block-size B --mode blocks_first|depth_first",
+        flags: &[BLOCK_SIZE, OV_MODE],
         summary: "[N, C, D1..DK] to [N, C/B^K, D1*B..DK*B]",
         example: "--block-size 2 --mode depth_first",
     },
@@ -129,7 +246,7 @@ pub const CATALOG: &[Entry] = &[
         op: "space-to-depth",
         name: "onnx space-to-depth",
         framework_name: "SpaceToDepth-13",
-        flags: "--blocksize B",
+        flags: &[BLOCKSIZE],
         summary: "[N, C, H, W] to [N, C*B*B, H/B, W/B] (DCR order)",
         example: "--blocksize 2",
     },
@@ -138,7 +255,16 @@ pub const CATALOG: &[Entry] = &[
         op: "depth-to-space",
         name: "onnx depth-to-space",
         framework_name: "DepthToSpace-13",
-        flags: "--blocksize B [--mode DCR|CRD]",
+        flags: &[
+            BLOCKSIZE,
+            Flag::choice(
+                "mode",
+                "MODE",
+                "DCR: depth-column-row (blocks first), CRD: column-row-depth",
+                &["DCR", "CRD"],
+                Some("DCR"),
+            ),
+        ],
         summary: "[N, C, H, W] to [N, C/(B*B), H*B, W*B]; mode DCR (default) or CRD",
         example: "--blocksize 2 --mode CRD",
     },
@@ -147,7 +273,7 @@ pub const CATALOG: &[Entry] = &[
         op: "pixel-shuffle",
         name: "torch pixel-shuffle",
         framework_name: "pixel_shuffle",
-        flags: "--upscale-factor R",
+        flags: &[Flag::required("upscale-factor", "R", "The factor that multiplies the height and the width")],
         summary: "[*, C*R*R, H, W] to [*, C, H*R, W*R] (CRD order)",
         example: "--upscale-factor 2",
     },
@@ -156,7 +282,7 @@ pub const CATALOG: &[Entry] = &[
         op: "pixel-unshuffle",
         name: "torch pixel-unshuffle",
         framework_name: "pixel_unshuffle",
-        flags: "--downscale-factor R",
+        flags: &[Flag::required("downscale-factor", "R", "The factor that divides the height and the width")],
         summary: "[*, C, H, W] to [*, C*R*R, H/R, W/R]",
         example: "--downscale-factor 2",
     },
@@ -165,7 +291,11 @@ pub const CATALOG: &[Entry] = &[
         op: "transpose",
         name: "numpy transpose",
         framework_name: "np.transpose",
-        flags: "[--axes A0,A1,..]",
+        flags: &[Flag::optional(
+            "axes",
+            "A0,A1,..",
+            "Output axis i is input axis A_i (negative from the end); absent: the axes reversed",
+        )],
         summary: "permute the axes: output axis i is input axis A_i (negative from the end); no --axes reverses them",
         example: "--axes 0,2,1",
     },
@@ -174,7 +304,10 @@ pub const CATALOG: &[Entry] = &[
         op: "rearrange",
         name: "einops rearrange",
         framework_name: "einops.rearrange",
-        flags: "--pattern 'PATTERN' [--sizes NAME=V,..]",
+        flags: &[
+            Flag::required("pattern", "PATTERN", "The einops pattern, one argument ('b (h p) w -> b h (w p)')"),
+            Flag::optional("sizes", "NAME=V,..", "The lengths of axes the pattern cannot infer"),
+        ],
         summary: "split axes into named ones, permute, merge, as the pattern says (einops 0.8)",
         example: "--pattern 'b (h p1) (w p2) c -> b h w (p1 p2 c)' --sizes p1=2,p2=2",
     },
@@ -209,12 +342,14 @@ pub enum OpSpec {
 
 /// Flags given on a command line: `--name value` or `--name=value`.
 struct Flags<'a> {
+    entry: &'static Entry,
     op: &'static str,
-    given: Vec<(&'a str, &'a str)>,
+    given: Vec<(&'static str, &'a str)>,
 }
 
 impl<'a> Flags<'a> {
-    fn parse<S: AsRef<str>>(op: &'static str, args: &'a [S], known: &[&'static str]) -> Result<Self> {
+    fn parse<S: AsRef<str>>(entry: &'static Entry, args: &'a [S]) -> Result<Self> {
+        let op = entry.name;
         let mut given: Vec<(&str, &str)> = Vec::new();
         let mut it = args.iter().map(|s| s.as_ref());
         while let Some(arg) = it.next() {
@@ -225,11 +360,11 @@ impl<'a> Flags<'a> {
                 Some((n, v)) => (n, v),
                 None => (body, it.next().ok_or_else(|| flag_error(op, arg, "needs a value"))?),
             };
-            let Some(&canonical) = known.iter().find(|k| **k == name) else {
+            let Some(canonical) = entry.flag(name).map(|f| f.name) else {
                 return Err(Error::Flag {
                     op,
                     flag: format!("--{name}"),
-                    problem: format!("is not a flag of this operator (it takes {})", known_list(known)),
+                    problem: format!("is not a flag of this operator (it takes {})", known_list(entry.flags)),
                 });
             };
             if given.iter().any(|(n, _)| *n == canonical) {
@@ -237,7 +372,7 @@ impl<'a> Flags<'a> {
             }
             given.push((canonical, value));
         }
-        Ok(Flags { op, given })
+        Ok(Flags { entry, op, given })
     }
 
     fn get(&self, name: &str) -> Option<&'a str> {
@@ -301,22 +436,23 @@ impl<'a> Flags<'a> {
             .collect()
     }
 
-    fn parsed<T: std::str::FromStr<Err = Error>>(&self, name: &'static str, default: Option<T>) -> Result<T> {
-        match (self.get(name), default) {
-            (Some(v), _) => v.parse().map_err(|e| match e {
-                Error::UnknownValue { param, value, allowed, .. } => {
-                    Error::UnknownValue { op: self.op, param, value, allowed }
-                }
-                other => other,
-            }),
-            (None, Some(d)) => Ok(d),
-            (None, None) => Err(flag_error(self.op, &format!("--{name}"), "is required")),
-        }
+    /// A word-valued flag, or its catalogue default when absent.
+    fn parsed<T: std::str::FromStr<Err = Error>>(&self, name: &'static str) -> Result<T> {
+        let default = self.entry.flag(name).and_then(|f| f.default);
+        let Some(v) = self.get(name).or(default) else {
+            return Err(flag_error(self.op, &format!("--{name}"), "is required"));
+        };
+        v.parse().map_err(|e| match e {
+            Error::UnknownValue { param, value, allowed, .. } => {
+                Error::UnknownValue { op: self.op, param, value, allowed }
+            }
+            other => other,
+        })
     }
 }
 
-fn known_list(known: &[&str]) -> String {
-    known.iter().map(|k| format!("--{k}")).collect::<Vec<_>>().join(", ")
+fn known_list(known: &[Flag]) -> String {
+    known.iter().map(|k| format!("--{}", k.name)).collect::<Vec<_>>().join(", ")
 }
 
 fn flag_error(op: &'static str, flag: &str, problem: &str) -> Error {
@@ -345,91 +481,55 @@ impl OpSpec {
         let Some(e) = entry(framework, op) else {
             return Err(Error::UnknownOperator { framework: framework.to_string(), op: op.to_string() });
         };
-        let name = e.name;
-        let flags = |known: &[&'static str]| Flags::parse(name, args, known);
+        let f = Flags::parse(e, args)?;
         Ok(match (framework, op) {
             ("tf", "space-to-batch-nd") => {
-                let f = flags(&["block-shape", "paddings"])?;
                 OpSpec::TfSpaceToBatchNd { block_shape: f.list("block-shape")?, paddings: f.pairs("paddings")? }
             }
             ("tf", "batch-to-space-nd") => {
-                let f = flags(&["block-shape", "crops"])?;
                 OpSpec::TfBatchToSpaceNd { block_shape: f.list("block-shape")?, crops: f.pairs("crops")? }
             }
             ("tf", "space-to-batch") => {
-                let f = flags(&["block-size", "paddings"])?;
                 OpSpec::TfSpaceToBatch(tf::SpaceToBatch::new(f.int("block-size")?, f.four("paddings")?))
             }
             ("tf", "batch-to-space") => {
-                let f = flags(&["block-size", "crops"])?;
                 OpSpec::TfBatchToSpace(tf::BatchToSpace::new(f.int("block-size")?, f.four("crops")?))
             }
             ("tf", "space-to-depth") => {
-                let f = flags(&["block-size", "data-format"])?;
-                OpSpec::TfSpaceToDepth(tf::SpaceToDepth::new(
-                    f.int("block-size")?,
-                    f.parsed("data-format", Some(tf::DataFormat::Nhwc))?,
-                ))
+                OpSpec::TfSpaceToDepth(tf::SpaceToDepth::new(f.int("block-size")?, f.parsed("data-format")?))
             }
             ("tf", "depth-to-space") => {
-                let f = flags(&["block-size", "data-format"])?;
-                OpSpec::TfDepthToSpace(tf::DepthToSpace::new(
-                    f.int("block-size")?,
-                    f.parsed("data-format", Some(tf::DataFormat::Nhwc))?,
-                ))
+                OpSpec::TfDepthToSpace(tf::DepthToSpace::new(f.int("block-size")?, f.parsed("data-format")?))
             }
-            ("ov", "space-to-batch") => {
-                let f = flags(&["block-shape", "pads-begin", "pads-end"])?;
-                OpSpec::OvSpaceToBatch {
-                    block_shape: f.list("block-shape")?,
-                    pads_begin: f.list("pads-begin")?,
-                    pads_end: f.list("pads-end")?,
-                }
-            }
-            ("ov", "batch-to-space") => {
-                let f = flags(&["block-shape", "crops-begin", "crops-end"])?;
-                OpSpec::OvBatchToSpace {
-                    block_shape: f.list("block-shape")?,
-                    crops_begin: f.list("crops-begin")?,
-                    crops_end: f.list("crops-end")?,
-                }
-            }
+            ("ov", "space-to-batch") => OpSpec::OvSpaceToBatch {
+                block_shape: f.list("block-shape")?,
+                pads_begin: f.list("pads-begin")?,
+                pads_end: f.list("pads-end")?,
+            },
+            ("ov", "batch-to-space") => OpSpec::OvBatchToSpace {
+                block_shape: f.list("block-shape")?,
+                crops_begin: f.list("crops-begin")?,
+                crops_end: f.list("crops-end")?,
+            },
             ("ov", "space-to-depth") => {
-                let f = flags(&["block-size", "mode"])?;
-                OpSpec::OvSpaceToDepth(openvino::SpaceToDepth::new(f.int("block-size")?, f.parsed("mode", None)?))
+                OpSpec::OvSpaceToDepth(openvino::SpaceToDepth::new(f.int("block-size")?, f.parsed("mode")?))
             }
             ("ov", "depth-to-space") => {
-                let f = flags(&["block-size", "mode"])?;
-                OpSpec::OvDepthToSpace(openvino::DepthToSpace::new(f.int("block-size")?, f.parsed("mode", None)?))
+                OpSpec::OvDepthToSpace(openvino::DepthToSpace::new(f.int("block-size")?, f.parsed("mode")?))
             }
-            ("onnx", "space-to-depth") => {
-                let f = flags(&["blocksize"])?;
-                OpSpec::OnnxSpaceToDepth(onnx::SpaceToDepth::new(f.int("blocksize")?))
-            }
+            ("onnx", "space-to-depth") => OpSpec::OnnxSpaceToDepth(onnx::SpaceToDepth::new(f.int("blocksize")?)),
             ("onnx", "depth-to-space") => {
-                let f = flags(&["blocksize", "mode"])?;
-                OpSpec::OnnxDepthToSpace(onnx::DepthToSpace::new(
-                    f.int("blocksize")?,
-                    f.parsed("mode", Some(onnx::DepthToSpaceMode::Dcr))?,
-                ))
+                OpSpec::OnnxDepthToSpace(onnx::DepthToSpace::new(f.int("blocksize")?, f.parsed("mode")?))
             }
-            ("torch", "pixel-shuffle") => {
-                let f = flags(&["upscale-factor"])?;
-                OpSpec::TorchPixelShuffle(torch::PixelShuffle::new(f.int("upscale-factor")?))
-            }
+            ("torch", "pixel-shuffle") => OpSpec::TorchPixelShuffle(torch::PixelShuffle::new(f.int("upscale-factor")?)),
             ("torch", "pixel-unshuffle") => {
-                let f = flags(&["downscale-factor"])?;
                 OpSpec::TorchPixelUnshuffle(torch::PixelUnshuffle::new(f.int("downscale-factor")?))
             }
-            ("numpy", "transpose") => {
-                let f = flags(&["axes"])?;
-                OpSpec::NumpyTranspose(match f.get("axes") {
-                    Some(_) => numpy::Transpose::new(&f.list("axes")?),
-                    None => numpy::Transpose::reversed(),
-                })
-            }
+            ("numpy", "transpose") => OpSpec::NumpyTranspose(match f.get("axes") {
+                Some(_) => numpy::Transpose::new(&f.list("axes")?),
+                None => numpy::Transpose::reversed(),
+            }),
             ("einops", "rearrange") => {
-                let f = flags(&["pattern", "sizes"])?;
                 OpSpec::EinopsRearrange(einops::Rearrange::new(f.required("pattern")?, &f.sizes("sizes")?)?)
             }
             _ => unreachable!("every catalogue entry is parsed above"),
@@ -497,6 +597,53 @@ mod tests {
             assert_eq!(spec.name(), format!("{} {}", e.framework, e.op));
             assert_eq!(e.name, spec.name());
         }
+    }
+
+    /// The example's words without `--name` and its value.
+    fn without(words: &[String], name: &str) -> Vec<String> {
+        let flag = format!("--{name}");
+        let mut kept = Vec::new();
+        let mut it = words.iter();
+        while let Some(w) = it.next() {
+            if *w == flag {
+                it.next();
+            } else {
+                kept.push(w.clone());
+            }
+        }
+        kept
+    }
+
+    /// Each flag's `required`, `default` and `values` say what parsing does.
+    #[test]
+    fn the_flags_describe_the_parser() {
+        for e in CATALOG {
+            let example = split_example(e.example);
+            for f in e.flags {
+                let rest = without(&example, f.name);
+                let absent = OpSpec::parse(e.framework, e.op, &rest);
+                if f.required {
+                    assert_eq!(absent.unwrap_err().to_string(), format!("{}: --{} is required", e.name, f.name));
+                } else if let Some(d) = f.default {
+                    let given = [rest.clone(), vec![format!("--{}", f.name), d.to_string()]].concat();
+                    assert_eq!(OpSpec::parse(e.framework, e.op, &given).unwrap(), absent.unwrap(), "{}", e.name);
+                } else {
+                    // Absent, it is no flag error (einops may still need the sizes for its pattern).
+                    assert!(!matches!(absent, Err(Error::Flag { .. })), "{} --{}: {absent:?}", e.name, f.name);
+                }
+                for v in f.values {
+                    let given = [rest.clone(), vec![format!("--{}", f.name), v.to_string()]].concat();
+                    assert!(OpSpec::parse(e.framework, e.op, &given).is_ok(), "{} --{} {v}", e.name, f.name);
+                }
+                assert_eq!(f.required, f.default.is_none() && !["axes", "sizes"].contains(&f.name), "{}", f.name);
+            }
+        }
+        let synopses: Vec<String> = CATALOG.iter().map(Entry::synopsis).collect();
+        assert_eq!(synopses[0], "--block-shape B1,..,BM --paddings p1s,p1e,..,pMs,pMe");
+        assert_eq!(synopses[4], "--block-size B [--data-format NHWC|NCHW|NCHW_VECT_C]");
+        assert_eq!(synopses[8], "--block-size B --mode blocks_first|depth_first");
+        assert_eq!(synopses[14], "[--axes A0,A1,..]");
+        assert_eq!(synopses[15], "--pattern PATTERN [--sizes NAME=V,..]");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The one error type of the crate.
 
+use std::sync::Arc;
+
 /// Everything that can go wrong, each variant carrying the numbers that broke
 /// the rule and naming the operator (`"tf space-to-batch-nd"`, ...) whose rule
 /// it is.
@@ -181,14 +183,16 @@ pub enum Error {
         max: usize,
     },
 
-    /// A buffer's length does not match its shape.
-    #[error("{param} holds {len} elements but its shape {shape:?} needs {expected}")]
+    /// A buffer's length does not match its shape. Lengths count the
+    /// slice's items: elements of a typed buffer, bytes of a byte buffer
+    /// (`run_bytes`, `run_bytes_into`, ...).
+    #[error("{param} has length {len} but its shape {shape:?} needs length {expected} (elements of a typed buffer, bytes of a byte buffer)")]
     BufferLength {
         /// `input` or `output`.
         param: &'static str,
-        /// Elements (or bytes, for the byte API) given.
+        /// Items given: elements, or bytes for the byte API.
         len: usize,
-        /// Elements (or bytes) needed.
+        /// Items needed: elements, or bytes for the byte API.
         expected: usize,
         /// The shape.
         shape: Vec<usize>,
@@ -290,8 +294,8 @@ pub enum Error {
         problem: String,
     },
 
-    /// No operator of that name in the catalogue.
-    #[error("unknown operator {framework:?} {op:?} (`blockshuffle list` shows them all)")]
+    /// No operator of that name in the catalogue ([`crate::catalog::CATALOG`] lists them).
+    #[error("unknown operator {framework:?} {op:?}: the catalogue has no such framework and operator")]
     UnknownOperator {
         /// The framework given.
         framework: String,
@@ -308,15 +312,23 @@ pub enum Error {
         problem: String,
     },
 
-    /// An I/O error on a file.
-    #[error("{path}: {message}")]
+    /// An I/O error on a file; [`std::error::Error::source`] gives the
+    /// [`IoError`] whole (its kind, OS error code and message).
+    ///
+    /// ```
+    /// use std::error::Error as _;
+    /// let err = blockshuffle::npy::read(std::path::Path::new("/no/such/file.npy")).unwrap_err();
+    /// let source = err.source().and_then(|s| s.downcast_ref::<blockshuffle::IoError>()).unwrap();
+    /// assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+    /// assert!(err.to_string().starts_with("/no/such/file.npy: "), "{err}");
+    /// ```
+    #[error("{path}: {source}")]
     Io {
         /// The file.
         path: String,
-        /// The error's kind.
-        kind: std::io::ErrorKind,
-        /// The system's message.
-        message: String,
+        /// The error.
+        #[source]
+        source: IoError,
     },
 
     /// The output does not fit in memory.
@@ -334,6 +346,79 @@ pub enum Error {
         /// The shape the operator produces.
         expected: Vec<usize>,
     },
+}
+
+impl Error {
+    /// An [`Error::Io`] on the file at `path`.
+    ///
+    /// ```
+    /// let e = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+    /// let err = blockshuffle::Error::io("out.npy", e);
+    /// assert_eq!(err.to_string(), "out.npy: permission denied");
+    /// ```
+    pub fn io(path: impl Into<String>, error: std::io::Error) -> Error {
+        Error::Io { path: path.into(), source: IoError(Arc::new(error)) }
+    }
+}
+
+/// A [`std::io::Error`] kept whole, shared so that [`Error`] stays `Clone`.
+/// Two are equal when their kinds, OS error codes and messages are.
+///
+/// ```
+/// use blockshuffle::IoError;
+/// let e = IoError::from(std::io::Error::from_raw_os_error(2));
+/// assert_eq!((e.kind(), e.raw_os_error()), (std::io::ErrorKind::NotFound, Some(2)));
+/// assert_eq!(e, IoError::from(std::io::Error::from_raw_os_error(2)));
+/// ```
+#[derive(Debug, Clone)]
+pub struct IoError(Arc<std::io::Error>);
+
+impl IoError {
+    /// The error itself.
+    ///
+    /// ```
+    /// let e = blockshuffle::IoError::from(std::io::Error::other("disk on fire"));
+    /// assert_eq!(e.get().to_string(), "disk on fire");
+    /// ```
+    pub fn get(&self) -> &std::io::Error {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for IoError {
+    type Target = std::io::Error;
+
+    fn deref(&self) -> &std::io::Error {
+        &self.0
+    }
+}
+
+impl From<std::io::Error> for IoError {
+    fn from(e: std::io::Error) -> Self {
+        IoError(Arc::new(e))
+    }
+}
+
+impl PartialEq for IoError {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind() == other.kind()
+            && self.raw_os_error() == other.raw_os_error()
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for IoError {}
+
+impl std::fmt::Display for IoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for IoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
 }
 
 /// An optional list position in an error message: `[3]`, or nothing for a scalar.

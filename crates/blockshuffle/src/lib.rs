@@ -160,12 +160,12 @@ mod run;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 mod readme {}
 
 pub use arrayvec;
 pub use engine::Direction;
-pub use error::{Error, Index, Result};
+pub use error::{Error, Index, IoError, Result};
 pub use frameworks::{einops, numpy, onnx, openvino, tf, torch};
 pub use run::{Kernels, Parallelism, Plan, Streaming};
 pub use tf::DataFormat;

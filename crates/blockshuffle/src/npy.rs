@@ -50,7 +50,10 @@ fn npy_error(path: &Path, problem: impl Into<String>) -> Error {
 }
 
 fn io_error(path: &Path, e: &io::Error) -> Error {
-    Error::Io { path: path.display().to_string(), kind: e.kind(), message: e.to_string() }
+    // The error as the `Io` variant's source: an OS error by its code (the
+    // same kind and message), any other by its kind and message.
+    let whole = e.raw_os_error().map_or_else(|| io::Error::new(e.kind(), e.to_string()), io::Error::from_raw_os_error);
+    Error::io(path.display().to_string(), whole)
 }
 
 const MAGIC: &[u8] = b"\x93NUMPY";
@@ -544,4 +547,45 @@ fn reserve(file: &File, start: u64, len: u64) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// What a `.npy` file's header says of its data, read by [`header`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// The dtype as numpy writes it in the header (`'<f4'`, `[('x', '<i4'), ...]`).
+    pub descr: String,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// Whether the data is in Fortran (column-major) order.
+    pub fortran_order: bool,
+    /// Bytes per element.
+    pub elem_size: usize,
+    /// Where the data begins in the file.
+    pub data_offset: u64,
+}
+
+/// Reads and checks a `.npy` file's header as [`read`] does (the data it
+/// describes must be in the file), without reading the data.
+///
+/// ```
+/// use blockshuffle::npy;
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("x.npy");
+/// npy::write(&path, &npy::NpyArray::from_bytes("<i2", vec![2, 3], vec![0; 12])?)?;
+/// let h = npy::header(&path)?;
+/// assert_eq!((h.descr.as_str(), &h.shape[..], h.fortran_order, h.elem_size), ("'<i2'", &[2, 3][..], false, 2));
+/// # Ok::<(), blockshuffle::Error>(())
+/// ```
+pub fn header(path: &Path) -> Result<Header> {
+    let file = File::open(path).map_err(|e| io_error(path, &e))?;
+    let file_len = file.metadata().map_err(|e| io_error(path, &e))?.len();
+    let (header, offset) = read_header(path, &mut io::BufReader::new(&file), file_len)?;
+    let l = layout(path, &header, offset, file_len)?;
+    Ok(Header {
+        descr: l.dtype.descr(),
+        shape: l.shape,
+        fortran_order: l.fortran_order,
+        elem_size: l.elem_size,
+        data_offset: offset,
+    })
 }

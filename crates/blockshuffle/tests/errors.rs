@@ -509,3 +509,31 @@ fn einops_rearrange_rules() {
     assert_eq!(shape(&r("a (b 1) -> (1 b) a", &[]), &[2, 3]), [3, 2]);
     assert_eq!(shape(&r("höhe breite -> breite höhe", &[]), &[2, 3]), [3, 2]);
 }
+
+/// Library errors name no command to run, keep an I/O error whole as their
+/// source, and a byte buffer's length is not called a count of elements.
+#[test]
+fn messages_are_the_library_s_own() {
+    use std::error::Error as _;
+    let err = blockshuffle::npy::read(std::path::Path::new("/nonexistent/x.npy")).unwrap_err();
+    let io = err.source().and_then(|s| s.downcast_ref::<blockshuffle::IoError>()).unwrap();
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    #[cfg(unix)]
+    {
+        assert_eq!(err.to_string(), "/nonexistent/x.npy: No such file or directory (os error 2)");
+        assert_eq!(io.raw_os_error(), Some(2));
+        assert_eq!(err, Error::io("/nonexistent/x.npy", std::io::Error::from_raw_os_error(2)));
+    }
+
+    let err = blockshuffle::catalog::OpSpec::parse("tf", "pixel-shuffle", &[] as &[&str]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown operator \"tf\" \"pixel-shuffle\": the catalogue has no such framework and operator"
+    );
+
+    let plan = torch::PixelShuffle::new(2).plan(&[1, 4, 1, 1]).unwrap();
+    assert_eq!(
+        plan.run_bytes(&[0; 7], 2).unwrap_err().to_string(),
+        "input has length 7 but its shape [1, 4, 1, 1] needs length 8 (elements of a typed buffer, bytes of a byte buffer)"
+    );
+}
