@@ -15,7 +15,7 @@ use super::lines::Writers;
 use super::nest::Rows;
 use super::shuffle;
 use super::simd;
-use super::transpose;
+use super::transpose::{self, Rows2};
 use crate::engine::arch::mem::{pair, prefetch};
 use crate::engine::arch::Isa;
 
@@ -49,6 +49,26 @@ pub(crate) unsafe fn copy_tile(
 ) {
     // SAFETY: forwarded; each arm addresses exactly the tiles' units.
     unsafe {
+        if transpose::takes(ny, nx, unit, m.isa) {
+            // Repetitions that continue the destination rows (or the
+            // source rows) make one matrix of all their rows (columns):
+            // `count * ny` (`count * nx`) units of the tensor, no overflow.
+            let (u, ny_i, nx_i) = (unit as isize, ny as isize, nx as isize);
+            let (from, to) = (Rows2::strided(ny, ssy), Rows2::strided(nx, dsx));
+            if rows.count > 1 && rows.ds == ny_i * u {
+                let from = Rows2 { outer: rows.ss, ..from };
+                return transpose::transpose(rows.count * ny, nx, src, from, dst, to, unit, m.isa, m.nt);
+            }
+            if rows.count > 1 && rows.ss == nx_i * u {
+                let to = Rows2 { outer: rows.ds, ..to };
+                return transpose::transpose(ny, rows.count * nx, src, from, dst, to, unit, m.isa, m.nt);
+            }
+            for r in 0..rows.count {
+                let (src, dst) = rows.at(r, src, dst);
+                transpose::transpose(ny, nx, src, from, dst, to, unit, m.isa, m.nt);
+            }
+            return;
+        }
         match unit {
             1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m, w),
             2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m, w),
@@ -272,8 +292,9 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
             return;
         }
         // Both sides long: the blocked transpose.
-        if nx.min(ny) >= MIN_TRANSPOSE_SIDE {
-            return transpose::transpose(ny, nx, src, ssy, dst, dsx, unit, m.isa, nt);
+        if transpose::takes(ny, nx, unit, m.isa) {
+            let (from, to) = (Rows2::strided(ny, ssy), Rows2::strided(nx, dsx));
+            return transpose::transpose(ny, nx, src, from, dst, to, unit, m.isa, nt);
         }
         if !nt && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
             // A destination run of `ny` units from each column: wide moves
@@ -348,10 +369,6 @@ fn tile_block(nx: usize, ny: usize, dst: *mut u8, dsx: isize, unit: usize, nt: b
     let large = nx.saturating_mul(ny).saturating_mul(unit) >= TILE_BLOCKED_BYTES;
     (nx > b && ny > b && large).then_some((b, nt && whole_lines))
 }
-
-/// The shortest side, in units, of a tile [`tile_rows`] gives the blocked
-/// transpose: a register transpose's side for bytes.
-const MIN_TRANSPOSE_SIDE: usize = 16;
 
 /// The smallest tile [`tile_block`] blocks: smaller ones stay in the L2
 /// cache whole, and copied whole they keep their streaming stores

@@ -1,23 +1,32 @@
 //! The blocked transpose: `dst[c][r] = src[r][c]` for a matrix of `rows x
-//! cols` units of any size, both sides' rows strided.
+//! cols` units of any size. The destination's rows are strided; the
+//! source's rows may come from two nested loops ([`SourceRows`]), so that a
+//! tile repeated along a loop that continues its destination rows is one
+//! matrix (a depth-to-space's deinterleave, repeated over the rows of the
+//! image, is one transpose of all of them).
 //!
-//! The matrix goes in square blocks of 64 to 128 bytes a side (4 to 8 KiB
-//! with 16 to 64 units a side), whose source and destination rows stay in
-//! the L1 cache while the block is copied; the blocks go in destination
-//! order. Inside a block, units of 1, 2, 4 and 8 bytes go through
+//! The matrix goes in blocks of [`block_rows`] by [`block_cols`] units: a
+//! line of each of up to 512 source rows, read once, into destination runs
+//! of 512 bytes, so that both sides move in runs the memory system serves
+//! at speed. The blocks go in destination order; the next block's source
+//! lines are fetched ahead (no hardware prefetcher follows a column of
+//! rows). A block goes in strips of 16 destination rows; a strip in
 //! register transposes of one 16-byte vector per row (16 x 16 bytes, 8 x 8
 //! of 2 bytes, 4 x 4 of 4 bytes, 2 x 2 of 8 bytes: log2 of the side rounds
-//! of SSE2 unpacks, which every x86_64 has), and other units, and the
-//! block's edges, one unit at a time by fixed-size moves.
+//! of SSE2 unpacks, which every x86_64 has). With AVX-512 the same
+//! transposes are compiled with 32 vector registers, and the edges of a
+//! strip go in masked squares; otherwise the edges, and units of other
+//! sizes, go one unit at a time by fixed-size moves.
 //!
-//! With streaming stores, a whole block is transposed into a stage in the
-//! L1 cache and streamed out in whole lines, when the destination's rows
-//! are whole lines (its start and stride multiples of 64 bytes); otherwise
-//! through the cache.
+//! With streaming stores, a strip is transposed into a stage in the L1
+//! cache and streamed out in whole lines, when the destination's rows are
+//! whole lines (its start and stride multiples of 64 bytes); otherwise it
+//! goes through the cache.
 //!
 //! The anchor: HPTT's micro-kernels (springer13/hptt), register transposes
-//! of one vector a row inside cache blocks. This module imports nothing of
-//! the engine; layer: kernels.
+//! of one vector a row inside cache blocks.
+//!
+//! Layer: kernels; imports arch only.
 
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -31,7 +40,6 @@ const LINE: usize = 64;
 /// system serves at full speed (shorter runs leave every access a new DRAM
 /// page and TLB entry, and no hardware prefetcher follows them).
 const RUN: usize = 512;
-const PANEL: usize = 64;
 
 /// The rows of a block: [`RUN`] bytes of units (at least 1).
 pub(crate) const fn block_rows(unit: usize) -> usize {
@@ -45,12 +53,15 @@ pub(crate) const fn block_rows(unit: usize) -> usize {
 /// The columns of a block: one line of each source row (at least 1), so
 /// that the block reads whole lines, each once.
 pub(crate) const fn block_cols(unit: usize) -> usize {
-    if unit >= PANEL {
+    if unit >= LINE {
         1
     } else {
-        PANEL / unit
+        LINE / unit
     }
 }
+
+/// Most rows of a block (bytes).
+const MAX_BLOCK_ROWS: usize = RUN;
 
 /// The side, in units, of the register transpose for `unit`-byte units
 /// (0: none, unit by unit).
@@ -67,19 +78,87 @@ const STRIP: usize = 16;
 /// The stage a streamed strip is transposed into: [`STRIP`] rows of [`RUN`] bytes.
 const STAGE: usize = STRIP * RUN;
 
+/// The shortest side of a tile [`transpose`] takes whatever its unit.
+const MIN_SIDE: usize = 16;
+
+/// The fewest columns of a tile [`transpose`] takes with masked squares:
+/// deinterleaves of 2 to 4 streams have kernels of their own.
+const MIN_MASKED_COLS: usize = 5;
+
+/// Whether [`transpose`] is the kernel for a tile of `rows x cols` units of
+/// `unit` bytes: both sides [`MIN_SIDE`] long; or, for a unit with register
+/// transposes and where their masked squares run (AVX-512), a deinterleave
+/// of [`MIN_MASKED_COLS`] to 15 destination rows from [`MIN_SIDE`] or more
+/// source rows, whose narrow side goes in masked squares (measured on the
+/// broad benchmark: NCHW space-to-depth of bytes with blocks 9 and 10, 8x
+/// memcpy before, 3-4x; interleaves of few source rows into many short
+/// destination rows measured 2x slower than the tile's own kernels, and
+/// stay with them).
+pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa) -> bool {
+    let long = rows >= MIN_SIDE;
+    long && (cols >= MIN_SIDE || (cols >= MIN_MASKED_COLS && micro_side(unit) != 0 && masks(isa)))
+}
+
+/// Whether the masked squares run: AVX-512F, BW and VL.
+fn masks(isa: Isa) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return isa >= Isa::Avx512 && is_x86_feature_detected!("avx512vl");
+    #[cfg(not(target_arch = "x86_64"))]
+    return { let _ = isa; false };
+}
+
+/// Where one side's rows are: row `i` starts at byte `(i / inner) * outer +
+/// (i % inner) * stride`, the rows of two nested loops (the tile's own,
+/// and a repetition of the tile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rows2 {
+    /// Rows of the inner loop (the tile's own).
+    pub inner: usize,
+    /// Their stride.
+    pub stride: isize,
+    /// The outer loop's stride (unused when every row is in the inner loop).
+    pub outer: isize,
+}
+
+impl Rows2 {
+    /// `rows` rows at a constant stride.
+    pub(crate) fn strided(rows: usize, stride: isize) -> Self {
+        Rows2 { inner: rows.max(1), stride, outer: 0 }
+    }
+
+    /// Row `i`'s offset.
+    #[inline(always)]
+    fn at(&self, i: usize) -> isize {
+        (i / self.inner) as isize * self.outer + (i % self.inner) as isize * self.stride
+    }
+
+    /// The offsets of rows `first..first + out.len()`, each plus `plus`, in
+    /// `out`: one division, then steps.
+    #[inline(always)]
+    fn offsets(&self, first: usize, plus: isize, out: &mut [isize]) {
+        let (mut rem, mut at) = (first % self.inner, self.at(first) + plus);
+        for o in out {
+            *o = at;
+            rem += 1;
+            if rem == self.inner {
+                rem = 0;
+                at += self.outer - (self.inner - 1) as isize * self.stride;
+            } else {
+                at += self.stride;
+            }
+        }
+    }
+}
+
 /// Transposes `rows x cols` units of `unit` bytes: unit `(r, c)` of the
-/// source, at `src + r*ss + c*unit`, goes to `dst + c*ds + r*unit`.
+/// source, at byte `c * unit` of source row `r` (see [`Rows2`]), goes to
+/// byte `r * unit` of destination row `c`.
+///
 /// `isa`: the register transposes are used from `Sse2` on (x86_64 only;
 /// elsewhere, and with `Portable`, every unit goes by fixed-size moves),
-/// compiled for AVX-512 from `Avx512` on (the same SSE2 unpacks, with 32
-/// vector registers instead of 16: no square's rows go to the stack).
-/// `nt`: streaming stores where the destination's rows are whole lines.
-///
-/// The blocks are [`block_rows`] by [`block_cols`]: a line of each of
-/// `RUN / unit` source rows, read whole once (the hardware prefetcher
-/// cannot follow a column of rows: the next block's are fetched ahead in
-/// software), into `LINE / unit` destination runs of `RUN` bytes. A block
-/// goes in strips of [`STRIP`] destination rows, and a strip in squares.
+/// compiled for AVX-512 with masked edges from `Avx512` on (where the CPU
+/// has AVX512-VL). `nt`: streaming stores where the destination's rows are
+/// whole lines.
 ///
 /// # Safety
 /// Every addressed source unit readable and destination unit writable, and
@@ -89,36 +168,38 @@ pub(crate) unsafe fn transpose(
     rows: usize,
     cols: usize,
     src: *const u8,
-    ss: isize,
+    from: Rows2,
     dst: *mut u8,
-    ds: isize,
+    to: Rows2,
     unit: usize,
     isa: Isa,
     nt: bool,
 ) {
     let m = if isa >= Isa::Sse2 { micro_side(unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx512 && m != 0 && is_x86_feature_detected!("avx512vl") {
+    if m != 0 && masks(isa) {
         // SAFETY: forwarded; the CPU has the features (detected).
-        return unsafe { x86::blocked_avx512(rows, cols, src, ss, dst, ds, unit, m, nt) };
+        return unsafe { x86::blocked_avx512(rows, cols, src, from, dst, to, unit, m, nt) };
     }
     // SAFETY: forwarded.
-    unsafe { blocked(rows, cols, src, ss, dst, ds, unit, m, nt) }
+    unsafe { blocked::<false>(rows, cols, src, from, dst, to, unit, m, nt) }
 }
 
-/// [`transpose`] with register transposes of side `m` (0: none).
+/// [`transpose`] with register transposes of side `m` (0: none);
+/// `MASKED`: the squares at the edges too, with AVX-512's masked loads and
+/// stores (which touch only the units inside the matrix).
 ///
 /// # Safety
-/// As [`transpose`].
+/// As [`transpose`]; with `MASKED`, the CPU has AVX-512F, BW and VL.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn blocked(
+unsafe fn blocked<const MASKED: bool>(
     rows: usize,
     cols: usize,
     src: *const u8,
-    ss: isize,
+    from: Rows2,
     dst: *mut u8,
-    ds: isize,
+    to: Rows2,
     unit: usize,
     m: usize,
     nt: bool,
@@ -127,42 +208,67 @@ unsafe fn blocked(
     let u = unit as isize;
     let lines = |v: usize| v.is_multiple_of(LINE);
     // Each full block's destination rows are then whole lines.
-    let stream = nt && lines(dst as usize) && lines(ds.unsigned_abs()) && lines(br * unit) && br * unit <= RUN;
+    let stream = nt
+        && lines(dst as usize)
+        && lines(to.stride.unsigned_abs())
+        && lines(to.outer.unsigned_abs())
+        && lines(br * unit)
+        && br * unit <= RUN;
     let mut stage = [MaybeUninit::<u8>::uninit(); STAGE];
     let stage = stage.as_mut_ptr().cast::<u8>();
+    // The block's source rows (at its first column), and the next block's.
+    let mut here = [ptr::null::<u8>(); MAX_BLOCK_ROWS];
+    let mut next = [ptr::null::<u8>(); MAX_BLOCK_ROWS];
+    let mut offsets = [0isize; MAX_BLOCK_ROWS];
+    let mut fill = |rows_at: &mut [*const u8; MAX_BLOCK_ROWS], r0: usize, c0: usize, n: usize| {
+        from.offsets(r0, c0 as isize * u, &mut offsets[..n]);
+        for (p, &o) in rows_at[..n].iter_mut().zip(&offsets[..n]) {
+            *p = src.wrapping_offset(o);
+        }
+    };
+    fill(&mut here, 0, 0, br.min(rows));
     for c0 in (0..cols).step_by(bc) {
         let nc = bc.min(cols - c0);
         for r0 in (0..rows).step_by(br) {
             let nr = br.min(rows - r0);
             // The next block's source lines, fetched while this one is copied.
             let (fr, fc) = if r0 + br < rows { (r0 + br, c0) } else { (0, c0 + bc) };
-            if fc < cols {
-                let next = src.wrapping_offset(fr as isize * ss + fc as isize * u);
-                let len = bc.min(cols - fc) * unit;
-                for r in 0..br.min(rows - fr) as isize {
-                    prefetch(next.wrapping_offset(r * ss), len);
-                }
+            let fetch = if fc < cols { br.min(rows - fr) } else { 0 };
+            fill(&mut next, fr, fc, fetch);
+            let len = bc.min(cols.saturating_sub(fc)) * unit;
+            for p in &next[..fetch] {
+                prefetch(*p, len);
             }
-            let s = src.wrapping_offset(r0 as isize * ss + c0 as isize * u);
-            let d = dst.wrapping_offset(c0 as isize * ds + r0 as isize * u);
             for c in (0..nc).step_by(STRIP) {
                 let n = STRIP.min(nc - c);
-                let (s, d) = (s.wrapping_offset(c as isize * u), d.wrapping_offset(c as isize * ds));
+                // The strip's destination rows, from the block's first row.
+                let mut out = [ptr::null_mut::<u8>(); STRIP];
+                let mut at = [0isize; STRIP];
+                to.offsets(c0 + c, r0 as isize * u, &mut at[..n]);
+                for (p, &o) in out[..n].iter_mut().zip(&at[..n]) {
+                    *p = dst.wrapping_offset(o);
+                }
+                let at = c as isize * u;
                 // SAFETY: the strip's units are inside the matrix (caller);
                 // the stage holds `STRIP` rows of `RUN` bytes, and a
                 // streamed strip's rows are `br * unit <= RUN` bytes.
                 unsafe {
                     if stream && nr == br {
                         let run = br * unit;
-                        strip(nr, n, s, ss, stage, run as isize, unit, m);
+                        let mut staged = [ptr::null_mut::<u8>(); STRIP];
+                        for (i, p) in staged[..n].iter_mut().enumerate() {
+                            *p = stage.add(i * run);
+                        }
+                        strip::<MASKED>(&here[..nr], at, &staged[..n], unit, m);
                         for i in 0..n {
-                            stream_line_run(stage.add(i * run), d.offset(i as isize * ds), run);
+                            stream_line_run(staged[i], out[i], run);
                         }
                     } else {
-                        strip(nr, n, s, ss, d, ds, unit, m);
+                        strip::<MASKED>(&here[..nr], at, &out[..n], unit, m);
                     }
                 }
             }
+            std::mem::swap(&mut here, &mut next);
         }
     }
     if stream {
@@ -170,68 +276,67 @@ unsafe fn blocked(
     }
 }
 
-/// One strip: `rows` source rows of `cols` (at most [`STRIP`]) units;
-/// register transposes of side `m` (0: none) over its whole squares, the
-/// rest unit by unit.
+/// One strip: the source rows `rows` (from byte `at` of each) into the
+/// destination rows `out` (at most [`STRIP`]), one unit of each source row
+/// to each; register transposes of side `m` (0: none) over its whole
+/// squares, and with `MASKED` over its edges too; the rest unit by unit.
 ///
 /// # Safety
-/// As [`transpose`] for the strip.
-#[allow(clippy::too_many_arguments)]
+/// As [`blocked`] for the strip.
 #[inline(always)]
-unsafe fn strip(rows: usize, cols: usize, s: *const u8, ss: isize, d: *mut u8, ds: isize, unit: usize, m: usize) {
+unsafe fn strip<const MASKED: bool>(rows: &[*const u8], at: isize, out: &[*mut u8], unit: usize, m: usize) {
     let u = unit as isize;
-    // SAFETY: every unit addressed is inside the strip (caller).
+    let cols = out.len();
+    // SAFETY: every unit addressed is inside the strip (caller); the masked
+    // squares touch only the `nr x nc` units they are given.
     unsafe {
         #[cfg(target_arch = "x86_64")]
-        if m != 0 && cols.is_multiple_of(m) {
-            let mr = rows - rows % m;
-            for c in (0..cols as isize).step_by(m) {
-                for r in (0..mr as isize).step_by(m) {
-                    x86::square(unit, s.offset(r * ss + c * u), ss, d.offset(c * ds + r * u), ds);
+        if m != 0 && MASKED {
+            for c in (0..cols).step_by(m) {
+                let nc = m.min(cols - c);
+                for r in (0..rows.len()).step_by(m) {
+                    let nr = m.min(rows.len() - r);
+                    let (s, d, at) = (&rows[r..r + nr], &out[c..c + nc], at + c as isize * u);
+                    if nr == m && nc == m {
+                        x86::square(unit, s, at, d, r as isize * u);
+                    } else {
+                        x86::square_part(unit, s, at, d, r as isize * u);
+                    }
                 }
             }
-            return units(mr..rows, 0..cols, s, ss, d, ds, unit);
+            return;
         }
-        units(0..rows, 0..cols, s, ss, d, ds, unit)
+        #[cfg(target_arch = "x86_64")]
+        if m != 0 && cols.is_multiple_of(m) {
+            let mr = rows.len() - rows.len() % m;
+            for c in (0..cols).step_by(m) {
+                for r in (0..mr).step_by(m) {
+                    x86::square(unit, &rows[r..r + m], at + c as isize * u, &out[c..c + m], r as isize * u);
+                }
+            }
+            return units(&rows[mr..], mr, at, out, unit);
+        }
+        units(rows, 0, at, out, unit)
     }
 }
 
-/// Units `(r, c)` for `r` in `rs`, `c` in `cs`, one at a time.
+/// One unit of each source row `rows` (from byte `at` of each), the first
+/// of them row `r0` of the strip, to each destination row `out`, one at a
+/// time.
 ///
 /// # Safety
 /// As [`transpose`] for these units.
 #[inline(always)]
-unsafe fn units(
-    rs: std::ops::Range<usize>,
-    cs: std::ops::Range<usize>,
-    s: *const u8,
-    ss: isize,
-    d: *mut u8,
-    ds: isize,
-    unit: usize,
-) {
-    if rs.is_empty() || cs.is_empty() {
-        return;
-    }
-    /// The loop with a move of `N` bytes known at compile time.
+unsafe fn units(rows: &[*const u8], r0: usize, at: isize, out: &[*mut u8], unit: usize) {
+    /// The loop with a move of `N` bytes known at compile time (0: `n`).
     #[inline(always)]
-    unsafe fn each<const N: usize>(
-        rs: std::ops::Range<usize>,
-        cs: std::ops::Range<usize>,
-        s: *const u8,
-        ss: isize,
-        d: *mut u8,
-        ds: isize,
-        n: usize,
-    ) {
+    unsafe fn each<const N: usize>(rows: &[*const u8], r0: usize, at: isize, out: &[*mut u8], n: usize) {
         let u = n as isize;
-        for c in cs {
-            let c = c as isize;
-            for r in rs.clone() {
-                let r = r as isize;
-                // SAFETY: unit (r, c) on both sides (caller).
+        for (c, d) in out.iter().enumerate() {
+            for (i, row) in rows.iter().enumerate() {
+                // SAFETY: unit (r0 + i, c) on both sides (caller).
                 unsafe {
-                    let (from, to) = (s.offset(r * ss + c * u), d.offset(c * ds + r * u));
+                    let (from, to) = (row.offset(at + c as isize * u), d.offset((r0 + i) as isize * u));
                     if N == 0 {
                         ptr::copy_nonoverlapping(from, to, n);
                     } else {
@@ -244,16 +349,16 @@ unsafe fn units(
     // SAFETY: forwarded.
     unsafe {
         match unit {
-            1 => each::<1>(rs, cs, s, ss, d, ds, unit),
-            2 => each::<2>(rs, cs, s, ss, d, ds, unit),
-            3 => each::<3>(rs, cs, s, ss, d, ds, unit),
-            4 => each::<4>(rs, cs, s, ss, d, ds, unit),
-            6 => each::<6>(rs, cs, s, ss, d, ds, unit),
-            8 => each::<8>(rs, cs, s, ss, d, ds, unit),
-            12 => each::<12>(rs, cs, s, ss, d, ds, unit),
-            16 => each::<16>(rs, cs, s, ss, d, ds, unit),
-            32 => each::<32>(rs, cs, s, ss, d, ds, unit),
-            _ => each::<0>(rs, cs, s, ss, d, ds, unit),
+            1 => each::<1>(rows, r0, at, out, unit),
+            2 => each::<2>(rows, r0, at, out, unit),
+            3 => each::<3>(rows, r0, at, out, unit),
+            4 => each::<4>(rows, r0, at, out, unit),
+            6 => each::<6>(rows, r0, at, out, unit),
+            8 => each::<8>(rows, r0, at, out, unit),
+            12 => each::<12>(rows, r0, at, out, unit),
+            16 => each::<16>(rows, r0, at, out, unit),
+            32 => each::<32>(rows, r0, at, out, unit),
+            _ => each::<0>(rows, r0, at, out, unit),
         }
     }
 }
@@ -306,7 +411,10 @@ fn fence() {
 mod x86 {
     use std::arch::x86_64::*;
 
-    /// [`super::blocked`] compiled for AVX-512 (32 vector registers).
+    use super::Rows2;
+
+    /// [`super::blocked`] compiled for AVX-512 (32 vector registers), with
+    /// masked squares at the edges.
     ///
     /// # Safety
     /// As [`super::transpose`]; the CPU has AVX-512F, BW and VL.
@@ -316,57 +424,104 @@ mod x86 {
         rows: usize,
         cols: usize,
         src: *const u8,
-        ss: isize,
+        from: Rows2,
         dst: *mut u8,
-        ds: isize,
+        to: Rows2,
         unit: usize,
         m: usize,
         nt: bool,
     ) {
-        // SAFETY: forwarded.
-        unsafe { super::blocked(rows, cols, src, ss, dst, ds, unit, m, nt) }
+        // SAFETY: forwarded; the CPU has the features (caller).
+        unsafe { super::blocked::<true>(rows, cols, src, from, dst, to, unit, m, nt) }
     }
 
-    /// One square of `16 / unit` units a side: `unit` is 1, 2, 4 or 8.
+    /// One square of `16 / unit` units a side (`unit` 1, 2, 4 or 8): row
+    /// `i` of the source is the 16 bytes at `rows[i] + at`, row `j` of the
+    /// destination the 16 bytes at `out[j] + to`.
     ///
     /// # Safety
-    /// `16 / unit` rows of 16 bytes readable at `s` (stride `ss`) and
-    /// writable at `d` (stride `ds`), not overlapping.
+    /// Those bytes readable and writable, not overlapping.
     #[inline(always)]
-    pub(super) unsafe fn square(unit: usize, s: *const u8, ss: isize, d: *mut u8, ds: isize) {
+    pub(super) unsafe fn square(unit: usize, rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
         // SAFETY: forwarded; SSE2 is part of x86_64's baseline.
         unsafe {
             match unit {
-                1 => shuffle!(16, 4, s, ss, d, ds, _mm_unpacklo_epi8, _mm_unpackhi_epi8),
-                2 => shuffle!(8, 3, s, ss, d, ds, _mm_unpacklo_epi16, _mm_unpackhi_epi16),
-                4 => shuffle!(4, 2, s, ss, d, ds, _mm_unpacklo_epi32, _mm_unpackhi_epi32),
-                _ => shuffle!(2, 1, s, ss, d, ds, _mm_unpacklo_epi64, _mm_unpackhi_epi64),
+                1 => shuffle!(16, 4, rows, at, out, to, _mm_unpacklo_epi8, _mm_unpackhi_epi8),
+                2 => shuffle!(8, 3, rows, at, out, to, _mm_unpacklo_epi16, _mm_unpackhi_epi16),
+                4 => shuffle!(4, 2, rows, at, out, to, _mm_unpacklo_epi32, _mm_unpackhi_epi32),
+                _ => shuffle!(2, 1, rows, at, out, to, _mm_unpacklo_epi64, _mm_unpackhi_epi64),
             }
         }
+    }
+
+    /// [`square`] of `rows.len()` rows and `out.len()` columns (each at
+    /// most `16 / unit`): masked loads of `out.len()` units from each
+    /// source row, masked stores of `rows.len()` units to each destination
+    /// row. Nothing else is touched.
+    ///
+    /// # Safety
+    /// Those units readable and writable, not overlapping; the CPU has
+    /// AVX-512F, BW and VL.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub(super) unsafe fn square_part(unit: usize, rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
+        let (load, store) = (bytes_mask(out.len() * unit), bytes_mask(rows.len() * unit));
+        // SAFETY: the masks cover `out.len()` units of each row read and
+        // `rows.len()` of each row written (caller); masked-off bytes are
+        // not accessed.
+        unsafe {
+            match unit {
+                1 => shuffle!(16, 4, rows, at, out, to, _mm_unpacklo_epi8, _mm_unpackhi_epi8, load, store),
+                2 => shuffle!(8, 3, rows, at, out, to, _mm_unpacklo_epi16, _mm_unpackhi_epi16, load, store),
+                4 => shuffle!(4, 2, rows, at, out, to, _mm_unpacklo_epi32, _mm_unpackhi_epi32, load, store),
+                _ => shuffle!(2, 1, rows, at, out, to, _mm_unpacklo_epi64, _mm_unpackhi_epi64, load, store),
+            }
+        }
+    }
+
+    /// The mask of the first `n` (at most 16) bytes of a vector.
+    #[inline(always)]
+    fn bytes_mask(n: usize) -> __mmask16 {
+        ((1u32 << n) - 1) as __mmask16
     }
 
     /// An `N x N` transpose of `16 / N`-byte units, one vector a row: `R`
     /// (log2 `N`) rounds of the perfect shuffle, row `i` with row `i +
     /// N/2`, low halves to row `2i` and high to row `2i + 1`. A macro, so
-    /// that the unpacks are named, and inlined, where they are used.
+    /// that the unpacks are named, and inlined, where they are used; the
+    /// masked form reads `rows.len()` rows and writes `out.len()`.
     macro_rules! shuffle {
-        ($n:literal, $rounds:literal, $s:expr, $ss:expr, $d:expr, $ds:expr, $lo:ident, $hi:ident) => {{
+        ($n:literal, $rounds:literal, $rows:expr, $at:expr, $out:expr, $to:expr, $lo:ident, $hi:ident) => {{
             let mut v = [_mm_setzero_si128(); $n];
-            for (i, row) in v.iter_mut().enumerate() {
-                *row = _mm_loadu_si128($s.offset(i as isize * $ss).cast());
+            for (row, p) in v.iter_mut().zip($rows) {
+                *row = _mm_loadu_si128(p.offset($at).cast());
             }
-            for _ in 0..$rounds {
-                let mut next = v;
-                for i in 0..$n / 2 {
-                    next[2 * i] = $lo(v[i], v[i + $n / 2]);
-                    next[2 * i + 1] = $hi(v[i], v[i + $n / 2]);
-                }
-                v = next;
-            }
-            for (i, row) in v.iter().enumerate() {
-                _mm_storeu_si128($d.offset(i as isize * $ds).cast(), *row);
+            shuffle!(@rounds $n, $rounds, v, $lo, $hi);
+            for (row, p) in v.iter().zip($out) {
+                _mm_storeu_si128(p.offset($to).cast(), *row);
             }
         }};
+        ($n:literal, $rounds:literal, $rows:expr, $at:expr, $out:expr, $to:expr, $lo:ident, $hi:ident,
+         $load:expr, $store:expr) => {{
+            let mut v = [_mm_setzero_si128(); $n];
+            for (row, p) in v.iter_mut().zip($rows) {
+                *row = _mm_maskz_loadu_epi8($load, p.offset($at).cast());
+            }
+            shuffle!(@rounds $n, $rounds, v, $lo, $hi);
+            for (row, p) in v.iter().zip($out) {
+                _mm_mask_storeu_epi8(p.offset($to).cast(), $store, *row);
+            }
+        }};
+        (@rounds $n:literal, $rounds:literal, $v:ident, $lo:ident, $hi:ident) => {
+            for _ in 0..$rounds {
+                let mut next = $v;
+                for i in 0..$n / 2 {
+                    next[2 * i] = $lo($v[i], $v[i + $n / 2]);
+                    next[2 * i + 1] = $hi($v[i], $v[i + $n / 2]);
+                }
+                $v = next;
+            }
+        };
     }
     use shuffle;
 }
@@ -376,34 +531,44 @@ mod tests {
     use super::*;
 
     /// The oracle: unit by unit, with plain indexing.
-    fn naive(rows: usize, cols: usize, src: &[u8], ss: usize, ds: usize, unit: usize, dst: &mut [u8]) {
+    fn naive(rows: usize, cols: usize, src: &[u8], from: Rows2, to: Rows2, unit: usize, len: usize) -> Vec<u8> {
+        let mut dst = vec![0xA5u8; len];
         for r in 0..rows {
             for c in 0..cols {
-                let (a, b) = (r * ss + c * unit, c * ds + r * unit);
+                let a = from.at(r) as usize + c * unit;
+                let b = to.at(c) as usize + r * unit;
                 dst[b..b + unit].copy_from_slice(&src[a..a + unit]);
             }
         }
-    }
-
-    fn check(rows: usize, cols: usize, unit: usize, pad: usize, isa: Isa, nt: bool) {
-        let ss = cols * unit + pad;
-        let ds = rows * unit + pad * 3;
-        let src: Vec<u8> = (0..rows * ss).map(|i| (i * 7 + i / 251) as u8).collect();
-        let mut want = vec![0xA5u8; cols * ds + 64];
-        naive(rows, cols, &src, ss, ds, unit, &mut want);
-        // A line-aligned destination, so that `nt` can stream.
-        let mut buf = vec![0xA5u8; cols * ds + 64 + LINE];
-        let off = buf.as_ptr().align_offset(LINE);
-        let got = &mut buf[off..off + cols * ds + 64];
-        // SAFETY: both matrices lie inside their buffers (strides as built).
-        unsafe { transpose(rows, cols, src.as_ptr(), ss as isize, got.as_mut_ptr(), ds as isize, unit, isa, nt) };
-        assert!(got == want.as_slice(), "rows {rows} cols {cols} unit {unit} pad {pad} isa {isa:?} nt {nt}");
+        dst
     }
 
     /// Every kernel set this machine runs: portable, the baseline, and the
-    /// widest (AVX-512 where the CPU has it).
+    /// widest (AVX-512 with masked edges where the CPU has it).
     fn isas() -> [Isa; 3] {
         [Isa::Portable, Isa::baseline(), Isa::detect()]
+    }
+
+    /// Runs the kernel on a line-aligned destination (so that `nt` can
+    /// stream) and compares it, gaps included, with the oracle. Source
+    /// rows of `inner` a repetition, destination rows of `dinner`; `pad`
+    /// and `dpad` bytes between rows and between repetitions.
+    #[allow(clippy::too_many_arguments)]
+    fn check(rows: usize, cols: usize, unit: usize, inner: usize, dinner: usize, pad: usize, dpad: usize, isa: Isa, nt: bool) {
+        let from = Rows2 { inner, stride: (cols * unit + pad) as isize, outer: ((cols * unit + pad) * inner + pad) as isize };
+        let ds = rows * unit + dpad;
+        let to = Rows2 { inner: dinner, stride: ds as isize, outer: (ds * dinner + dpad) as isize };
+        let src_len = from.at(rows - 1) as usize + cols * unit;
+        let len = to.at(cols - 1) as usize + rows * unit + 64;
+        let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
+        let want = naive(rows, cols, &src, from, to, unit, len);
+        let mut buf = vec![0xA5u8; len + LINE];
+        let off = buf.as_ptr().align_offset(LINE);
+        let got = &mut buf[off..off + len];
+        // SAFETY: both matrices lie inside their buffers (offsets as built).
+        unsafe { transpose(rows, cols, src.as_ptr(), from, got.as_mut_ptr(), to, unit, isa, nt) };
+        let what = format!("rows {rows} cols {cols} unit {unit} inner {inner}/{dinner} pad {pad}/{dpad} {isa:?} nt {nt}");
+        assert!(got == want.as_slice(), "{what}");
     }
 
     #[test]
@@ -414,10 +579,26 @@ mod tests {
             let shapes = [(1, 1), (m, m), (m + 1, m + 2), (br, bc), (br - 1, bc + 1), (2 * br + 3, bc + m + 1), (3, 200)];
             for (rows, cols) in shapes {
                 for isa in isas() {
-                    for pad in [0, 64, 5] {
-                        check(rows, cols, unit, pad, isa, false);
+                    for (pad, dpad) in [(0, 0), (64, 64), (5, 15)] {
+                        check(rows, cols, unit, rows, cols, pad, dpad, isa, false);
                     }
-                    check(rows, cols, unit, 0, isa, true);
+                    check(rows, cols, unit, rows, cols, 0, 0, isa, true);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_of_two_loops() {
+        // A tile of 7 or 10 rows (or columns) repeated: squares straddle
+        // the repetitions, on either side.
+        for unit in [1, 2, 4, 8, 3] {
+            for (inner, reps, other) in [(7, 9, 5), (10, 40, 13), (16, 3, 16), (5, 200, 6)] {
+                for isa in isas() {
+                    check(inner * reps, other, unit, inner, other, 3, 0, isa, false);
+                    check(inner * reps, other, unit, inner, other, 0, 64, isa, true);
+                    check(other, inner * reps, unit, other, inner, 0, 3, isa, false);
+                    check(other, inner * reps, unit, other, inner, 64, 0, isa, true);
                 }
             }
         }
@@ -428,23 +609,22 @@ mod tests {
         // Destination strides of whole lines: full blocks go through the stage.
         for unit in [1, 2, 4, 8, 16] {
             let (br, bc) = (block_rows(unit), block_cols(unit));
-            let rows = 3 * br;
-            let cols = 2 * bc + 5;
-            let ss = cols * unit;
-            let ds = rows * unit;
-            assert!(ds.is_multiple_of(LINE));
-            let src: Vec<u8> = (0..rows * ss).map(|i| (i * 13 + i / 509) as u8).collect();
-            let mut want = vec![0u8; cols * ds];
-            naive(rows, cols, &src, ss, ds, unit, &mut want);
-            let mut buf = vec![0u8; cols * ds + LINE];
-            let off = buf.as_ptr().align_offset(LINE);
-            let got = &mut buf[off..off + cols * ds];
-            // SAFETY: as in `check`.
+            let (rows, cols) = (3 * br, 2 * bc + 5);
+            assert!((rows * unit).is_multiple_of(LINE));
             for isa in isas() {
-                got.fill(0);
-                unsafe { transpose(rows, cols, src.as_ptr(), ss as isize, got.as_mut_ptr(), ds as isize, unit, isa, true) };
-                assert!(got == want.as_slice(), "unit {unit} isa {isa:?}");
+                check(rows, cols, unit, rows, cols, 0, 0, isa, true);
             }
         }
+    }
+
+    #[test]
+    fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
+        assert!(takes(16, 16, 3, Isa::Portable));
+        assert!(!takes(15, 1000, 3, Isa::Portable));
+        assert!(!takes(1000, 15, 1, Isa::Sse2));
+        assert!(!takes(1000, 4, 1, Isa::detect()));
+        assert_eq!(takes(1000, 5, 1, Isa::detect()), masks(Isa::detect()));
+        assert!(!takes(5, 1000, 1, Isa::detect()));
+        assert!(!takes(1000, 5, 3, Isa::detect()));
     }
 }
