@@ -12,7 +12,7 @@
 
 use std::mem::MaybeUninit;
 
-use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Kernels, Operator, Parallelism, Plan, Streaming};
+use blockshuffle::{numpy, onnx, openvino, tf, torch, DataFormat, Kernels, Operator, Parallelism, Plan, Streaming};
 
 use super::guarded::{Edge, Guarded};
 use super::reference::*;
@@ -102,7 +102,8 @@ pub fn generate(rng: &mut Rng, budget: Budget) -> Case {
     let bytes = bytes.min(budget.bytes);
     let target = (bytes / elem).clamp(1, budget.elems);
     let backward = rng.chance(50);
-    match rng.below(7) {
+    match rng.below(8) {
+        7 => np_transpose(rng, elem, target),
         0 => tf_batch(rng, elem, target, backward),
         1 => tf_batch_v1(rng, elem, target, backward),
         2 => ov_batch(rng, elem, target, backward),
@@ -394,6 +395,38 @@ fn torch_depth(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Cas
     };
     let what = format!("torch {} b {} lead {lead}", if backward { "pixel_shuffle" } else { "pixel_unshuffle" }, d.b);
     depth_case(what, &d, elem, 1, false, backward, plan.unwrap())
+}
+
+/// A numpy transpose of rank 2 to 6: a random permutation of a shape grown
+/// to `target` elements, a few axes long (the blocked transpose's sides).
+fn np_transpose(rng: &mut Rng, elem: usize, target: usize) -> Case {
+    let rank = rng.range(2, 6);
+    let mut axes: Vec<usize> = (0..rank).collect();
+    for i in (1..rank).rev() {
+        axes.swap(i, rng.below(i + 1));
+    }
+    let mut shape = vec![1usize; rank];
+    while shape.iter().product::<usize>() * 2 <= target {
+        let a = rng.below(rank);
+        shape[a] *= rng.range(2, 7);
+        if shape.iter().product::<usize>() > target {
+            shape[a] = (shape[a] / 2).max(1);
+            break;
+        }
+    }
+    let plan = numpy::Transpose::new(&as_i64(&axes)).plan(&shape).unwrap();
+    let what = format!("numpy transpose {shape:?} axes {axes:?}");
+    let out_shape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+    let reference: Reference = Box::new(move |x| {
+        reference(x, &shape, &out_shape, elem, |o| {
+            let mut i = vec![0; o.len()];
+            for (k, &a) in axes.iter().enumerate() {
+                i[a] = o[k];
+            }
+            Some(i)
+        })
+    });
+    Case { what, plan, elem, reference }
 }
 
 /// A source layout: strides in elements for `shape`, and a name.
