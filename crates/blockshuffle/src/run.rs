@@ -3,10 +3,12 @@
 
 use std::fmt;
 use std::mem::{size_of, MaybeUninit};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use arrayvec::ArrayVec;
 
+use crate::engine::arch::mem::{advise_huge_pages, HUGE_PAGES_MIN};
 use crate::engine::arch::Isa;
 use crate::engine::exec::{self, Fill, Progress, STREAM_THRESHOLD};
 use crate::engine::geometry::{self, Geometry};
@@ -129,12 +131,17 @@ pub struct Plan {
     compiled: Compiled,
 }
 
-/// A plan's compiled loop nest and the element size it is for, made once.
+/// A plan's compiled loop nest and the element size it is for, kept by its
+/// second run (a plan run once, planned and run in one call, compiles on
+/// the stack as it did before, without the allocation).
 ///
 /// A cache, not part of the plan's value: a clone starts empty, and plans
 /// compare equal whatever their caches hold.
 #[derive(Default)]
-struct Compiled(OnceLock<Box<(usize, CopyPlan)>>);
+struct Compiled {
+    ran: AtomicBool,
+    kept: OnceLock<Box<(usize, CopyPlan)>>,
+}
 
 impl Clone for Compiled {
     fn clone(&self) -> Self {
@@ -152,7 +159,7 @@ impl Eq for Compiled {}
 
 impl fmt::Debug for Compiled {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.get().is_some() { "Compiled" } else { "NotCompiled" })
+        f.write_str(if self.kept.get().is_some() { "Compiled" } else { "NotCompiled" })
     }
 }
 
@@ -186,8 +193,14 @@ fn bytes_of<T>(value: &T) -> &[MaybeUninit<u8>] {
 /// An empty vector with room for `n` elements of `size` bytes, or an error
 /// if the memory cannot be had (never an abort).
 pub(crate) fn allocate<T>(n: usize, size: usize) -> Result<Vec<T>> {
-    let mut v = Vec::new();
+    let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(n).map_err(|_| Error::Allocation { bytes: n as u128 * size as u128 })?;
+    // The run's first touch of a large fresh buffer is mostly page faults:
+    // huge pages make them 512 times fewer.
+    let bytes = n.saturating_mul(size);
+    if bytes >= HUGE_PAGES_MIN {
+        advise_huge_pages(v.as_mut_ptr().cast(), bytes);
+    }
     Ok(v)
 }
 
@@ -521,16 +534,21 @@ impl Plan {
     }
 
     /// Calls `f` with the loop nest for row-major buffers of `elem`-byte
-    /// elements: the one the first run compiled, when it was for this
-    /// element size; otherwise the first run compiles and keeps it, and a
-    /// later run with another element size compiles its own.
+    /// elements: from the plan's second run on, the one kept for this
+    /// element size (the first element size run twice); otherwise compiled
+    /// for this run alone.
     fn with_compiled<R>(&self, elem: usize, f: impl FnOnce(&CopyPlan) -> R) -> R {
-        let kept = self.compiled.0.get_or_init(|| {
-            let mut kept = Box::new((elem, CopyPlan::placeholder()));
-            self.compile_contiguous(elem, &mut kept.1);
-            kept
-        });
-        if kept.0 == elem {
+        let cache = &self.compiled;
+        let kept = match cache.kept.get() {
+            Some(kept) => Some(kept),
+            None if cache.ran.swap(true, Ordering::Relaxed) => Some(cache.kept.get_or_init(|| {
+                let mut kept = Box::new((elem, CopyPlan::placeholder()));
+                self.compile_contiguous(elem, &mut kept.1);
+                kept
+            })),
+            None => None,
+        };
+        if let Some(kept) = kept.filter(|kept| kept.0 == elem) {
             return f(&kept.1);
         }
         let mut plan = CopyPlan::placeholder();

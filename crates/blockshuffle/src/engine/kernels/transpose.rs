@@ -50,11 +50,12 @@ pub(crate) const fn block_rows(unit: usize) -> usize {
     }
 }
 
-/// The columns of a block: one line of each source row (at least 1), so
-/// that the block reads whole lines, each once.
+/// The columns of a block: one line of each source row, so that the block
+/// reads whole lines, each once; at least a strip's worth (16 units), so
+/// that a block of wide units is not all setup.
 pub(crate) const fn block_cols(unit: usize) -> usize {
-    if unit >= LINE {
-        1
+    if unit >= LINE || LINE / unit < STRIP {
+        STRIP
     } else {
         LINE / unit
     }
@@ -78,25 +79,36 @@ const STRIP: usize = 16;
 /// The stage a streamed strip is transposed into: [`STRIP`] rows of [`RUN`] bytes.
 const STAGE: usize = STRIP * RUN;
 
-/// The shortest side of a tile [`transpose`] takes whatever its unit.
+/// The shortest side of a tile [`transpose`] takes: a byte square's side.
 const MIN_SIDE: usize = 16;
 
 /// The fewest columns of a tile [`transpose`] takes with masked squares:
 /// deinterleaves of 2 to 4 streams have kernels of their own.
 const MIN_MASKED_COLS: usize = 5;
 
+/// The widest unit [`transpose`] takes.
+///
+/// Measured (numpy 2-D transposes from 0.06 to 230 MiB, one thread, ratio
+/// to memcpy, against the tile's own kernels): 1-byte units 1.7-5.6x
+/// against 5.6-32x, 2-byte units 1.8-4.4x against 4.0-21x; 4-byte units
+/// 2.3-4.6x against 2.4-10.5x, worse above 1 MiB; 8- and 16-byte units and
+/// others worse at every size (the tile's blocked strided runs move those
+/// one or two at a time as fast as a register transpose does, without its
+/// blocks' setup).
+const MAX_UNIT: usize = 2;
+
 /// Whether [`transpose`] is the kernel for a tile of `rows x cols` units of
-/// `unit` bytes: both sides [`MIN_SIDE`] long; or, for a unit with register
-/// transposes and where their masked squares run (AVX-512), a deinterleave
-/// of [`MIN_MASKED_COLS`] to 15 destination rows from [`MIN_SIDE`] or more
-/// source rows, whose narrow side goes in masked squares (measured on the
-/// broad benchmark: NCHW space-to-depth of bytes with blocks 9 and 10, 8x
-/// memcpy before, 3-4x; interleaves of few source rows into many short
-/// destination rows measured 2x slower than the tile's own kernels, and
-/// stay with them).
+/// `unit` bytes: a unit of at most [`MAX_UNIT`] bytes and both sides
+/// [`MIN_SIDE`] long; or, where the masked squares run (AVX-512), a
+/// deinterleave of [`MIN_MASKED_COLS`] to 15 destination rows from
+/// [`MIN_SIDE`] or more source rows, whose narrow side goes in masked
+/// squares (NCHW space-to-depth of bytes with blocks 9 and 10 in the broad
+/// benchmark: 8x memcpy before, 3-4x; interleaves of few source rows into
+/// many short destination rows measured 2x slower than the tile's own
+/// kernels, and stay with them).
 pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa) -> bool {
-    let long = rows >= MIN_SIDE;
-    long && (cols >= MIN_SIDE || (cols >= MIN_MASKED_COLS && micro_side(unit) != 0 && masks(isa)))
+    let fits = unit <= MAX_UNIT && rows >= MIN_SIDE;
+    fits && (cols >= MIN_SIDE || (cols >= MIN_MASKED_COLS && micro_side(unit) != 0 && masks(isa)))
 }
 
 /// Whether the masked squares run: AVX-512F, BW and VL.
@@ -104,7 +116,10 @@ fn masks(isa: Isa) -> bool {
     #[cfg(target_arch = "x86_64")]
     return isa >= Isa::Avx512 && is_x86_feature_detected!("avx512vl");
     #[cfg(not(target_arch = "x86_64"))]
-    return { let _ = isa; false };
+    return {
+        let _ = isa;
+        false
+    };
 }
 
 /// Where one side's rows are: row `i` starts at byte `(i / inner) * outer +
@@ -492,24 +507,33 @@ mod x86 {
     /// masked form reads `rows.len()` rows and writes `out.len()`.
     macro_rules! shuffle {
         ($n:literal, $rounds:literal, $rows:expr, $at:expr, $out:expr, $to:expr, $lo:ident, $hi:ident) => {{
+            // Fixed counts, so that the rows stay in registers.
+            let (rows, out): (&[*const u8], &[*mut u8]) = ($rows, $out);
+            let (rows, out) = (&rows[..$n], &out[..$n]);
             let mut v = [_mm_setzero_si128(); $n];
-            for (row, p) in v.iter_mut().zip($rows) {
-                *row = _mm_loadu_si128(p.offset($at).cast());
+            for i in 0..$n {
+                v[i] = _mm_loadu_si128(rows[i].offset($at).cast());
             }
             shuffle!(@rounds $n, $rounds, v, $lo, $hi);
-            for (row, p) in v.iter().zip($out) {
-                _mm_storeu_si128(p.offset($to).cast(), *row);
+            for i in 0..$n {
+                _mm_storeu_si128(out[i].offset($to).cast(), v[i]);
             }
         }};
         ($n:literal, $rounds:literal, $rows:expr, $at:expr, $out:expr, $to:expr, $lo:ident, $hi:ident,
          $load:expr, $store:expr) => {{
+            // Fixed counts, so that the rows stay in registers: a row past
+            // the last is the last again, under an empty mask.
+            let (rows, out): (&[*const u8], &[*mut u8]) = ($rows, $out);
+            let (nr, nc) = (rows.len(), out.len());
             let mut v = [_mm_setzero_si128(); $n];
-            for (row, p) in v.iter_mut().zip($rows) {
-                *row = _mm_maskz_loadu_epi8($load, p.offset($at).cast());
+            for i in 0..$n {
+                let mask = if i < nr { $load } else { 0 };
+                v[i] = _mm_maskz_loadu_epi8(mask, rows[i.min(nr - 1)].offset($at).cast());
             }
             shuffle!(@rounds $n, $rounds, v, $lo, $hi);
-            for (row, p) in v.iter().zip($out) {
-                _mm_mask_storeu_epi8(p.offset($to).cast(), $store, *row);
+            for i in 0..$n {
+                let mask = if i < nc { $store } else { 0 };
+                _mm_mask_storeu_epi8(out[i.min(nc - 1)].offset($to).cast(), mask, v[i]);
             }
         }};
         (@rounds $n:literal, $rounds:literal, $v:ident, $lo:ident, $hi:ident) => {
@@ -554,8 +578,19 @@ mod tests {
     /// rows of `inner` a repetition, destination rows of `dinner`; `pad`
     /// and `dpad` bytes between rows and between repetitions.
     #[allow(clippy::too_many_arguments)]
-    fn check(rows: usize, cols: usize, unit: usize, inner: usize, dinner: usize, pad: usize, dpad: usize, isa: Isa, nt: bool) {
-        let from = Rows2 { inner, stride: (cols * unit + pad) as isize, outer: ((cols * unit + pad) * inner + pad) as isize };
+    fn check(
+        rows: usize,
+        cols: usize,
+        unit: usize,
+        inner: usize,
+        dinner: usize,
+        pad: usize,
+        dpad: usize,
+        isa: Isa,
+        nt: bool,
+    ) {
+        let from =
+            Rows2 { inner, stride: (cols * unit + pad) as isize, outer: ((cols * unit + pad) * inner + pad) as isize };
         let ds = rows * unit + dpad;
         let to = Rows2 { inner: dinner, stride: ds as isize, outer: (ds * dinner + dpad) as isize };
         let src_len = from.at(rows - 1) as usize + cols * unit;
@@ -567,7 +602,8 @@ mod tests {
         let got = &mut buf[off..off + len];
         // SAFETY: both matrices lie inside their buffers (offsets as built).
         unsafe { transpose(rows, cols, src.as_ptr(), from, got.as_mut_ptr(), to, unit, isa, nt) };
-        let what = format!("rows {rows} cols {cols} unit {unit} inner {inner}/{dinner} pad {pad}/{dpad} {isa:?} nt {nt}");
+        let what =
+            format!("rows {rows} cols {cols} unit {unit} inner {inner}/{dinner} pad {pad}/{dpad} {isa:?} nt {nt}");
         assert!(got == want.as_slice(), "{what}");
     }
 
@@ -576,7 +612,8 @@ mod tests {
         for unit in [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 40] {
             let (br, bc) = (block_rows(unit), block_cols(unit));
             let m = micro_side(unit).max(1);
-            let shapes = [(1, 1), (m, m), (m + 1, m + 2), (br, bc), (br - 1, bc + 1), (2 * br + 3, bc + m + 1), (3, 200)];
+            let shapes =
+                [(1, 1), (m, m), (m + 1, m + 2), (br, bc), (br - 1, bc + 1), (2 * br + 3, bc + m + 1), (3, 200)];
             for (rows, cols) in shapes {
                 for isa in isas() {
                     for (pad, dpad) in [(0, 0), (64, 64), (5, 15)] {
@@ -619,12 +656,14 @@ mod tests {
 
     #[test]
     fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
-        assert!(takes(16, 16, 3, Isa::Portable));
-        assert!(!takes(15, 1000, 3, Isa::Portable));
+        assert!(takes(16, 16, 1, Isa::Portable));
+        assert!(takes(16, 16, 2, Isa::Sse2));
+        assert!(!takes(16, 16, 3, Isa::detect()));
+        assert!(!takes(1000, 1000, 4, Isa::detect()));
+        assert!(!takes(15, 1000, 1, Isa::Portable));
         assert!(!takes(1000, 15, 1, Isa::Sse2));
         assert!(!takes(1000, 4, 1, Isa::detect()));
         assert_eq!(takes(1000, 5, 1, Isa::detect()), masks(Isa::detect()));
         assert!(!takes(5, 1000, 1, Isa::detect()));
-        assert!(!takes(1000, 5, 3, Isa::detect()));
     }
 }
