@@ -659,7 +659,10 @@ fn bench_runs_transpose_and_rearrange_workloads() {
         assert!(text.contains(line), "{text}");
     }
     // The distribution: over all three, and per size class (all three under 1 MiB).
-    assert!(text.contains("size       count  geomean     p90     max  >1.10x   >1.5x  alloc gmean alloc max"), "{text}");
+    assert!(
+        text.contains("size       count  geomean     p90     max  >1.10x   >1.5x  alloc gmean alloc max"),
+        "{text}"
+    );
     let counts: Vec<(&str, &str)> = text
         .lines()
         .skip_while(|l| !l.starts_with("size "))
