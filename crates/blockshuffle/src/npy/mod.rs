@@ -27,6 +27,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
+use std::mem::MaybeUninit;
 use std::path::Path;
 
 pub use npyz::DType;
@@ -34,9 +35,16 @@ use npyz::{WriteOptions, WriterBuilder};
 
 use crate::{Error, Operator, Parallelism, Result, Shape};
 
+#[cfg(target_os = "linux")]
+mod guard;
 mod header;
+mod input;
+mod output;
 
 use header::{layout, read_header, Layout};
+use input::{read_data, Input, Short};
+pub use output::abandon_outputs;
+use output::Sink;
 
 /// An array read from (or to be written to) a `.npy` file: its dtype, shape,
 /// memory order and raw element bytes.
@@ -153,23 +161,17 @@ pub fn read_bytes(bytes: &[u8]) -> Result<NpyArray> {
 fn read_from(path: &Path, mut reader: impl Read, len: u64) -> Result<NpyArray> {
     let (header, offset) = read_header(path, &mut reader, len)?;
     let Layout { dtype, shape, fortran_order, elem_size, bytes } = layout(path, &header, offset, len)?;
-    let data = read_data(path, reader, bytes)?;
+    let data = read_data(path, reader, bytes, Short::File { end: offset + bytes })?;
     Ok(NpyArray { dtype, shape, fortran_order, elem_size, data })
 }
 
-/// Reads exactly `bytes` data bytes.
-fn read_data(path: &Path, reader: impl Read, bytes: u64) -> Result<Vec<u8>> {
-    let mut data = Vec::new();
-    reader.take(bytes).read_to_end(&mut data).map_err(|e| io_error(path, &e))?;
-    if data.len() as u64 != bytes {
-        return Err(npy_error(path, "file shrank while being read"));
-    }
-    Ok(data)
-}
-
-/// Writes `array` to `path` in C order, atomically: a temporary file beside
-/// `path` is written completely and then renamed over it. On any error no
-/// file is left behind and an existing `path` is untouched.
+/// Writes `array` to `path` in C order, atomically: the file is written
+/// completely before it appears at `path` (on Linux as a file without a name,
+/// linked into place; elsewhere under a hidden temporary name, renamed), so
+/// that on any error no file is left behind and an existing `path` is
+/// untouched. A symlink is written through (its target replaced); a FIFO or
+/// a device is written to as a stream. A new file gets mode `0o666` less
+/// the umask; a replaced one keeps its mode.
 pub fn write(path: &Path, array: &NpyArray) -> Result<()> {
     let c_order;
     let array = if array.fortran_order && array.shape.len() > 1 {
@@ -207,28 +209,19 @@ fn write_with(
     shape: &[usize],
     body: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<()> {
-    let tmp = temp_beside(path)?;
-    let result = (|| -> io::Result<()> {
-        let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
+    let write = |file: &File| -> io::Result<()> {
+        let mut w = BufWriter::with_capacity(1 << 20, file);
         let mut w = header_writer(&mut w, dtype, shape)?;
         body(&mut w)?;
         w.flush()
-    })();
-    result.map_err(|e| io_error(path, &e))?;
-    persist(tmp, path)
-}
-
-/// A new temporary file beside `path`, deleted unless persisted.
-fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
     };
-    tempfile::Builder::new()
-        .prefix(".blockshuffle-")
-        .suffix(".npy.tmp")
-        .tempfile_in(dir)
-        .map_err(|e| io_error(path, &e))
+    match Sink::open(Some(path), path)? {
+        Sink::File(pending) => {
+            write(pending.file()).map_err(|e| io_error(path, &e))?;
+            pending.persist()
+        }
+        Sink::Stream(file) => write(&file).map_err(|e| io_error(path, &e)),
+    }
 }
 
 /// Writes the `.npy` header for `dtype` and `shape` to `w`; the returned
@@ -238,24 +231,6 @@ fn header_writer<'w>(w: &'w mut dyn Write, dtype: &DType, shape: &[usize]) -> io
     WriteOptions::<u8>::new().dtype(dtype.clone()).shape(&shape_u64).writer(w).write_header_only()
 }
 
-/// Makes the completely written `tmp` the file at `path`: synced, with
-/// `path`'s permissions if it exists, renamed over it.
-fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> Result<()> {
-    tmp.as_file().sync_data().map_err(|e| io_error(path, &e))?;
-    // Keep an existing file's permissions; a new file gets the usual
-    // rw-r--r-- (the temporary file starts private). Set before the rename,
-    // so the output never appears with the wrong mode.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let perms =
-            std::fs::metadata(path).map(|m| m.permissions()).unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644));
-        tmp.as_file().set_permissions(perms).map_err(|e| io_error(path, &e))?;
-    }
-    tmp.persist(path).map_err(|e| io_error(path, &e.error))?;
-    Ok(())
-}
-
 /// Reads `input`, runs `op` on it and writes the result to `output`
 /// (atomically, see [`write()`]); returns the output shape. The same as
 /// [`run_file_with_progress`] without the reports.
@@ -263,15 +238,20 @@ pub fn run_file(op: &dyn Operator, input: &Path, output: &Path, parallelism: Par
     run_file_with_progress(op, input, output, parallelism, &mut |_, _| {})
 }
 
+/// Where [`run`] reads or writes: a file (or FIFO, or device) by its path,
+/// or the process's standard input (for the input) or standard output (for
+/// the output).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place<'a> {
+    /// The file at this path.
+    Path(&'a Path),
+    /// Standard input or standard output (named `<stdin>` and `<stdout>` in errors).
+    Std,
+}
+
 /// [`run_file`] in bounded memory, reporting progress as
-/// [`Plan::run_bytes_uninit_with_progress`] does.
-///
-/// The input's data is memory-mapped, not read, and the output is written
-/// through a memory map of its (temporary) file, whose space is reserved
-/// first: the run needs no memory of its own beyond the page cache, which the
-/// system reclaims as it writes the output back, so files larger than memory
-/// work. An input that cannot be mapped (a pipe, say) is read instead. The
-/// input file must not change while it is being read.
+/// [`Plan::run_bytes_uninit_with_progress`] does. The same as [`run`] with
+/// two paths.
 ///
 /// ```
 /// use blockshuffle::{npy, onnx, Parallelism};
@@ -295,76 +275,100 @@ pub fn run_file_with_progress(
     parallelism: Parallelism,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Shape> {
-    let file = File::open(input).map_err(|e| io_error(input, &e))?;
-    let file_len = file.metadata().map_err(|e| io_error(input, &e))?.len();
-    let mut reader = io::BufReader::new(&file);
-    let (header, offset) = read_header(input, &mut reader, file_len)?;
-    let layout = layout(input, &header, offset, file_len)?;
+    run(op, Place::Path(input), Place::Path(output), parallelism, progress)
+}
+
+/// Reads the `.npy` at `input`, runs `op` on it and writes the result to
+/// `output`, reporting progress as [`Plan::run_bytes_uninit_with_progress`]
+/// does; returns the output shape.
+///
+/// Memory: a regular input file's data is memory-mapped, not read (on Linux,
+/// where a guard turns the file being truncated meanwhile into an error
+/// rather than the process's death by `SIGBUS`; elsewhere it is read into
+/// memory), and an output file is written through a memory map of the new
+/// file, whose space is reserved first: the run then needs no memory of its
+/// own beyond the page cache, which the system reclaims as it writes the
+/// output back, so files larger than memory work. A stream (standard input,
+/// a pipe, a device) is read once, into memory as it arrives: its data bytes
+/// are held. An output streamed (standard output, a FIFO, a device) is made
+/// in memory and then written: its data bytes are held too.
+///
+/// Errors: an input truncated while it is read is an error (`truncated while
+/// being read: expected N bytes, got M`) and nothing is written. An output
+/// file appears only complete (see [`write()`]); a stream may have received
+/// part of the output when writing to it fails.
+///
+/// [`Plan::run_bytes_uninit_with_progress`]: crate::Plan::run_bytes_uninit_with_progress
+pub fn run(
+    op: &dyn Operator,
+    input: Place<'_>,
+    output: Place<'_>,
+    parallelism: Parallelism,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Shape> {
+    let (in_path, in_shown) = match input {
+        Place::Path(p) => (Some(p), p),
+        Place::Std => (None, Path::new("<stdin>")),
+    };
+    let (out_path, out_shown) = match output {
+        Place::Path(p) => (Some(p), p),
+        Place::Std => (None, Path::new("<stdout>")),
+    };
+    let Input { layout, data } = Input::open(in_path, in_shown)?;
     let plan = op.plan(&layout.shape)?.with_parallelism(parallelism);
     let out_len = plan
         .output_len()
         .checked_mul(layout.elem_size)
-        .ok_or_else(|| npy_error(output, "output byte count overflows"))?;
-
-    // The input's data: mapped, or (if the file cannot be mapped) read.
-    let data = Data::open(input, &file, offset, layout.bytes, reader)?;
-
-    let tmp = temp_beside(output)?;
-    let out_file = tmp.as_file();
-    // The header goes straight to the file (it is short); the data follows
-    // through the map.
-    header_writer(&mut { out_file }, &layout.dtype, plan.output_shape())
-        .and_then(|mut h| h.flush())
-        .map_err(|e| io_error(output, &e))?;
-    let header_len = out_file.metadata().map_err(|e| io_error(output, &e))?.len();
-    if out_len > 0 {
-        reserve(out_file, header_len, out_len as u64).map_err(|e| io_error(output, &e))?;
-        // SAFETY: the temporary file is ours alone (created private, not yet
-        // renamed into place), so nothing else changes it while it is mapped;
-        // its space is reserved, so writes to the map cannot hit a full disk.
-        let mut map = unsafe { memmap2::MmapOptions::new().offset(header_len).len(out_len).map_mut(out_file) }
-            .map_err(|e| io_error(output, &e))?;
-        // SAFETY: `[u8]` as `[MaybeUninit<u8>]`, written only with bytes.
-        let out = unsafe { &mut *(&mut map[..] as *mut [u8] as *mut [std::mem::MaybeUninit<u8>]) };
+        .ok_or_else(|| npy_error(out_shown, "output byte count overflows"))?;
+    let execute = |out: &mut [MaybeUninit<u8>], progress: &mut dyn FnMut(u64, u64)| -> Result<()> {
         if layout.fortran_order {
             let strides = element_strides(&layout.shape, true);
-            plan.run_bytes_strided_uninit_with_progress(data.bytes(), &strides, layout.elem_size, out, progress)?;
+            plan.run_bytes_strided_uninit_with_progress(data.bytes(), &strides, layout.elem_size, out, progress)
         } else {
-            plan.run_bytes_uninit_with_progress(data.bytes(), layout.elem_size, out, progress)?;
+            plan.run_bytes_uninit_with_progress(data.bytes(), layout.elem_size, out, progress)
         }
-        map.flush().map_err(|e| io_error(output, &e))?;
+    };
+    let header = |w: &mut dyn Write| header_writer(w, &layout.dtype, plan.output_shape()).and_then(|mut h| h.flush());
+
+    match Sink::open(out_path, out_shown)? {
+        Sink::File(pending) => {
+            let out_file = pending.file();
+            // The header goes straight to the file (it is short); the data
+            // follows through the map.
+            header(&mut { out_file }).map_err(|e| io_error(out_shown, &e))?;
+            let header_len = out_file.metadata().map_err(|e| io_error(out_shown, &e))?.len();
+            if out_len > 0 {
+                reserve(out_file, header_len, out_len as u64).map_err(|e| io_error(out_shown, &e))?;
+                // SAFETY: the new file is ours alone (without a name, or
+                // under a fresh hidden one), so nothing else changes it while
+                // it is mapped; its space is reserved, so writes to the map
+                // cannot hit a full disk.
+                let mut map = unsafe { memmap2::MmapOptions::new().offset(header_len).len(out_len).map_mut(out_file) }
+                    .map_err(|e| io_error(out_shown, &e))?;
+                // SAFETY: `[u8]` as `[MaybeUninit<u8>]`, written only with bytes.
+                let out = unsafe { &mut *(&mut map[..] as *mut [u8] as *mut [MaybeUninit<u8>]) };
+                execute(out, progress)?;
+                map.flush().map_err(|e| io_error(out_shown, &e))?;
+            }
+            data.check(in_shown)?;
+            pending.persist()?;
+        }
+        Sink::Stream(file) => {
+            let mut out = Vec::new();
+            out.try_reserve_exact(out_len).map_err(|_| Error::Allocation { bytes: out_len as u128 })?;
+            execute(&mut out.spare_capacity_mut()[..out_len], progress)?;
+            // SAFETY: `execute` initialised all `out_len` bytes (the plan
+            // writes every output byte; it returned Ok).
+            unsafe { out.set_len(out_len) };
+            data.check(in_shown)?;
+            let mut w = BufWriter::with_capacity(1 << 20, &file);
+            header(&mut w)
+                .and_then(|()| w.write_all(&out))
+                .and_then(|()| w.flush())
+                .map_err(|e| io_error(out_shown, &e))?;
+        }
     }
-    persist(tmp, output)?;
     Ok(plan.output_shape().iter().copied().collect())
-}
-
-/// An input's data bytes: a read-only map of the file, or read into memory.
-enum Data {
-    Mapped(memmap2::Mmap),
-    Read(Vec<u8>),
-}
-
-impl Data {
-    fn open(path: &Path, file: &File, offset: u64, bytes: u64, reader: impl Read) -> Result<Data> {
-        if bytes == 0 {
-            return Ok(Data::Read(Vec::new()));
-        }
-        let len = usize::try_from(bytes).map_err(|_| npy_error(path, "data larger than the address space"))?;
-        // SAFETY: the map is read-only and only read; the file must not change
-        // while it is mapped (documented on `run_file_with_progress`).
-        match unsafe { memmap2::MmapOptions::new().offset(offset).len(len).map(file) } {
-            Ok(map) => Ok(Data::Mapped(map)),
-            // Not a mappable file (a pipe, a character device): read it.
-            Err(_) => read_data(path, reader, bytes).map(Data::Read),
-        }
-    }
-
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Data::Mapped(m) => m,
-            Data::Read(v) => v,
-        }
-    }
 }
 
 /// Sets `file`'s length to `start + len` with the last `len` bytes' disk
