@@ -47,7 +47,11 @@ pub(super) fn read_header(path: &Path, r: &mut impl Read, file_len: u64) -> Resu
         ));
     }
     let mut text = vec![0u8; header_len as usize];
-    r.read_exact(&mut text).map_err(|e| io_error(path, &e))?;
+    r.read_exact(&mut text).map_err(|e| match e.kind() {
+        // Only a stream (whose length is not known beforehand) ends here.
+        std::io::ErrorKind::UnexpectedEof => npy_error(path, format!("ends inside its {header_len}-byte header")),
+        _ => io_error(path, &e),
+    })?;
     check_nesting(path, &text)?;
     check_shape_text(path, &text)?;
     let mut whole = Vec::with_capacity(data_offset as usize);
