@@ -26,7 +26,9 @@ macro_rules! out {
 
 mod bench;
 mod demo;
+mod files;
 mod progress;
+mod signals;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -250,10 +252,14 @@ fn apply(args: &[String]) -> Result<(), Failure> {
     for (_, v) in &p.own {
         parallelism = parse_threads(v)?;
     }
+    signals::install();
+    let mut pause = files::TestPause::from_env();
     let mut bar = progress::Bar::new();
-    let result = npy::run_file_with_progress(&spec, Path::new(input), Path::new(output), parallelism, &mut |d, t| {
-        bar.update(d, t)
-    });
+    let result =
+        npy::run(&spec, files::place(Path::new(input)), files::place(Path::new(output)), parallelism, &mut |d, t| {
+            pause.at_progress();
+            bar.update(d, t)
+        });
     bar.finish();
     result?;
     Ok(())
