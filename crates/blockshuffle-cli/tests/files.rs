@@ -309,14 +309,8 @@ fn an_input_truncated_mid_run_is_an_error_and_writes_nothing() {
 
 /// Runs the operator with `args` as INPUT OUTPUT, `stdin` piped in.
 fn piped(args: [&str; 2], stdin: &[u8]) -> Output {
-    let mut child = bin()
-        .args(OP)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        bin().args(OP).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut pipe = child.stdin.take().unwrap();
     let data = stdin.to_vec();
     let writer = std::thread::spawn(move || {

@@ -38,10 +38,7 @@ impl Input {
         let (header, offset) = read_header(shown, &mut reader, len)?;
         let layout = layout(shown, &header, offset, len)?;
         let data = match Mapped::new(&file, offset, layout.bytes, shown)? {
-            #[cfg(target_os = "linux")]
             Some(mapped) => Data::Mapped(mapped),
-            #[cfg(not(target_os = "linux"))]
-            Some(never) => match never {},
             None => Data::Read(read_data(shown, reader, layout.bytes, Short::File { end: offset + layout.bytes })?),
         };
         Ok(Input { layout, data })
@@ -103,7 +100,6 @@ pub(super) fn read_data(path: &Path, reader: impl Read, bytes: u64, short: Short
 /// An input's data bytes: a guarded read-only map of the file, or read into
 /// memory.
 pub(super) enum Data {
-    #[cfg(target_os = "linux")]
     Mapped(Mapped),
     Read(Vec<u8>),
 }
@@ -111,27 +107,18 @@ pub(super) enum Data {
 impl Data {
     pub(super) fn bytes(&self) -> &[u8] {
         match self {
-            #[cfg(target_os = "linux")]
-            Data::Mapped(m) => &m.map,
+            Data::Mapped(m) => m.bytes(),
             Data::Read(v) => v,
         }
     }
 
     /// Checks, once the data has been used, that it was the file's: an error
     /// if the file shrank while mapped (the missing pages read as zeros).
-    #[cfg(target_os = "linux")]
     pub(super) fn check(&self, path: &Path) -> Result<()> {
-        let Data::Mapped(m) = self else { return Ok(()) };
-        let now = m.file.metadata().map_err(|e| io_error(path, &e))?.len();
-        if m.guard.faulted() || now < m.end {
-            return Err(npy_error(path, format!("truncated while being read: expected {} bytes, got {now}", m.end)));
+        match self {
+            Data::Mapped(m) => m.check(path),
+            Data::Read(_) => Ok(()),
         }
-        Ok(())
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(super) fn check(&self, _path: &Path) -> Result<()> {
-        Ok(())
     }
 }
 
@@ -159,7 +146,7 @@ impl Mapped {
         // SAFETY: the map is read-only and only read. Another process may
         // shrink the file meanwhile: the guard (made before any read) turns
         // the SIGBUS of reading past the new end into zeros and a fault that
-        // `Data::check` reports.
+        // `check` reports.
         let Ok(map) = (unsafe { memmap2::MmapOptions::new().offset(offset).len(len).map(file) }) else {
             return Ok(None);
         };
@@ -167,16 +154,36 @@ impl Mapped {
         let file = file.try_clone().map_err(|e| io_error(path, &e))?;
         Ok(Some(Mapped { guard, map, file, end: offset + bytes }))
     }
+
+    fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    fn check(&self, path: &Path) -> Result<()> {
+        let now = self.file.metadata().map_err(|e| io_error(path, &e))?.len();
+        if self.guard.faulted() || now < self.end {
+            return Err(npy_error(path, format!("truncated while being read: expected {} bytes, got {now}", self.end)));
+        }
+        Ok(())
+    }
 }
 
-/// Without the guard, the data is read.
+/// Without the guard (off Linux) nothing is mapped: the data is read.
 #[cfg(not(target_os = "linux"))]
-struct Mapped;
+pub(super) enum Mapped {}
 
 #[cfg(not(target_os = "linux"))]
 impl Mapped {
-    fn new(_file: &File, _offset: u64, _bytes: u64, _path: &Path) -> Result<Option<std::convert::Infallible>> {
+    fn new(_file: &File, _offset: u64, _bytes: u64, _path: &Path) -> Result<Option<Mapped>> {
         Ok(None)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match *self {}
+    }
+
+    fn check(&self, _path: &Path) -> Result<()> {
+        match *self {}
     }
 }
 

@@ -5,9 +5,12 @@
 //! elements, so the dtype is carried through untouched.
 //!
 //! Reading never allocates from a header's claim before checking it against
-//! the file's real size; writing goes to a temporary file beside the output,
-//! renamed over it only when complete, so an existing file (even the input
-//! itself) is never lost or half-written.
+//! the file's real size (a stream's data is held only as it arrives); a file
+//! is written completely before it appears at the output's path (see
+//! [`write()`]), so an existing file (even the input itself) is never lost
+//! or half-written, and a run stopped part-way leaves nothing behind. A
+//! symlinked output is written through to its target; a FIFO or a device
+//! is streamed to.
 //!
 //! ```
 //! use blockshuffle::{npy, torch, Parallelism};
@@ -345,9 +348,20 @@ pub fn run(
                 // cannot hit a full disk.
                 let mut map = unsafe { memmap2::MmapOptions::new().offset(header_len).len(out_len).map_mut(out_file) }
                     .map_err(|e| io_error(out_shown, &e))?;
+                // Another process of ours could still shrink a named
+                // temporary file: that is an error too, not SIGBUS.
+                #[cfg(target_os = "linux")]
+                let guard = guard::Guard::new(map.as_ptr(), map.len());
                 // SAFETY: `[u8]` as `[MaybeUninit<u8>]`, written only with bytes.
                 let out = unsafe { &mut *(&mut map[..] as *mut [u8] as *mut [MaybeUninit<u8>]) };
                 execute(out, progress)?;
+                #[cfg(target_os = "linux")]
+                if guard.is_some_and(|g| g.faulted()) {
+                    return Err(npy_error(
+                        out_shown,
+                        "the new file was truncated by another process while being written",
+                    ));
+                }
                 map.flush().map_err(|e| io_error(out_shown, &e))?;
             }
             data.check(in_shown)?;

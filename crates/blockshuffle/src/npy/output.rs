@@ -332,6 +332,7 @@ fn clean_stale(dir: &Path) {
 fn clean_stale(_dir: &Path) {}
 
 /// The process id in a temporary file's name `.blockshuffle-PID-XXXXXX.npy.tmp`.
+#[cfg(any(unix, test))]
 fn stale_pid(name: &str) -> Option<u32> {
     let middle = name.strip_prefix(".blockshuffle-")?.strip_suffix(".npy.tmp")?;
     let (pid, random) = middle.split_once('-')?;
