@@ -21,7 +21,7 @@ impl Input {
     pub(super) fn open(path: Option<&Path>, shown: &Path) -> Result<Input> {
         let file = match path {
             Some(path) => File::open(path),
-            None => stdin_file(),
+            None => super::duplicate(&io::stdin()),
         }
         .map_err(|e| io_error(shown, &e))?;
         let meta = file.metadata().map_err(|e| io_error(shown, &e))?;
@@ -43,17 +43,6 @@ impl Input {
         };
         Ok(Input { layout, data })
     }
-}
-
-/// A duplicate of standard input's descriptor, as a `File` (its position
-/// shared with standard input's).
-fn stdin_file() -> io::Result<File> {
-    #[cfg(unix)]
-    return Ok(File::from(std::os::fd::AsFd::as_fd(&io::stdin()).try_clone_to_owned()?));
-    #[cfg(windows)]
-    return Ok(File::from(std::os::windows::io::AsHandle::as_handle(&io::stdin()).try_clone_to_owned()?));
-    #[cfg(not(any(unix, windows)))]
-    return Err(io::Error::from(io::ErrorKind::Unsupported));
 }
 
 /// What a short read means.

@@ -70,6 +70,22 @@ fn io_error(path: &Path, e: &io::Error) -> Error {
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
+/// A new descriptor of a standard stream, as a `File` (sharing its position).
+#[cfg(unix)]
+fn duplicate(stream: &impl std::os::fd::AsFd) -> io::Result<File> {
+    Ok(File::from(stream.as_fd().try_clone_to_owned()?))
+}
+
+#[cfg(windows)]
+fn duplicate(stream: &impl std::os::windows::io::AsHandle) -> io::Result<File> {
+    Ok(File::from(stream.as_handle().try_clone_to_owned()?))
+}
+
+#[cfg(not(any(unix, windows)))]
+fn duplicate<T>(_stream: &T) -> io::Result<File> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
 impl NpyArray {
     /// A C-order array of dtype `descr` (a numpy type string such as `<f4`
     /// or `<V2`) from its raw bytes.

@@ -42,7 +42,7 @@ impl Sink {
     /// opened; `shown` is its name in errors.
     pub(super) fn open(path: Option<&Path>, shown: &Path) -> Result<Sink> {
         let Some(path) = path else {
-            return stdout_file().map(Sink::Stream).map_err(|e| io_error(shown, &e));
+            return super::duplicate(&io::stdout()).map(Sink::Stream).map_err(|e| io_error(shown, &e));
         };
         let (target, existing) = match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() => {
@@ -64,16 +64,6 @@ impl Sink {
         };
         Pending::create(target, existing, shown).map(Sink::File)
     }
-}
-
-/// A duplicate of standard output's descriptor, as a `File`.
-fn stdout_file() -> io::Result<File> {
-    #[cfg(unix)]
-    return Ok(File::from(std::os::fd::AsFd::as_fd(&io::stdout()).try_clone_to_owned()?));
-    #[cfg(windows)]
-    return Ok(File::from(std::os::windows::io::AsHandle::as_handle(&io::stdout()).try_clone_to_owned()?));
-    #[cfg(not(any(unix, windows)))]
-    return Err(io::Error::from(io::ErrorKind::Unsupported));
 }
 
 /// `path` with the symlinks of its last component followed (the path a
