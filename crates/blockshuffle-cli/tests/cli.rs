@@ -1,15 +1,14 @@
 //! The `blockshuffle` command, end to end: every conformance case through the
 //! built binary, and what a user meets when something is wrong.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use blockshuffle::npy;
+use common::{bin, listing, stderr};
 use serde_json::Value;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_blockshuffle"))
-}
 
 fn conformance_dir() -> PathBuf {
     data_dir("conformance")
@@ -23,20 +22,8 @@ fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run blockshuffle")
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Files in `dir` (to prove nothing, not even a temporary file, is left behind).
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
 }
 
 #[test]

@@ -5,6 +5,8 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;
@@ -13,24 +15,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use blockshuffle::npy;
+use common::{bin, listing, stderr};
 
 const OP: [&str; 4] = ["torch", "pixel-shuffle", "--upscale-factor", "2"];
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_blockshuffle"))
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The names in `dir`, hidden ones too, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
-}
 
 /// A `|u1` input of shape `[1, 4, side, side]`.
 fn input(dir: &Path, side: usize) -> PathBuf {
