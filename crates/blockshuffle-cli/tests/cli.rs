@@ -525,8 +525,18 @@ fn outputs_get_ordinary_permissions_and_keep_existing_ones() {
     let kept = tmp.path().join("kept.npy");
     std::fs::write(&kept, b"old").unwrap();
     std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // A new file's mode is 0o666 less the umask: the usual one, whatever the
+    // umask of the test's runner (tests/files.rs tries others).
     for out in [&fresh, &kept] {
-        let o = bin().args(["torch", "pixel-shuffle", "--upscale-factor", "2"]).arg(&input).arg(out).output().unwrap();
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("umask 022 && exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_blockshuffle"))
+            .args(["torch", "pixel-shuffle", "--upscale-factor", "2"])
+            .arg(&input)
+            .arg(out)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;

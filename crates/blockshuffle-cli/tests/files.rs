@@ -244,6 +244,19 @@ fn character_devices_are_written_not_replaced() {
 }
 
 #[test]
+fn a_directory_as_output_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let x = input(tmp.path(), 8);
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = bin().args(OP).arg(&x).arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("error: {}: is a directory\n", out.display()));
+    assert_eq!(listing(&out), Vec::<String>::new());
+    assert_eq!(listing(tmp.path()), ["out", "x.npy"]);
+}
+
+#[test]
 fn new_outputs_follow_the_umask() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

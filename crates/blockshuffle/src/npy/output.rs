@@ -10,7 +10,10 @@
 //!   under a hidden name `.blockshuffle-PID-XXXXXX.npy.tmp` beside the output
 //!   and renamed over it when complete; [`abandon_outputs`] removes such
 //!   files (for a signal handler), and a later run removes those of
-//!   processes that no longer exist.
+//!   processes that no longer exist (by the process id in the name: a
+//!   process of another pid namespace writing to the same directory could be
+//!   taken for dead, and its rename would then fail with an error, not
+//!   lose data).
 //! - A FIFO, a character device (`/dev/null`, a terminal), a socket, a block
 //!   device or standard output is not a file to replace: the bytes are
 //!   streamed to it.
@@ -214,8 +217,9 @@ fn link(file: &File, path: &Path) -> io::Result<()> {
     if e.raw_os_error() != Some(libc::ENOENT) || std::path::Path::new("/proc/self/fd").exists() {
         return Err(e);
     }
-    // No /proc: link the descriptor itself (needs CAP_DAC_READ_SEARCH
-    // before Linux 6.10 lifted it for the opener's own O_TMPFILE files).
+    // No /proc: link the descriptor itself (which some kernels allow only
+    // with CAP_DAC_READ_SEARCH; failing that, the run fails with the error,
+    // and the unnamed file vanishes with the process).
     // SAFETY: `fd` is open for the duration of the call; the empty path and
     // `to` are NUL-terminated strings that outlive it.
     let rc = unsafe { libc::linkat(fd, c"".as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_EMPTY_PATH) };
