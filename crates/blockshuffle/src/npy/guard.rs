@@ -10,10 +10,11 @@
 //! instruction simply finds memory there when it runs again.
 //!
 //! The handler is installed once, the first time a map is guarded. A
-//! `SIGBUS` at any other address, or one sent by `kill`, goes to the
-//! handler that was there before (Rust's own, which ends the process with
+//! `SIGBUS` at any other address goes to the handler that was there before
+//! (Rust's own, which reports a stack overflow or else ends the process with
 //! the signal's default action): the handler puts it back and lets the
-//! signal happen again.
+//! fault happen again. A `SIGBUS` sent by `kill` gets the default action
+//! (the process ends, with a core dump where those are enabled).
 
 use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -166,14 +167,21 @@ extern "C" fn on_sigbus(signal: libc::c_int, info: *mut libc::siginfo_t, _contex
             }
         }
     }
-    // Not ours: the previous action, and the signal again (a fault repeats
-    // when the instruction runs again; a sent signal is raised anew, held
-    // until this handler returns).
-    // SAFETY: `previous` is the action read by sigaction, a valid value;
+    // A fault not ours: the previous action (Rust's, which tells a stack
+    // overflow), met when the instruction runs again and faults again.
+    // A sent signal (`kill`): the default action, raised anew and delivered
+    // when this handler returns (Rust's handler would take it for a fault
+    // and let the process go on).
+    // SAFETY: `previous` is the action read by sigaction and `default` an
+    // all-zero action with SIG_DFL (0) as handler, both valid values;
     // sigaction and raise are async-signal-safe.
     unsafe {
-        libc::sigaction(signal, &installed.previous, std::ptr::null_mut());
-        if code <= 0 {
+        if code > 0 {
+            libc::sigaction(signal, &installed.previous, std::ptr::null_mut());
+        } else {
+            let mut default: libc::sigaction = std::mem::zeroed();
+            default.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(signal, &default, std::ptr::null_mut());
             libc::raise(signal);
         }
     }
