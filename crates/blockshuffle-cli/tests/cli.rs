@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use blockshuffle::npy;
-use common::{bin, listing, stderr};
+use common::{bin, bin_after, listing, stderr};
 use serde_json::Value;
 
 fn conformance_dir() -> PathBuf {
@@ -438,10 +438,7 @@ fn a_file_size_limit_fails_cleanly_and_keeps_the_old_output() {
     let input = big_input(tmp.path());
     let output = tmp.path().join("y.npy");
     std::fs::write(&output, b"old contents").unwrap();
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -f 64 && exec \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_blockshuffle"))
+    let o = bin_after("ulimit -f 64")
         .args(["torch", "pixel-shuffle", "--upscale-factor", "2"])
         .arg(&input)
         .arg(&output)
@@ -528,10 +525,7 @@ fn outputs_get_ordinary_permissions_and_keep_existing_ones() {
     // A new file's mode is 0o666 less the umask: the usual one, whatever the
     // umask of the test's runner (tests/files.rs tries others).
     for out in [&fresh, &kept] {
-        let o = Command::new("sh")
-            .arg("-c")
-            .arg("umask 022 && exec \"$0\" \"$@\"")
-            .arg(env!("CARGO_BIN_EXE_blockshuffle"))
+        let o = bin_after("umask 022")
             .args(["torch", "pixel-shuffle", "--upscale-factor", "2"])
             .arg(&input)
             .arg(out)

@@ -8,6 +8,14 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_blockshuffle"))
 }
 
+/// The built `blockshuffle`, run by `sh` after `setup` (`umask 077`,
+/// `ulimit -f 64`, ...): the shell execs it, so its pid is the child's.
+pub fn bin_after(setup: &str) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(format!("{setup} && exec \"$0\" \"$@\"")).arg(env!("CARGO_BIN_EXE_blockshuffle"));
+    cmd
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
