@@ -152,15 +152,12 @@ fn operator(e: &'static Entry, usage: Use) -> Command {
                     .value_name("INPUT.npy")
                     .required(true)
                     .value_parser(value_parser!(PathBuf))
-                    .help("The input file"),
+                    .help("The input file; - reads standard input"),
             )
-            .arg(
-                Arg::new("output")
-                    .value_name("OUTPUT.npy")
-                    .required(true)
-                    .value_parser(value_parser!(PathBuf))
-                    .help("The output file; it may be the input"),
-            ),
+            .arg(Arg::new("output").value_name("OUTPUT.npy").required(true).value_parser(value_parser!(PathBuf)).help(
+                "The output file (it may be the input; a symlink is written through, a FIFO or \
+                         device streamed to); - writes standard output",
+            )),
         Use::Shape => cmd
             .arg(
                 Arg::new("input-shape")

@@ -18,7 +18,9 @@ mod bench;
 mod cli;
 mod demo;
 mod error;
+mod files;
 mod progress;
+mod signals;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -124,10 +126,17 @@ fn parallelism(m: &ArgMatches) -> Parallelism {
     }
 }
 
-/// Runs `spec` on the files, with a progress bar on a terminal.
+/// Runs `spec` on the files (`-`: stdin or stdout), with a progress bar on
+/// a terminal; on SIGINT, SIGTERM or SIGHUP the output's temporary file is
+/// removed first (see `signals`).
 fn apply(spec: &OpSpec, input: &Path, output: &Path, parallelism: Parallelism) -> Result<(), CliError> {
+    signals::install();
+    let mut pause = files::TestPause::from_env();
     let mut bar = progress::Bar::new();
-    let result = npy::run_file_with_progress(spec, input, output, parallelism, &mut |d, t| bar.update(d, t));
+    let result = npy::run(spec, files::place(input), files::place(output), parallelism, &mut |d, t| {
+        pause.at_progress();
+        bar.update(d, t)
+    });
     bar.finish();
     result?;
     Ok(())

@@ -1,18 +1,14 @@
 //! The `blockshuffle` command, end to end: every conformance case through the
 //! built binary, and what a user meets when something is wrong.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use blockshuffle::npy;
-use common::{npy_file, write_input};
+use common::{bin, bin_after, listing, npy_file, stderr, write_input};
 use serde_json::Value;
-
-mod common;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_blockshuffle"))
-}
 
 fn conformance_dir() -> PathBuf {
     data_dir("conformance")
@@ -26,20 +22,8 @@ fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run blockshuffle")
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Files in `dir` (to prove nothing, not even a temporary file, is left behind).
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -475,10 +459,7 @@ fn a_file_size_limit_fails_cleanly_and_keeps_the_old_output() {
     let input = big_input(tmp.path());
     let output = tmp.path().join("y.npy");
     std::fs::write(&output, b"old contents").unwrap();
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -f 64 && exec \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_blockshuffle"))
+    let o = bin_after("ulimit -f 64")
         .args(["torch", "pixel-shuffle", "--upscale-factor", "2"])
         .arg(&input)
         .arg(&output)
@@ -564,8 +545,15 @@ fn outputs_get_ordinary_permissions_and_keep_existing_ones() {
     let kept = tmp.path().join("kept.npy");
     std::fs::write(&kept, b"old").unwrap();
     std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // A new file's mode is 0o666 less the umask: the usual one, whatever the
+    // umask of the test's runner (tests/files.rs tries others).
     for out in [&fresh, &kept] {
-        let o = bin().args(["torch", "pixel-shuffle", "--upscale-factor", "2"]).arg(&input).arg(out).output().unwrap();
+        let o = bin_after("umask 022")
+            .args(["torch", "pixel-shuffle", "--upscale-factor", "2"])
+            .arg(&input)
+            .arg(out)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
