@@ -184,16 +184,18 @@ pub enum Error {
     },
 
     /// A buffer's length does not match its shape. Lengths count the
-    /// slice's items: elements of a typed buffer, bytes of a byte buffer
-    /// (`run_bytes`, `run_bytes_into`, ...).
-    #[error("{param} has length {len} but its shape {shape:?} needs length {expected} (elements of a typed buffer, bytes of a byte buffer)")]
+    /// slice's items, which `unit` names: elements of a typed buffer, bytes
+    /// of a byte buffer (`run_bytes`, `run_bytes_into`, ...).
+    #[error("{param} holds {len} {unit} but its shape {shape:?} needs {expected} {unit}")]
     BufferLength {
         /// `input` or `output`.
         param: &'static str,
-        /// Items given: elements, or bytes for the byte API.
+        /// Items given.
         len: usize,
-        /// Items needed: elements, or bytes for the byte API.
+        /// Items needed.
         expected: usize,
+        /// What the lengths count: `"elements"` or `"bytes"`.
+        unit: &'static str,
         /// The shape.
         shape: Vec<usize>,
     },

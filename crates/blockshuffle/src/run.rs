@@ -523,12 +523,15 @@ impl Plan {
         })
     }
 
-    fn check_len(&self, param: &'static str, len: usize, per_elem: usize) -> Result<()> {
+    /// Checks that `param` holds the shape's elements of `per_elem` items
+    /// each (items are elements of a typed buffer: `per_elem` 1; bytes of
+    /// a byte buffer: `per_elem` the element size).
+    fn check_len(&self, param: &'static str, len: usize, per_elem: usize, unit: &'static str) -> Result<()> {
         let output = param != "input";
         let shape = if output { &self.output_shape } else { &self.input_shape };
         let expected = self.byte_count(output, per_elem)?;
         if len != expected || expected > isize::MAX as usize {
-            return Err(Error::BufferLength { param, len, expected, shape: shape.to_vec() });
+            return Err(Error::BufferLength { param, len, expected, unit, shape: shape.to_vec() });
         }
         Ok(())
     }
@@ -578,7 +581,7 @@ impl Plan {
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
     pub fn run<T: Copy + Default>(&self, input: &[T]) -> Result<Vec<T>> {
-        self.check_len("input", input.len(), 1)?;
+        self.check_len("input", input.len(), 1, "elements")?;
         let n = self.count(true)?;
         let mut out: Vec<T> = allocate(n, size_of::<T>())?;
         self.run_uninit(input, &mut out.spare_capacity_mut()[..n])?;
@@ -608,8 +611,8 @@ impl Plan {
 
     /// Runs into possibly uninitialised memory, which it fully initialises on success.
     pub fn run_uninit<T: Copy + Default>(&self, input: &[T], output: &mut [MaybeUninit<T>]) -> Result<()> {
-        self.check_len("input", input.len(), 1)?;
-        self.check_len("output", output.len(), 1)?;
+        self.check_len("input", input.len(), 1, "elements")?;
+        self.check_len("output", output.len(), 1, "elements")?;
         let elem = size_of::<T>();
         let default = T::default();
         let pattern = bytes_of(&default);
@@ -643,7 +646,7 @@ impl Plan {
     /// # Ok::<(), blockshuffle::Error>(())
     /// ```
     pub fn run_bytes(&self, input: &[u8], elem_size: usize) -> Result<Vec<u8>> {
-        self.check_len("input", input.len(), elem_size)?;
+        self.check_len("input", input.len(), elem_size, "bytes")?;
         let n = self.byte_count(true, elem_size)?;
         let mut out: Vec<u8> = allocate(n, 1)?;
         self.run_bytes_uninit(input, elem_size, &mut out.spare_capacity_mut()[..n])?;
@@ -708,8 +711,8 @@ impl Plan {
         output: &mut [MaybeUninit<u8>],
         progress: Option<Progress<'_>>,
     ) -> Result<()> {
-        self.check_len("input", input.len(), elem_size)?;
-        self.check_len("output", output.len(), elem_size)?;
+        self.check_len("input", input.len(), elem_size, "bytes")?;
+        self.check_len("output", output.len(), elem_size, "bytes")?;
         self.with_compiled(elem_size, |plan| {
             // SAFETY: lengths checked above against the row-major shapes the
             // plan was compiled for.
@@ -804,7 +807,7 @@ impl Plan {
         if input_strides.len() != self.input_shape.len() {
             return Err(Error::StrideCount { param: "input", len: input_strides.len(), rank: self.input_shape.len() });
         }
-        self.check_len("output", output.len(), elem_size)?;
+        self.check_len("output", output.len(), elem_size, "bytes")?;
         let strides = byte_strides(self.op, input_strides, elem_size)?;
         // The buffer begins at the view's lowest-addressed element: element
         // 0 is `base` bytes in (negative strides reach back from it).
@@ -825,6 +828,7 @@ impl Plan {
                     param: "input",
                     len: input.len(),
                     expected: usize::try_from(end).unwrap_or(usize::MAX),
+                    unit: "bytes",
                     shape: self.input_shape.to_vec(),
                 });
             }

@@ -328,16 +328,16 @@ fn buffers_of_the_wrong_length_are_errors() {
     let plan = torch::PixelShuffle::new(2).plan(&[1, 4, 1, 1]).unwrap();
     assert_eq!(
         plan.run(&[1u8, 2, 3]),
-        Err(Error::BufferLength { param: "input", len: 3, expected: 4, shape: vec![1, 4, 1, 1] })
+        Err(Error::BufferLength { param: "input", len: 3, expected: 4, unit: "elements", shape: vec![1, 4, 1, 1] })
     );
     let mut out = [0u8; 5];
     assert_eq!(
         plan.run_into(&[1u8, 2, 3, 4], &mut out),
-        Err(Error::BufferLength { param: "output", len: 5, expected: 4, shape: vec![1, 1, 2, 2] })
+        Err(Error::BufferLength { param: "output", len: 5, expected: 4, unit: "elements", shape: vec![1, 1, 2, 2] })
     );
     assert_eq!(
         plan.run_bytes(&[0; 7], 2),
-        Err(Error::BufferLength { param: "input", len: 7, expected: 8, shape: vec![1, 4, 1, 1] })
+        Err(Error::BufferLength { param: "input", len: 7, expected: 8, unit: "bytes", shape: vec![1, 4, 1, 1] })
     );
     let mut out = [std::mem::MaybeUninit::new(0u8); 4];
     assert!(matches!(
@@ -348,7 +348,7 @@ fn buffers_of_the_wrong_length_are_errors() {
     // reversed span 4 bytes, not 3.
     assert_eq!(
         plan.run_bytes_strided_uninit(&[1, 2, 3], &[-1, -1, 1, 1], 1, &mut out),
-        Err(Error::BufferLength { param: "input", len: 3, expected: 4, shape: vec![1, 4, 1, 1] })
+        Err(Error::BufferLength { param: "input", len: 3, expected: 4, unit: "bytes", shape: vec![1, 4, 1, 1] })
     );
     plan.run_bytes_strided_uninit(&[1, 2, 3, 4], &[-1, -1, 1, 1], 1, &mut out).unwrap();
     // SAFETY: the successful run initialised every output byte.
@@ -534,6 +534,10 @@ fn messages_are_the_library_s_own() {
     let plan = torch::PixelShuffle::new(2).plan(&[1, 4, 1, 1]).unwrap();
     assert_eq!(
         plan.run_bytes(&[0; 7], 2).unwrap_err().to_string(),
-        "input has length 7 but its shape [1, 4, 1, 1] needs length 8 (elements of a typed buffer, bytes of a byte buffer)"
+        "input holds 7 bytes but its shape [1, 4, 1, 1] needs 8 bytes"
+    );
+    assert_eq!(
+        plan.run(&[0u16; 3]).unwrap_err().to_string(),
+        "input holds 3 elements but its shape [1, 4, 1, 1] needs 4 elements"
     );
 }
