@@ -291,11 +291,6 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
         if dsx == ny as isize * u && shuffle::interleave(m.isa, ny, nx, src, ssy, dst, unit, nt) {
             return;
         }
-        // Both sides long: the blocked transpose.
-        if transpose::takes(ny, nx, unit, m.isa) {
-            let (from, to) = (Rows2::strided(ny, ssy), Rows2::strided(nx, dsx));
-            return transpose::transpose(ny, nx, src, from, dst, to, unit, m.isa, nt);
-        }
         if !nt && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
             // A destination run of `ny` units from each column: wide moves
             // where the unit allows them (each move's excess lands on the
