@@ -544,12 +544,17 @@ impl Plan {
         let cache = &self.compiled;
         let kept = match cache.kept.get() {
             Some(kept) => Some(kept),
-            None if cache.ran.swap(true, Ordering::Relaxed) => Some(cache.kept.get_or_init(|| {
+            // Plain loads and stores, not a read-modify-write: two first
+            // runs at once may both compile on the stack, which is harmless.
+            None if cache.ran.load(Ordering::Relaxed) => Some(cache.kept.get_or_init(|| {
                 let mut kept = Box::new((elem, CopyPlan::placeholder()));
                 self.compile_contiguous(elem, &mut kept.1);
                 kept
             })),
-            None => None,
+            None => {
+                cache.ran.store(true, Ordering::Relaxed);
+                None
+            }
         };
         if let Some(kept) = kept.filter(|kept| kept.0 == elem) {
             return f(&kept.1);

@@ -13,10 +13,16 @@ use std::ptr;
 pub(crate) const HUGE_PAGES_MIN: usize = 8 << 20;
 
 /// Asks the kernel to back the not yet touched `len` bytes at `p` with
-/// huge pages (Linux `madvise(MADV_HUGEPAGE)` on the whole pages inside;
-/// a hint, silently refused elsewhere or when transparent huge pages are
-/// off). A fresh output's first write then faults once per 2 MiB instead
-/// of once per 4 KiB.
+/// huge pages and to fault them all in now, in one call (Linux:
+/// `madvise(MADV_HUGEPAGE)`, then `MADV_POPULATE_WRITE`, on the whole pages
+/// inside; hints, silently refused elsewhere, before Linux 5.14, or when
+/// transparent huge pages are off).
+///
+/// Measured on the public workloads (allocating call, ratio to memcpy): 4.2
+/// to 4.5x with neither; 1.8 to 2.3x with huge pages alone on one thread,
+/// but on two threads their faults at once stalled in the kernel's
+/// compaction, up to 17x; 1.7 to 1.8x with both on one thread, 2.4 to 2.8x
+/// on two (whose memcpy is faster), stable.
 pub(crate) fn advise_huge_pages(p: *mut u8, len: usize) {
     #[cfg(target_os = "linux")]
     {
@@ -24,9 +30,15 @@ pub(crate) fn advise_huge_pages(p: *mut u8, len: usize) {
         let start = (p as usize).next_multiple_of(PAGE);
         let end = (p as usize).saturating_add(len) / PAGE * PAGE;
         if end > start {
-            // SAFETY: advice on whole pages of a live allocation the caller
-            // owns; MADV_HUGEPAGE changes no contents and cannot fault.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+            let (at, len) = (start as *mut libc::c_void, end - start);
+            // SAFETY: advice on whole pages inside a live allocation the
+            // caller owns: neither changes its contents (MADV_POPULATE_WRITE
+            // faults pages in as a write would, without writing), and
+            // neither can fault.
+            unsafe {
+                libc::madvise(at, len, libc::MADV_HUGEPAGE);
+                libc::madvise(at, len, libc::MADV_POPULATE_WRITE);
+            }
         }
     }
     #[cfg(not(target_os = "linux"))]

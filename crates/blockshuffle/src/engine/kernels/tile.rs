@@ -15,7 +15,7 @@ use super::lines::Writers;
 use super::nest::Rows;
 use super::shuffle;
 use super::simd;
-use super::transpose::{self, Rows2};
+use super::transpose::{self, Matrix, Rows2};
 use crate::engine::arch::mem::{pair, prefetch};
 use crate::engine::arch::Isa;
 
@@ -55,17 +55,18 @@ pub(crate) unsafe fn copy_tile(
             // `count * ny` (`count * nx`) units of the tensor, no overflow.
             let (u, ny_i, nx_i) = (unit as isize, ny as isize, nx as isize);
             let (from, to) = (Rows2::strided(ny, ssy), Rows2::strided(nx, dsx));
+            let tile = Matrix { rows: ny, cols: nx, unit, src, from, dst, to };
             if rows.count > 1 && rows.ds == ny_i * u {
                 let from = Rows2 { outer: rows.ss, ..from };
-                return transpose::transpose(rows.count * ny, nx, src, from, dst, to, unit, m.isa, m.nt);
+                return transpose::transpose(Matrix { rows: rows.count * ny, from, ..tile }, m.isa, m.nt);
             }
             if rows.count > 1 && rows.ss == nx_i * u {
                 let to = Rows2 { outer: rows.ds, ..to };
-                return transpose::transpose(ny, rows.count * nx, src, from, dst, to, unit, m.isa, m.nt);
+                return transpose::transpose(Matrix { cols: rows.count * nx, to, ..tile }, m.isa, m.nt);
             }
             for r in 0..rows.count {
                 let (src, dst) = rows.at(r, src, dst);
-                transpose::transpose(ny, nx, src, from, dst, to, unit, m.isa, m.nt);
+                transpose::transpose(Matrix { src, dst, ..tile }, m.isa, m.nt);
             }
             return;
         }

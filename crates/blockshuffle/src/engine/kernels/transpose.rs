@@ -167,9 +167,23 @@ impl Rows2 {
     }
 }
 
-/// Transposes `rows x cols` units of `unit` bytes: unit `(r, c)` of the
+/// One transpose: `rows x cols` units of `unit` bytes; unit `(r, c)` of the
 /// source, at byte `c * unit` of source row `r` (see [`Rows2`]), goes to
 /// byte `r * unit` of destination row `c`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Matrix {
+    pub rows: usize,
+    pub cols: usize,
+    pub unit: usize,
+    pub src: *const u8,
+    /// The source rows' offsets from `src`.
+    pub from: Rows2,
+    pub dst: *mut u8,
+    /// The destination rows' offsets from `dst`.
+    pub to: Rows2,
+}
+
+/// Transposes `mx`.
 ///
 /// `isa`: the register transposes are used from `Sse2` on (x86_64 only;
 /// elsewhere, and with `Portable`, every unit goes by fixed-size moves),
@@ -180,27 +194,16 @@ impl Rows2 {
 /// # Safety
 /// Every addressed source unit readable and destination unit writable, and
 /// the two not overlapping.
-#[allow(clippy::too_many_arguments)]
 #[inline(never)] // kept out of the tile kernels around its calls (inlined, it doubled their cost on small tiles)
-pub(crate) unsafe fn transpose(
-    rows: usize,
-    cols: usize,
-    src: *const u8,
-    from: Rows2,
-    dst: *mut u8,
-    to: Rows2,
-    unit: usize,
-    isa: Isa,
-    nt: bool,
-) {
-    let m = if isa >= Isa::Sse2 { micro_side(unit) } else { 0 };
+pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
+    let m = if isa >= Isa::Sse2 { micro_side(mx.unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
     if m != 0 && masks(isa) {
         // SAFETY: forwarded; the CPU has the features (detected).
-        return unsafe { x86::blocked_avx512(rows, cols, src, from, dst, to, unit, m, nt) };
+        return unsafe { x86::blocked_avx512(mx, m, nt) };
     }
     // SAFETY: forwarded.
-    unsafe { blocked::<false>(rows, cols, src, from, dst, to, unit, m, nt) }
+    unsafe { blocked::<false>(mx, m, nt) }
 }
 
 /// [`transpose`] with register transposes of side `m` (0: none);
@@ -209,19 +212,9 @@ pub(crate) unsafe fn transpose(
 ///
 /// # Safety
 /// As [`transpose`]; with `MASKED`, the CPU has AVX-512F, BW and VL.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn blocked<const MASKED: bool>(
-    rows: usize,
-    cols: usize,
-    src: *const u8,
-    from: Rows2,
-    dst: *mut u8,
-    to: Rows2,
-    unit: usize,
-    m: usize,
-    nt: bool,
-) {
+unsafe fn blocked<const MASKED: bool>(mx: Matrix, m: usize, nt: bool) {
+    let Matrix { rows, cols, unit, src, from, dst, to } = mx;
     let (br, bc) = (block_rows(unit), block_cols(unit));
     let u = unit as isize;
     let lines = |v: usize| v.is_multiple_of(LINE);
@@ -431,28 +424,17 @@ fn fence() {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::Rows2;
+    use super::Matrix;
 
     /// [`super::blocked`] compiled for AVX-512 (32 vector registers), with
     /// masked squares at the edges.
     ///
     /// # Safety
     /// As [`super::transpose`]; the CPU has AVX-512F, BW and VL.
-    #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    pub(super) unsafe fn blocked_avx512(
-        rows: usize,
-        cols: usize,
-        src: *const u8,
-        from: Rows2,
-        dst: *mut u8,
-        to: Rows2,
-        unit: usize,
-        m: usize,
-        nt: bool,
-    ) {
+    pub(super) unsafe fn blocked_avx512(mx: Matrix, m: usize, nt: bool) {
         // SAFETY: forwarded; the CPU has the features (caller).
-        unsafe { super::blocked::<true>(rows, cols, src, from, dst, to, unit, m, nt) }
+        unsafe { super::blocked::<true>(mx, m, nt) }
     }
 
     /// One square of `16 / unit` units a side (`unit` 1, 2, 4 or 8): row
@@ -606,7 +588,7 @@ mod tests {
         let off = buf.as_ptr().align_offset(LINE);
         let got = &mut buf[off..off + len];
         // SAFETY: both matrices lie inside their buffers (offsets as built).
-        unsafe { transpose(rows, cols, src.as_ptr(), from, got.as_mut_ptr(), to, unit, isa, nt) };
+        unsafe { transpose(Matrix { rows, cols, unit, src: src.as_ptr(), from, dst: got.as_mut_ptr(), to }, isa, nt) };
         let what =
             format!("rows {rows} cols {cols} unit {unit} inner {inner}/{dinner} pad {pad}/{dpad} {isa:?} nt {nt}");
         assert!(got == want.as_slice(), "{what}");
