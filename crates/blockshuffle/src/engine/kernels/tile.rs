@@ -49,7 +49,7 @@ pub(crate) unsafe fn copy_tile(
 ) {
     // SAFETY: forwarded; each arm addresses exactly the tiles' units.
     unsafe {
-        if transpose::takes(ny, nx, unit, m.isa) {
+        if transpose::takes(ny, nx, unit, m.isa, dsx, m.nt) {
             // Repetitions that continue the destination rows (or the
             // source rows) make one matrix of all their rows (columns):
             // `count * ny` (`count * nx`) units of the tensor, no overflow.

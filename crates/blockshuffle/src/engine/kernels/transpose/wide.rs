@@ -1,0 +1,227 @@
+//! The full-line transpose (AVX-512): [`super::transpose`] for 4-, 8- and
+//! 16-byte units in squares whose rows are one 64-byte vector each (16 x
+//! 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16 bytes; see
+//! [`super::wide_side`]), transposed in registers by log2 of the side
+//! rounds of two-source permutes. A square reads one line of each of its
+//! source rows and writes one whole line of each of its destination rows,
+//! so a streamed destination needs no stage: the squares' stores are the
+//! streaming stores. The edges go in masked squares that touch only the
+//! matrix's units.
+//!
+//! What it buys (one thread, ratio to memcpy, alternated runs, against the
+//! blocked transpose's strided runs): HPTT's float64 2-D transpositions
+//! (`shared/bench/transpose.json` T01-T03) 2.6-3.7x -> 1.25-1.4x; see
+//! [`super::wide_side`] for the whole class.
+//!
+//! Layer: kernels; imports arch only.
+
+use std::arch::x86_64::*;
+use std::ptr;
+
+use super::{Matrix, LINE};
+
+/// [`super::transpose`] in full-line squares of `unit` bytes (4, 8 or
+/// 16: see [`super::wide_side`]).
+///
+/// # Safety
+/// As [`super::transpose`]; the CPU has AVX-512F, BW and VL.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
+    // SAFETY: forwarded.
+    unsafe {
+        match mx.unit {
+            4 => units::<4, 16>(mx, nt),
+            8 => units::<8, 8>(mx, nt),
+            _ => units::<16, 4>(mx, nt),
+        }
+    }
+}
+
+/// The columns of a strip: 512 bytes of each source row, read as
+/// one run.
+const STRIP_BYTES: usize = 512;
+
+/// [`transpose`] for `U`-byte units in squares of side `N`: the columns go
+/// in strips of [`STRIP_BYTES`] bytes of the source rows; a strip's rows
+/// go `N` at a time, each step reading one run of every row and
+/// storing one line of each of the strip's destination rows, so that
+/// every destination row is written in order. Streamed, the first step
+/// takes the rows up to the destination's first line boundary, and
+/// every full square after it stores whole lines.
+///
+/// # Safety
+/// As [`transpose`].
+#[inline(always)]
+unsafe fn units<const U: usize, const N: usize>(mx: Matrix, nt: bool) {
+    let Matrix { rows, cols, dst, to, .. } = mx;
+    let line = |v: isize| v.unsigned_abs().is_multiple_of(LINE);
+    let lead_bytes = (LINE - dst as usize % LINE) % LINE;
+    // Every destination row starts at the same offset in its line.
+    let stream = nt && line(to.stride) && (cols <= to.inner || line(to.outer)) && lead_bytes.is_multiple_of(U);
+    let lead = if stream { (lead_bytes / U).min(rows) } else { 0 };
+    let mut out = [ptr::null_mut::<u8>(); STRIP_BYTES / 4];
+    let mut at = [ptr::null::<u8>(); 16];
+    let mut start = 0;
+    while start < rows {
+        let end = rows.min(start + CHUNK_ROWS + if start == 0 { lead } else { 0 });
+        // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps.
+        unsafe { chunk::<U, N>(mx, start, end, lead, stream, &mut out, &mut at) };
+        start = end;
+    }
+    if stream {
+        super::fence();
+    }
+}
+
+/// Most source rows [`units`] sweeps through its strips at once:
+/// their pages (a row each, at worst) fit in the second-level TLB of
+/// every x86_64 core of the last decade (1,536 entries and more), so
+/// that each strip after the first finds them there.
+const CHUNK_ROWS: usize = 1024;
+
+/// Rows `start..end` of [`units`]'s matrix, in its strips.
+///
+/// # Safety
+/// As [`transpose`]; `start` 0 or `lead` plus a multiple of `N`.
+#[inline(always)]
+unsafe fn chunk<const U: usize, const N: usize>(
+    mx: Matrix,
+    start: usize,
+    end: usize,
+    lead: usize,
+    stream: bool,
+    out: &mut [*mut u8; STRIP_BYTES / 4],
+    at: &mut [*const u8; 16],
+) {
+    let Matrix { cols, src, from, dst, to, .. } = mx;
+    let bc = STRIP_BYTES / U;
+    for c0 in (0..cols).step_by(bc) {
+        let nc = bc.min(cols - c0);
+        to.walk(c0, nc, |i, o| out[i] = dst.wrapping_offset(o));
+        let mut r0 = start;
+        while r0 < end {
+            let nr = if r0 == 0 && lead > 0 { lead } else { N.min(end - r0) };
+            from.walk(r0, nr, |i, o| at[i] = src.wrapping_offset(o + (c0 * U) as isize));
+            let to = (r0 * U) as isize;
+            for c in (0..nc).step_by(N) {
+                let n = N.min(nc - c);
+                let from = (c * U) as isize;
+                // SAFETY: units (r0.., c0 + c..) of the matrix (caller).
+                // Streamed, a full square's rows start on line boundaries,
+                // as its aligned stores need: `stream` holds only where
+                // every destination row starts at `dst`'s offset in its
+                // line (strides of whole lines), and `r0 * U` is then
+                // `lead`'s bytes (to that line's end) plus whole lines.
+                unsafe {
+                    if nr == N && n == N {
+                        square::<U, N>(&at[..N], from, &out[c..c + N], to, stream);
+                    } else {
+                        part::<U, N>(&at[..nr], from, &out[c..c + n], to);
+                    }
+                }
+            }
+            r0 += nr;
+        }
+    }
+}
+
+/// A full-line square: row `i` of the source the 64 bytes at `rows[i] +
+/// at`, row `j` of the destination the 64 bytes at `out[j] + to`
+/// (streamed: line-aligned).
+///
+/// # Safety
+/// Those bytes readable and writable, not overlapping; the CPU has
+/// AVX-512F; streamed, every `out[j] + to` a multiple of 64.
+#[inline(always)]
+unsafe fn square<const U: usize, const N: usize>(
+    rows: &[*const u8],
+    at: isize,
+    out: &[*mut u8],
+    to: isize,
+    stream: bool,
+) {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        let mut v = [_mm512_setzero_si512(); 16];
+        for i in 0..N {
+            v[i] = _mm512_loadu_si512(rows[i].offset(at).cast());
+        }
+        rounds::<U, N>(&mut v);
+        for j in 0..N {
+            let d = out[j].offset(to).cast::<__m512i>();
+            if stream {
+                _mm512_stream_si512(d, v[j]);
+            } else {
+                _mm512_storeu_si512(d.cast(), v[j]);
+            }
+        }
+    }
+}
+
+/// [`square`] of `rows.len()` rows and `out.len()` columns (each at
+/// most `N`), by masked loads and stores that touch nothing else.
+///
+/// # Safety
+/// Those units readable and writable, not overlapping; the CPU has
+/// AVX-512F and BW.
+#[inline(always)]
+unsafe fn part<const U: usize, const N: usize>(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
+    let mask = |units: usize| -> __mmask64 {
+        if units * U >= 64 {
+            !0
+        } else {
+            (1u64 << (units * U)) - 1
+        }
+    };
+    let (load, store) = (mask(out.len()), mask(rows.len()));
+    // SAFETY: the masks cover the units the caller names; masked-off
+    // bytes are not accessed.
+    unsafe {
+        let mut v = [_mm512_setzero_si512(); 16];
+        for (i, r) in rows.iter().enumerate() {
+            v[i] = _mm512_maskz_loadu_epi8(load, r.offset(at).cast());
+        }
+        rounds::<U, N>(&mut v);
+        for (j, d) in out.iter().enumerate() {
+            _mm512_mask_storeu_epi8(d.offset(to).cast(), store, v[j]);
+        }
+    }
+}
+
+/// The `N x N` transpose of the first `N` vectors: log2 `N` rounds of
+/// the perfect shuffle (as the SSE2 squares of [`super`]), by two-source permutes of the
+/// whole vector.
+#[inline(always)]
+unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; 16]) {
+    // SAFETY: AVX-512F (caller).
+    unsafe {
+        // Element `k` of the low (high) interleave: element `k / 2` of
+        // the first half (second half) of `a` for even `k`, of `b` for
+        // odd; in dwords (U = 4) or qwords (U = 8, 16).
+        let (lo, hi) = match U {
+            4 => (
+                _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+                _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
+            ),
+            8 => (_mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15)),
+            _ => (_mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15)),
+        };
+        let perm = |a: __m512i, idx: __m512i, b: __m512i| {
+            if U == 4 {
+                _mm512_permutex2var_epi32(a, idx, b)
+            } else {
+                _mm512_permutex2var_epi64(a, idx, b)
+            }
+        };
+        let mut side = N;
+        while side > 1 {
+            let mut next = *v;
+            for i in 0..N / 2 {
+                next[2 * i] = perm(v[i], lo, v[i + N / 2]);
+                next[2 * i + 1] = perm(v[i], hi, v[i + N / 2]);
+            }
+            *v = next;
+            side /= 2;
+        }
+    }
+}
