@@ -24,7 +24,7 @@
 //! goes through the cache.
 //!
 //! With AVX-512, units of 4, 8 and 16 bytes go instead in full-line
-//! squares ([`wide`]): one 64-byte vector a row on both sides, so that a
+//! squares (`wide`): one 64-byte vector a row on both sides, so that a
 //! square reads a line of each source row and writes a whole line of each
 //! destination row, streamed with no stage.
 //!
@@ -120,35 +120,53 @@ const MAX_UNIT: usize = 2;
 ///   8x memcpy before, 3-4x; interleaves of few source rows into many
 ///   short destination rows measured 2x slower than the tile's own
 ///   kernels, and stay with them);
-/// - with AVX-512, units of 4, 8 and 16 bytes in full-line squares
-///   ([`wide_side`]), both sides [`MIN_SIDE`] long, unless streamed into
-///   rows that are not whole lines: the tile's own kernels stream those
-///   through a stage (numpy `0,2,1` of a 26 MiB float32 tensor whose rows
-///   are 688 bytes: 1.3x memcpy so, 2.4x through the cache).
+/// - with AVX-512, units of 2 to 16 bytes that [`wide_side`] names, in
+///   full-line squares, both sides [`MIN_SIDE`] long; streamed, only into
+///   rows of whole lines, where the squares' stores are the streaming
+///   stores: the tile's own kernels stream other rows through a stage
+///   (numpy `0,2,1` of a 26 MiB float32 tensor whose rows are 688 bytes:
+///   1.3x memcpy so, 2.4x through the cache).
 pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
     let narrow = unit <= MAX_UNIT;
-    let wide = wide_side(unit) != 0 && masks(isa) && !(nt && !stride.unsigned_abs().is_multiple_of(LINE));
+    // Streamed, only where the squares' stores are the streaming stores.
+    let wide = wide_side(unit) != 0 && masks(isa) && (!nt || stride.unsigned_abs().is_multiple_of(LINE));
     let long = rows >= MIN_SIDE && cols >= MIN_SIDE;
     (narrow || wide) && long || narrow && rows >= MIN_SIDE && cols >= MIN_MASKED_COLS && masks(isa)
 }
 
-/// The side, in units, of a full-line square ([`wide`], AVX-512): one
-/// 64-byte vector a row, 16 x 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of
-/// 16 bytes (0: none).
+/// The side, in units, of a full-line square (the module `wide`, AVX-512):
+/// one 64-byte vector a row, 32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8
+/// of 8 bytes, 4 x 4 of 16 bytes (0: none).
 ///
 /// Measured against the blocked transpose's 16-byte squares and the tile's
-/// strided runs (one thread, ratio to memcpy, alternated runs): HPTT's 57
-/// float64 transpositions, geomean 3.08 -> 2.12 (2-D 2.8-3.2 -> 1.25-1.37);
-/// 793 broad workloads of 4-, 8- and 16-byte elements drawn from every
-/// transposing family, geomean 2.69 -> 2.57, outputs of 16 MiB and more
-/// 2.28 -> 2.17 (OpenVINO space-to-depth by 16 of float32, 9.6 -> 1.2).
+/// strided runs (one thread, ratio to memcpy, medians of alternated runs):
+/// HPTT's 57 float64 transpositions, geomean 3.08 -> 2.07 (2-D 2.8-3.2 ->
+/// 1.25-1.37); 793 broad workloads of 4-, 8- and 16-byte elements drawn
+/// from every transposing family, geomean 2.66 -> 2.53, outputs of 16 MiB
+/// and more 2.24 -> 2.15 (OpenVINO space-to-depth by 16 of float32, 9.6 ->
+/// 1.2); 312 of float16, 4.55 -> 4.30. Units of 3, 6 and 12 bytes widened
+/// to lanes of 4, 8 and 16 on the way in and packed on the way out (558
+/// workloads) measured 3.00 -> 2.99, 3-byte units 4% faster, 6-byte 3%
+/// slower, and are not taken.
 const fn wide_side(unit: usize) -> usize {
     match unit {
+        2 => 32,
         4 => 16,
         8 => 8,
         16 => 4,
         _ => 0,
     }
+}
+
+/// Whether `mx` goes in full-line squares (the module `wide`), given AVX-512: its
+/// unit has them and both its sides hold a whole square. A narrower side
+/// of 2-byte units (deinterleaves into 8 to 31 rows) stays with the
+/// blocked transpose's 8 x 8 squares (NCHW depth-to-space by 6 and pixel
+/// shuffle by 7 of float16, 10 MiB: 2.0-2.3x memcpy so, 3.2-7x in
+/// partial full-line squares).
+fn in_full_lines(mx: Matrix) -> bool {
+    let side = wide_side(mx.unit);
+    side != 0 && mx.rows >= side && mx.cols >= side
 }
 
 /// Whether the masked squares run: AVX-512F, BW and VL.
@@ -236,7 +254,7 @@ pub(crate) struct Matrix {
 pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
     let m = if isa >= Isa::Sse2 { micro_side(mx.unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
-    if wide_side(mx.unit) != 0 && masks(isa) {
+    if in_full_lines(mx) && masks(isa) {
         // SAFETY: forwarded; the CPU has the features (detected).
         return unsafe { wide::transpose(mx, nt) };
     }
@@ -708,7 +726,7 @@ mod tests {
         // one: the first step of every strip stops at the line boundary,
         // the squares after it store whole lines (a shift that is no whole
         // number of units: no streaming).
-        for unit in [4, 8, 16] {
+        for unit in [2, 4, 8, 16] {
             let side = 64 / unit;
             for rows in [5 * side, 5 * side + 3, 3] {
                 let dpad = (LINE - rows * unit % LINE) % LINE;
@@ -722,6 +740,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn full_line_squares_around_every_boundary() {
+        // Sides around a square (N), a strip's columns (512 bytes) and a
+        // chunk's rows (1024).
+        for unit in [2, 4, 8, 16] {
+            let n = wide_side(unit);
+            let strip = 512 / unit;
+            for rows in [1, n - 1, n, n + 1, 2 * n + 3, 1024 + n + 1] {
+                for cols in [1, n - 1, n, n + 1, strip - 1, strip + n + 1] {
+                    if rows * cols > 64 * 1024 {
+                        continue;
+                    }
+                    for isa in isas() {
+                        check(rows, cols, unit, rows, cols, 0, 0, isa, false);
+                        check(rows, cols, unit, rows, cols, 3, 7, isa, false);
+                        check(rows, cols, unit, rows, cols, 0, 0, isa, true);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn full_line_squares_need_a_whole_square_on_both_sides() {
+        let mx = |rows, cols, unit| {
+            let (from, to) = (Rows2::strided(rows, 0), Rows2::strided(cols, 0));
+            Matrix { rows, cols, unit, src: ptr::null(), from, dst: ptr::null_mut(), to }
+        };
+        assert!(in_full_lines(mx(32, 32, 2)));
+        assert!(!in_full_lines(mx(1000, 31, 2)));
+        assert!(!in_full_lines(mx(31, 1000, 2)));
+        assert!(in_full_lines(mx(16, 16, 4)) && in_full_lines(mx(8, 8, 8)) && in_full_lines(mx(4, 4, 16)));
+        assert!(!in_full_lines(mx(16, 15, 4)));
+        assert!(!in_full_lines(mx(100, 100, 1)) && !in_full_lines(mx(100, 100, 3)) && !in_full_lines(mx(100, 100, 32)));
     }
 
     #[test]

@@ -1,8 +1,8 @@
-//! The full-line transpose (AVX-512): [`super::transpose`] for 4-, 8- and
-//! 16-byte units in squares whose rows are one 64-byte vector each (16 x
-//! 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16 bytes; see
-//! [`super::wide_side`]), transposed in registers by log2 of the side
-//! rounds of two-source permutes. A square reads one line of each of its
+//! The full-line transpose (AVX-512): [`super::transpose`] for 2-, 4-, 8-
+//! and 16-byte units in squares whose rows are one 64-byte vector each (32
+//! x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16
+//! bytes; see [`super::wide_side`]), transposed in registers by log2 of
+//! the side rounds of two-source permutes. A square reads one line of each of its
 //! source rows and writes one whole line of each of its destination rows,
 //! so a streamed destination needs no stage: the squares' stores are the
 //! streaming stores. The edges go in masked squares that touch only the
@@ -20,7 +20,7 @@ use std::ptr;
 
 use super::{Matrix, LINE};
 
-/// [`super::transpose`] in full-line squares of `unit` bytes (4, 8 or
+/// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
 /// 16: see [`super::wide_side`]).
 ///
 /// # Safety
@@ -30,6 +30,7 @@ pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
     // SAFETY: forwarded.
     unsafe {
         match mx.unit {
+            2 => units::<2, 32>(mx, nt),
             4 => units::<4, 16>(mx, nt),
             8 => units::<8, 8>(mx, nt),
             _ => units::<16, 4>(mx, nt),
@@ -59,8 +60,8 @@ unsafe fn units<const U: usize, const N: usize>(mx: Matrix, nt: bool) {
     // Every destination row starts at the same offset in its line.
     let stream = nt && line(to.stride) && (cols <= to.inner || line(to.outer)) && lead_bytes.is_multiple_of(U);
     let lead = if stream { (lead_bytes / U).min(rows) } else { 0 };
-    let mut out = [ptr::null_mut::<u8>(); STRIP_BYTES / 4];
-    let mut at = [ptr::null::<u8>(); 16];
+    let mut out = [ptr::null_mut::<u8>(); STRIP_BYTES / 2];
+    let mut at = [ptr::null::<u8>(); 32];
     let mut start = 0;
     while start < rows {
         let end = rows.min(start + CHUNK_ROWS + if start == 0 { lead } else { 0 });
@@ -90,8 +91,8 @@ unsafe fn chunk<const U: usize, const N: usize>(
     end: usize,
     lead: usize,
     stream: bool,
-    out: &mut [*mut u8; STRIP_BYTES / 4],
-    at: &mut [*const u8; 16],
+    out: &mut [*mut u8; STRIP_BYTES / 2],
+    at: &mut [*const u8; 32],
 ) {
     let Matrix { cols, src, from, dst, to, .. } = mx;
     let bc = STRIP_BYTES / U;
@@ -142,7 +143,7 @@ unsafe fn square<const U: usize, const N: usize>(
 ) {
     // SAFETY: as the caller guarantees.
     unsafe {
-        let mut v = [_mm512_setzero_si512(); 16];
+        let mut v = [_mm512_setzero_si512(); N];
         for i in 0..N {
             v[i] = _mm512_loadu_si512(rows[i].offset(at).cast());
         }
@@ -177,7 +178,7 @@ unsafe fn part<const U: usize, const N: usize>(rows: &[*const u8], at: isize, ou
     // SAFETY: the masks cover the units the caller names; masked-off
     // bytes are not accessed.
     unsafe {
-        let mut v = [_mm512_setzero_si512(); 16];
+        let mut v = [_mm512_setzero_si512(); N];
         for (i, r) in rows.iter().enumerate() {
             v[i] = _mm512_maskz_loadu_epi8(load, r.offset(at).cast());
         }
@@ -189,16 +190,17 @@ unsafe fn part<const U: usize, const N: usize>(rows: &[*const u8], at: isize, ou
 }
 
 /// The `N x N` transpose of the first `N` vectors: log2 `N` rounds of
-/// the perfect shuffle (as the SSE2 squares of [`super`]), by two-source permutes of the
-/// whole vector.
+/// the perfect shuffle (as the SSE2 squares of [`super`]), by two-source
+/// permutes of the whole vector.
 #[inline(always)]
-unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; 16]) {
+unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; N]) {
     // SAFETY: AVX-512F (caller).
     unsafe {
         // Element `k` of the low (high) interleave: element `k / 2` of
         // the first half (second half) of `a` for even `k`, of `b` for
-        // odd; in dwords (U = 4) or qwords (U = 8, 16).
+        // odd; in words (U = 2), dwords (U = 4) or qwords (U = 8, 16).
         let (lo, hi) = match U {
+            2 => (_mm512_loadu_si512(WORDS_LO.as_ptr().cast()), _mm512_loadu_si512(WORDS_HI.as_ptr().cast())),
             4 => (
                 _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
                 _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
@@ -207,7 +209,9 @@ unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; 16]) {
             _ => (_mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15)),
         };
         let perm = |a: __m512i, idx: __m512i, b: __m512i| {
-            if U == 4 {
+            if U == 2 {
+                _mm512_permutex2var_epi16(a, idx, b)
+            } else if U == 4 {
                 _mm512_permutex2var_epi32(a, idx, b)
             } else {
                 _mm512_permutex2var_epi64(a, idx, b)
@@ -224,4 +228,20 @@ unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; 16]) {
             side /= 2;
         }
     }
+}
+
+/// The word indices of the low and high interleaves of two vectors (see
+/// [`rounds`]): `k / 2` (plus 32 for odd `k`, the second vector), from the
+/// first half and from the second.
+static WORDS_LO: [u16; 32] = interleave(0);
+static WORDS_HI: [u16; 32] = interleave(16);
+
+const fn interleave(from: u16) -> [u16; 32] {
+    let mut idx = [0u16; 32];
+    let mut k = 0;
+    while k < 32 {
+        idx[k] = from + k as u16 / 2 + if k % 2 == 1 { 32 } else { 0 };
+        k += 1;
+    }
+    idx
 }
