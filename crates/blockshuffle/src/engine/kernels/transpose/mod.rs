@@ -621,28 +621,13 @@ mod tests {
         [Isa::Portable, Isa::baseline(), Isa::detect()]
     }
 
-    /// Runs the kernel on a line-aligned destination (so that `nt` can
-    /// stream) and compares it, gaps included, with the oracle. Source
-    /// rows of `inner` a repetition, destination rows of `dinner`; `pad`
-    /// and `dpad` bytes between rows and between repetitions.
+    /// Runs the kernel on a destination `shift` bytes past a line boundary
+    /// (at 0, `nt` can stream whole lines) and compares it, gaps included,
+    /// with the oracle. Source rows of `inner` a repetition, destination
+    /// rows of `dinner`; `pad` and `dpad` bytes between rows and between
+    /// repetitions.
     #[allow(clippy::too_many_arguments)]
     fn check(
-        rows: usize,
-        cols: usize,
-        unit: usize,
-        inner: usize,
-        dinner: usize,
-        pad: usize,
-        dpad: usize,
-        isa: Isa,
-        nt: bool,
-    ) {
-        check_at(rows, cols, unit, inner, dinner, pad, dpad, isa, nt, 0)
-    }
-
-    /// [`check`] with the destination `shift` bytes past a line boundary.
-    #[allow(clippy::too_many_arguments)]
-    fn check_at(
         rows: usize,
         cols: usize,
         unit: usize,
@@ -683,9 +668,9 @@ mod tests {
             for (rows, cols) in shapes {
                 for isa in isas() {
                     for (pad, dpad) in [(0, 0), (64, 64), (5, 15)] {
-                        check(rows, cols, unit, rows, cols, pad, dpad, isa, false);
+                        check(rows, cols, unit, rows, cols, pad, dpad, isa, false, 0);
                     }
-                    check(rows, cols, unit, rows, cols, 0, 0, isa, true);
+                    check(rows, cols, unit, rows, cols, 0, 0, isa, true, 0);
                 }
             }
         }
@@ -698,10 +683,10 @@ mod tests {
         for unit in [1, 2, 4, 8, 3] {
             for (inner, reps, other) in [(7, 9, 5), (10, 40, 13), (16, 3, 16), (5, 200, 6)] {
                 for isa in isas() {
-                    check(inner * reps, other, unit, inner, other, 3, 0, isa, false);
-                    check(inner * reps, other, unit, inner, other, 0, 64, isa, true);
-                    check(other, inner * reps, unit, other, inner, 0, 3, isa, false);
-                    check(other, inner * reps, unit, other, inner, 64, 0, isa, true);
+                    check(inner * reps, other, unit, inner, other, 3, 0, isa, false, 0);
+                    check(inner * reps, other, unit, inner, other, 0, 64, isa, true, 0);
+                    check(other, inner * reps, unit, other, inner, 0, 3, isa, false, 0);
+                    check(other, inner * reps, unit, other, inner, 64, 0, isa, true, 0);
                 }
             }
         }
@@ -715,7 +700,7 @@ mod tests {
             let (rows, cols) = (3 * br, 2 * bc + 5);
             assert!((rows * unit).is_multiple_of(LINE));
             for isa in isas() {
-                check(rows, cols, unit, rows, cols, 0, 0, isa, true);
+                check(rows, cols, unit, rows, cols, 0, 0, isa, true, 0);
             }
         }
     }
@@ -733,8 +718,8 @@ mod tests {
                 for shift in [0, 4, 8, 16, 24, 40, 60, 6] {
                     for cols in [side, 3 * side + 1, 600 / unit] {
                         for isa in isas() {
-                            check_at(rows, cols, unit, rows, cols, 0, dpad, isa, true, shift);
-                            check_at(rows, cols, unit, 2, cols, 0, dpad, isa, true, shift);
+                            check(rows, cols, unit, rows, cols, 0, dpad, isa, true, shift);
+                            check(rows, cols, unit, 2, cols, 0, dpad, isa, true, shift);
                         }
                     }
                 }
@@ -755,9 +740,9 @@ mod tests {
                         continue;
                     }
                     for isa in isas() {
-                        check(rows, cols, unit, rows, cols, 0, 0, isa, false);
-                        check(rows, cols, unit, rows, cols, 3, 7, isa, false);
-                        check(rows, cols, unit, rows, cols, 0, 0, isa, true);
+                        check(rows, cols, unit, rows, cols, 0, 0, isa, false, 0);
+                        check(rows, cols, unit, rows, cols, 3, 7, isa, false, 0);
+                        check(rows, cols, unit, rows, cols, 0, 0, isa, true, 0);
                     }
                 }
             }
