@@ -2,16 +2,17 @@
 //! and 16-byte units in squares whose rows are one 64-byte vector each (32
 //! x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16
 //! bytes; see [`super::wide_side`]), transposed in registers by log2 of
-//! the side rounds of two-source permutes. A square reads one line of each of its
-//! source rows and writes one whole line of each of its destination rows,
-//! so a streamed destination needs no stage: the squares' stores are the
-//! streaming stores. The edges go in masked squares that touch only the
-//! matrix's units.
+//! the side rounds of two-source permutes. A square reads one line of each
+//! of its source rows and writes one whole line of each of its destination
+//! rows, so a streamed destination needs no stage: the squares' stores are
+//! the streaming stores. The edges go in masked squares that touch only
+//! the matrix's units.
 //!
 //! What it buys (one thread, ratio to memcpy, alternated runs, against the
-//! blocked transpose's strided runs): HPTT's float64 2-D transpositions
-//! (`shared/bench/transpose.json` T01-T03) 2.6-3.7x -> 1.25-1.4x; see
-//! [`super::wide_side`] for the whole class.
+//! blocked transpose and the tile's strided runs): HPTT's float64 2-D
+//! transpositions (`shared/bench/transpose.json` T01-T03) 2.8-3.2x ->
+//! 1.25-1.37x; see [`super::wide_side`] for the whole class and what was
+//! tried and not kept.
 //!
 //! Layer: kernels; imports arch only.
 
@@ -33,7 +34,9 @@ pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
             2 => units::<2, 32>(mx, nt),
             4 => units::<4, 16>(mx, nt),
             8 => units::<8, 8>(mx, nt),
-            _ => units::<16, 4>(mx, nt),
+            16 => units::<16, 4>(mx, nt),
+            // A real check: another unit would be moved as one of these.
+            unit => unreachable!("full-line squares move units of 2, 4, 8 or 16 bytes, not {unit}"),
         }
     }
 }
