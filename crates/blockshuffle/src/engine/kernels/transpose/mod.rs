@@ -23,8 +23,9 @@
 //! whole lines (its start and stride multiples of 64 bytes); otherwise it
 //! goes through the cache.
 //!
-//! With AVX-512, units of 4, 8 and 16 bytes go instead in full-line
-//! squares (`wide`): one 64-byte vector a row on both sides, so that a
+//! With AVX-512, units of 2, 4, 8 and 16 bytes go instead in full-line
+//! squares (`wide`), where both sides hold a whole one ([`in_full_lines`]):
+//! one 64-byte vector a row on both sides, so that a
 //! square reads a line of each source row and writes a whole line of each
 //! destination row, streamed with no stage.
 //!

@@ -17,7 +17,7 @@
 //! Layer: kernels; imports arch only.
 
 use std::arch::x86_64::*;
-use std::ptr;
+use std::mem::MaybeUninit;
 
 use super::{Matrix, LINE};
 
@@ -63,8 +63,10 @@ unsafe fn units<const U: usize, const N: usize>(mx: Matrix, nt: bool) {
     // Every destination row starts at the same offset in its line.
     let stream = nt && line(to.stride) && (cols <= to.inner || line(to.outer)) && lead_bytes.is_multiple_of(U);
     let lead = if stream { (lead_bytes / U).min(rows) } else { 0 };
-    let mut out = [ptr::null_mut::<u8>(); STRIP_BYTES / 2];
-    let mut at = [ptr::null::<u8>(); 32];
+    // Row pointers, written before they are read and never initialised as
+    // a whole (2 KiB of stores a call, for a tile that may be 1 KiB).
+    let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_BYTES / 2];
+    let mut at = [MaybeUninit::<*const u8>::uninit(); 32];
     let mut start = 0;
     while start < rows {
         let end = rows.min(start + CHUNK_ROWS + if start == 0 { lead } else { 0 });
@@ -94,18 +96,26 @@ unsafe fn chunk<const U: usize, const N: usize>(
     end: usize,
     lead: usize,
     stream: bool,
-    out: &mut [*mut u8; STRIP_BYTES / 2],
-    at: &mut [*const u8; 32],
+    out: &mut [MaybeUninit<*mut u8>; STRIP_BYTES / 2],
+    at: &mut [MaybeUninit<*const u8>; 32],
 ) {
     let Matrix { cols, src, from, dst, to, .. } = mx;
     let bc = STRIP_BYTES / U;
     for c0 in (0..cols).step_by(bc) {
         let nc = bc.min(cols - c0);
-        to.walk(c0, nc, |i, o| out[i] = dst.wrapping_offset(o));
+        to.walk(c0, nc, |i, o| {
+            out[i].write(dst.wrapping_offset(o));
+        });
+        // SAFETY: the first `nc` were written just above.
+        let out = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<*mut u8>(), nc) };
         let mut r0 = start;
         while r0 < end {
             let nr = if r0 == 0 && lead > 0 { lead } else { N.min(end - r0) };
-            from.walk(r0, nr, |i, o| at[i] = src.wrapping_offset(o + (c0 * U) as isize));
+            from.walk(r0, nr, |i, o| {
+                at[i].write(src.wrapping_offset(o + (c0 * U) as isize));
+            });
+            // SAFETY: the first `nr` were written just above.
+            let at = unsafe { std::slice::from_raw_parts(at.as_ptr().cast::<*const u8>(), nr) };
             let to = (r0 * U) as isize;
             for c in (0..nc).step_by(N) {
                 let n = N.min(nc - c);
@@ -118,9 +128,9 @@ unsafe fn chunk<const U: usize, const N: usize>(
                 // `lead`'s bytes (to that line's end) plus whole lines.
                 unsafe {
                     if nr == N && n == N {
-                        square::<U, N>(&at[..N], from, &out[c..c + N], to, stream);
+                        square::<U, N>(at, from, &out[c..c + N], to, stream);
                     } else {
-                        part::<U, N>(&at[..nr], from, &out[c..c + n], to);
+                        part::<U, N>(at, from, &out[c..c + n], to);
                     }
                 }
             }
