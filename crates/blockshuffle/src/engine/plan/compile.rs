@@ -418,7 +418,10 @@ impl CopyPlan {
             continued_rows || (self.nt && self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit));
         // The plan of a tile of units without a kernel of their own, should
         // no carried kernel take it (see below).
+        // (Its loops in a vector of their own, filled only when needed: an
+        // `Option` of the whole array was a 5 KB copy on every compile.)
         let mut unless_carried = None;
+        let mut saved: ArrayVec<Loop, MAX_LOOPS> = ArrayVec::new();
         if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && !gathered_rows && stream_order(loops) {
             // 4''. Streaming long units: a few destination streams written
             // together through the line writers.
@@ -467,7 +470,10 @@ impl CopyPlan {
                 && self.isa >= Isa::Avx512Vbmi
                 && !vector_unit(self.unit)
                 && (!shuffled || pair(loops));
-            unless_carried = any.then(|| (loops.clone(), tiled));
+            if any {
+                saved.extend(loops.iter().copied());
+                unless_carried = Some(tiled);
+            }
             self.tile = tiled || any;
             if tiled && !vector_unit(self.unit) && !shuffled && !any {
                 // No vector kernel: its runs would each be short streaming
@@ -554,11 +560,12 @@ impl CopyPlan {
             }
         }
 
-        if let Some((saved, tiled)) = unless_carried {
+        if let Some(tiled) = unless_carried {
             let carried = self.carry_level.is_some();
             let cropped = self.tile && loops[loops.len() - 1].window.is_some() && self.nt;
             if !(carried || (cropped && crops_carried(loops, self.unit, self.isa))) {
-                *loops = saved;
+                loops.clear();
+                loops.extend(saved.iter().copied());
                 self.tile = tiled;
                 // As above: a tile of them stores through the cache; other
                 // plans stream or not by step 6.
