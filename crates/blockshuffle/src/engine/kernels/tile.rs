@@ -359,11 +359,30 @@ unsafe fn tile_rows(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut 
 /// a cached store is slow), through the cache otherwise. `None`: the tile
 /// is copied whole.
 fn tile_block(nx: usize, ny: usize, dst: *mut u8, dsx: isize, unit: usize, nt: bool) -> Option<(usize, bool)> {
-    let b = (TILE_BLOCK_BYTES / unit).clamp(8, 64);
+    let b = block_side(unit);
     let lines = |v: usize| v.is_multiple_of(64);
     let whole_lines = lines(dst as usize) && lines(dsx.unsigned_abs()) && lines(b * unit) && lines(ny * unit);
-    let large = nx.saturating_mul(ny).saturating_mul(unit) >= TILE_BLOCKED_BYTES;
-    (nx > b && ny > b && large).then_some((b, nt && whole_lines))
+    blocked(nx, ny, unit).then_some((b, nt && whole_lines))
+}
+
+/// The side of [`tile_block`]'s blocks for `unit`-byte units.
+const fn block_side(unit: usize) -> usize {
+    let b = TILE_BLOCK_BYTES / unit;
+    if b < 8 {
+        8
+    } else if b > 64 {
+        64
+    } else {
+        b
+    }
+}
+
+/// Whether an `nx x ny` tile of `unit`-byte units goes in [`tile_block`]'s
+/// square blocks (where no vector kernel takes it): both sides longer than
+/// a block, and the tile [`TILE_BLOCKED_BYTES`] or more.
+pub(crate) fn blocked(nx: usize, ny: usize, unit: usize) -> bool {
+    let b = block_side(unit);
+    nx > b && ny > b && nx.saturating_mul(ny).saturating_mul(unit) >= TILE_BLOCKED_BYTES
 }
 
 /// The smallest tile [`tile_block`] blocks: smaller ones stay in the L2

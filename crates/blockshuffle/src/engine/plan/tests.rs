@@ -773,3 +773,31 @@ fn cropped_interleaved_rows_carry_with_vbmi() {
         assert_eq!(p.loops[n - 3].ds, (w * 4 - 4) as isize, "{w} {isa:?}");
     }
 }
+
+/// A 2-D transpose of `elem`-byte units, `rows x cols` in the source:
+/// the loops of its plan, streamed or not, and whether they make a tile.
+fn transpose_2d(rows: usize, cols: usize, elem: usize, streaming: bool) -> CopyPlan {
+    let op = "t";
+    let space = [SpaceAxis::plain(rows as u64), SpaceAxis::plain(cols as u64)];
+    let g = Geometry::new(op, &space, &[&[o(1)], &[o(0)]]).unwrap();
+    let (ss, bs) = (c_strides(&[rows, cols], elem), c_strides(&[cols, rows], elem));
+    CopyPlan::compile(&g, Direction::Forward, elem, &Layouts { space: &ss, block: &bs }, streaming, Isa::baseline())
+}
+
+#[test]
+fn transposes_of_units_without_a_vector_kernel_tile_when_long_on_both_sides_and_large() {
+    for elem in [3, 6, 12, 24] {
+        // The smallest square tile of 512 KiB, and one just under it.
+        let side = ((512usize << 10) / elem).isqrt() + 1;
+        for streaming in [false, true] {
+            let p = transpose_2d(side, side, elem, streaming);
+            assert!(p.tile && !p.nt, "{elem} {side}: {p:?}");
+            assert_eq!(p.loops.iter().map(|l| l.count).collect::<Vec<_>>(), vec![side, side], "{elem}");
+            // Under 512 KiB (and not shorter in the destination): rows.
+            let p = transpose_2d(side - 2, side - 2, elem, streaming);
+            assert!(!p.tile, "{elem} {}: {p:?}", side - 2);
+        }
+        // Shorter destination rows make a tile whatever the size.
+        assert!(transpose_2d(20, 100, elem, false).tile, "{elem}");
+    }
+}
