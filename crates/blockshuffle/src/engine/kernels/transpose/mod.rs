@@ -27,7 +27,10 @@
 //! squares (`wide`), where both sides hold a whole one ([`in_full_lines`]):
 //! one 64-byte vector a row on both sides, so that a
 //! square reads a line of each source row and writes a whole line of each
-//! destination row, streamed with no stage.
+//! destination row, streamed with no stage. With VBMI too, so do units of
+//! 3, 6 and 12 bytes ([`packed`]), 48 bytes a row, widened to lanes of 4,
+//! 8 and 16 bytes by a byte permute on the way in and packed again on the
+//! way out.
 //!
 //! The anchor: HPTT's micro-kernels (springer13/hptt), register transposes
 //! of one vector a row inside cache blocks.
@@ -121,7 +124,8 @@ const MAX_UNIT: usize = 2;
 ///   8x memcpy before, 3-4x; interleaves of few source rows into many
 ///   short destination rows measured 2x slower than the tile's own
 ///   kernels, and stay with them);
-/// - with AVX-512, units of 2 to 16 bytes that [`wide_side`] names, in
+/// - with AVX-512, units of 2 to 16 bytes that [`wide_side`] names (with
+///   VBMI for [`packed`] units, never streamed), in
 ///   full-line squares, both sides [`MIN_SIDE`] long; streamed, only into
 ///   rows of whole lines, where the squares' stores are the streaming
 ///   stores: the tile's own kernels stream other rows through a stage
@@ -129,8 +133,11 @@ const MAX_UNIT: usize = 2;
 ///   1.3x memcpy so, 2.4x through the cache).
 pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
     let narrow = unit <= MAX_UNIT;
-    // Streamed, only where the squares' stores are the streaming stores.
-    let wide = wide_side(unit) != 0 && masks(isa) && (!nt || stride.unsigned_abs().is_multiple_of(LINE));
+    // Streamed, only where the squares' stores are the streaming stores
+    // (never, for packed units).
+    let wide = wide_side(unit) != 0
+        && full_lines(unit, isa)
+        && (!nt || !packed(unit) && stride.unsigned_abs().is_multiple_of(LINE));
     let long = rows >= MIN_SIDE && cols >= MIN_SIDE;
     (narrow || wide) && long || narrow && rows >= MIN_SIDE && cols >= MIN_MASKED_COLS && masks(isa)
 }
@@ -145,20 +152,45 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
 /// 1.25-1.37); 793 broad workloads of 4-, 8- and 16-byte elements drawn
 /// from every transposing family, geomean 2.66 -> 2.53, outputs of 16 MiB
 /// and more 2.24 -> 2.15 (OpenVINO space-to-depth by 16 of float32, 9.6 ->
-/// 1.2); 312 of float16, 4.55 -> 4.30. Units of 3, 6 and 12 bytes widened
-/// to lanes of 4, 8 and 16 on the way in and packed on the way out (558
-/// workloads) measured 3.00 -> 2.99, 3-byte units 4% faster, 6-byte 3%
-/// slower, and are not taken; nor are bytes as pairs of source rows (two
-/// rows' bytes zero-extended into 2-byte units, whose 32 x 32 square is
-/// the 64 x 32 byte transpose): 394 uint8 workloads, 4.03 -> 4.18.
+/// 1.2); 312 of float16, 4.55 -> 4.30. Packed units of 3, 6 and 12 bytes
+/// (against the tile's square blocks of units moved one at a time): the 50
+/// numpy transposes of them long on both sides among 1,183 drawn by the
+/// broad generator (seeds 600-639), 3 alternated runs, 3-byte 5.33 ->
+/// 2.46, 6-byte 3.01 -> 2.49, 12-byte 2.60 -> 2.39 (a 4096 x 4096 RGB
+/// uint8 image, numpy `1,0,2`: 8x -> 1.6-2.0x); 558 workloads of them
+/// from every transposing family, 3.16 -> 3.07 (float16 beside them, which
+/// nothing changed, 4.55 -> 4.34: the machine's noise). Not taken: bytes
+/// as pairs of source rows (two rows' bytes zero-extended into 2-byte
+/// units, whose 32 x 32 square is the 64 x 32 byte transpose), 394 uint8
+/// workloads 4.03 -> 4.18; bytes in 64 x 64 squares, four 16 x 16 byte
+/// transposes in the lanes of sixteen 64-byte rows at a time through a
+/// 4 KiB stage, 4.07 -> 4.04 (outputs of 16 MiB and more 2.32 -> 2.36).
 const fn wide_side(unit: usize) -> usize {
     match unit {
         2 => 32,
-        4 => 16,
-        8 => 8,
-        16 => 4,
+        3 | 4 => 16,
+        6 | 8 => 8,
+        12 | 16 => 4,
         _ => 0,
     }
+}
+
+/// Whether `unit`-byte units go in full-line squares packed (`wide`'s
+/// `packed`): 3, 6 and 12 bytes, widened to lanes of 4, 8 and 16.
+const fn packed(unit: usize) -> bool {
+    matches!(unit, 3 | 6 | 12)
+}
+
+/// Whether the full-line squares for `unit`-byte units run on `isa`:
+/// AVX-512 with masks, and VBMI for [`packed`] units (their byte permutes).
+fn full_lines(unit: usize, isa: Isa) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return masks(isa) && (!packed(unit) || isa >= Isa::Avx512Vbmi && is_x86_feature_detected!("avx512vbmi"));
+    #[cfg(not(target_arch = "x86_64"))]
+    return {
+        let _ = (unit, isa);
+        false
+    };
 }
 
 /// Whether `mx` goes in full-line squares (the module `wide`), given AVX-512: its
@@ -257,9 +289,15 @@ pub(crate) struct Matrix {
 pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
     let m = if isa >= Isa::Sse2 { micro_side(mx.unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
-    if in_full_lines(mx) && masks(isa) {
+    if in_full_lines(mx) && full_lines(mx.unit, isa) {
         // SAFETY: forwarded; the CPU has the features (detected).
-        return unsafe { wide::transpose(mx, nt) };
+        return unsafe {
+            if packed(mx.unit) {
+                wide::packed(mx)
+            } else {
+                wide::transpose(mx, nt)
+            }
+        };
     }
     #[cfg(target_arch = "x86_64")]
     if m != 0 && masks(isa) {
@@ -714,8 +752,8 @@ mod tests {
         // one: the first step of every strip stops at the line boundary,
         // the squares after it store whole lines (a shift that is no whole
         // number of units: no streaming).
-        for unit in [2, 4, 8, 16] {
-            let side = 64 / unit;
+        for unit in [2, 3, 4, 6, 8, 12, 16] {
+            let side = wide_side(unit);
             for rows in [5 * side, 5 * side + 3, 3] {
                 let dpad = (LINE - rows * unit % LINE) % LINE;
                 for shift in [0, 4, 8, 16, 24, 40, 60, 6] {
@@ -732,11 +770,11 @@ mod tests {
 
     #[test]
     fn full_line_squares_around_every_boundary() {
-        // Sides around a square (N), a strip's columns (512 bytes) and a
-        // chunk's rows (1024).
-        for unit in [2, 4, 8, 16] {
+        // Sides around a square (N), a strip's columns (512 bytes, or the
+        // whole squares in them) and a chunk's rows (1024).
+        for unit in [2, 3, 4, 6, 8, 12, 16] {
             let n = wide_side(unit);
-            let strip = 512 / unit;
+            let strip = 512 / unit / n * n;
             for rows in [1, n - 1, n, n + 1, 2 * n + 3, 1024 + n + 1] {
                 for cols in [1, n - 1, n, n + 1, strip - 1, strip + n + 1] {
                     if rows * cols > 64 * 1024 {
@@ -763,7 +801,9 @@ mod tests {
         assert!(!in_full_lines(mx(31, 1000, 2)));
         assert!(in_full_lines(mx(16, 16, 4)) && in_full_lines(mx(8, 8, 8)) && in_full_lines(mx(4, 4, 16)));
         assert!(!in_full_lines(mx(16, 15, 4)));
-        assert!(!in_full_lines(mx(100, 100, 1)) && !in_full_lines(mx(100, 100, 3)) && !in_full_lines(mx(100, 100, 32)));
+        assert!(in_full_lines(mx(16, 16, 3)) && in_full_lines(mx(8, 8, 6)) && in_full_lines(mx(4, 4, 12)));
+        assert!(!in_full_lines(mx(16, 15, 3)) && !in_full_lines(mx(7, 100, 6)) && !in_full_lines(mx(100, 3, 12)));
+        assert!(!in_full_lines(mx(100, 100, 1)) && !in_full_lines(mx(100, 100, 5)) && !in_full_lines(mx(100, 100, 32)));
     }
 
     #[test]
@@ -776,6 +816,11 @@ mod tests {
             assert_eq!(takes(100, 100, unit, isa, -640, true), masks(isa));
             assert!(!takes(100, 100, unit, isa, 688, true));
         }
+        // Packed units go through the cache, and never stream.
+        for unit in [3, 6, 12] {
+            assert_eq!(takes(100, 100, unit, isa, 688, false), full_lines(unit, isa));
+            assert!(!takes(100, 100, unit, isa, 640, true));
+        }
         // The narrow units' blocked kernel is not affected.
         assert!(takes(100, 100, 1, isa, 688, true));
     }
@@ -785,7 +830,9 @@ mod tests {
         let takes = |rows, cols, unit, isa| takes(rows, cols, unit, isa, 64, false);
         assert!(takes(16, 16, 1, Isa::Portable));
         assert!(takes(16, 16, 2, Isa::Sse2));
-        assert!(!takes(16, 16, 3, Isa::detect()));
+        // Packed units need VBMI's byte permutes; others no kernel.
+        assert_eq!(takes(16, 16, 3, Isa::detect()), Isa::detect() >= Isa::Avx512Vbmi && masks(Isa::detect()));
+        assert!(!takes(16, 16, 3, Isa::Avx512) && !takes(16, 15, 3, Isa::detect()) && !takes(16, 16, 5, Isa::detect()));
         for unit in [4, 8, 16] {
             assert_eq!(takes(1000, 1000, unit, Isa::detect()), masks(Isa::detect()));
             assert!(!takes(1000, 1000, unit, Isa::Avx2));

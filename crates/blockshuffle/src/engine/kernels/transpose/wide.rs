@@ -6,7 +6,10 @@
 //! of its source rows and writes one whole line of each of its destination
 //! rows, so a streamed destination needs no stage: the squares' stores are
 //! the streaming stores. The edges go in masked squares that touch only
-//! the matrix's units.
+//! the matrix's units. Units of 3, 6 and 12 bytes go in the squares of
+//! 4-, 8- and 16-byte lanes ([`packed`], with VBMI): each 48-byte row is
+//! widened to a whole vector on the way in and packed again on the way
+//! out, by byte permutes.
 //!
 //! What it buys (one thread, ratio to memcpy, alternated runs, against the
 //! blocked transpose and the tile's strided runs): HPTT's float64 2-D
@@ -31,12 +34,34 @@ pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
     // SAFETY: forwarded.
     unsafe {
         match mx.unit {
-            2 => units::<2, 32>(mx, nt),
-            4 => units::<4, 16>(mx, nt),
-            8 => units::<8, 8>(mx, nt),
-            16 => units::<16, 4>(mx, nt),
+            2 => units::<2, 2, 32>(mx, nt),
+            4 => units::<4, 4, 16>(mx, nt),
+            8 => units::<8, 8, 8>(mx, nt),
+            16 => units::<16, 16, 4>(mx, nt),
             // A real check: another unit would be moved as one of these.
             unit => unreachable!("full-line squares move units of 2, 4, 8 or 16 bytes, not {unit}"),
+        }
+    }
+}
+
+/// [`super::transpose`] in full-line squares of packed units of 3, 6 or
+/// 12 bytes: each row of a square (48 bytes, 16, 8 or 4 units) widened on
+/// the way in to lanes of 4, 8 or 16 bytes by a byte permute, the square
+/// transposed as one of those lanes', and each row packed again on the way
+/// out. Never streamed (the rows are not whole lines).
+///
+/// # Safety
+/// As [`super::transpose`]; the CPU has AVX-512F, BW, VL and VBMI.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+pub(super) unsafe fn packed(mx: Matrix) {
+    // SAFETY: forwarded.
+    unsafe {
+        match mx.unit {
+            3 => units::<3, 4, 16>(mx, false),
+            6 => units::<6, 8, 8>(mx, false),
+            12 => units::<12, 16, 4>(mx, false),
+            // A real check: another unit would be moved as one of these.
+            unit => unreachable!("packed full-line squares move units of 3, 6 or 12 bytes, not {unit}"),
         }
     }
 }
@@ -45,8 +70,10 @@ pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
 /// one run.
 const STRIP_BYTES: usize = 512;
 
-/// [`transpose`] for `U`-byte units in squares of side `N`: the columns go
-/// in strips of [`STRIP_BYTES`] bytes of the source rows; a strip's rows
+/// [`transpose`] for `U`-byte units, in lanes of `L` bytes (`U` itself, or
+/// the next power of two for [`packed`] units), in squares of side `N`: the
+/// columns go in strips of (at most) [`STRIP_BYTES`] bytes of the source
+/// rows, a whole number of squares; a strip's rows
 /// go `N` at a time, each step reading one run of every row and
 /// storing one line of each of the strip's destination rows, so that
 /// every destination row is written in order. Streamed, the first step
@@ -56,12 +83,13 @@ const STRIP_BYTES: usize = 512;
 /// # Safety
 /// As [`transpose`].
 #[inline(always)]
-unsafe fn units<const U: usize, const N: usize>(mx: Matrix, nt: bool) {
+unsafe fn units<const U: usize, const L: usize, const N: usize>(mx: Matrix, nt: bool) {
     let Matrix { rows, cols, dst, to, .. } = mx;
     let line = |v: isize| v.unsigned_abs().is_multiple_of(LINE);
     let lead_bytes = (LINE - dst as usize % LINE) % LINE;
     // Every destination row starts at the same offset in its line.
-    let stream = nt && line(to.stride) && (cols <= to.inner || line(to.outer)) && lead_bytes.is_multiple_of(U);
+    let stream =
+        U == L && nt && line(to.stride) && (cols <= to.inner || line(to.outer)) && lead_bytes.is_multiple_of(U);
     let lead = if stream { (lead_bytes / U).min(rows) } else { 0 };
     // Row pointers, written before they are read and never initialised as
     // a whole (2 KiB of stores a call, for a tile that may be 1 KiB).
@@ -71,7 +99,7 @@ unsafe fn units<const U: usize, const N: usize>(mx: Matrix, nt: bool) {
     while start < rows {
         let end = rows.min(start + CHUNK_ROWS + if start == 0 { lead } else { 0 });
         // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps.
-        unsafe { chunk::<U, N>(mx, start, end, lead, stream, &mut out, &mut at) };
+        unsafe { chunk::<U, L, N>(mx, start, end, lead, stream, &mut out, &mut at) };
         start = end;
     }
     if stream {
@@ -90,7 +118,7 @@ const CHUNK_ROWS: usize = 1024;
 /// # Safety
 /// As [`transpose`]; `start` 0 or `lead` plus a multiple of `N`.
 #[inline(always)]
-unsafe fn chunk<const U: usize, const N: usize>(
+unsafe fn chunk<const U: usize, const L: usize, const N: usize>(
     mx: Matrix,
     start: usize,
     end: usize,
@@ -100,7 +128,7 @@ unsafe fn chunk<const U: usize, const N: usize>(
     at: &mut [MaybeUninit<*const u8>; 32],
 ) {
     let Matrix { cols, src, from, dst, to, .. } = mx;
-    let bc = STRIP_BYTES / U;
+    let bc = STRIP_BYTES / U / N * N;
     for c0 in (0..cols).step_by(bc) {
         let nc = bc.min(cols - c0);
         to.walk(c0, nc, |i, o| {
@@ -128,9 +156,9 @@ unsafe fn chunk<const U: usize, const N: usize>(
                 // `lead`'s bytes (to that line's end) plus whole lines.
                 unsafe {
                     if nr == N && n == N {
-                        square::<U, N>(at, from, &out[c..c + N], to, stream);
+                        square::<U, L, N>(at, from, &out[c..c + N], to, stream);
                     } else {
-                        part::<U, N>(at, from, &out[c..c + n], to);
+                        part::<U, L, N>(at, from, &out[c..c + n], to);
                     }
                 }
             }
@@ -147,7 +175,7 @@ unsafe fn chunk<const U: usize, const N: usize>(
 /// Those bytes readable and writable, not overlapping; the CPU has
 /// AVX-512F; streamed, every `out[j] + to` a multiple of 64.
 #[inline(always)]
-unsafe fn square<const U: usize, const N: usize>(
+unsafe fn square<const U: usize, const L: usize, const N: usize>(
     rows: &[*const u8],
     at: isize,
     out: &[*mut u8],
@@ -158,12 +186,18 @@ unsafe fn square<const U: usize, const N: usize>(
     unsafe {
         let mut v = [_mm512_setzero_si512(); N];
         for i in 0..N {
-            v[i] = _mm512_loadu_si512(rows[i].offset(at).cast());
+            v[i] = if U == L {
+                _mm512_loadu_si512(rows[i].offset(at).cast())
+            } else {
+                widen::<U>(_mm512_maskz_loadu_epi8(ROW, rows[i].offset(at).cast()))
+            };
         }
-        rounds::<U, N>(&mut v);
+        rounds::<L, N>(&mut v);
         for j in 0..N {
             let d = out[j].offset(to).cast::<__m512i>();
-            if stream {
+            if U != L {
+                _mm512_mask_storeu_epi8(d.cast(), ROW, pack::<U>(v[j]));
+            } else if stream {
                 _mm512_stream_si512(d, v[j]);
             } else {
                 _mm512_storeu_si512(d.cast(), v[j]);
@@ -179,7 +213,12 @@ unsafe fn square<const U: usize, const N: usize>(
 /// Those units readable and writable, not overlapping; the CPU has
 /// AVX-512F and BW.
 #[inline(always)]
-unsafe fn part<const U: usize, const N: usize>(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
+unsafe fn part<const U: usize, const L: usize, const N: usize>(
+    rows: &[*const u8],
+    at: isize,
+    out: &[*mut u8],
+    to: isize,
+) {
     let mask = |units: usize| -> __mmask64 {
         if units * U >= 64 {
             !0
@@ -193,14 +232,100 @@ unsafe fn part<const U: usize, const N: usize>(rows: &[*const u8], at: isize, ou
     unsafe {
         let mut v = [_mm512_setzero_si512(); N];
         for (i, r) in rows.iter().enumerate() {
-            v[i] = _mm512_maskz_loadu_epi8(load, r.offset(at).cast());
+            let x = _mm512_maskz_loadu_epi8(load, r.offset(at).cast());
+            v[i] = if U == L { x } else { widen::<U>(x) };
         }
-        rounds::<U, N>(&mut v);
+        rounds::<L, N>(&mut v);
         for (j, d) in out.iter().enumerate() {
-            _mm512_mask_storeu_epi8(d.offset(to).cast(), store, v[j]);
+            let x = if U == L { v[j] } else { pack::<U>(v[j]) };
+            _mm512_mask_storeu_epi8(d.offset(to).cast(), store, x);
         }
     }
 }
+
+/// The bytes of a packed square's row: 48 (16 units of 3 bytes, 8 of 6, 4
+/// of 12).
+const ROW: __mmask64 = (1 << 48) - 1;
+
+/// A packed row's units (the first 48 bytes of `v`) spread to lanes of
+/// the next power of two (see [`packed`]); the lanes' excess bytes are
+/// zero.
+///
+/// # Safety
+/// The CPU has AVX-512F, BW and VBMI.
+#[inline(always)]
+unsafe fn widen<const U: usize>(v: __m512i) -> __m512i {
+    let (idx, keep) = match U {
+        3 => (&WIDEN_3, KEEP_3),
+        6 => (&WIDEN_6, KEEP_6),
+        _ => (&WIDEN_12, KEEP_12),
+    };
+    // SAFETY: as the caller guarantees; the table is 64 bytes.
+    unsafe { _mm512_maskz_permutexvar_epi8(keep, _mm512_loadu_si512(idx.as_ptr().cast()), v) }
+}
+
+/// [`widen`]'s inverse: the lanes' units packed into the first 48 bytes.
+///
+/// # Safety
+/// The CPU has AVX-512F and VBMI.
+#[inline(always)]
+unsafe fn pack<const U: usize>(v: __m512i) -> __m512i {
+    let idx = match U {
+        3 => &PACK_3,
+        6 => &PACK_6,
+        _ => &PACK_12,
+    };
+    // SAFETY: as the caller guarantees; the table is 64 bytes.
+    unsafe { _mm512_permutexvar_epi8(_mm512_loadu_si512(idx.as_ptr().cast()), v) }
+}
+
+/// Byte `l * i + j` of a widened row is byte `u * i + j` of the packed
+/// one (`j < u`; the others are masked to zero by [`keep`]).
+const fn widening(u: usize, l: usize) -> [u8; 64] {
+    let mut idx = [0u8; 64];
+    let mut k = 0;
+    while k < 64 {
+        let (i, j) = (k / l, k % l);
+        idx[k] = if j < u { (u * i + j) as u8 } else { 0 };
+        k += 1;
+    }
+    idx
+}
+
+/// The bytes of a widened row that hold a unit's bytes (see [`widening`]).
+const fn keep(u: usize, l: usize) -> __mmask64 {
+    let mut m = 0u64;
+    let mut k = 0;
+    while k < 64 {
+        if k % l < u {
+            m |= 1 << k;
+        }
+        k += 1;
+    }
+    m
+}
+
+/// Byte `u * i + j` of a packed row is byte `l * i + j` of the widened
+/// one (the 16 bytes past the row's 48 are not stored).
+const fn packing(u: usize, l: usize) -> [u8; 64] {
+    let mut idx = [0u8; 64];
+    let mut k = 0;
+    while k < 48 {
+        idx[k] = (l * (k / u) + k % u) as u8;
+        k += 1;
+    }
+    idx
+}
+
+static WIDEN_3: [u8; 64] = widening(3, 4);
+static WIDEN_6: [u8; 64] = widening(6, 8);
+static WIDEN_12: [u8; 64] = widening(12, 16);
+const KEEP_3: __mmask64 = keep(3, 4);
+const KEEP_6: __mmask64 = keep(6, 8);
+const KEEP_12: __mmask64 = keep(12, 16);
+static PACK_3: [u8; 64] = packing(3, 4);
+static PACK_6: [u8; 64] = packing(6, 8);
+static PACK_12: [u8; 64] = packing(12, 16);
 
 /// The `N x N` transpose of the first `N` vectors: log2 `N` rounds of
 /// the perfect shuffle (as the SSE2 squares of [`super`]), by two-source
