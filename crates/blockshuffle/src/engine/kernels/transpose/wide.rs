@@ -167,13 +167,15 @@ unsafe fn chunk<const U: usize, const L: usize, const N: usize>(
     }
 }
 
-/// A full-line square: row `i` of the source the 64 bytes at `rows[i] +
-/// at`, row `j` of the destination the 64 bytes at `out[j] + to`
-/// (streamed: line-aligned).
+/// A full-line square: row `i` of the source the `N * U` bytes at
+/// `rows[i] + at` (64, or 48 of packed units, read and written by masked
+/// loads and stores), row `j` of the destination the `N * U` bytes at
+/// `out[j] + to` (streamed: line-aligned).
 ///
 /// # Safety
 /// Those bytes readable and writable, not overlapping; the CPU has
-/// AVX-512F; streamed, every `out[j] + to` a multiple of 64.
+/// AVX-512F and BW, and VBMI for packed units (`U != L`); streamed, every
+/// `out[j] + to` a multiple of 64.
 #[inline(always)]
 unsafe fn square<const U: usize, const L: usize, const N: usize>(
     rows: &[*const u8],
@@ -211,7 +213,7 @@ unsafe fn square<const U: usize, const L: usize, const N: usize>(
 ///
 /// # Safety
 /// Those units readable and writable, not overlapping; the CPU has
-/// AVX-512F and BW.
+/// AVX-512F and BW, and VBMI for packed units (`U != L`).
 #[inline(always)]
 unsafe fn part<const U: usize, const L: usize, const N: usize>(
     rows: &[*const u8],
