@@ -40,13 +40,11 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
+use crate::engine::arch::mem::{fence, prefetch, store_line, LINE};
 use crate::engine::arch::Isa;
 
 #[cfg(target_arch = "x86_64")]
 mod wide;
-
-/// One cache line.
-const LINE: usize = 64;
 
 /// The bytes of a block's destination rows: eight lines, a run the memory
 /// system serves at full speed (shorter runs leave every access a new DRAM
@@ -485,40 +483,9 @@ unsafe fn units(rows: &[*const u8], r0: usize, at: isize, out: &[*mut u8], unit:
 /// and `len` multiples of [`LINE`].
 #[inline(always)]
 unsafe fn stream_line_run(src: *const u8, dst: *mut u8, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: 16-byte aligned stores inside the line-aligned run (caller).
-    unsafe {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        for i in (0..len).step_by(16) {
-            _mm_stream_si128(dst.add(i).cast::<__m128i>(), _mm_loadu_si128(src.add(i).cast::<__m128i>()));
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: as the caller guarantees.
-    unsafe {
-        ptr::copy_nonoverlapping(src, dst, len)
-    }
-}
-
-/// Asks for the lines of `len` bytes at `p` into the cache (a hint: `p`
-/// need not be dereferenceable).
-#[inline(always)]
-fn prefetch(p: *const u8, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    for at in (0..len).step_by(LINE) {
-        // SAFETY: a prefetch never faults, whatever the address.
-        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(at).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, len);
-}
-
-/// Orders the streaming stores before whatever follows.
-fn fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `sfence` has no memory operands (SSE, baseline on x86_64).
-    unsafe {
-        std::arch::x86_64::_mm_sfence()
+    for i in (0..len).step_by(LINE) {
+        // SAFETY: whole lines inside the run, `dst + i` line-aligned (caller).
+        unsafe { store_line(src.add(i), dst.add(i)) };
     }
 }
 

@@ -22,7 +22,8 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-use super::{Matrix, LINE};
+use super::Matrix;
+use crate::engine::arch::mem::{fence, LINE};
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
 /// 16: see [`super::wide_side`]).
@@ -103,7 +104,7 @@ unsafe fn units<const U: usize, const L: usize, const N: usize>(mx: Matrix, nt: 
         start = end;
     }
     if stream {
-        super::fence();
+        fence();
     }
 }
 
