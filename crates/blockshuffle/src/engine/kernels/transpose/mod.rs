@@ -23,7 +23,7 @@
 //! whole lines (its start and stride multiples of 64 bytes); otherwise it
 //! goes through the cache.
 //!
-//! With AVX-512, units of 2, 4, 8 and 16 bytes go instead in full-line
+//! With AVX-512, units of 2, 4, 8, 16 and 32 bytes go instead in full-line
 //! squares (`wide`), where both sides hold a whole one ([`in_full_lines`]):
 //! one 64-byte vector a row on both sides, so that a
 //! square reads a line of each source row and writes a whole line of each
@@ -142,7 +142,7 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
 
 /// The side, in units, of a full-line square (the module `wide`, AVX-512):
 /// one 64-byte vector a row, 32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8
-/// of 8 bytes, 4 x 4 of 16 bytes (0: none).
+/// of 8 bytes, 4 x 4 of 16 bytes, 2 x 2 of 32 bytes (0: none).
 ///
 /// Measured against the blocked transpose's 16-byte squares and the tile's
 /// strided runs (one thread, ratio to memcpy, medians of alternated runs):
@@ -150,7 +150,11 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
 /// 1.25-1.37); 793 broad workloads of 4-, 8- and 16-byte elements drawn
 /// from every transposing family, geomean 2.66 -> 2.53, outputs of 16 MiB
 /// and more 2.24 -> 2.15 (OpenVINO space-to-depth by 16 of float32, 9.6 ->
-/// 1.2); 312 of float16, 4.55 -> 4.30. Packed units of 3, 6 and 12 bytes
+/// 1.2); 312 of float16, 4.55 -> 4.30. 32-byte units in 2 x 2 squares
+/// (against the tile's square blocks): the broad generator's 30 numpy
+/// transposes of them long on both sides (seeds 600-639), 3 alternated
+/// runs, 2.37 -> 1.91, outputs of 16 MiB and more 2.53 -> 2.00; 411 of
+/// them from every family (seeds 700-705), 1.58 -> 1.57. Packed units of 3, 6 and 12 bytes
 /// (against the tile's square blocks of units moved one at a time): the 50
 /// numpy transposes of them long on both sides among 1,183 drawn by the
 /// broad generator (seeds 600-639), 3 alternated runs, 3-byte 5.33 ->
@@ -169,6 +173,7 @@ const fn wide_side(unit: usize) -> usize {
         3 | 4 => 16,
         6 | 8 => 8,
         12 | 16 => 4,
+        32 => 2,
         _ => 0,
     }
 }
@@ -719,7 +724,7 @@ mod tests {
         // one: the first step of every strip stops at the line boundary,
         // the squares after it store whole lines (a shift that is no whole
         // number of units: no streaming).
-        for unit in [2, 3, 4, 6, 8, 12, 16] {
+        for unit in [2, 3, 4, 6, 8, 12, 16, 32] {
             let side = wide_side(unit);
             for rows in [5 * side, 5 * side + 3, 3] {
                 let dpad = (LINE - rows * unit % LINE) % LINE;
@@ -739,7 +744,7 @@ mod tests {
     fn full_line_squares_around_every_boundary() {
         // Sides around a square (N), a strip's columns (512 bytes, or the
         // whole squares in them) and a chunk's rows (1024).
-        for unit in [2, 3, 4, 6, 8, 12, 16] {
+        for unit in [2, 3, 4, 6, 8, 12, 16, 32] {
             let n = wide_side(unit);
             let strip = 512 / unit / n * n;
             for rows in [1, n - 1, n, n + 1, 2 * n + 3, 1024 + n + 1] {
@@ -770,13 +775,14 @@ mod tests {
         assert!(!in_full_lines(mx(16, 15, 4)));
         assert!(in_full_lines(mx(16, 16, 3)) && in_full_lines(mx(8, 8, 6)) && in_full_lines(mx(4, 4, 12)));
         assert!(!in_full_lines(mx(16, 15, 3)) && !in_full_lines(mx(7, 100, 6)) && !in_full_lines(mx(100, 3, 12)));
-        assert!(!in_full_lines(mx(100, 100, 1)) && !in_full_lines(mx(100, 100, 5)) && !in_full_lines(mx(100, 100, 32)));
+        assert!(in_full_lines(mx(2, 2, 32)) && !in_full_lines(mx(1, 100, 32)) && !in_full_lines(mx(100, 1, 32)));
+        assert!(!in_full_lines(mx(100, 100, 1)) && !in_full_lines(mx(100, 100, 5)) && !in_full_lines(mx(100, 100, 24)));
     }
 
     #[test]
     fn full_line_squares_stream_only_into_whole_lines() {
         let isa = Isa::detect();
-        for unit in [4, 8, 16] {
+        for unit in [4, 8, 16, 32] {
             // Through the cache, any stride; streamed, whole lines only.
             assert_eq!(takes(100, 100, unit, isa, 688, false), masks(isa));
             assert_eq!(takes(100, 100, unit, isa, 640, true), masks(isa));
@@ -800,7 +806,7 @@ mod tests {
         // Packed units need VBMI's byte permutes; others no kernel.
         assert_eq!(takes(16, 16, 3, Isa::detect()), Isa::detect() >= Isa::Avx512Vbmi && masks(Isa::detect()));
         assert!(!takes(16, 16, 3, Isa::Avx512) && !takes(16, 15, 3, Isa::detect()) && !takes(16, 16, 5, Isa::detect()));
-        for unit in [4, 8, 16] {
+        for unit in [4, 8, 16, 32] {
             assert_eq!(takes(1000, 1000, unit, Isa::detect()), masks(Isa::detect()));
             assert!(!takes(1000, 1000, unit, Isa::Avx2));
             assert!(!takes(1000, 8, unit, Isa::detect()));

@@ -1,7 +1,7 @@
-//! The full-line transpose (AVX-512): [`super::transpose`] for 2-, 4-, 8-
-//! and 16-byte units in squares whose rows are one 64-byte vector each (32
-//! x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16
-//! bytes; see [`super::wide_side`]), transposed in registers by log2 of
+//! The full-line transpose (AVX-512): [`super::transpose`] for 2-, 4-, 8-,
+//! 16- and 32-byte units in squares whose rows are one 64-byte vector each
+//! (32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16
+//! bytes, 2 x 2 of 32 bytes; see [`super::wide_side`]), transposed in registers by log2 of
 //! the side rounds of two-source permutes. A square reads one line of each
 //! of its source rows and writes one whole line of each of its destination
 //! rows, so a streamed destination needs no stage: the squares' stores are
@@ -39,8 +39,9 @@ pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
             4 => units::<4, 4, 16>(mx, nt),
             8 => units::<8, 8, 8>(mx, nt),
             16 => units::<16, 16, 4>(mx, nt),
+            32 => units::<32, 32, 2>(mx, nt),
             // A real check: another unit would be moved as one of these.
-            unit => unreachable!("full-line squares move units of 2, 4, 8 or 16 bytes, not {unit}"),
+            unit => unreachable!("full-line squares move units of 2, 4, 8, 16 or 32 bytes, not {unit}"),
         }
     }
 }
@@ -339,7 +340,8 @@ unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; N]) {
     unsafe {
         // Element `k` of the low (high) interleave: element `k / 2` of
         // the first half (second half) of `a` for even `k`, of `b` for
-        // odd; in words (U = 2), dwords (U = 4) or qwords (U = 8, 16).
+        // odd; in words (U = 2), dwords (U = 4), qwords (U = 8), pairs of
+        // qwords (U = 16) or halves of the vector (U = 32).
         let (lo, hi) = match U {
             2 => (_mm512_loadu_si512(WORDS_LO.as_ptr().cast()), _mm512_loadu_si512(WORDS_HI.as_ptr().cast())),
             4 => (
@@ -347,7 +349,8 @@ unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; N]) {
                 _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
             ),
             8 => (_mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15)),
-            _ => (_mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15)),
+            16 => (_mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15)),
+            _ => (_mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15)),
         };
         let perm = |a: __m512i, idx: __m512i, b: __m512i| {
             if U == 2 {
