@@ -366,15 +366,8 @@ fn tile_block(nx: usize, ny: usize, dst: *mut u8, dsx: isize, unit: usize, nt: b
 }
 
 /// The side of [`tile_block`]'s blocks for `unit`-byte units.
-const fn block_side(unit: usize) -> usize {
-    let b = TILE_BLOCK_BYTES / unit;
-    if b < 8 {
-        8
-    } else if b > 64 {
-        64
-    } else {
-        b
-    }
+fn block_side(unit: usize) -> usize {
+    (TILE_BLOCK_BYTES / unit).clamp(8, 64)
 }
 
 /// Whether an `nx x ny` tile of `unit`-byte units goes in [`tile_block`]'s

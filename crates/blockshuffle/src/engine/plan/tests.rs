@@ -780,8 +780,7 @@ fn transpose_2d(rows: usize, cols: usize, elem: usize, streaming: bool) -> CopyP
     let op = "t";
     let space = [SpaceAxis::plain(rows as u64), SpaceAxis::plain(cols as u64)];
     let g = Geometry::new(op, &space, &[&[o(1)], &[o(0)]]).unwrap();
-    let (ss, bs) = (c_strides(&[rows, cols], elem), c_strides(&[cols, rows], elem));
-    CopyPlan::compile(&g, Direction::Forward, elem, &Layouts { space: &ss, block: &bs }, streaming, Isa::baseline())
+    compile_c(&g, Direction::Forward, elem, &[rows, cols], &[cols, rows], streaming)
 }
 
 #[test]

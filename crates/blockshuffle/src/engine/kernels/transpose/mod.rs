@@ -122,9 +122,8 @@ const MAX_UNIT: usize = 2;
 ///   8x memcpy before, 3-4x; interleaves of few source rows into many
 ///   short destination rows measured 2x slower than the tile's own
 ///   kernels, and stay with them);
-/// - with AVX-512, units of 2 to 16 bytes that [`wide_side`] names (with
-///   VBMI for [`packed`] units, never streamed), in
-///   full-line squares, both sides [`MIN_SIDE`] long; streamed, only into
+/// - with AVX-512, units that [`wide_side`] names (with VBMI for
+///   [`packed`] units, never streamed), in full-line squares, both sides [`MIN_SIDE`] long; streamed, only into
 ///   rows of whole lines, where the squares' stores are the streaming
 ///   stores: the tile's own kernels stream other rows through a stage
 ///   (numpy `0,2,1` of a 26 MiB float32 tensor whose rows are 688 bytes:
@@ -154,8 +153,9 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
 /// (against the tile's square blocks): the broad generator's 30 numpy
 /// transposes of them long on both sides (seeds 600-639), 3 alternated
 /// runs, 2.37 -> 1.91, outputs of 16 MiB and more 2.53 -> 2.00; 411 of
-/// them from every family (seeds 700-705), 1.58 -> 1.57. Packed units of 3, 6 and 12 bytes
-/// (against the tile's square blocks of units moved one at a time): the 50
+/// them from every family (seeds 700-705), 1.58 -> 1.57. Packed units of
+/// 3, 6 and 12 bytes (against the tile's square blocks of units moved one
+/// at a time): the 50
 /// numpy transposes of them long on both sides among 1,183 drawn by the
 /// broad generator (seeds 600-639), 3 alternated runs, 3-byte 5.33 ->
 /// 2.46, 6-byte 3.01 -> 2.49, 12-byte 2.60 -> 2.39 (a 4096 x 4096 RGB

@@ -252,20 +252,20 @@ unsafe fn part<const U: usize, const L: usize, const N: usize>(
 const ROW: __mmask64 = (1 << 48) - 1;
 
 /// A packed row's units (the first 48 bytes of `v`) spread to lanes of
-/// the next power of two (see [`packed`]); the lanes' excess bytes are
-/// zero.
+/// the next power of two (see [`packed`]); the lanes' excess bytes go
+/// through the square with them and [`pack`] drops them.
 ///
 /// # Safety
 /// The CPU has AVX-512F, BW and VBMI.
 #[inline(always)]
 unsafe fn widen<const U: usize>(v: __m512i) -> __m512i {
-    let (idx, keep) = match U {
-        3 => (&WIDEN_3, KEEP_3),
-        6 => (&WIDEN_6, KEEP_6),
-        _ => (&WIDEN_12, KEEP_12),
+    let idx = match U {
+        3 => &WIDEN_3,
+        6 => &WIDEN_6,
+        _ => &WIDEN_12,
     };
     // SAFETY: as the caller guarantees; the table is 64 bytes.
-    unsafe { _mm512_maskz_permutexvar_epi8(keep, _mm512_loadu_si512(idx.as_ptr().cast()), v) }
+    unsafe { _mm512_permutexvar_epi8(_mm512_loadu_si512(idx.as_ptr().cast()), v) }
 }
 
 /// [`widen`]'s inverse: the lanes' units packed into the first 48 bytes.
@@ -284,7 +284,7 @@ unsafe fn pack<const U: usize>(v: __m512i) -> __m512i {
 }
 
 /// Byte `l * i + j` of a widened row is byte `u * i + j` of the packed
-/// one (`j < u`; the others are masked to zero by [`keep`]).
+/// one (`j < u`; the others byte 0, whatever it holds).
 const fn widening(u: usize, l: usize) -> [u8; 64] {
     let mut idx = [0u8; 64];
     let mut k = 0;
@@ -294,19 +294,6 @@ const fn widening(u: usize, l: usize) -> [u8; 64] {
         k += 1;
     }
     idx
-}
-
-/// The bytes of a widened row that hold a unit's bytes (see [`widening`]).
-const fn keep(u: usize, l: usize) -> __mmask64 {
-    let mut m = 0u64;
-    let mut k = 0;
-    while k < 64 {
-        if k % l < u {
-            m |= 1 << k;
-        }
-        k += 1;
-    }
-    m
 }
 
 /// Byte `u * i + j` of a packed row is byte `l * i + j` of the widened
@@ -324,9 +311,6 @@ const fn packing(u: usize, l: usize) -> [u8; 64] {
 static WIDEN_3: [u8; 64] = widening(3, 4);
 static WIDEN_6: [u8; 64] = widening(6, 8);
 static WIDEN_12: [u8; 64] = widening(12, 16);
-const KEEP_3: __mmask64 = keep(3, 4);
-const KEEP_6: __mmask64 = keep(6, 8);
-const KEEP_12: __mmask64 = keep(12, 16);
 static PACK_3: [u8; 64] = packing(3, 4);
 static PACK_6: [u8; 64] = packing(6, 8);
 static PACK_12: [u8; 64] = packing(12, 16);
