@@ -256,16 +256,11 @@ const ROW: __mmask64 = (1 << 48) - 1;
 /// through the square with them and [`pack`] drops them.
 ///
 /// # Safety
-/// The CPU has AVX-512F, BW and VBMI.
+/// The CPU has AVX-512F and VBMI.
 #[inline(always)]
 unsafe fn widen<const U: usize>(v: __m512i) -> __m512i {
-    let idx = match U {
-        3 => &WIDEN_3,
-        6 => &WIDEN_6,
-        _ => &WIDEN_12,
-    };
-    // SAFETY: as the caller guarantees; the table is 64 bytes.
-    unsafe { _mm512_permutexvar_epi8(_mm512_loadu_si512(idx.as_ptr().cast()), v) }
+    // SAFETY: as the caller guarantees.
+    unsafe { permute(tables::<U>().0, v) }
 }
 
 /// [`widen`]'s inverse: the lanes' units packed into the first 48 bytes.
@@ -274,12 +269,26 @@ unsafe fn widen<const U: usize>(v: __m512i) -> __m512i {
 /// The CPU has AVX-512F and VBMI.
 #[inline(always)]
 unsafe fn pack<const U: usize>(v: __m512i) -> __m512i {
-    let idx = match U {
-        3 => &PACK_3,
-        6 => &PACK_6,
-        _ => &PACK_12,
-    };
-    // SAFETY: as the caller guarantees; the table is 64 bytes.
+    // SAFETY: as the caller guarantees.
+    unsafe { permute(tables::<U>().1, v) }
+}
+
+/// [`widen`]'s and [`pack`]'s byte orders for `U`-byte units (3, 6 or 12).
+fn tables<const U: usize>() -> (&'static [u8; 64], &'static [u8; 64]) {
+    match U {
+        3 => (&WIDEN_3, &PACK_3),
+        6 => (&WIDEN_6, &PACK_6),
+        _ => (&WIDEN_12, &PACK_12),
+    }
+}
+
+/// Byte `k` of the result is byte `idx[k]` of `v`.
+///
+/// # Safety
+/// The CPU has AVX-512F and VBMI.
+#[inline(always)]
+unsafe fn permute(idx: &[u8; 64], v: __m512i) -> __m512i {
+    // SAFETY: as the caller guarantees; `idx` is 64 bytes.
     unsafe { _mm512_permutexvar_epi8(_mm512_loadu_si512(idx.as_ptr().cast()), v) }
 }
 
