@@ -59,6 +59,11 @@ pub(crate) struct Writers {
     victim: usize,
     /// The stream written last: runs mostly continue it or the next one.
     last: usize,
+    /// Slots at and past this one have never held a stream (new streams
+    /// take the slots in order): [`Writers::finish`] stops here, so that
+    /// runs that never stream (most plans, and every tiny one) do not
+    /// visit all [`WRITERS`].
+    used: usize,
 }
 
 /// Where a run's bytes come from: a source buffer ([`Bytes`]) or nowhere
@@ -93,6 +98,7 @@ impl Writers {
             lines: [const { LineBuf([MaybeUninit::uninit(); LINE]) }; WRITERS],
             victim: 0,
             last: 0,
+            used: 0,
         }
     }
 
@@ -276,7 +282,7 @@ impl Writers {
     /// As [`Writers::push`]: the pushed runs' destinations are writable.
     #[inline]
     pub(crate) unsafe fn finish(&mut self) {
-        for (w, line) in self.w.iter_mut().zip(&self.lines) {
+        for (w, line) in self.w[..self.used].iter_mut().zip(&self.lines) {
             // SAFETY: forwarded.
             unsafe { w.finish(line) };
         }
@@ -326,6 +332,7 @@ impl Writers {
         }
         let i = self.victim % WRITERS;
         self.victim = (i + 1) % WRITERS;
+        self.used = self.used.max(i + 1);
         let w = &mut self.w[i];
         // SAFETY: forwarded (the stream's runs were pushed under it).
         unsafe { w.finish(&self.lines[i]) };
