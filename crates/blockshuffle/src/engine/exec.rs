@@ -23,7 +23,7 @@ use self::parts::{grid, split};
 use super::arch::mem::{fence, LINE};
 use super::kernels::bytes::{copy_bytes, zero_bytes, Staging};
 use super::kernels::carried::{deinterleave_carried, Ahead, Carried, Padding, PADDED_ROWS_BYTES};
-use super::kernels::copy::{copy_run, odometer, Mode};
+use super::kernels::copy::{self, copy_run, odometer, Mode};
 
 use super::kernels::interleave_carried::{interleave_carried, Interleaved};
 use super::kernels::lines::Writers;
@@ -204,6 +204,10 @@ impl Exec<'_> {
                     w.finish();
                 }
                 return;
+            }
+            if p.units {
+                let (src, dst) = (self.buf.src.wrapping_offset(p.src_base), self.buf.dst.wrapping_offset(p.dst_base));
+                return copy::units(&p.loops, src, dst, p.unit);
             }
             let mut w = Writers::new();
             if !self.flat(&mut w) {

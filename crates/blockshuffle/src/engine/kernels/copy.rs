@@ -9,11 +9,13 @@
 //! [`shuffle`](super::shuffle) and arch.
 
 use std::mem::MaybeUninit;
+
+use arrayvec::ArrayVec;
 use std::ptr;
 
 use super::bytes::{copy_bytes, STREAM_MIN};
 use super::bytes::{stream_copy, Stage, STAGE};
-use super::nest::{Loop, MAX_LOOPS};
+use super::nest::{Loop, Rows, MAX_LOOPS};
 use super::shuffle;
 use crate::engine::arch::mem::{pair, prefetch};
 use crate::engine::arch::Isa;
@@ -194,27 +196,62 @@ pub(super) use by_unit;
 /// `loops` (none: once, at the bases), the last loop fastest.
 #[inline(always)]
 pub(crate) fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: impl FnMut(isize, isize)) {
-    let mut idx = [0usize; MAX_LOOPS];
+    // Only as many counters as loops (a whole `[0; MAX_LOOPS]` is a memset
+    // that tiny runs would mostly spend their time in).
+    // (Pushed: a collected `ArrayVec` is built apart and copied whole.)
+    let mut idx: ArrayVec<usize, MAX_LOOPS> = ArrayVec::new();
+    for _ in loops {
+        idx.push(0);
+    }
     let (mut so, mut dof) = (src_base, dst_base);
     loop {
         f(so, dof);
-        let mut k = loops.len();
-        loop {
-            if k == 0 {
-                return;
-            }
-            k -= 1;
-            let l = &loops[k];
-            idx[k] += 1;
+        // The next position: the last loop that has one left steps, the
+        // loops after it wrap (zipped, so that no index is checked).
+        let mut stepped = false;
+        for (l, i) in loops.iter().zip(idx.iter_mut()).rev() {
+            *i += 1;
             so = so.wrapping_add(l.ss);
             dof = dof.wrapping_add(l.ds);
-            if idx[k] < l.count {
+            if *i < l.count {
+                stepped = true;
                 break;
             }
-            idx[k] = 0;
+            *i = 0;
             so = so.wrapping_sub(l.ss.wrapping_mul(l.count as isize));
             dof = dof.wrapping_sub(l.ds.wrapping_mul(l.count as isize));
         }
+        if !stepped {
+            return;
+        }
+    }
+}
+
+/// Copies every unit of a loop nest one at a time, the last loop fastest:
+/// unit `(i_0, .., i_k)` from `src + Σ i_j·ss_j` to `dst + Σ i_j·ds_j`. The
+/// kernel of tiny plans (`CopyPlan::units`), whose units are too few to
+/// pay for choosing any other; the unit's copy is chosen once.
+///
+/// # Safety
+/// Every unit so addressed readable at the source and writable at the
+/// destination, without overlap.
+#[inline(never)]
+pub(crate) unsafe fn units(loops: &[Loop], src: *const u8, dst: *mut u8, unit: usize) {
+    // The last two loops nested plainly, the odometer outside them.
+    let (outer, rows, last) = match loops {
+        // SAFETY: forwarded (one unit).
+        [] => return unsafe { copy_bytes(src, dst, unit, false) },
+        [last] => (&loops[..0], Rows::ONE, last),
+        [outer @ .., rows, last] => (outer, Rows::of(rows), last),
+    };
+    // SAFETY: forwarded, unit by unit.
+    unsafe {
+        by_unit!(unit, copy => odometer(outer, 0, 0, |so, dof| {
+            for r in 0..rows.count {
+                let (s, d) = rows.at(r, src.wrapping_offset(so), dst.wrapping_offset(dof));
+                strided(last.count, s, last.ss, d, last.ds, copy, copy)
+            }
+        }))
     }
 }
 

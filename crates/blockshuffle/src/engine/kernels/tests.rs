@@ -364,3 +364,57 @@ fn scattered_grids_continue_each_stream() {
         }
     }
 }
+
+/// `copy::units` against each unit's offset computed from its indices,
+/// for nests of 0 to 4 loops (the last two nested plainly, the rest
+/// through the odometer), units of every size the unit copies switch on
+/// (1 to 65 bytes and beyond), and strides reversed, zero on the source
+/// (one unit read many times) and interleaved.
+#[test]
+fn units_copy_every_unit_of_their_nest() {
+    let shapes: [&[usize]; 7] = [&[], &[3], &[4, 5], &[3, 1, 4], &[2, 3, 2, 3], &[1, 2, 1, 2], &[2, 3, 4, 3]];
+    for unit in [1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 24, 32, 33, 48, 64, 65, 100] {
+        for counts in shapes {
+            let n: usize = counts.iter().product();
+            // Destination: row-major over the counts. Source: the axes in
+            // reverse order (a transpose), the first axis reversed, and a
+            // last axis of one read at a zero stride.
+            let mut ds = vec![0isize; counts.len()];
+            let mut ss = vec![0isize; counts.len()];
+            let mut acc = unit as isize;
+            for j in (0..counts.len()).rev() {
+                ds[j] = acc;
+                acc *= counts[j] as isize;
+            }
+            let mut acc = unit as isize;
+            for j in 0..counts.len() {
+                ss[j] = if j == 0 { -acc } else { acc };
+                acc *= counts[j] as isize;
+            }
+            let src_base = if counts.is_empty() { 0 } else { (counts[0] as isize - 1) * -ss[0] };
+            let src: Vec<u8> = (0..n * unit).map(|i| (i * 13 + i / 251 + 1) as u8).collect();
+            let loops: Vec<Loop> = counts
+                .iter()
+                .zip(ss.iter().zip(&ds))
+                .map(|(&count, (&ss, &ds))| Loop { count, ss, ds, window: None, is_outer: false })
+                .collect();
+            let mut expected = vec![0u8; n * unit];
+            for flat in 0..n {
+                let (mut rest, mut s, mut d) = (flat, src_base, 0isize);
+                for j in (0..counts.len()).rev() {
+                    let i = (rest % counts[j]) as isize;
+                    rest /= counts[j];
+                    s += i * ss[j];
+                    d += i * ds[j];
+                }
+                let (s, d) = (s as usize, d as usize);
+                expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+            }
+            let mut dst = vec![0u8; n * unit];
+            // SAFETY: every unit of the nest is inside both buffers (the
+            // offsets above, from the source's last unit back).
+            unsafe { units(&loops, src.as_ptr().wrapping_offset(src_base), dst.as_mut_ptr(), unit) };
+            assert_eq!(dst, expected, "unit {unit}, counts {counts:?}");
+        }
+    }
+}

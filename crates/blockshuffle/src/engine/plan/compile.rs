@@ -66,6 +66,10 @@ pub(crate) struct CopyPlan {
     pub fill: bool,
     /// No destination bytes at all.
     pub empty: bool,
+    /// A tiny plan: every unit copied one at a time, in the destination's
+    /// order, by `kernels::copy::units` (see [`TINY_UNITS`]). Its loops
+    /// carry no window, and it does not stream.
+    pub units: bool,
     /// Every destination position is padding (forward only).
     pub all_padding: bool,
     /// For each loop j: bytes of the contiguous destination block that one
@@ -160,6 +164,7 @@ impl CopyPlan {
             dst_base: 0,
             fill: false,
             empty: true,
+            units: false,
             all_padding: false,
             dst_block: ArrayVec::new_const(),
             dst_bytes: 0,
@@ -205,7 +210,11 @@ impl CopyPlan {
         // Per-factor strides on the block side: within a group, the last factor
         // varies fastest.
         // Only the space axes' entries are used (every factor's is set below).
-        let mut block_stride: ArrayVec<[isize; 2], MAX_RANK> = (0..n_space).map(|_| [0isize; 2]).collect();
+        // (Pushed: a collected `ArrayVec` is built apart and copied whole.)
+        let mut block_stride: ArrayVec<[isize; 2], MAX_RANK> = ArrayVec::new();
+        for _ in 0..n_space {
+            block_stride.push([0; 2]);
+        }
         let mut at = 0;
         for (g, &n) in geom.groups.iter().enumerate() {
             let mut s = strides.block[g];
@@ -278,6 +287,7 @@ impl CopyPlan {
         self.dst_base = dst_base;
         self.fill = dir == Direction::Forward;
         self.empty = empty;
+        self.units = false;
         self.all_padding = false;
         self.dst_block.clear();
         self.dst_bytes = dst_bytes;
@@ -400,6 +410,15 @@ impl CopyPlan {
             loops.pop();
         } else {
             self.unit = 1;
+        }
+
+        // 3'. Tiny plans copy unit by unit: no kernel would pay for its
+        // choosing (nor would the rules below for their running).
+        if !self.nt && self.dst_bytes / self.unit <= TINY_UNITS && loops.iter().all(free) {
+            self.units = true;
+            self.nt = false;
+            destination_blocks(loops, self.unit, &mut self.dst_block);
+            return;
         }
 
         // 4. Short runs: when the innermost loop is contiguous only in the

@@ -800,3 +800,40 @@ fn transposes_of_units_without_a_vector_kernel_tile_when_long_on_both_sides_and_
         assert!(transpose_2d(20, 100, elem, false).tile, "{elem}");
     }
 }
+
+/// Plans of at most [`TINY_UNITS`] units copy them one at a time
+/// (`units`), in the destination's order, and nothing else: no tile, no
+/// streaming. One unit more, a window (padding), or a streamed
+/// destination, and the other rules plan them.
+#[test]
+fn tiny_plans_copy_unit_by_unit() {
+    // NHWC space-to-batch 2x2 of one float32 channel: 4x4 is S1 (16 units),
+    // 8x8 has exactly 64 units, 2x34 has 68 and 16x16 256.
+    for (h, w, tiny) in [(4, 4, true), (8, 8, true), (2, 34, false), (16, 16, false)] {
+        let g = nhwc([1, h, w, 1], 2, true);
+        let block = [4, h / 2, w / 2, 1];
+        let p = compile_f32(&g, Direction::Forward, &[1, h, w, 1], &block, false);
+        assert_eq!(p.unit, 4);
+        assert_eq!(p.units, tiny, "{h}x{w}");
+        if tiny {
+            assert!(!p.tile && !p.nt && !p.lines && !p.gathered && p.tile_stage.is_none() && p.carry_level.is_none());
+            // The destination's order: its strides fall from loop to loop.
+            assert!(p.loops.windows(2).all(|l| l[0].ds > l[1].ds), "{:?}", p.loops);
+            let units: usize = p.loops.iter().map(|l| l.count).product();
+            assert_eq!(units, h * w);
+        } else if h == 16 {
+            assert!(p.tile, "{h}x{w}");
+        }
+        // Streamed (as a large destination would be): never tiny.
+        let p = compile_f32(&g, Direction::Forward, &[1, h, w, 1], &block, true);
+        assert!(!p.units);
+    }
+    // The smallest padded space-to-batch: its window keeps the other rules.
+    let g = nhwc_padded([1, 2, 2, 1], 2, [1, 1], true);
+    let p = compile_f32(&g, Direction::Forward, &[1, 2, 2, 1], &[4, 2, 2, 1], false);
+    assert!(!p.units && p.loops.iter().any(|l| l.window.is_some()));
+    // Units of many bytes count as units: 64 rows of 1 KiB are tiny.
+    let g = nhwc([1, 16, 8, 512], 2, false);
+    let p = compile_c(&g, Direction::Backward, 1, &[1, 16, 8, 512], &[1, 8, 4, 2048], false);
+    assert_eq!((p.unit, p.units), (1024, true));
+}
