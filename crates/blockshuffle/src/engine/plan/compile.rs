@@ -414,7 +414,7 @@ impl CopyPlan {
 
         // 3'. Tiny plans copy unit by unit: no kernel would pay for its
         // choosing (nor would the rules below for their running).
-        if !self.nt && self.dst_bytes / self.unit <= TINY_UNITS && loops.iter().all(free) {
+        if !self.nt && self.dst_bytes <= TINY_UNITS.saturating_mul(self.unit) && loops.iter().all(free) {
             self.units = true;
             self.nt = false;
             destination_blocks(loops, self.unit, &mut self.dst_block);
