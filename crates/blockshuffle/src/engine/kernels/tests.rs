@@ -418,3 +418,68 @@ fn units_copy_every_unit_of_their_nest() {
         }
     }
 }
+
+/// Tiles repeated so that each repetition continues the destination rows
+/// (or the source rows): the matrix of all the repetitions is what the
+/// kernel is chosen for, so short sides (below a square's 16) continued
+/// past it take the transpose. Against each unit's offsets, for units of
+/// 1 and 2 bytes (the transpose's) and 4, every kernel set, streamed or
+/// not, sides around 16 and repetitions that make them long or not.
+#[test]
+fn tiles_whose_repetitions_continue_their_rows() {
+    let isas = [Isa::Portable, Isa::baseline(), Isa::detect()];
+    for unit in [1, 2, 4] {
+        for (nx, ny, count) in [(12, 15, 29), (9, 5, 4), (16, 3, 6), (5, 12, 1), (8, 15, 2), (20, 2, 9)] {
+            for continues_rows in [true, false] {
+                // Continued destination rows: a destination row holds every
+                // repetition's `ny` units; the source's repetitions are
+                // apart by their rows and a gap. Continued source rows:
+                // the other way round.
+                let (ssy, dsx, rows) = if continues_rows {
+                    let (ssy, dsx) = ((nx * unit + 3) as isize, (count * ny * unit + 5) as isize);
+                    (ssy, dsx, Rows { count, ss: ny as isize * ssy + 7, ds: (ny * unit) as isize })
+                } else {
+                    let (ssy, dsx) = ((count * nx * unit + 3) as isize, (ny * unit + 5) as isize);
+                    (ssy, dsx, Rows { count, ss: (nx * unit) as isize, ds: nx as isize * dsx + 7 })
+                };
+                let at = |r: usize, x: usize, y: usize| {
+                    let s = r as isize * rows.ss + (x * unit) as isize + y as isize * ssy;
+                    let d = r as isize * rows.ds + x as isize * dsx + (y * unit) as isize;
+                    (s as usize, d as usize)
+                };
+                let (s_len, d_len) = at(count - 1, nx - 1, ny - 1);
+                let (s_len, d_len) = (s_len + unit, d_len + unit);
+                let src: Vec<u8> = (0..s_len).map(|i| (i * 29 + i / 241 + 3) as u8).collect();
+                let mut expected = vec![0u8; d_len];
+                for r in 0..count {
+                    for x in 0..nx {
+                        for y in 0..ny {
+                            let (s, d) = at(r, x, y);
+                            expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+                        }
+                    }
+                }
+                for isa in isas {
+                    for nt in [false, true] {
+                        let mut dst = vec![0u8; d_len];
+                        // SAFETY: every unit of every repetition is inside
+                        // both buffers (their last unit ends them).
+                        unsafe {
+                            let mut w = Writers::new();
+                            let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+                            copy_tile(rows, nx, ny, s, ssy, d, dsx, unit, Mode { nt, isa }, &mut w);
+                            w.finish();
+                            fence();
+                        }
+                        let what =
+                            format!("unit {unit}, {nx} x {ny} x {count}, rows {continues_rows}, {isa:?}, nt {nt}");
+                        for (i, (a, b)) in dst.iter().zip(&expected).enumerate() {
+                            // Bytes between units are the kernel's to leave alone.
+                            assert_eq!(a, b, "{what}: byte {i}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -180,7 +180,7 @@ const fn wide_side(unit: usize) -> usize {
 
 /// Whether `unit`-byte units go in full-line squares packed (`wide`'s
 /// `packed`): 3, 6 and 12 bytes, widened to lanes of 4, 8 and 16.
-const fn packed(unit: usize) -> bool {
+pub(crate) const fn packed(unit: usize) -> bool {
     matches!(unit, 3 | 6 | 12)
 }
 
