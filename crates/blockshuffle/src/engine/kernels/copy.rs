@@ -9,9 +9,9 @@
 //! [`shuffle`](super::shuffle) and arch.
 
 use std::mem::MaybeUninit;
+use std::ptr;
 
 use arrayvec::ArrayVec;
-use std::ptr;
 
 use super::bytes::{copy_bytes, STREAM_MIN};
 use super::bytes::{stream_copy, Stage, STAGE};
@@ -231,6 +231,11 @@ pub(crate) fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: 
 /// unit `(i_0, .., i_k)` from `src + Σ i_j·ss_j` to `dst + Σ i_j·ds_j`. The
 /// kernel of tiny plans (`CopyPlan::units`), whose units are too few to
 /// pay for choosing any other; the unit's copy is chosen once.
+///
+/// `Grid::units` walks the same nest but steps each row's window bounds
+/// and multiplies out each row's offsets: run through it, the prepared
+/// S1 and S3 workloads took 45-51 and 96-98 ns against 32-34 and 64-67
+/// here (alternated, best of 9 processes each).
 ///
 /// # Safety
 /// Every unit so addressed readable at the source and writable at the

@@ -416,7 +416,6 @@ impl CopyPlan {
         // choosing (nor would the rules below for their running).
         if !self.nt && self.dst_bytes <= TINY_UNITS.saturating_mul(self.unit) && loops.iter().all(free) {
             self.units = true;
-            self.nt = false;
             destination_blocks(loops, self.unit, &mut self.dst_block);
             return;
         }

@@ -494,21 +494,22 @@ fn permute(loops: &mut ArrayVec<Loop, MAX_LOOPS>, order: &[usize]) {
     *loops = out;
 }
 
-/// Destination bytes from which rows of units without a vector kernel walk
-/// the loops around them in the source's order (see [`choose_tile`]): past
-/// the first-level caches, where the order of memory traffic matters.
 /// Plans of at most this many units copy them one at a time, in the
 /// destination's order (`CopyPlan::units`): about what choosing and setting
 /// up any other kernel costs. Measured, prepared runs of 9 families (TF
 /// space-to-batch and depth-to-space, ONNX CRD depth-to-space, PyTorch
 /// pixel shuffles, numpy transposes; units of 1 to 16 bytes), 5 runs
 /// alternating: up to 64 units every family ties or gains (the 64-byte S1
-/// workload 50 -> 34 ns, ONNX depth-to-space of 32 units 118 -> 97 ns,
+/// workload ties there, and ran 50-70 -> 32-34 ns in a harness of its own,
+/// best of 9 processes; ONNX depth-to-space of 32 units 118 -> 97 ns,
 /// transposes of 8 to 32 units 0.5-0.8x the time); from 128 units some
 /// lose (float16 pixel_shuffle 1.13x the time, float32 depth-to-space of
 /// 144 units 1.29x).
 pub(super) const TINY_UNITS: usize = 64;
 
+/// Destination bytes from which rows of units without a vector kernel walk
+/// the loops around them in the source's order (see [`choose_tile`]): past
+/// the first-level caches, where the order of memory traffic matters.
 pub(super) const SOURCE_ORDER_BYTES: usize = 256 << 10;
 
 /// Largest unit (bytes) worth a transposing tile (or, without a vector

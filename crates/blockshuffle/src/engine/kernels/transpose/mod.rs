@@ -123,9 +123,10 @@ const MAX_UNIT: usize = 2;
 ///   short destination rows measured 2x slower than the tile's own
 ///   kernels, and stay with them);
 /// - with AVX-512, units that [`wide_side`] names (with VBMI for
-///   [`packed`] units, never streamed), in full-line squares, both sides [`MIN_SIDE`] long; streamed, only into
-///   rows of whole lines, where the squares' stores are the streaming
-///   stores: the tile's own kernels stream other rows through a stage
+///   [`packed`] units, never streamed), in full-line squares, both sides
+///   [`MIN_SIDE`] long; streamed, only into rows of whole lines, where the
+///   squares' stores are the streaming stores: the tile's own kernels
+///   stream other rows through a stage
 ///   (numpy `0,2,1` of a 26 MiB float32 tensor whose rows are 688 bytes:
 ///   1.3x memcpy so, 2.4x through the cache).
 pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
