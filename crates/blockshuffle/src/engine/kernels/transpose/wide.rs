@@ -22,7 +22,7 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-use super::Matrix;
+use super::{Matrix, CHUNK_ROWS};
 use crate::engine::arch::mem::{fence, LINE};
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
@@ -108,12 +108,6 @@ unsafe fn units<const U: usize, const L: usize, const N: usize>(mx: Matrix, nt: 
         fence();
     }
 }
-
-/// Most source rows [`units`] sweeps through its strips at once:
-/// their pages (a row each, at worst) fit in the second-level TLB of
-/// every x86_64 core of the last decade (1,536 entries and more), so
-/// that each strip after the first finds them there.
-const CHUNK_ROWS: usize = 1024;
 
 /// Rows `start..end` of [`units`]'s matrix, in its strips.
 ///
