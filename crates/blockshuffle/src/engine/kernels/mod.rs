@@ -9,6 +9,8 @@
 //!   transposing tile, streamed rows;
 //! - [`lines`]: the line writers (streaming stores of whole lines);
 //! - [`shuffle`]: byte shuffles for 3-, 6- and 12-byte units;
+//! - [`permute`]: interleaves of 5 to 32 streams (and of units of other
+//!   sizes) by byte permutes;
 //! - [`transpose`]: the blocked transpose of two long sides;
 //! - [`simd`], [`carried`], [`interleave_carried`], [`any_units`]: the
 //!   vector interleaving kernels.
@@ -24,6 +26,7 @@ pub(crate) mod grid;
 pub(crate) mod interleave_carried;
 pub(crate) mod lines;
 pub(crate) mod nest;
+pub(crate) mod permute;
 pub(crate) mod shuffle;
 pub(crate) mod simd;
 pub(crate) mod stream;

@@ -4,7 +4,7 @@
 //! ([`TILE_STAGE_BYTES`]).
 //!
 //! Layer: kernels; imports [`copy`](super::copy), [`bytes`](super::bytes),
-//! [`simd`](super::simd), [`shuffle`](super::shuffle),
+//! [`simd`](super::simd), [`shuffle`](super::shuffle), [`permute`](super::permute),
 //! [`lines`](super::lines) and arch.
 
 use std::ptr;
@@ -13,6 +13,7 @@ use super::bytes::{Stage, STAGE, STREAM_MIN};
 use super::copy::{by_unit, by_wide_unit, copy_run, unit_copy, wide_move, Mode};
 use super::lines::Writers;
 use super::nest::Rows;
+use super::permute;
 use super::shuffle;
 use super::simd;
 use super::transpose::{self, Matrix, Rows2};
@@ -88,6 +89,14 @@ pub(crate) unsafe fn copy_tile(
             }
             return;
         }
+        // Interleaves that no kernel of their own takes, by byte permutes.
+        if !m.nt
+            && dsx == ny_i * u
+            && !own_interleave(ny, unit)
+            && permute::interleave(rows, nx, ny, unit, src, ssy, dst, m.isa)
+        {
+            return;
+        }
         match unit {
             1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m, w),
             2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m, w),
@@ -102,6 +111,13 @@ pub(crate) unsafe fn copy_tile(
             }
         }
     }
+}
+
+/// Whether `b` streams of `unit`-byte units interleave by a kernel of
+/// their own: 2 to 4 streams of 1-, 2-, 4-, 8- and 16-byte units
+/// (`simd`), or of 3-, 6- and 12-byte units (`shuffle`).
+fn own_interleave(b: usize, unit: usize) -> bool {
+    matches!(b, 2..=4) && matches!(unit, 1 | 2 | 3 | 4 | 6 | 8 | 12 | 16)
 }
 
 /// The tile for units that are plain integers of `size_of::<T>()` bytes.

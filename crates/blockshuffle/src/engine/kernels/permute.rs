@@ -1,0 +1,330 @@
+//! Interleaves by byte permutes (AVX512-VBMI): `b` source streams of 1-
+//! or 2-byte units into one contiguous destination run, for the shapes no
+//! interleaving kernel of their own takes: 5 to 32 streams (NCHW
+//! depth-to-space and pixel shuffle of bytes and float16 by blocks of 5
+//! to 16 and more). The kernel itself moves units of any size up to 64
+//! bytes; [`takes`] says which it is kept for.
+//!
+//! A step reads `k` units of every stream into two registers side by side
+//! (128 bytes: stream `j`'s at byte `j * k * unit`, by masked loads that
+//! touch only its bytes) and writes the `k` groups of `b` units they make
+//! with one or two two-register byte permutes (`vpermt2b`), whose indices
+//! depend only on `b` and the unit and are built once per call.
+//!
+//! What it buys is measured in [`takes`].
+//!
+//! Layer: kernels; imports [`nest`](super::nest) and arch.
+
+use super::nest::Rows;
+use crate::engine::arch::Isa;
+
+/// The most streams [`interleave`] takes: each step then reads at least 4
+/// bytes of each (bytes), and its loads stay fewer than its bytes out by
+/// a factor of 4.
+pub(crate) const MAX_STREAMS: usize = 32;
+
+/// The bytes of a step: two 64-byte registers.
+const STEP: usize = 128;
+
+/// The widest unit [`interleave`] takes: wider units move one at a time
+/// as fast (each a single move), and the permutes' loads of a step then
+/// carry too few bytes of each stream.
+const MAX_UNIT: usize = 2;
+
+/// The shortest row (bytes out) [`interleave`] takes: one vector; below
+/// it the step's fixed cost (a masked load per stream) is more than
+/// moving the units.
+const MIN_ROW: usize = 64;
+
+/// Whether [`interleave`] runs `b` streams of `n` units of `unit` bytes on
+/// `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`] streams of units of at most
+/// [`MAX_UNIT`] bytes, rows of at least [`MIN_ROW`] bytes.
+///
+/// Measured (one thread, ratio to memcpy, 3 alternated runs, against the
+/// tile's own rows: `zip_streams`), on the 100 workloads of the broad
+/// benchmark (seed 26) that any interleave reached:
+/// - 1- and 2-byte units: uint8 NCHW depth-to-space by 5 to 7, 22-26x ->
+///   9-12x; pixel shuffle by 7 of uint8, 15.5 MiB, 10.6 -> 3.3x; OpenVINO
+///   batch-to-space of uint8 by 8, 22 MiB, 6.4 -> 1.3x; depth-to-space of
+///   float16 by 7, 28.6 -> 5.0x;
+/// - 4-byte units: as many slower as faster (NCHW_VECT_C depth-to-space by
+///   12 to 15, 1.7x the time); 3-, 6-, 8-, 12-, 16- and 32-byte units
+///   slower, up to 3.5x the time; so are rows of 2 units (a quarter
+///   vector).
+pub(crate) fn takes(b: usize, unit: usize, n: usize, isa: Isa) -> bool {
+    vbmi(isa)
+        && (2..=MAX_STREAMS).contains(&b)
+        && (1..=MAX_UNIT).contains(&unit)
+        && n.saturating_mul(b * unit) >= MIN_ROW
+}
+
+/// Whether the CPU and `isa` run the byte permutes.
+fn vbmi(isa: Isa) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return isa >= Isa::Avx512Vbmi && is_x86_feature_detected!("avx512vbmi");
+    #[cfg(not(target_arch = "x86_64"))]
+    return {
+        let _ = isa;
+        false
+    };
+}
+
+/// Interleaves, for each of `rows`, `b` streams of `n` units of `unit`
+/// bytes, stream `j` at `src + j * ss`, into the contiguous destination at
+/// `dst` (unit `x` of stream `j` to `dst + (x * b + j) * unit`), the last
+/// step of each row masked to its units. `false`, having done nothing,
+/// unless [`takes`].
+///
+/// # Safety
+/// Every source unit of every row readable, every destination unit
+/// writable, without overlap; `isa` one this CPU runs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn interleave(
+    rows: Rows,
+    n: usize,
+    b: usize,
+    unit: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    isa: Isa,
+) -> bool {
+    if !takes(b, unit, n, isa) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: forwarded; `takes` checked the CPU's features and that a step
+    // holds a group.
+    return unsafe {
+        x86::interleave(rows, n, b, unit, src, ss, dst);
+        true
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (rows, src, ss, dst);
+        unreachable!("takes is false off x86_64")
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::{Rows, MAX_STREAMS, STEP};
+
+    /// The mask of lanes `from..to` of a 64-byte vector (`from <= to <= 64`).
+    fn lanes(from: usize, to: usize) -> u64 {
+        let upto = |t: usize| if t >= 64 { u64::MAX } else { (1u64 << t) - 1 };
+        upto(to) & !upto(from)
+    }
+
+    /// A masked load of a step: the lanes `mask` of one register from the
+    /// bytes at `stream + at` (the stream's bytes in those lanes).
+    #[derive(Clone, Copy)]
+    struct Load {
+        stream: usize,
+        at: isize,
+        mask: u64,
+    }
+
+    /// [`super::interleave`] with the checks done: `2 <= b <= MAX_STREAMS`,
+    /// `b * unit <= STEP`.
+    ///
+    /// # Safety
+    /// As [`super::interleave`]; the CPU has AVX-512F, BW and VBMI.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn interleave(
+        rows: Rows,
+        n: usize,
+        b: usize,
+        unit: usize,
+        src: *const u8,
+        ss: isize,
+        dst: *mut u8,
+    ) {
+        // A real check: the tables below hold MAX_STREAMS streams and a
+        // step at least one group.
+        assert!((2..=MAX_STREAMS).contains(&b) && b * unit <= STEP, "{b} streams of {unit}-byte units");
+        let k = STEP / (b * unit);
+        let (len, out) = (k * unit, b * k * unit);
+        // The loads of each register: stream `j`'s bytes are bytes
+        // `j * len..(j + 1) * len` of the two registers; at most one
+        // stream straddles them, so each has at most `b` loads and both
+        // together at most `b + 1`.
+        let mut loads = [[Load { stream: 0, at: 0, mask: 0 }; MAX_STREAMS]; 2];
+        let mut count = [0; 2];
+        for j in 0..b {
+            let (lo, hi) = (j * len, (j + 1) * len);
+            for (r, base) in [0, 64].into_iter().enumerate() {
+                let (from, to) = (lo.max(base), hi.min(base + 64));
+                if from < to {
+                    // Lane `t` of register `r` is the stream's byte
+                    // `base + t - lo`.
+                    loads[r][count[r]] =
+                        Load { stream: j, at: base as isize - lo as isize, mask: lanes(from - base, to - base) };
+                    count[r] += 1;
+                }
+            }
+        }
+        // Destination byte `q` of a step: byte `t` of unit `x` of stream
+        // `j`, `q = (x * b + j) * unit + t`.
+        let mut idx = [[0u8; 64]; 2];
+        let mut q = 0;
+        for x in 0..k {
+            for j in 0..b {
+                for t in 0..unit {
+                    idx[q / 64][q % 64] = (j * len + x * unit + t) as u8;
+                    q += 1;
+                }
+            }
+        }
+        // The last step's units, if a whole step does not end the row: its
+        // loads masked to them (lane `t` of a load is its stream's byte `t
+        // + at`), its stores to their groups.
+        let (steps, last) = (n / k, n % k);
+        let mut masks = [[[0u64; MAX_STREAMS]; 2]; 2];
+        for reg in 0..2 {
+            for (i, l) in loads[reg][..count[reg]].iter().enumerate() {
+                let upto = ((last * unit) as isize - l.at).clamp(0, 64) as usize;
+                masks[0][reg][i] = l.mask;
+                masks[1][reg][i] = l.mask & lanes(0, upto);
+            }
+        }
+        // SAFETY: the loads touch only the lanes of their masks: the bytes
+        // of a stream's `k` units from the step's start (inside the row:
+        // `steps * k <= n`), or in the last step of its `last` units; the
+        // stores only the step's `out` bytes of the destination, or the
+        // last step's `last` groups (caller).
+        unsafe {
+            let idx = [_mm512_loadu_si512(idx[0].as_ptr().cast()), _mm512_loadu_si512(idx[1].as_ptr().cast())];
+            let step = |from: *const u8, to: *mut u8, masks: &[[u64; MAX_STREAMS]; 2], bytes: usize| {
+                let mut v = [_mm512_setzero_si512(); 2];
+                for (reg, v) in v.iter_mut().enumerate() {
+                    for (l, &mask) in loads[reg][..count[reg]].iter().zip(&masks[reg]) {
+                        let p = from.wrapping_offset(l.stream as isize * ss + l.at);
+                        *v = _mm512_mask_loadu_epi8(*v, mask, p.cast());
+                    }
+                }
+                let first = _mm512_permutex2var_epi8(v[0], idx[0], v[1]);
+                _mm512_mask_storeu_epi8(to.cast(), lanes(0, bytes.min(64)), first);
+                if bytes > 64 {
+                    let second = _mm512_permutex2var_epi8(v[0], idx[1], v[1]);
+                    _mm512_mask_storeu_epi8(to.wrapping_add(64).cast(), lanes(0, bytes - 64), second);
+                }
+            };
+            for r in 0..rows.count {
+                let (s, d) = rows.at(r, src, dst);
+                for i in 0..steps {
+                    step(s.wrapping_add(i * len), d.wrapping_add(i * out), &masks[0], out);
+                }
+                if last > 0 {
+                    step(s.wrapping_add(steps * len), d.wrapping_add(steps * out), &masks[1], last * b * unit);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The oracle: unit by unit.
+    fn naive(rows: Rows, n: usize, b: usize, unit: usize, src: &[u8], ss: usize, len: usize) -> Vec<u8> {
+        let mut dst = vec![0xA5u8; len];
+        for r in 0..rows.count {
+            let (s0, d0) = (r * rows.ss as usize, r * rows.ds as usize);
+            for x in 0..n {
+                for j in 0..b {
+                    let (a, o) = (s0 + j * ss + x * unit, d0 + (x * b + j) * unit);
+                    dst[o..o + unit].copy_from_slice(&src[a..a + unit]);
+                }
+            }
+        }
+        dst
+    }
+
+    /// Runs `kernel` on 3 rows of `b` streams of `n` units (streams 3
+    /// bytes apart beyond their rows, rows apart by more than their
+    /// streams on both sides) and compares the whole destination with the
+    /// oracle's first `done(ran)` units of each stream.
+    fn check(
+        b: usize,
+        unit: usize,
+        n: usize,
+        what: &str,
+        kernel: impl FnOnce(Rows, *const u8, isize, *mut u8) -> bool,
+    ) {
+        let ss = n * unit + 3;
+        let rows = Rows { count: 3, ss: (b * ss + 5) as isize, ds: (n * b * unit + 7) as isize };
+        let (src_len, len) = (3 * rows.ss as usize, 3 * rows.ds as usize);
+        let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut got = vec![0xA5u8; len];
+        let ran = kernel(rows, src.as_ptr(), ss as isize, got.as_mut_ptr());
+        // Every unit where it ran, none where it did not; no other byte.
+        let want = naive(rows, if ran { n } else { 0 }, b, unit, &src, ss, len);
+        assert!(got == want, "{what}");
+    }
+
+    #[test]
+    fn the_kernel_interleaves_every_stream_count_and_unit_like_the_oracle() {
+        if !vbmi(Isa::detect()) {
+            return;
+        }
+        for b in 2..=MAX_STREAMS {
+            for unit in [1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 33, 64] {
+                if b * unit > STEP {
+                    continue;
+                }
+                let k = STEP / (b * unit);
+                for n in [0, 1, k - 1, k, k + 1, 3 * k - 1, 3 * k + 2] {
+                    let what = format!("{b} streams of {n} {unit}-byte units");
+                    // SAFETY: the rows lie inside the buffers (as built);
+                    // the CPU has VBMI (checked above).
+                    check(b, unit, n, &what, |rows, src, ss, dst| unsafe {
+                        x86::interleave(rows, n, b, unit, src, ss, dst);
+                        true
+                    });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn interleave_runs_exactly_what_it_takes() {
+        for isa in [Isa::Portable, Isa::baseline(), Isa::Avx512, Isa::detect()] {
+            for b in 1..=MAX_STREAMS + 1 {
+                for unit in 1..=4 {
+                    for n in [0, 1, 2, 31, 32, 33, 100] {
+                        let what = format!("{b} streams of {n} {unit}-byte units, {isa:?}");
+                        let taken = takes(b, unit, n, isa);
+                        // SAFETY: the rows lie inside the buffers (as built).
+                        check(b, unit, n, &what, |rows, src, ss, dst| {
+                            let ran = unsafe { interleave(rows, n, b, unit, src, ss, dst, isa) };
+                            assert_eq!(ran, taken, "{what}");
+                            ran
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn takes_vbmi_narrow_units_and_a_vector_a_row() {
+        assert!(!takes(6, 1, 1000, Isa::Avx512));
+        assert!(!takes(6, 1, 1000, Isa::Portable));
+        let isa = Isa::detect();
+        if vbmi(isa) {
+            assert!(takes(6, 1, 11, isa));
+            assert!(!takes(6, 1, 10, isa));
+            assert!(takes(32, 2, 1, isa));
+            assert!(takes(2, 2, 16, isa));
+            assert!(!takes(2, 2, 15, isa));
+            assert!(!takes(33, 1, 1000, isa));
+            assert!(!takes(2, 3, 1000, isa));
+            assert!(!takes(1, 1, 1000, isa));
+        }
+    }
+}
