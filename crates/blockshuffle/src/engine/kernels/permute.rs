@@ -1,9 +1,10 @@
-//! Interleaves by byte permutes (AVX512-VBMI): `b` source streams of 1-
-//! or 2-byte units into one contiguous destination run, for the shapes no
-//! interleaving kernel of their own takes: 5 to 32 streams (NCHW
-//! depth-to-space and pixel shuffle of bytes and float16 by blocks of 5
-//! to 16 and more). The kernel itself moves units of any size up to 64
-//! bytes; [`takes`] says which it is kept for.
+//! Interleaves and deinterleaves by byte permutes (AVX512-VBMI): `b`
+//! source streams of 1- or 2-byte units into one contiguous destination
+//! run and back, for the shapes no kernel of their own takes: 5 to 32
+//! streams (NCHW depth-to-space and space-to-depth, pixel shuffle and
+//! unshuffle of bytes and float16 by blocks of 5 to 16 and more). The
+//! kernels themselves move units of any size up to 64 bytes; [`takes`]
+//! says which they are kept for.
 //!
 //! A step reads `k` units of every stream into two registers side by side
 //! (128 bytes: stream `j`'s at byte `j * k * unit`, by masked loads that
@@ -11,7 +12,10 @@
 //! with one or two two-register byte permutes (`vpermt2b`), whose indices
 //! depend only on `b` and the unit and are built once per call.
 //!
-//! What it buys is measured in [`takes`].
+//! A deinterleaving step reads 128 bytes of whole groups and writes each
+//! stream's `k` units with one permute and one masked store.
+//!
+//! What they buy is measured in [`takes`].
 //!
 //! Layer: kernels; imports [`nest`](super::nest) and arch.
 
@@ -102,6 +106,43 @@ pub(crate) unsafe fn interleave(
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (rows, src, ss, dst);
+        unreachable!("takes is false off x86_64")
+    }
+}
+
+/// Deinterleaves, for each of `rows`, the contiguous source at `src` into
+/// `b` streams of `n` units of `unit` bytes, stream `j` at `dst + j * ds`
+/// (unit `x * b + j` of the source to unit `x` of stream `j`), the last
+/// step of each row masked to its units: [`interleave`] the other way.
+/// `false`, having done nothing, unless [`takes`].
+///
+/// # Safety
+/// Every source unit of every row readable, every destination unit
+/// writable, without overlap; `isa` one this CPU runs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn deinterleave(
+    rows: Rows,
+    n: usize,
+    b: usize,
+    unit: usize,
+    src: *const u8,
+    dst: *mut u8,
+    ds: isize,
+    isa: Isa,
+) -> bool {
+    if !takes(b, unit, n, isa) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: forwarded; `takes` checked the CPU's features and that a step
+    // holds a group.
+    return unsafe {
+        x86::deinterleave(rows, n, b, unit, src, dst, ds);
+        true
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (rows, src, dst, ds);
         unreachable!("takes is false off x86_64")
     }
 }
@@ -224,6 +265,65 @@ mod x86 {
             }
         }
     }
+
+    /// [`super::deinterleave`] with the checks done: `2 <= b <= MAX_STREAMS`,
+    /// `b * unit <= STEP`.
+    ///
+    /// # Safety
+    /// As [`super::deinterleave`]; the CPU has AVX-512F, BW and VBMI.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn deinterleave(
+        rows: Rows,
+        n: usize,
+        b: usize,
+        unit: usize,
+        src: *const u8,
+        dst: *mut u8,
+        ds: isize,
+    ) {
+        // A real check: the tables below hold MAX_STREAMS streams and a
+        // step at least one group.
+        assert!((2..=MAX_STREAMS).contains(&b) && b * unit <= STEP, "{b} streams of {unit}-byte units");
+        let k = STEP / (b * unit);
+        let (len, bytes) = (k * unit, b * k * unit);
+        // Byte `t` of stream `j`'s step: byte `t % unit` of its unit `t /
+        // unit`, source byte `(t / unit * b + j) * unit + t % unit`.
+        let mut idx = [[0u8; 64]; MAX_STREAMS];
+        for (j, idx) in idx[..b].iter_mut().enumerate() {
+            let mut t = 0;
+            for x in 0..k {
+                for byte in 0..unit {
+                    idx[t] = ((x * b + j) * unit + byte) as u8;
+                    t += 1;
+                }
+            }
+        }
+        let (steps, last) = (n / k, n % k);
+        // SAFETY: the loads touch only the step's `bytes` source bytes (a
+        // whole number of groups inside the row: `steps * k <= n`), or in
+        // the last step its `last` groups; the stores only each stream's
+        // `len` bytes of the step, or its `last` units (caller).
+        unsafe {
+            let step = |from: *const u8, to: *mut u8, bytes: usize, len: usize| {
+                let lo = _mm512_maskz_loadu_epi8(lanes(0, bytes.min(64)), from.cast());
+                let hi = _mm512_maskz_loadu_epi8(lanes(0, bytes.saturating_sub(64)), from.wrapping_add(64).cast());
+                for (j, idx) in idx[..b].iter().enumerate() {
+                    let v = _mm512_permutex2var_epi8(lo, _mm512_loadu_si512(idx.as_ptr().cast()), hi);
+                    _mm512_mask_storeu_epi8(to.wrapping_offset(j as isize * ds).cast(), lanes(0, len), v);
+                }
+            };
+            for r in 0..rows.count {
+                let (s, d) = rows.at(r, src, dst);
+                for i in 0..steps {
+                    step(s.wrapping_add(i * bytes), d.wrapping_add(i * len), bytes, len);
+                }
+                if last > 0 {
+                    step(s.wrapping_add(steps * bytes), d.wrapping_add(steps * len), last * b * unit, last * unit);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -302,6 +402,84 @@ mod tests {
                         // SAFETY: the rows lie inside the buffers (as built).
                         check(b, unit, n, &what, |rows, src, ss, dst| {
                             let ran = unsafe { interleave(rows, n, b, unit, src, ss, dst, isa) };
+                            assert_eq!(ran, taken, "{what}");
+                            ran
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The oracle the other way: unit by unit.
+    fn naive_back(rows: Rows, n: usize, b: usize, unit: usize, src: &[u8], ds: usize, len: usize) -> Vec<u8> {
+        let mut dst = vec![0xA5u8; len];
+        for r in 0..rows.count {
+            let (s0, d0) = (r * rows.ss as usize, r * rows.ds as usize);
+            for x in 0..n {
+                for j in 0..b {
+                    let (a, o) = (s0 + (x * b + j) * unit, d0 + j * ds + x * unit);
+                    dst[o..o + unit].copy_from_slice(&src[a..a + unit]);
+                }
+            }
+        }
+        dst
+    }
+
+    /// [`check`] the other way: 3 rows of a contiguous source into `b`
+    /// streams 3 bytes apart beyond their rows.
+    fn check_back(
+        b: usize,
+        unit: usize,
+        n: usize,
+        what: &str,
+        kernel: impl FnOnce(Rows, *const u8, *mut u8, isize) -> bool,
+    ) {
+        let ds = n * unit + 3;
+        let rows = Rows { count: 3, ss: (n * b * unit + 7) as isize, ds: (b * ds + 5) as isize };
+        let (src_len, len) = (3 * rows.ss as usize, 3 * rows.ds as usize);
+        let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut got = vec![0xA5u8; len];
+        let ran = kernel(rows, src.as_ptr(), got.as_mut_ptr(), ds as isize);
+        let want = naive_back(rows, if ran { n } else { 0 }, b, unit, &src, ds, len);
+        assert!(got == want, "{what}");
+    }
+
+    #[test]
+    fn the_kernel_deinterleaves_every_stream_count_and_unit_like_the_oracle() {
+        if !vbmi(Isa::detect()) {
+            return;
+        }
+        for b in 2..=MAX_STREAMS {
+            for unit in [1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 33, 64] {
+                if b * unit > STEP {
+                    continue;
+                }
+                let k = STEP / (b * unit);
+                for n in [0, 1, k - 1, k, k + 1, 3 * k - 1, 3 * k + 2] {
+                    let what = format!("{b} streams of {n} {unit}-byte units");
+                    // SAFETY: the rows lie inside the buffers (as built);
+                    // the CPU has VBMI (checked above).
+                    check_back(b, unit, n, &what, |rows, src, dst, ds| unsafe {
+                        x86::deinterleave(rows, n, b, unit, src, dst, ds);
+                        true
+                    });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn deinterleave_runs_exactly_what_it_takes() {
+        for isa in [Isa::Portable, Isa::baseline(), Isa::Avx512, Isa::detect()] {
+            for b in 1..=MAX_STREAMS + 1 {
+                for unit in 1..=4 {
+                    for n in [0, 1, 2, 31, 32, 33, 100] {
+                        let what = format!("{b} streams of {n} {unit}-byte units, {isa:?}");
+                        let taken = takes(b, unit, n, isa);
+                        // SAFETY: the rows lie inside the buffers (as built).
+                        check_back(b, unit, n, &what, |rows, src, dst, ds| {
+                            let ran = unsafe { deinterleave(rows, n, b, unit, src, dst, ds, isa) };
                             assert_eq!(ran, taken, "{what}");
                             ran
                         });

@@ -97,6 +97,14 @@ pub(crate) unsafe fn copy_tile(
         {
             return;
         }
+        // And deinterleaves.
+        if !m.nt
+            && ssy == nx_i * u
+            && !own_deinterleave(nx, unit)
+            && permute::deinterleave(rows, ny, nx, unit, src, dst, dsx, m.isa)
+        {
+            return;
+        }
         match unit {
             1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m, w),
             2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m, w),
@@ -118,6 +126,12 @@ pub(crate) unsafe fn copy_tile(
 /// (`simd`), or of 3-, 6- and 12-byte units (`shuffle`).
 fn own_interleave(b: usize, unit: usize) -> bool {
     matches!(b, 2..=4) && matches!(unit, 1 | 2 | 3 | 4 | 6 | 8 | 12 | 16)
+}
+
+/// Whether `b` streams of `unit`-byte units deinterleave by a kernel of
+/// their own: 2 to 4 streams of 1-, 2-, 4-, 8- and 16-byte units (`simd`).
+fn own_deinterleave(b: usize, unit: usize) -> bool {
+    matches!(b, 2..=4) && matches!(unit, 1 | 2 | 4 | 8 | 16)
 }
 
 /// The tile for units that are plain integers of `size_of::<T>()` bytes.
