@@ -108,7 +108,7 @@ const STRIP: usize = 16;
 const STAGE: usize = STRIP * RUN;
 
 /// The shortest side of a tile [`transpose`] takes: a byte square's side.
-const MIN_SIDE: usize = 16;
+pub(crate) const MIN_SIDE: usize = 16;
 
 /// The fewest columns of a tile [`transpose`] takes with masked squares:
 /// half a byte square (OpenVINO space-to-depth of bytes by 5, 5 of 16
