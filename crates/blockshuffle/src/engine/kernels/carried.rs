@@ -289,7 +289,13 @@ unsafe fn carried<const S: usize, const B: usize>(c: Carried, n: usize, src: *co
     let at = |sp: *const u8| -> [__m512i; B] {
         if B == 3 {
             // SAFETY: `64 * 3` bytes readable at `sp` (the caller's).
-            let v = thirds.pick(unsafe { [0, 1, 2].map(|k| _mm512_loadu_si512(sp.add(k * 64).cast())) });
+            let v = thirds.pick(unsafe {
+                [
+                    _mm512_loadu_si512(sp.cast()),
+                    _mm512_loadu_si512(sp.add(64).cast()),
+                    _mm512_loadu_si512(sp.add(128).cast()),
+                ]
+            });
             std::array::from_fn(|j| v[j])
         } else {
             // SAFETY: as above, with `B` 2 or 4.
@@ -931,16 +937,22 @@ impl Thirds {
 
     /// The three outputs of the inputs `v`. Register operations: call it
     /// from code compiled for AVX-512F/BW and AVX512-VBMI.
+    ///
+    /// No array `map`: its closure is a generic instance the compiler may
+    /// decline to inline (it did, once another kernel used the same
+    /// permutes), leaving every intrinsic in it a call.
     #[inline(always)]
     pub(super) fn pick(&self, v: [__m512i; 3]) -> [__m512i; 3] {
-        // SAFETY: register operations of the caller's instruction sets.
-        unsafe {
-            self.idx.map(|(lo, hi, from_hi)| {
+        #[inline(always)]
+        fn one(v: &[__m512i; 3], (lo, hi, from_hi): (__m512i, __m512i, u64)) -> __m512i {
+            // SAFETY: register operations of the caller's instruction sets.
+            unsafe {
                 let a = _mm512_permutex2var_epi8(v[0], lo, v[1]);
                 let b = _mm512_permutex2var_epi8(v[1], hi, v[2]);
                 _mm512_mask_blend_epi8(from_hi, a, b)
-            })
+            }
         }
+        [one(&v, self.idx[0]), one(&v, self.idx[1]), one(&v, self.idx[2])]
     }
 }
 

@@ -22,31 +22,35 @@
 use super::nest::Rows;
 use crate::engine::arch::Isa;
 
-/// The most streams [`interleave`] takes: each step then reads at least 4
-/// bytes of each (bytes), and its loads stay fewer than its bytes out by
-/// a factor of 4.
+/// The most streams [`interleave`] and [`deinterleave`] take: a step then
+/// moves at least 4 bytes of each stream, a load (interleave) or store
+/// (deinterleave) of each.
 pub(crate) const MAX_STREAMS: usize = 32;
 
 /// The bytes of a step: two 64-byte registers.
 const STEP: usize = 128;
 
-/// The widest unit [`interleave`] takes: wider units move one at a time
-/// as fast (each a single move), and the permutes' loads of a step then
-/// carry too few bytes of each stream.
+/// The widest unit the permutes take: wider units move one at a time as
+/// fast (each a single move), and a step then moves too few bytes of each
+/// stream.
 const MAX_UNIT: usize = 2;
 
-/// The shortest row (bytes out) [`interleave`] takes: one vector; below
-/// it the step's fixed cost (a masked load per stream) is more than
+/// The shortest row (bytes) the permutes take: one vector; below it a
+/// step's fixed cost (a masked load or store per stream) is more than
 /// moving the units.
 const MIN_ROW: usize = 64;
 
-/// Whether [`interleave`] runs `b` streams of `n` units of `unit` bytes on
-/// `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`] streams of units of at most
-/// [`MAX_UNIT`] bytes, rows of at least [`MIN_ROW`] bytes.
+/// Whether [`interleave`] and [`deinterleave`] run `b` streams of `n`
+/// units of `unit` bytes on `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`]
+/// streams of units of at most [`MAX_UNIT`] bytes, rows of at least
+/// [`MIN_ROW`] bytes.
 ///
-/// Measured (one thread, ratio to memcpy, 3 alternated runs, against the
-/// tile's own rows: `zip_streams`), on the 100 workloads of the broad
-/// benchmark (seed 26) that any interleave reached:
+/// Measured (one thread, ratio to memcpy, alternated runs): the 7 broad
+/// workloads (seed 26) whose deinterleaves it takes from the tile's own
+/// rows, 5 runs, 5.42 -> 2.66 (OpenVINO space-to-depth of uint8 by 5, 24
+/// MiB, 4.7 -> 1.7); for interleaves, against the tile's own rows
+/// (`zip_streams`), 3 runs, on the 100 workloads of the broad benchmark
+/// that any interleave of units of any size reached:
 /// - 1- and 2-byte units: uint8 NCHW depth-to-space by 5 to 7, 22-26x ->
 ///   9-12x; pixel shuffle by 7 of uint8, 15.5 MiB, 10.6 -> 3.3x; OpenVINO
 ///   batch-to-space of uint8 by 8, 22 MiB, 6.4 -> 1.3x; depth-to-space of
@@ -239,28 +243,26 @@ mod x86 {
         // last step's `last` groups (caller).
         unsafe {
             let idx = [_mm512_loadu_si512(idx[0].as_ptr().cast()), _mm512_loadu_si512(idx[1].as_ptr().cast())];
-            let step = |from: *const u8, to: *mut u8, masks: &[[u64; MAX_STREAMS]; 2], bytes: usize| {
-                let mut v = [_mm512_setzero_si512(); 2];
-                for (reg, v) in v.iter_mut().enumerate() {
-                    for (l, &mask) in loads[reg][..count[reg]].iter().zip(&masks[reg]) {
-                        let p = from.wrapping_offset(l.stream as isize * ss + l.at);
-                        *v = _mm512_mask_loadu_epi8(*v, mask, p.cast());
-                    }
-                }
-                let first = _mm512_permutex2var_epi8(v[0], idx[0], v[1]);
-                _mm512_mask_storeu_epi8(to.cast(), lanes(0, bytes.min(64)), first);
-                if bytes > 64 {
-                    let second = _mm512_permutex2var_epi8(v[0], idx[1], v[1]);
-                    _mm512_mask_storeu_epi8(to.wrapping_add(64).cast(), lanes(0, bytes - 64), second);
-                }
-            };
+            // The whole steps, then the last one masked (no closure, whose
+            // intrinsics the compiler may leave as calls: `.ci/inlined`).
             for r in 0..rows.count {
                 let (s, d) = rows.at(r, src, dst);
-                for i in 0..steps {
-                    step(s.wrapping_add(i * len), d.wrapping_add(i * out), &masks[0], out);
-                }
-                if last > 0 {
-                    step(s.wrapping_add(steps * len), d.wrapping_add(steps * out), &masks[1], last * b * unit);
+                for i in 0..steps + usize::from(last > 0) {
+                    let (masks, bytes) = if i < steps { (&masks[0], out) } else { (&masks[1], last * b * unit) };
+                    let (from, to) = (s.wrapping_add(i * len), d.wrapping_add(i * out));
+                    let mut v = [_mm512_setzero_si512(); 2];
+                    for (reg, v) in v.iter_mut().enumerate() {
+                        for (l, &mask) in loads[reg][..count[reg]].iter().zip(&masks[reg]) {
+                            let p = from.wrapping_offset(l.stream as isize * ss + l.at);
+                            *v = _mm512_mask_loadu_epi8(*v, mask, p.cast());
+                        }
+                    }
+                    let first = _mm512_permutex2var_epi8(v[0], idx[0], v[1]);
+                    _mm512_mask_storeu_epi8(to.cast(), lanes(0, bytes.min(64)), first);
+                    if bytes > 64 {
+                        let second = _mm512_permutex2var_epi8(v[0], idx[1], v[1]);
+                        _mm512_mask_storeu_epi8(to.wrapping_add(64).cast(), lanes(0, bytes - 64), second);
+                    }
                 }
             }
         }
@@ -305,21 +307,19 @@ mod x86 {
         // the last step its `last` groups; the stores only each stream's
         // `len` bytes of the step, or its `last` units (caller).
         unsafe {
-            let step = |from: *const u8, to: *mut u8, bytes: usize, len: usize| {
-                let lo = _mm512_maskz_loadu_epi8(lanes(0, bytes.min(64)), from.cast());
-                let hi = _mm512_maskz_loadu_epi8(lanes(0, bytes.saturating_sub(64)), from.wrapping_add(64).cast());
-                for (j, idx) in idx[..b].iter().enumerate() {
-                    let v = _mm512_permutex2var_epi8(lo, _mm512_loadu_si512(idx.as_ptr().cast()), hi);
-                    _mm512_mask_storeu_epi8(to.wrapping_offset(j as isize * ds).cast(), lanes(0, len), v);
-                }
-            };
+            // The whole steps, then the last one masked (no closure: see
+            // `interleave`).
             for r in 0..rows.count {
                 let (s, d) = rows.at(r, src, dst);
-                for i in 0..steps {
-                    step(s.wrapping_add(i * bytes), d.wrapping_add(i * len), bytes, len);
-                }
-                if last > 0 {
-                    step(s.wrapping_add(steps * bytes), d.wrapping_add(steps * len), last * b * unit, last * unit);
+                for i in 0..steps + usize::from(last > 0) {
+                    let (bytes, len) = if i < steps { (bytes, len) } else { (last * b * unit, last * unit) };
+                    let (from, to) = (s.wrapping_add(i * b * k * unit), d.wrapping_add(i * k * unit));
+                    let lo = _mm512_maskz_loadu_epi8(lanes(0, bytes.min(64)), from.cast());
+                    let hi = _mm512_maskz_loadu_epi8(lanes(0, bytes.saturating_sub(64)), from.wrapping_add(64).cast());
+                    for (j, idx) in idx[..b].iter().enumerate() {
+                        let v = _mm512_permutex2var_epi8(lo, _mm512_loadu_si512(idx.as_ptr().cast()), hi);
+                        _mm512_mask_storeu_epi8(to.wrapping_offset(j as isize * ds).cast(), lanes(0, len), v);
+                    }
                 }
             }
         }
