@@ -22,7 +22,7 @@
 use super::nest::Rows;
 use crate::engine::arch::Isa;
 
-/// The most streams [`interleave`] and [`deinterleave`] take: a step then
+/// The most streams [`run`] take: a step then
 /// moves at least 4 bytes of each stream, a load (interleave) or store
 /// (deinterleave) of each.
 pub(crate) const MAX_STREAMS: usize = 32;
@@ -40,7 +40,7 @@ const MAX_UNIT: usize = 2;
 /// moving the units.
 const MIN_ROW: usize = 64;
 
-/// Whether [`interleave`] and [`deinterleave`] run `b` streams of `n`
+/// Whether [`run`] run `b` streams of `n`
 /// units of `unit` bytes on `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`]
 /// streams of units of at most [`MAX_UNIT`] bytes, rows of at least
 /// [`MIN_ROW`] bytes.
@@ -77,61 +77,36 @@ fn vbmi(isa: Isa) -> bool {
     };
 }
 
-/// Interleaves, for each of `rows`, `b` streams of `n` units of `unit`
-/// bytes, stream `j` at `src + j * ss`, into the contiguous destination at
-/// `dst` (unit `x` of stream `j` to `dst + (x * b + j) * unit`), the last
-/// step of each row masked to its units. `false`, having done nothing,
-/// unless [`takes`].
-///
-/// # Safety
-/// Every source unit of every row readable, every destination unit
-/// writable, without overlap; `isa` one this CPU runs.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn interleave(
-    rows: Rows,
-    n: usize,
-    b: usize,
-    unit: usize,
-    src: *const u8,
-    ss: isize,
-    dst: *mut u8,
-    isa: Isa,
-) -> bool {
-    if !takes(b, unit, n, isa) {
-        return false;
-    }
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: forwarded; `takes` checked the CPU's features and that a step
-    // holds a group.
-    return unsafe {
-        x86::interleave(rows, n, b, unit, src, ss, dst);
-        true
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (rows, src, ss, dst);
-        unreachable!("takes is false off x86_64")
-    }
+/// Which way the permutes move units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Way {
+    /// `b` source streams into one contiguous destination run: unit `x` of
+    /// stream `j` to unit `x * b + j`.
+    Interleave,
+    /// One contiguous source run into `b` destination streams: unit `x * b
+    /// + j` to unit `x` of stream `j`.
+    Deinterleave,
 }
 
-/// Deinterleaves, for each of `rows`, the contiguous source at `src` into
-/// `b` streams of `n` units of `unit` bytes, stream `j` at `dst + j * ds`
-/// (unit `x * b + j` of the source to unit `x` of stream `j`), the last
-/// step of each row masked to its units: [`interleave`] the other way.
-/// `false`, having done nothing, unless [`takes`].
+/// Moves, for each of `rows`, `b` streams of `n` units of `unit` bytes
+/// (stream `j` at `j * streams` bytes from the row's start on its side)
+/// to or from one contiguous run on the other side, as `way` says, the
+/// last step of each row masked to its units. `false`, having done
+/// nothing, unless [`takes`].
 ///
 /// # Safety
 /// Every source unit of every row readable, every destination unit
 /// writable, without overlap; `isa` one this CPU runs.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn deinterleave(
+pub(crate) unsafe fn run(
+    way: Way,
     rows: Rows,
     n: usize,
     b: usize,
     unit: usize,
     src: *const u8,
     dst: *mut u8,
-    ds: isize,
+    streams: isize,
     isa: Isa,
 ) -> bool {
     if !takes(b, unit, n, isa) {
@@ -141,12 +116,15 @@ pub(crate) unsafe fn deinterleave(
     // SAFETY: forwarded; `takes` checked the CPU's features and that a step
     // holds a group.
     return unsafe {
-        x86::deinterleave(rows, n, b, unit, src, dst, ds);
+        match way {
+            Way::Interleave => x86::interleave(rows, n, b, unit, src, streams, dst),
+            Way::Deinterleave => x86::deinterleave(rows, n, b, unit, src, dst, streams),
+        }
         true
     };
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (rows, src, dst, ds);
+        let _ = (way, rows, src, dst, streams);
         unreachable!("takes is false off x86_64")
     }
 }
@@ -172,11 +150,11 @@ mod x86 {
         mask: u64,
     }
 
-    /// [`super::interleave`] with the checks done: `2 <= b <= MAX_STREAMS`,
+    /// [`super::run`]'s interleave, with the checks done: `2 <= b <= MAX_STREAMS`,
     /// `b * unit <= STEP`.
     ///
     /// # Safety
-    /// As [`super::interleave`]; the CPU has AVX-512F, BW and VBMI.
+    /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn interleave(
@@ -268,11 +246,11 @@ mod x86 {
         }
     }
 
-    /// [`super::deinterleave`] with the checks done: `2 <= b <= MAX_STREAMS`,
+    /// [`super::run`]'s deinterleave, with the checks done: `2 <= b <= MAX_STREAMS`,
     /// `b * unit <= STEP`.
     ///
     /// # Safety
-    /// As [`super::deinterleave`]; the CPU has AVX-512F, BW and VBMI.
+    /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn deinterleave(
@@ -330,80 +308,58 @@ mod x86 {
 mod tests {
     use super::*;
 
-    /// The oracle: unit by unit.
-    fn naive(rows: Rows, n: usize, b: usize, unit: usize, src: &[u8], ss: usize, len: usize) -> Vec<u8> {
-        let mut dst = vec![0xA5u8; len];
-        for r in 0..rows.count {
-            let (s0, d0) = (r * rows.ss as usize, r * rows.ds as usize);
+    /// Runs `kernel(rows, src, dst, streams)` on 3 rows of `b` streams of
+    /// `n` units (streams 3 bytes apart beyond their rows, `streams` bytes
+    /// apart; rows apart by more than they span on both sides) and compares
+    /// the whole destination with the oracle's, unit by unit: every unit
+    /// if it ran, none if not, no other byte.
+    fn check(way: Way, b: usize, unit: usize, n: usize, kernel: impl FnOnce(Rows, *const u8, *mut u8, isize) -> bool) {
+        let (streams, run) = (n * unit + 3, n * b * unit);
+        let (ss, ds) = match way {
+            Way::Interleave => (b * streams + 5, run + 7),
+            Way::Deinterleave => (run + 7, b * streams + 5),
+        };
+        let rows = Rows { count: 3, ss: ss as isize, ds: ds as isize };
+        let src: Vec<u8> = (0..3 * ss).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut got = vec![0xA5u8; 3 * ds];
+        let ran = kernel(rows, src.as_ptr(), got.as_mut_ptr(), streams as isize);
+        let mut want = vec![0xA5u8; 3 * ds];
+        for r in 0..if ran { rows.count } else { 0 } {
             for x in 0..n {
                 for j in 0..b {
-                    let (a, o) = (s0 + j * ss + x * unit, d0 + (x * b + j) * unit);
-                    dst[o..o + unit].copy_from_slice(&src[a..a + unit]);
+                    let (one, each) = ((x * b + j) * unit, j * streams + x * unit);
+                    let (a, o) = match way {
+                        Way::Interleave => (r * ss + each, r * ds + one),
+                        Way::Deinterleave => (r * ss + one, r * ds + each),
+                    };
+                    want[o..o + unit].copy_from_slice(&src[a..a + unit]);
                 }
             }
         }
-        dst
-    }
-
-    /// Runs `kernel` on 3 rows of `b` streams of `n` units (streams 3
-    /// bytes apart beyond their rows, rows apart by more than their
-    /// streams on both sides) and compares the whole destination with the
-    /// oracle's first `done(ran)` units of each stream.
-    fn check(
-        b: usize,
-        unit: usize,
-        n: usize,
-        what: &str,
-        kernel: impl FnOnce(Rows, *const u8, isize, *mut u8) -> bool,
-    ) {
-        let ss = n * unit + 3;
-        let rows = Rows { count: 3, ss: (b * ss + 5) as isize, ds: (n * b * unit + 7) as isize };
-        let (src_len, len) = (3 * rows.ss as usize, 3 * rows.ds as usize);
-        let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
-        let mut got = vec![0xA5u8; len];
-        let ran = kernel(rows, src.as_ptr(), ss as isize, got.as_mut_ptr());
-        // Every unit where it ran, none where it did not; no other byte.
-        let want = naive(rows, if ran { n } else { 0 }, b, unit, &src, ss, len);
-        assert!(got == want, "{what}");
+        assert!(got == want, "{way:?} {b} streams of {n} {unit}-byte units");
     }
 
     #[test]
-    fn the_kernel_interleaves_every_stream_count_and_unit_like_the_oracle() {
+    fn the_kernels_move_every_stream_count_and_unit_like_the_oracle() {
         if !vbmi(Isa::detect()) {
             return;
         }
-        for b in 2..=MAX_STREAMS {
-            for unit in [1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 33, 64] {
-                if b * unit > STEP {
-                    continue;
-                }
-                let k = STEP / (b * unit);
-                for n in [0, 1, k - 1, k, k + 1, 3 * k - 1, 3 * k + 2] {
-                    let what = format!("{b} streams of {n} {unit}-byte units");
-                    // SAFETY: the rows lie inside the buffers (as built);
-                    // the CPU has VBMI (checked above).
-                    check(b, unit, n, &what, |rows, src, ss, dst| unsafe {
-                        x86::interleave(rows, n, b, unit, src, ss, dst);
-                        true
-                    });
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn interleave_runs_exactly_what_it_takes() {
-        for isa in [Isa::Portable, Isa::baseline(), Isa::Avx512, Isa::detect()] {
-            for b in 1..=MAX_STREAMS + 1 {
-                for unit in 1..=4 {
-                    for n in [0, 1, 2, 31, 32, 33, 100] {
-                        let what = format!("{b} streams of {n} {unit}-byte units, {isa:?}");
-                        let taken = takes(b, unit, n, isa);
-                        // SAFETY: the rows lie inside the buffers (as built).
-                        check(b, unit, n, &what, |rows, src, ss, dst| {
-                            let ran = unsafe { interleave(rows, n, b, unit, src, ss, dst, isa) };
-                            assert_eq!(ran, taken, "{what}");
-                            ran
+        for way in [Way::Interleave, Way::Deinterleave] {
+            for b in 2..=MAX_STREAMS {
+                for unit in [1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 33, 64] {
+                    if b * unit > STEP {
+                        continue;
+                    }
+                    let k = STEP / (b * unit);
+                    for n in [0, 1, k - 1, k, k + 1, 3 * k - 1, 3 * k + 2] {
+                        // SAFETY: the rows lie inside the buffers (as
+                        // built); the CPU has VBMI (checked above).
+                        check(way, b, unit, n, |rows, src, dst, streams| unsafe {
+                            match way {
+                                Way::Interleave => x86::interleave(rows, n, b, unit, src, streams, dst),
+                                Way::Deinterleave => x86::deinterleave(rows, n, b, unit, src, dst, streams),
+                            }
+                            true
                         });
                     }
                 }
@@ -411,78 +367,24 @@ mod tests {
         }
     }
 
-    /// The oracle the other way: unit by unit.
-    fn naive_back(rows: Rows, n: usize, b: usize, unit: usize, src: &[u8], ds: usize, len: usize) -> Vec<u8> {
-        let mut dst = vec![0xA5u8; len];
-        for r in 0..rows.count {
-            let (s0, d0) = (r * rows.ss as usize, r * rows.ds as usize);
-            for x in 0..n {
-                for j in 0..b {
-                    let (a, o) = (s0 + (x * b + j) * unit, d0 + j * ds + x * unit);
-                    dst[o..o + unit].copy_from_slice(&src[a..a + unit]);
-                }
-            }
-        }
-        dst
-    }
-
-    /// [`check`] the other way: 3 rows of a contiguous source into `b`
-    /// streams 3 bytes apart beyond their rows.
-    fn check_back(
-        b: usize,
-        unit: usize,
-        n: usize,
-        what: &str,
-        kernel: impl FnOnce(Rows, *const u8, *mut u8, isize) -> bool,
-    ) {
-        let ds = n * unit + 3;
-        let rows = Rows { count: 3, ss: (n * b * unit + 7) as isize, ds: (b * ds + 5) as isize };
-        let (src_len, len) = (3 * rows.ss as usize, 3 * rows.ds as usize);
-        let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
-        let mut got = vec![0xA5u8; len];
-        let ran = kernel(rows, src.as_ptr(), got.as_mut_ptr(), ds as isize);
-        let want = naive_back(rows, if ran { n } else { 0 }, b, unit, &src, ds, len);
-        assert!(got == want, "{what}");
-    }
-
     #[test]
-    fn the_kernel_deinterleaves_every_stream_count_and_unit_like_the_oracle() {
-        if !vbmi(Isa::detect()) {
-            return;
-        }
-        for b in 2..=MAX_STREAMS {
-            for unit in [1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 33, 64] {
-                if b * unit > STEP {
-                    continue;
-                }
-                let k = STEP / (b * unit);
-                for n in [0, 1, k - 1, k, k + 1, 3 * k - 1, 3 * k + 2] {
-                    let what = format!("{b} streams of {n} {unit}-byte units");
-                    // SAFETY: the rows lie inside the buffers (as built);
-                    // the CPU has VBMI (checked above).
-                    check_back(b, unit, n, &what, |rows, src, dst, ds| unsafe {
-                        x86::deinterleave(rows, n, b, unit, src, dst, ds);
-                        true
-                    });
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn deinterleave_runs_exactly_what_it_takes() {
-        for isa in [Isa::Portable, Isa::baseline(), Isa::Avx512, Isa::detect()] {
-            for b in 1..=MAX_STREAMS + 1 {
-                for unit in 1..=4 {
-                    for n in [0, 1, 2, 31, 32, 33, 100] {
-                        let what = format!("{b} streams of {n} {unit}-byte units, {isa:?}");
-                        let taken = takes(b, unit, n, isa);
-                        // SAFETY: the rows lie inside the buffers (as built).
-                        check_back(b, unit, n, &what, |rows, src, dst, ds| {
-                            let ran = unsafe { deinterleave(rows, n, b, unit, src, dst, ds, isa) };
-                            assert_eq!(ran, taken, "{what}");
-                            ran
-                        });
+    fn each_runs_exactly_what_it_takes() {
+        for way in [Way::Interleave, Way::Deinterleave] {
+            for isa in [Isa::Portable, Isa::baseline(), Isa::Avx512, Isa::detect()] {
+                for b in 1..=MAX_STREAMS + 1 {
+                    for unit in 1..=4 {
+                        for n in [0, 1, 2, 31, 32, 33, 100] {
+                            // SAFETY: the rows lie inside the buffers (as built).
+                            check(way, b, unit, n, |rows, src, dst, streams| {
+                                let ran = unsafe { run(way, rows, n, b, unit, src, dst, streams, isa) };
+                                assert_eq!(
+                                    ran,
+                                    takes(b, unit, n, isa),
+                                    "{way:?} {b} streams of {n} {unit}-byte units, {isa:?}"
+                                );
+                                ran
+                            });
+                        }
                     }
                 }
             }

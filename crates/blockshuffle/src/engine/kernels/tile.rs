@@ -13,7 +13,7 @@ use super::bytes::{Stage, STAGE, STREAM_MIN};
 use super::copy::{by_unit, by_wide_unit, copy_run, unit_copy, wide_move, Mode};
 use super::lines::Writers;
 use super::nest::Rows;
-use super::permute;
+use super::permute::{self, Way};
 use super::shuffle;
 use super::simd;
 use super::transpose::{self, Matrix, Rows2};
@@ -146,11 +146,11 @@ unsafe fn permutes(
             && (dsx == ny as isize * u
                 && ny <= streams
                 && !own_interleave(ny, unit)
-                && permute::interleave(rows, nx, ny, unit, src, ssy, dst, m.isa)
+                && permute::run(Way::Interleave, rows, nx, ny, unit, src, dst, ssy, m.isa)
                 || ssy == nx as isize * u
                     && nx <= streams
                     && !own_deinterleave(nx, unit)
-                    && permute::deinterleave(rows, ny, nx, unit, src, dst, dsx, m.isa))
+                    && permute::run(Way::Deinterleave, rows, ny, nx, unit, src, dst, dsx, m.isa))
     }
 }
 
