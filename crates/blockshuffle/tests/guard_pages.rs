@@ -1,6 +1,7 @@
 //! Kernels that load and store under masks (the byte permutes of
 //! interleaves and deinterleaves of many streams, their last step masked
-//! to its units) touch only the tensor's bytes: sources and destinations
+//! to its units; deinterleaves of 3- and 4-byte units too) touch only the
+//! tensor's bytes: sources and destinations
 //! that end, or begin, exactly at an inaccessible page fault otherwise.
 
 use blockshuffle::{openvino, tf, torch, DataFormat, Kernels, Operator, Plan, Streaming};
@@ -53,7 +54,7 @@ fn many_stream_interleaves_stay_inside_their_buffers() {
 
 #[test]
 fn many_stream_deinterleaves_stay_inside_their_buffers() {
-    for elem in [1, 2] {
+    for elem in [1, 2, 3, 4] {
         for w in [13, 27, 50] {
             check(tf::SpaceToDepth::new(5, DataFormat::Nchw).plan(&[1, 1, 10, 5 * w]).unwrap(), elem);
             check(torch::PixelUnshuffle::new(9).plan(&[2, 1, 9, 9 * w]).unwrap(), elem);

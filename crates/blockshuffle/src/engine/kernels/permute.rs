@@ -30,20 +30,34 @@ pub(crate) const MAX_STREAMS: usize = 32;
 /// The bytes of a step: two 64-byte registers.
 const STEP: usize = 128;
 
-/// The widest unit the permutes take: wider units move one at a time as
-/// fast (each a single move), and a step then moves too few bytes of each
-/// stream.
-const MAX_UNIT: usize = 2;
+/// The widest unit the permutes take, each way: wider units move one at a
+/// time as fast (each a single move), and a step then moves too few bytes
+/// of each stream.
+///
+/// - Interleaves, 2 bytes: 4-byte units measured as many slower as faster
+///   (NCHW_VECT_C depth-to-space by 12 to 15, 1.7x the time); 3-, 6-, 8-,
+///   12-, 16- and 32-byte units slower, up to 3.5x the time (see
+///   [`takes`]).
+/// - Deinterleaves, 4 bytes: the 36 broad workloads (seed 26) of 3- and
+///   4-byte units they reach, 5 alternated runs, 4.65 -> 3.82x memcpy
+///   (ONNX space-to-depth of 3-byte units by 6, 19 -> 4.5; NCHW_VECT_C
+///   space-to-depth of uint8 by 8, 8.1 -> 3.5); the worst, float32 pixel
+///   unshuffle by 8 of 0.4 MiB, 3.4 -> 4.0.
+const fn max_unit(way: Way) -> usize {
+    match way {
+        Way::Interleave => 2,
+        Way::Deinterleave => 4,
+    }
+}
 
 /// The shortest row (bytes) the permutes take: one vector; below it a
 /// step's fixed cost (a masked load or store per stream) is more than
 /// moving the units.
 const MIN_ROW: usize = 64;
 
-/// Whether [`run`] run `b` streams of `n`
-/// units of `unit` bytes on `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`]
-/// streams of units of at most [`MAX_UNIT`] bytes, rows of at least
-/// [`MIN_ROW`] bytes.
+/// Whether [`run`] moves `b` streams of `n` units of `unit` bytes `way`
+/// on `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`] streams of units of at most
+/// [`max_unit`] bytes, rows of at least [`MIN_ROW`] bytes.
 ///
 /// Measured (one thread, ratio to memcpy, alternated runs): the 7 broad
 /// workloads (seed 26) whose deinterleaves it takes from the tile's own
@@ -55,14 +69,12 @@ const MIN_ROW: usize = 64;
 ///   9-12x; pixel shuffle by 7 of uint8, 15.5 MiB, 10.6 -> 3.3x; OpenVINO
 ///   batch-to-space of uint8 by 8, 22 MiB, 6.4 -> 1.3x; depth-to-space of
 ///   float16 by 7, 28.6 -> 5.0x;
-/// - 4-byte units: as many slower as faster (NCHW_VECT_C depth-to-space by
-///   12 to 15, 1.7x the time); 3-, 6-, 8-, 12-, 16- and 32-byte units
-///   slower, up to 3.5x the time; so are rows of 2 units (a quarter
-///   vector).
-pub(crate) fn takes(b: usize, unit: usize, n: usize, isa: Isa) -> bool {
+/// - wider units: see [`max_unit`]; rows of 2 units (a quarter vector)
+///   slower.
+pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool {
     vbmi(isa)
         && (2..=MAX_STREAMS).contains(&b)
-        && (1..=MAX_UNIT).contains(&unit)
+        && (1..=max_unit(way)).contains(&unit)
         && n.saturating_mul(b * unit) >= MIN_ROW
 }
 
@@ -109,7 +121,7 @@ pub(crate) unsafe fn run(
     streams: isize,
     isa: Isa,
 ) -> bool {
-    if !takes(b, unit, n, isa) {
+    if !takes(way, b, unit, n, isa) {
         return false;
     }
     #[cfg(target_arch = "x86_64")]
@@ -268,15 +280,14 @@ mod x86 {
         let k = STEP / (b * unit);
         let (len, bytes) = (k * unit, b * k * unit);
         // Byte `t` of stream `j`'s step: byte `t % unit` of its unit `t /
-        // unit`, source byte `(t / unit * b + j) * unit + t % unit`.
-        let mut idx = [[0u8; 64]; MAX_STREAMS];
-        for (j, idx) in idx[..b].iter_mut().enumerate() {
-            let mut t = 0;
-            for x in 0..k {
-                for byte in 0..unit {
-                    idx[t] = ((x * b + j) * unit + byte) as u8;
-                    t += 1;
-                }
+        // unit`, source byte `(t / unit * b + j) * unit + t % unit`: stream
+        // 0's indices plus `j * unit` (no table per stream to build).
+        let mut first = [0u8; 64];
+        let mut t = 0;
+        for x in 0..k {
+            for byte in 0..unit {
+                first[t] = (x * b * unit + byte) as u8;
+                t += 1;
             }
         }
         let (steps, last) = (n / k, n % k);
@@ -285,6 +296,7 @@ mod x86 {
         // the last step its `last` groups; the stores only each stream's
         // `len` bytes of the step, or its `last` units (caller).
         unsafe {
+            let (first, next) = (_mm512_loadu_si512(first.as_ptr().cast()), _mm512_set1_epi8(unit as i8));
             // The whole steps, then the last one masked (no closure: see
             // `interleave`).
             for r in 0..rows.count {
@@ -294,9 +306,11 @@ mod x86 {
                     let (from, to) = (s.wrapping_add(i * b * k * unit), d.wrapping_add(i * k * unit));
                     let lo = _mm512_maskz_loadu_epi8(lanes(0, bytes.min(64)), from.cast());
                     let hi = _mm512_maskz_loadu_epi8(lanes(0, bytes.saturating_sub(64)), from.wrapping_add(64).cast());
-                    for (j, idx) in idx[..b].iter().enumerate() {
-                        let v = _mm512_permutex2var_epi8(lo, _mm512_loadu_si512(idx.as_ptr().cast()), hi);
+                    let mut idx = first;
+                    for j in 0..b {
+                        let v = _mm512_permutex2var_epi8(lo, idx, hi);
                         _mm512_mask_storeu_epi8(to.wrapping_offset(j as isize * ds).cast(), lanes(0, len), v);
+                        idx = _mm512_add_epi8(idx, next);
                     }
                 }
             }
@@ -372,14 +386,14 @@ mod tests {
         for way in [Way::Interleave, Way::Deinterleave] {
             for isa in [Isa::Portable, Isa::baseline(), Isa::Avx512, Isa::detect()] {
                 for b in 1..=MAX_STREAMS + 1 {
-                    for unit in 1..=4 {
+                    for unit in 1..=5 {
                         for n in [0, 1, 2, 31, 32, 33, 100] {
                             // SAFETY: the rows lie inside the buffers (as built).
                             check(way, b, unit, n, |rows, src, dst, streams| {
                                 let ran = unsafe { run(way, rows, n, b, unit, src, dst, streams, isa) };
                                 assert_eq!(
                                     ran,
-                                    takes(b, unit, n, isa),
+                                    takes(way, b, unit, n, isa),
                                     "{way:?} {b} streams of {n} {unit}-byte units, {isa:?}"
                                 );
                                 ran
@@ -393,18 +407,25 @@ mod tests {
 
     #[test]
     fn takes_vbmi_narrow_units_and_a_vector_a_row() {
-        assert!(!takes(6, 1, 1000, Isa::Avx512));
-        assert!(!takes(6, 1, 1000, Isa::Portable));
+        use Way::*;
+        assert!(!takes(Interleave, 6, 1, 1000, Isa::Avx512));
+        assert!(!takes(Deinterleave, 6, 1, 1000, Isa::Portable));
         let isa = Isa::detect();
         if vbmi(isa) {
-            assert!(takes(6, 1, 11, isa));
-            assert!(!takes(6, 1, 10, isa));
-            assert!(takes(32, 2, 1, isa));
-            assert!(takes(2, 2, 16, isa));
-            assert!(!takes(2, 2, 15, isa));
-            assert!(!takes(33, 1, 1000, isa));
-            assert!(!takes(2, 3, 1000, isa));
-            assert!(!takes(1, 1, 1000, isa));
+            for way in [Interleave, Deinterleave] {
+                assert!(takes(way, 6, 1, 11, isa));
+                assert!(!takes(way, 6, 1, 10, isa));
+                assert!(takes(way, 32, 2, 1, isa));
+                assert!(takes(way, 2, 2, 16, isa));
+                assert!(!takes(way, 2, 2, 15, isa));
+                assert!(!takes(way, 33, 1, 1000, isa));
+                assert!(!takes(way, 1, 1, 1000, isa));
+                assert!(!takes(way, 2, 5, 1000, isa));
+            }
+            assert!(!takes(Interleave, 2, 3, 1000, isa));
+            assert!(takes(Deinterleave, 2, 3, 1000, isa));
+            assert!(takes(Deinterleave, 8, 4, 2, isa));
+            assert!(!takes(Deinterleave, 8, 4, 1, isa));
         }
     }
 }
