@@ -1,10 +1,10 @@
 //! Interleaves and deinterleaves by byte permutes (AVX512-VBMI): `b`
 //! source streams of 1- or 2-byte units into one contiguous destination
-//! run and back, for the shapes no kernel of their own takes: 5 to 32
-//! streams (NCHW depth-to-space and space-to-depth, pixel shuffle and
-//! unshuffle of bytes and float16 by blocks of 5 to 16 and more). The
-//! kernels themselves move units of any size up to 64 bytes; [`takes`]
-//! says which they are kept for.
+//! run, and such a run of units of up to 4 bytes back into streams, for
+//! the shapes no kernel of their own takes: 5 to 32 streams (NCHW
+//! depth-to-space and space-to-depth, pixel shuffle and unshuffle by
+//! blocks of 5 to 16 and more). The kernels themselves move units of any
+//! size up to 64 bytes; [`takes`] says which they are kept for.
 //!
 //! A step reads `k` units of every stream into two registers side by side
 //! (128 bytes: stream `j`'s at byte `j * k * unit`, by masked loads that
@@ -13,7 +13,8 @@
 //! depend only on `b` and the unit and are built once per call.
 //!
 //! A deinterleaving step reads 128 bytes of whole groups and writes each
-//! stream's `k` units with one permute and one masked store.
+//! stream's `k` units with one permute (stream 0's indices plus `j *
+//! unit`) and one masked store.
 //!
 //! What they buy is measured in [`takes`].
 //!
@@ -22,9 +23,8 @@
 use super::nest::Rows;
 use crate::engine::arch::Isa;
 
-/// The most streams [`run`] take: a step then
-/// moves at least 4 bytes of each stream, a load (interleave) or store
-/// (deinterleave) of each.
+/// The most streams [`run`] takes: a step then moves at least 4 bytes of
+/// each stream, a load (interleave) or store (deinterleave) of each.
 pub(crate) const MAX_STREAMS: usize = 32;
 
 /// The bytes of a step: two 64-byte registers.
@@ -274,11 +274,13 @@ mod x86 {
         dst: *mut u8,
         ds: isize,
     ) {
-        // A real check: the tables below hold MAX_STREAMS streams and a
-        // step at least one group.
+        // A real check: a step holds at least one group (its indices then
+        // address the two registers' 128 bytes), of as many streams as
+        // `takes` allows.
         assert!((2..=MAX_STREAMS).contains(&b) && b * unit <= STEP, "{b} streams of {unit}-byte units");
         let k = STEP / (b * unit);
-        let (len, bytes) = (k * unit, b * k * unit);
+        // A step's bytes of each stream, and of the source.
+        let (per_stream, per_step) = (k * unit, b * k * unit);
         // Byte `t` of stream `j`'s step: byte `t % unit` of its unit `t /
         // unit`, source byte `(t / unit * b + j) * unit + t % unit`: stream
         // 0's indices plus `j * unit` (no table per stream to build).
@@ -302,8 +304,8 @@ mod x86 {
             for r in 0..rows.count {
                 let (s, d) = rows.at(r, src, dst);
                 for i in 0..steps + usize::from(last > 0) {
-                    let (bytes, len) = if i < steps { (bytes, len) } else { (last * b * unit, last * unit) };
-                    let (from, to) = (s.wrapping_add(i * b * k * unit), d.wrapping_add(i * k * unit));
+                    let (bytes, len) = if i < steps { (per_step, per_stream) } else { (last * b * unit, last * unit) };
+                    let (from, to) = (s.wrapping_add(i * per_step), d.wrapping_add(i * per_stream));
                     let lo = _mm512_maskz_loadu_epi8(lanes(0, bytes.min(64)), from.cast());
                     let hi = _mm512_maskz_loadu_epi8(lanes(0, bytes.saturating_sub(64)), from.wrapping_add(64).cast());
                     let mut idx = first;

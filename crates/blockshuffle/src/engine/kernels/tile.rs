@@ -145,25 +145,21 @@ unsafe fn permutes(
         !m.nt
             && (dsx == ny as isize * u
                 && ny <= streams
-                && !own_interleave(ny, unit)
+                && !simd_streams(ny, unit)
+                && !shuffle::interleaves(m.isa, unit, ny)
                 && permute::run(Way::Interleave, rows, nx, ny, unit, src, dst, ssy, m.isa)
                 || ssy == nx as isize * u
                     && nx <= streams
-                    && !own_deinterleave(nx, unit)
+                    && !simd_streams(nx, unit)
                     && permute::run(Way::Deinterleave, rows, ny, nx, unit, src, dst, dsx, m.isa))
     }
 }
 
-/// Whether `b` streams of `unit`-byte units interleave by a kernel of
-/// their own: 2 to 4 streams of 1-, 2-, 4-, 8- and 16-byte units
-/// (`simd`), or of 3-, 6- and 12-byte units (`shuffle`).
-fn own_interleave(b: usize, unit: usize) -> bool {
-    matches!(b, 2..=4) && matches!(unit, 1 | 2 | 3 | 4 | 6 | 8 | 12 | 16)
-}
-
-/// Whether `b` streams of `unit`-byte units deinterleave by a kernel of
-/// their own: 2 to 4 streams of 1-, 2-, 4-, 8- and 16-byte units (`simd`).
-fn own_deinterleave(b: usize, unit: usize) -> bool {
+/// Whether `b` streams of `unit`-byte units interleave and deinterleave by
+/// the vector kernels of [`tile`] (`simd`): 2 to 4 streams of 1-, 2-, 4-,
+/// 8- and 16-byte units. (Interleaves of 3-, 6- and 12-byte units have
+/// `shuffle`'s: [`shuffle::interleaves`].)
+fn simd_streams(b: usize, unit: usize) -> bool {
     matches!(b, 2..=4) && matches!(unit, 1 | 2 | 4 | 8 | 16)
 }
 

@@ -10,8 +10,8 @@
 //! of 512 bytes, so that both sides move in runs the memory system serves
 //! at speed. The blocks go in destination order, a chunk of rows at a
 //! time where the source rows span more pages than the TLB holds
-//! ([`CHUNK_ROWS`]); the next block's source lines are fetched ahead (no hardware prefetcher follows a column of
-//! rows). A block goes in strips of 16 destination rows; a strip in
+//! ([`CHUNK_ROWS`]); the next block's source lines are fetched ahead (no
+//! hardware prefetcher follows a column of rows). A block goes in strips of 16 destination rows; a strip in
 //! register transposes of one 16-byte vector per row (16 x 16 bytes, 8 x 8
 //! of 2 bytes, 4 x 4 of 4 bytes, 2 x 2 of 8 bytes: log2 of the side rounds
 //! of SSE2 unpacks, which every x86_64 has). With AVX-512 the same
@@ -73,7 +73,8 @@ pub(crate) const fn block_cols(unit: usize) -> usize {
 }
 
 /// Most source rows the transposes sweep through their columns at once
-/// (where the rows span more pages than that): their pages (a row each,
+/// (the full-line squares always; the blocked transpose where the rows
+/// span more pages than that, [`Rows2::pages`]): their pages (a row each,
 /// at worst) fit in the second-level TLB of every x86_64 core of the last
 /// decade (1,536 entries and more), so that each column of blocks after
 /// the first finds them there.
