@@ -3,14 +3,13 @@
 //! run, and such a run of units of up to 4 bytes back into streams, for
 //! the shapes no kernel of their own takes: 5 to 32 streams (NCHW
 //! depth-to-space and space-to-depth, pixel shuffle and unshuffle by
-//! blocks of 5 to 16 and more). The kernels themselves move units of any
-//! size up to 64 bytes; [`takes`] says which they are kept for.
+//! blocks of 5 to 16 and more).
 //!
 //! A step reads `k` units of every stream into two registers side by side
 //! (128 bytes: stream `j`'s at byte `j * k * unit`, by masked loads that
 //! touch only its bytes) and writes the `k` groups of `b` units they make
 //! with one or two two-register byte permutes (`vpermt2b`), whose indices
-//! depend only on `b` and the unit and are built once per call.
+//! depend only on `b` and the unit and are built at compile time.
 //!
 //! A deinterleaving step reads 128 bytes of whole groups and writes each
 //! stream's `k` units with one permute (stream 0's indices plus `j *
@@ -60,6 +59,66 @@ const fn max_unit(way: Way) -> usize {
     match way {
         Way::Interleave => 2,
         Way::Deinterleave => 4,
+    }
+}
+
+/// A step's permute indices for every stream count and unit the permutes
+/// take, built at compile time: built on each call, they were most of the
+/// time of calls of a few short rows (PyTorch pixel shuffle of uint8 by 7,
+/// 13-byte streams, 1.2 MiB, 86% of its time in the interleave, most of
+/// that building its indices). Measured with the loads' masks built
+/// without zeroing tables, on the 75 broad workloads (seed 26) that the
+/// permutes run, 4 alternated runs, ratio to memcpy: below 1 MiB (26)
+/// 6.98 -> 5.65, 1 to 16 MiB (24) 3.69 -> 3.26, 16 MiB and more (25) 1.96
+/// -> 1.98; that pixel shuffle 20.1 -> 8.9, TF NCHW depth-to-space of
+/// uint8 by 5 (0.6 MiB) 13.8 -> 4.6.
+struct Indices {
+    /// `interleave[b][unit - 1]`: destination byte `q = (x * b + j) * unit
+    /// + t` of a step (byte `t` of unit `x` of stream `j`) comes from byte
+    /// `j * k * unit + x * unit + t` of the two registers, `k = STEP / (b *
+    /// unit)` units of each stream.
+    interleave: [[[u8; STEP]; max_unit(Way::Interleave)]; MAX_STREAMS + 1],
+    /// `deinterleave[b][unit - 1]`: byte `t` of stream 0's part of a step
+    /// (byte `t % unit` of its unit `t / unit`) comes from byte `t / unit
+    /// * b * unit + t % unit` of the two registers; stream `j`'s are these
+    /// plus `j * unit`.
+    deinterleave: [[[u8; 64]; max_unit(Way::Deinterleave)]; MAX_STREAMS + 1],
+}
+
+static INDICES: Indices = Indices::build();
+
+impl Indices {
+    const fn build() -> Indices {
+        let mut t = Indices {
+            interleave: [[[0; STEP]; max_unit(Way::Interleave)]; MAX_STREAMS + 1],
+            deinterleave: [[[0; 64]; max_unit(Way::Deinterleave)]; MAX_STREAMS + 1],
+        };
+        let mut b = 2;
+        while b <= MAX_STREAMS {
+            let mut unit = 1;
+            while unit <= max_unit(Way::Interleave) {
+                let k = STEP / (b * unit);
+                let mut q = 0;
+                while q < k * b * unit {
+                    let (x, j, byte) = (q / (b * unit), q % (b * unit) / unit, q % unit);
+                    t.interleave[b][unit - 1][q] = (j * k * unit + x * unit + byte) as u8;
+                    q += 1;
+                }
+                unit += 1;
+            }
+            let mut unit = 1;
+            while unit <= max_unit(Way::Deinterleave) {
+                let k = STEP / (b * unit);
+                let mut q = 0;
+                while q < k * unit {
+                    t.deinterleave[b][unit - 1][q] = (q / unit * b * unit + q % unit) as u8;
+                    q += 1;
+                }
+                unit += 1;
+            }
+            b += 1;
+        }
+        t
     }
 }
 
@@ -158,7 +217,9 @@ pub(crate) unsafe fn run(
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{Rows, AHEAD_ROWS, MAX_STREAMS, STEP};
+    use arrayvec::ArrayVec;
+
+    use super::{max_unit, Rows, Way, AHEAD_ROWS, INDICES, MAX_STREAMS, STEP};
     use crate::engine::arch::mem::prefetch;
 
     /// The mask of lanes `from..to` of a 64-byte vector (`from <= to <= 64`).
@@ -167,17 +228,18 @@ mod x86 {
         upto(to) & !upto(from)
     }
 
-    /// A masked load of a step: the lanes `mask` of one register from the
-    /// bytes at `stream + at` (the stream's bytes in those lanes).
+    /// A masked load of a step: the lanes `mask` of one register (`mask[0]`
+    /// in a whole step, `mask[1]` in the last, if it is not) from the bytes
+    /// at `at` from the step's start in stream 0 (its stream's bytes in
+    /// those lanes).
     #[derive(Clone, Copy)]
     struct Load {
-        stream: usize,
         at: isize,
-        mask: u64,
+        mask: [u64; 2],
     }
 
     /// [`super::run`]'s interleave, with the checks done: `2 <= b <= MAX_STREAMS`,
-    /// `b * unit <= STEP`.
+    /// `unit <= max_unit`.
     ///
     /// # Safety
     /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
@@ -192,73 +254,55 @@ mod x86 {
         ss: isize,
         dst: *mut u8,
     ) {
-        // A real check: the tables below hold MAX_STREAMS streams and a
-        // step at least one group.
-        assert!((2..=MAX_STREAMS).contains(&b) && b * unit <= STEP, "{b} streams of {unit}-byte units");
+        // A real check: the tables below hold MAX_STREAMS streams and the
+        // units the permutes take (a step then holds at least one group).
+        assert!(
+            (2..=MAX_STREAMS).contains(&b) && (1..=max_unit(Way::Interleave)).contains(&unit),
+            "{b} streams of {unit}-byte units"
+        );
         let k = STEP / (b * unit);
         let (len, out) = (k * unit, b * k * unit);
-        // The loads of each register: stream `j`'s bytes are bytes
-        // `j * len..(j + 1) * len` of the two registers; at most one
-        // stream straddles them, so each has at most `b` loads and both
-        // together at most `b + 1`.
-        let mut loads = [[Load { stream: 0, at: 0, mask: 0 }; MAX_STREAMS]; 2];
-        let mut count = [0; 2];
-        for j in 0..b {
-            let (lo, hi) = (j * len, (j + 1) * len);
-            for (r, base) in [0, 64].into_iter().enumerate() {
-                let (from, to) = (lo.max(base), hi.min(base + 64));
-                if from < to {
-                    // Lane `t` of register `r` is the stream's byte
-                    // `base + t - lo`.
-                    loads[r][count[r]] =
-                        Load { stream: j, at: base as isize - lo as isize, mask: lanes(from - base, to - base) };
-                    count[r] += 1;
-                }
-            }
-        }
-        // Destination byte `q` of a step: byte `t` of unit `x` of stream
-        // `j`, `q = (x * b + j) * unit + t`.
-        let mut idx = [[0u8; 64]; 2];
-        let mut q = 0;
-        for x in 0..k {
-            for j in 0..b {
-                for t in 0..unit {
-                    idx[q / 64][q % 64] = (j * len + x * unit + t) as u8;
-                    q += 1;
-                }
-            }
-        }
         // The last step's units, if a whole step does not end the row: its
         // loads masked to them (lane `t` of a load is its stream's byte `t
         // + at`), its stores to their groups.
         let (steps, last) = (n / k, n % k);
-        let mut masks = [[[0u64; MAX_STREAMS]; 2]; 2];
-        for reg in 0..2 {
-            for (i, l) in loads[reg][..count[reg]].iter().enumerate() {
-                let upto = ((last * unit) as isize - l.at).clamp(0, 64) as usize;
-                masks[0][reg][i] = l.mask;
-                masks[1][reg][i] = l.mask & lanes(0, upto);
+        // The loads of each register: stream `j`'s bytes are bytes
+        // `j * len..(j + 1) * len` of the two registers; at most one
+        // stream straddles them, so each has at most `b` loads and both
+        // together at most `b + 1`.
+        let mut loads: [ArrayVec<Load, MAX_STREAMS>; 2] = [ArrayVec::new(), ArrayVec::new()];
+        for j in 0..b {
+            let (lo, hi) = (j * len, (j + 1) * len);
+            for (loads, base) in loads.iter_mut().zip([0, 64]) {
+                let (from, to) = (lo.max(base), hi.min(base + 64));
+                if from < to {
+                    // Lane `t` of the register is the stream's byte `at + t`.
+                    let at = base as isize - lo as isize;
+                    let (whole, upto) = (lanes(from - base, to - base), ((last * unit) as isize - at).clamp(0, 64));
+                    let mask = [whole, whole & lanes(0, upto as usize)];
+                    loads.push(Load { at: (j as isize).wrapping_mul(ss).wrapping_add(at), mask });
+                }
             }
         }
+        let idx = &INDICES.interleave[b][unit - 1];
         // SAFETY: the loads touch only the lanes of their masks: the bytes
         // of a stream's `k` units from the step's start (inside the row:
         // `steps * k <= n`), or in the last step of its `last` units; the
         // stores only the step's `out` bytes of the destination, or the
         // last step's `last` groups (caller).
         unsafe {
-            let idx = [_mm512_loadu_si512(idx[0].as_ptr().cast()), _mm512_loadu_si512(idx[1].as_ptr().cast())];
+            let idx = [_mm512_loadu_si512(idx.as_ptr().cast()), _mm512_loadu_si512(idx[64..].as_ptr().cast())];
             // The whole steps, then the last one masked (no closure, whose
             // intrinsics the compiler may leave as calls: `.ci/inlined`).
             for r in 0..rows.count {
                 let (s, d) = rows.at(r, src, dst);
                 for i in 0..steps + usize::from(last > 0) {
-                    let (masks, bytes) = if i < steps { (&masks[0], out) } else { (&masks[1], last * b * unit) };
+                    let (which, bytes) = if i < steps { (0, out) } else { (1, last * b * unit) };
                     let (from, to) = (s.wrapping_add(i * len), d.wrapping_add(i * out));
                     let mut v = [_mm512_setzero_si512(); 2];
-                    for (reg, v) in v.iter_mut().enumerate() {
-                        for (l, &mask) in loads[reg][..count[reg]].iter().zip(&masks[reg]) {
-                            let p = from.wrapping_offset(l.stream as isize * ss + l.at);
-                            *v = _mm512_mask_loadu_epi8(*v, mask, p.cast());
+                    for (v, loads) in v.iter_mut().zip(&loads) {
+                        for l in loads {
+                            *v = _mm512_mask_loadu_epi8(*v, l.mask[which], from.wrapping_offset(l.at).cast());
                         }
                     }
                     let first = _mm512_permutex2var_epi8(v[0], idx[0], v[1]);
@@ -273,7 +317,7 @@ mod x86 {
     }
 
     /// [`super::run`]'s deinterleave, with the checks done: `2 <= b <= MAX_STREAMS`,
-    /// `b * unit <= STEP`.
+    /// `unit <= max_unit`.
     ///
     /// # Safety
     /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
@@ -288,24 +332,18 @@ mod x86 {
         dst: *mut u8,
         ds: isize,
     ) {
-        // A real check: a step holds at least one group (its indices then
-        // address the two registers' 128 bytes), of as many streams as
-        // `takes` allows.
-        assert!((2..=MAX_STREAMS).contains(&b) && b * unit <= STEP, "{b} streams of {unit}-byte units");
+        // A real check: the tables below hold MAX_STREAMS streams and the
+        // units the permutes take (a step then holds at least one group,
+        // and its indices address the two registers' 128 bytes).
+        assert!(
+            (2..=MAX_STREAMS).contains(&b) && (1..=max_unit(Way::Deinterleave)).contains(&unit),
+            "{b} streams of {unit}-byte units"
+        );
         let k = STEP / (b * unit);
         // A step's bytes of each stream, and of the source.
         let (per_stream, per_step) = (k * unit, b * k * unit);
-        // Byte `t` of stream `j`'s step: byte `t % unit` of its unit `t /
-        // unit`, source byte `(t / unit * b + j) * unit + t % unit`: stream
-        // 0's indices plus `j * unit` (no table per stream to build).
-        let mut first = [0u8; 64];
-        let mut t = 0;
-        for x in 0..k {
-            for byte in 0..unit {
-                first[t] = (x * b * unit + byte) as u8;
-                t += 1;
-            }
-        }
+        // Stream `j`'s indices: stream 0's plus `j * unit`.
+        let first = &INDICES.deinterleave[b][unit - 1];
         let (steps, last) = (n / k, n % k);
         // Source rows that do not continue one another: see `AHEAD_ROWS`.
         let row = n * b * unit;
@@ -382,10 +420,7 @@ mod tests {
         }
         for way in [Way::Interleave, Way::Deinterleave] {
             for b in 2..=MAX_STREAMS {
-                for unit in [1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 33, 64] {
-                    if b * unit > STEP {
-                        continue;
-                    }
+                for unit in 1..=max_unit(way) {
                     let k = STEP / (b * unit);
                     for n in [0, 1, k - 1, k, k + 1, 3 * k - 1, 3 * k + 2] {
                         // SAFETY: the rows lie inside the buffers (as
