@@ -1,6 +1,7 @@
 //! Kernels that load and store under masks (the byte permutes of
 //! interleaves and deinterleaves of many streams, their last step masked
-//! to its units; deinterleaves of 3- and 4-byte units too) touch only the
+//! to its units; deinterleaves of 3- and 4-byte units, and interleaves of
+//! short streams of them, too) touch only the
 //! tensor's bytes: sources and destinations
 //! that end, or begin, exactly at an inaccessible page fault otherwise.
 
@@ -59,6 +60,18 @@ fn many_stream_deinterleaves_stay_inside_their_buffers() {
             check(tf::SpaceToDepth::new(5, DataFormat::Nchw).plan(&[1, 1, 10, 5 * w]).unwrap(), elem);
             check(torch::PixelUnshuffle::new(9).plan(&[2, 1, 9, 9 * w]).unwrap(), elem);
             check(openvino::SpaceToDepth::blocks_first(6).plan(&[1, 2, 6 * w]).unwrap(), elem);
+        }
+    }
+}
+
+#[test]
+fn short_stream_interleaves_of_wide_units_stay_inside_their_buffers() {
+    // 3- and 4-byte units in streams of at most one vector, in 5 and 7
+    // streams: a masked step alone, whole steps and a masked one.
+    for elem in [3, 4] {
+        for w in [5, 13, 16] {
+            check(tf::DepthToSpace::new(5, DataFormat::Nchw).plan(&[1, 25, 3, w]).unwrap(), elem);
+            check(torch::PixelShuffle::new(7).plan(&[2, 49, 2, w]).unwrap(), elem);
         }
     }
 }

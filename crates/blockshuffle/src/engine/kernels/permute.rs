@@ -1,6 +1,7 @@
 //! Interleaves and deinterleaves by byte permutes (AVX512-VBMI): `b`
-//! source streams of 1- or 2-byte units into one contiguous destination
-//! run, and such a run of units of up to 4 bytes back into streams, for
+//! source streams of 1- or 2-byte units (and short streams of 3- and
+//! 4-byte units) into one contiguous destination run, and such a run of
+//! units of up to 4 bytes back into streams, for
 //! the shapes no kernel of their own takes: 5 to 32 streams (NCHW
 //! depth-to-space and space-to-depth, pixel shuffle and unshuffle by
 //! blocks of 5 to 16 and more).
@@ -46,10 +47,11 @@ const AHEAD_ROWS: isize = 2;
 /// time as fast (each a single move), and a step then moves too few bytes
 /// of each stream.
 ///
-/// - Interleaves, 2 bytes: 4-byte units measured as many slower as faster
-///   (NCHW_VECT_C depth-to-space by 12 to 15, 1.7x the time); 3-, 6-, 8-,
-///   12-, 16- and 32-byte units slower, up to 3.5x the time (see
-///   [`takes`]).
+/// - Interleaves, 4 bytes, and units of 3 and 4 bytes only in streams of
+///   at most [`MAX_WIDE_STREAM`] bytes. (Measured before the indices were
+///   built at compile time: 4-byte units as many slower as faster,
+///   NCHW_VECT_C depth-to-space by 12 to 15 1.7x the time; 3-, 6-, 8-,
+///   12-, 16- and 32-byte units slower, up to 3.5x the time.)
 /// - Deinterleaves, 4 bytes: the 36 broad workloads (seed 26) of 3- and
 ///   4-byte units they reach, 5 alternated runs, 4.65 -> 3.82x memcpy
 ///   (ONNX space-to-depth of 3-byte units by 6, 19 -> 4.5; NCHW_VECT_C
@@ -57,7 +59,7 @@ const AHEAD_ROWS: isize = 2;
 ///   unshuffle by 8 of 0.4 MiB, 3.4 -> 4.0.
 const fn max_unit(way: Way) -> usize {
     match way {
-        Way::Interleave => 2,
+        Way::Interleave => 4,
         Way::Deinterleave => 4,
     }
 }
@@ -148,7 +150,25 @@ pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool
         && (2..=MAX_STREAMS).contains(&b)
         && (1..=max_unit(way)).contains(&unit)
         && n.saturating_mul(b * unit) >= MIN_ROW
+        && (way == Way::Deinterleave || unit <= 2 || n * unit <= MAX_WIDE_STREAM)
 }
+
+/// The longest stream (bytes) whose interleave of 3- and 4-byte units the
+/// permutes take: one vector. Longer streams of them go as fast through
+/// `tile`'s wide moves, which move a unit each and have no masked loads
+/// of a few units from each of `b` streams (OpenVINO depth-to-space of
+/// float32 by 13, 121,056-unit streams, 1.54 -> 1.90x memcpy through the
+/// permutes; NCHW_VECT_C depth-to-space by 11 to 15, 28- to 87-unit
+/// streams, 2.3-3.6 -> 2.7-4.9). Measured with it (ratio to memcpy,
+/// alternated runs): the 49 broad workloads (seed 26) whose tiles
+/// interleave 4-byte units without a kernel of their own, 4 runs, 3.39 ->
+/// 3.15 (below 1 MiB 4.34 -> 3.73; 16 MiB and more 3.17 -> 3.17;
+/// NCHW_VECT_C depth-to-space of uint8 by 5, 19.9 -> 9.1); held out, the
+/// 20 of seeds 801 and 802 that it changes, 5 runs, 6.78 -> 5.66, 15
+/// faster (TF NCHW_VECT_C depth-to-space by 10, 13.0 -> 6.3; OpenVINO
+/// depth-to-space of 3-byte units by 6, 3.1 -> 2.3), the worst TF NCHW
+/// depth-to-space of float32 by 13, 15-unit streams, 5.1 -> 6.4.
+const MAX_WIDE_STREAM: usize = 64;
 
 /// Whether the CPU and `isa` run the byte permutes.
 fn vbmi(isa: Isa) -> bool {
@@ -480,6 +500,10 @@ mod tests {
                 assert!(!takes(way, 2, 5, 1000, isa));
             }
             assert!(!takes(Interleave, 2, 3, 1000, isa));
+            assert!(takes(Interleave, 6, 4, 16, isa));
+            assert!(!takes(Interleave, 6, 4, 17, isa));
+            assert!(takes(Interleave, 5, 3, 21, isa));
+            assert!(!takes(Interleave, 5, 3, 22, isa));
             assert!(takes(Deinterleave, 2, 3, 1000, isa));
             assert!(takes(Deinterleave, 8, 4, 2, isa));
             assert!(!takes(Deinterleave, 8, 4, 1, isa));
