@@ -115,7 +115,8 @@ pub(crate) struct CopyPlan {
     /// row's whole lines go straight from the source; the parts of lines
     /// at its ends, and the padding, go through the line writers, which
     /// join them with the rows on either side (see
-    /// `kernels::stream::gather_lines`).
+    /// `kernels::stream::gather_lines`). So do rows that continue one
+    /// another with padding between them (see [`joins_padded_runs`]).
     pub gathered: bool,
 }
 
@@ -618,7 +619,10 @@ impl CopyPlan {
         } else if self.nt && !self.tile && !self.lines {
             self.nt = streams_continued_rows(loops, self.unit, self.fill) || streams_gathered_rows(loops, self.unit);
             let joins = |last: &Loop| last.count.saturating_mul(self.unit) < MAX_JOINED_ROW || last.window.is_some();
-            self.gathered = self.nt && !continues_rows(loops, self.unit) && loops.last().is_some_and(joins);
+            // Rows that continue one another are one run, streamed whole,
+            // unless padding falls between them.
+            let joined = joins_padded_runs(loops, self.fill) || !continues_rows(loops, self.unit);
+            self.gathered = self.nt && joined && loops.last().is_some_and(joins);
         }
     }
 }

@@ -837,3 +837,32 @@ fn tiny_plans_copy_unit_by_unit() {
     let p = compile_c(&g, Direction::Backward, 1, &[1, 16, 8, 512], &[1, 8, 4, 2048], false);
     assert_eq!((p.unit, p.units), (1024, true));
 }
+
+/// Streaming TF space-to-batch-ND of 192-byte units by 6x13x11, padded on
+/// the last two block dims (the broad workload that ran at 10x memcpy):
+/// each destination row of 3 units continues the last with padding
+/// between them, so the rows go through the line writers
+/// ([`joins_padded_runs`]). Run backward (cropped, nothing filled), the
+/// plan streams without them.
+#[test]
+fn padded_continued_rows_join_through_the_line_writers() {
+    let op = "t";
+    let space = [
+        SpaceAxis::plain(1),
+        SpaceAxis::new(op, 12, 0, 0, 6).unwrap(),
+        SpaceAxis::new(op, 24, 1, 1, 13).unwrap(),
+        SpaceAxis::new(op, 25, 6, 2, 11).unwrap(),
+        SpaceAxis::plain(48),
+    ];
+    let groups: [&[Factor]; 5] = [&[k(1), k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)], &[o(4)]];
+    let g = Geometry::new(op, &space, &groups).unwrap();
+    let (space, block) = ([1, 12, 24, 25, 48], [6 * 13 * 11, 2, 2, 3, 48]);
+    let p = compile_f32(&g, Direction::Forward, &space, &block, true);
+    assert!(p.nt && !p.lines && !p.tile);
+    let last = p.loops[p.loops.len() - 1];
+    assert_eq!((p.unit, last.count, last.ds), (192, 3, 192));
+    assert!(last.window.is_some() && continues_rows(&p.loops, p.unit));
+    assert!(p.gathered);
+    let p = compile_f32(&g, Direction::Backward, &space, &block, true);
+    assert!(p.nt && !p.lines && !p.gathered);
+}
