@@ -75,15 +75,15 @@ const fn max_unit(way: Way) -> usize {
 /// -> 1.98; that pixel shuffle 20.1 -> 8.9, TF NCHW depth-to-space of
 /// uint8 by 5 (0.6 MiB) 13.8 -> 4.6.
 struct Indices {
-    /// `interleave[b][unit - 1]`: destination byte `q = (x * b + j) * unit
-    /// + t` of a step (byte `t` of unit `x` of stream `j`) comes from byte
-    /// `j * k * unit + x * unit + t` of the two registers, `k = STEP / (b *
-    /// unit)` units of each stream.
+    /// `interleave[b][unit - 1]`: destination byte `(x * b + j) * unit + t`
+    /// of a step (byte `t` of unit `x` of stream `j`) comes from byte
+    /// `j * k * unit + x * unit + t` of the two registers, where
+    /// `k = STEP / (b * unit)` units of each stream make a step.
     interleave: [[[u8; STEP]; max_unit(Way::Interleave)]; MAX_STREAMS + 1],
     /// `deinterleave[b][unit - 1]`: byte `t` of stream 0's part of a step
-    /// (byte `t % unit` of its unit `t / unit`) comes from byte `t / unit
-    /// * b * unit + t % unit` of the two registers; stream `j`'s are these
-    /// plus `j * unit`.
+    /// (byte `t % unit` of its unit `t / unit`) comes from byte
+    /// `(t / unit) * b * unit + t % unit` of the two registers; stream
+    /// `j`'s are these plus `j * unit`.
     deinterleave: [[[u8; 64]; max_unit(Way::Deinterleave)]; MAX_STREAMS + 1],
 }
 
