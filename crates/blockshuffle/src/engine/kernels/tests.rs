@@ -483,3 +483,58 @@ fn tiles_whose_repetitions_continue_their_rows() {
         }
     }
 }
+
+/// Streamed interleaving tiles that no kernel streams itself (5 and more
+/// streams, units with and without kernels of their own), built in the
+/// stage and pushed through the line writers: columns in one chunk and in
+/// several (a tile past the stage's 8 KiB), repetitions that continue one
+/// another (staged several at a time) or not, a destination off its lines,
+/// and columns longer than the stage (not staged). Against each unit's
+/// offsets, every kernel set.
+#[test]
+fn streamed_interleaves_of_many_streams_go_through_the_stage() {
+    let isas = [Isa::Portable, Isa::baseline(), Isa::detect()];
+    for unit in [1, 2, 3, 4, 8, 12, 16] {
+        for (nx, ny, count) in [(25, 22, 3), (7, 5, 9), (300, 11, 2), (13, 33, 4), (3, 600, 2)] {
+            for continued in [true, false] {
+                let (ssy, dsx, col) = ((nx * unit + 5) as isize, (ny * unit) as isize, ny * unit);
+                let run = nx * col;
+                let rows =
+                    Rows { count, ss: ny as isize * ssy + 3, ds: (if continued { run } else { run + 24 }) as isize };
+                let at = |r: usize, x: usize, y: usize| {
+                    let s = r as isize * rows.ss + (x * unit) as isize + y as isize * ssy;
+                    let d = 16 + r as isize * rows.ds + x as isize * dsx + (y * unit) as isize;
+                    (s as usize, d as usize)
+                };
+                let (s_len, d_len) = at(count - 1, nx - 1, ny - 1);
+                let (s_len, d_len) = (s_len + unit, d_len + unit + 16);
+                let src: Vec<u8> = (0..s_len).map(|i| (i * 31 + i / 239 + 7) as u8).collect();
+                let mut expected = vec![0xA5u8; d_len];
+                for r in 0..count {
+                    for x in 0..nx {
+                        for y in 0..ny {
+                            let (s, d) = at(r, x, y);
+                            expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+                        }
+                    }
+                }
+                for isa in isas {
+                    let mut dst = vec![0xA5u8; d_len];
+                    // SAFETY: every unit of every repetition is inside both
+                    // buffers (16 bytes to spare after the destination's).
+                    unsafe {
+                        let mut w = Writers::new();
+                        let (s, d) = (src.as_ptr(), dst.as_mut_ptr().add(16));
+                        copy_tile(rows, nx, ny, s, ssy, d, dsx, unit, Mode { nt: true, isa }, &mut w);
+                        w.finish();
+                        fence();
+                    }
+                    let what = format!("unit {unit}, {nx} x {ny} x {count}, continued {continued}, {isa:?}");
+                    for (i, (a, b)) in dst.iter().zip(&expected).enumerate() {
+                        assert_eq!(a, b, "{what}: byte {i}");
+                    }
+                }
+            }
+        }
+    }
+}
