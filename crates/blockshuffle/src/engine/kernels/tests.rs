@@ -419,6 +419,41 @@ fn units_copy_every_unit_of_their_nest() {
     }
 }
 
+/// The source and the expected destination of `rows` repetitions of an
+/// `nx x ny` tile of `unit`-byte units: unit `(r, x, y)` from `r * rows.ss
+/// + x * unit + y * ssy` to `pad + r * rows.ds + x * dsx + y * unit`, the
+/// destination `pad` bytes longer than its units at each end, its other
+/// bytes `fill`. Both buffers end with their last unit (and `pad`).
+#[allow(clippy::too_many_arguments)]
+fn tile_oracle(
+    rows: Rows,
+    nx: usize,
+    ny: usize,
+    ssy: isize,
+    dsx: isize,
+    unit: usize,
+    pad: usize,
+    fill: u8,
+) -> (Vec<u8>, Vec<u8>) {
+    let at = |r: usize, x: usize, y: usize| {
+        let s = r as isize * rows.ss + (x * unit) as isize + y as isize * ssy;
+        let d = pad as isize + r as isize * rows.ds + x as isize * dsx + (y * unit) as isize;
+        (s as usize, d as usize)
+    };
+    let (s_len, d_len) = at(rows.count - 1, nx - 1, ny - 1);
+    let src: Vec<u8> = (0..s_len + unit).map(|i| (i * 29 + i / 241 + 3) as u8).collect();
+    let mut expected = vec![fill; d_len + unit + pad];
+    for r in 0..rows.count {
+        for x in 0..nx {
+            for y in 0..ny {
+                let (s, d) = at(r, x, y);
+                expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+            }
+        }
+    }
+    (src, expected)
+}
+
 /// Tiles repeated so that each repetition continues the destination rows
 /// (or the source rows): the matrix of all the repetitions is what the
 /// kernel is chosen for, so short sides (below a square's 16) continued
@@ -442,26 +477,10 @@ fn tiles_whose_repetitions_continue_their_rows() {
                     let (ssy, dsx) = ((count * nx * unit + 3) as isize, (ny * unit + 5) as isize);
                     (ssy, dsx, Rows { count, ss: (nx * unit) as isize, ds: nx as isize * dsx + 7 })
                 };
-                let at = |r: usize, x: usize, y: usize| {
-                    let s = r as isize * rows.ss + (x * unit) as isize + y as isize * ssy;
-                    let d = r as isize * rows.ds + x as isize * dsx + (y * unit) as isize;
-                    (s as usize, d as usize)
-                };
-                let (s_len, d_len) = at(count - 1, nx - 1, ny - 1);
-                let (s_len, d_len) = (s_len + unit, d_len + unit);
-                let src: Vec<u8> = (0..s_len).map(|i| (i * 29 + i / 241 + 3) as u8).collect();
-                let mut expected = vec![0u8; d_len];
-                for r in 0..count {
-                    for x in 0..nx {
-                        for y in 0..ny {
-                            let (s, d) = at(r, x, y);
-                            expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
-                        }
-                    }
-                }
+                let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 0, 0);
                 for isa in isas {
                     for nt in [false, true] {
-                        let mut dst = vec![0u8; d_len];
+                        let mut dst = vec![0u8; expected.len()];
                         // SAFETY: every unit of every repetition is inside
                         // both buffers (their last unit ends them).
                         unsafe {
@@ -501,25 +520,9 @@ fn streamed_interleaves_of_many_streams_go_through_the_stage() {
                 let run = nx * col;
                 let rows =
                     Rows { count, ss: ny as isize * ssy + 3, ds: (if continued { run } else { run + 24 }) as isize };
-                let at = |r: usize, x: usize, y: usize| {
-                    let s = r as isize * rows.ss + (x * unit) as isize + y as isize * ssy;
-                    let d = 16 + r as isize * rows.ds + x as isize * dsx + (y * unit) as isize;
-                    (s as usize, d as usize)
-                };
-                let (s_len, d_len) = at(count - 1, nx - 1, ny - 1);
-                let (s_len, d_len) = (s_len + unit, d_len + unit + 16);
-                let src: Vec<u8> = (0..s_len).map(|i| (i * 31 + i / 239 + 7) as u8).collect();
-                let mut expected = vec![0xA5u8; d_len];
-                for r in 0..count {
-                    for x in 0..nx {
-                        for y in 0..ny {
-                            let (s, d) = at(r, x, y);
-                            expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
-                        }
-                    }
-                }
+                let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
                 for isa in isas {
-                    let mut dst = vec![0xA5u8; d_len];
+                    let mut dst = vec![0xA5u8; expected.len()];
                     // SAFETY: every unit of every repetition is inside both
                     // buffers (16 bytes to spare after the destination's).
                     unsafe {

@@ -134,7 +134,14 @@ pub(crate) unsafe fn copy_tile(
 /// through the cache by [`copy_tile`]'s own kernels, as many columns (or
 /// whole repetitions, where they continue one another) at a time as the
 /// stage holds, and pushed through the line writers, which store whole
-/// lines and join each run with the next. Without it such a tile went
+/// lines and join each run with the next. Also the streaming half of
+/// [`staged_interleave`] (2 to 4 streams), out of line for the same reason
+/// as `copy::stream_gather`. Measured there: without AVX512-VBMI, uint8
+/// depth-to-space with 500-byte rows 8.2x memcpy streamed row by row, 1.2x
+/// so; float32 pixel_shuffle of 255-wide rows 2.4x, 1.3x; repetitions
+/// staged several at a time, against a push per row, uint8 pixel_shuffle
+/// by 3 of 510-byte rows 1.06 -> 0.87x memcpy, float16 by 4 1.08 -> 0.87x.
+/// For more streams, without it such a tile went
 /// unit by unit, each unit a streaming store (numpy transpose of float32,
 /// 25 x 22 tiles, 83 MiB: 9-11x memcpy), or through the cache. Measured
 /// (ratio to memcpy, 4 alternated runs): the 30 broad workloads (seed 26)
@@ -318,58 +325,8 @@ unsafe fn staged_interleave<T: Copy, const B: usize>(
         if simd::interleave_streamed(mode.isa, u, B, rows, n, src, ss, dst) {
             return;
         }
-        streamed_interleave::<T, B>(rows, n, src, ss, dst, mode.isa, w);
-    }
-}
-
-/// The streaming half of [`staged_interleave`], out of line for the same
-/// reason as [`stream_gather`]: staged chunks leave through the line
-/// writers, which complete the line a row shares with the next (measured:
-/// without AVX512-VBMI, uint8 depth-to-space with 500-byte rows 8.2x memcpy
-/// streamed row by row, 1.2x so; float32 pixel_shuffle of 255-wide rows
-/// 2.4x, 1.3x). Rows that continue one another in the destination go as
-/// many at a time as the stage holds, pushed as one run (measured, against
-/// a push per row: uint8 pixel_shuffle by 3 of 510-byte rows 1.06 -> 0.87x
-/// memcpy, float16 by 4 1.08 -> 0.87x); other rows one at a time, a chunk
-/// of their units at a time.
-///
-/// # Safety
-/// As [`interleave`] for each of `rows`; `w` holds only runs of this run's
-/// destination.
-#[inline(never)]
-unsafe fn streamed_interleave<T: Copy, const B: usize>(
-    rows: Rows,
-    n: usize,
-    src: *const u8,
-    ss: isize,
-    dst: *mut u8,
-    isa: Isa,
-    w: &mut Writers,
-) {
-    let u = size_of::<T>();
-    let row = n * B * u;
-    debug_assert!(row >= STREAM_MIN, "the caller streams rows of a line or more");
-    let (per_rows, per_units) =
-        if rows.ds == row as isize && row <= STAGE { (STAGE / row, n) } else { (1, STAGE / (B * u)) };
-    // SAFETY: chunks of the caller's rows and units; the stage holds `k`
-    // rows of `m` units per stream (`k * m * B * u <= STAGE`: `k == 1`, or
-    // `m == n`), which continue one another in the destination.
-    unsafe {
-        let mut stage = Stage::new();
-        let mut r0 = 0;
-        while r0 < rows.count {
-            let k = per_rows.min(rows.count - r0);
-            let (src, dst) = rows.at(r0, src, dst);
-            let mut done = 0;
-            while done < n {
-                let m = per_units.min(n - done);
-                let staged = Rows { count: k, ss: rows.ss, ds: (m * B * u) as isize };
-                interleave_any::<T, B>(staged, m, src.add(done * u), ss, stage.ptr(), isa);
-                w.push(stage.ptr(), dst.add(done * B * u), k * m * B * u);
-                done += m;
-            }
-            r0 += k;
-        }
+        // `B * u` bytes a column, within the stage: it does not decline.
+        staged_tile(rows, n, B, src, ss, dst, u, mode, w);
     }
 }
 
