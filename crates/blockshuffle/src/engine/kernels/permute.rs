@@ -43,26 +43,21 @@ const STEP: usize = 128;
 /// which the prefetchers follow, measured the same, 3 runs.)
 const AHEAD_ROWS: isize = 2;
 
-/// The widest unit the permutes take, each way: wider units move one at a
-/// time as fast (each a single move), and a step then moves too few bytes
-/// of each stream.
+/// The widest unit the permutes take, both ways: wider units move one at
+/// a time as fast (each a single move), and a step then moves too few
+/// bytes of each stream.
 ///
-/// - Interleaves, 4 bytes, and units of 3 and 4 bytes only in streams of
-///   at most [`MAX_WIDE_STREAM`] bytes. (Measured before the indices were
-///   built at compile time: 4-byte units as many slower as faster,
-///   NCHW_VECT_C depth-to-space by 12 to 15 1.7x the time; 3-, 6-, 8-,
-///   12-, 16- and 32-byte units slower, up to 3.5x the time.)
-/// - Deinterleaves, 4 bytes: the 36 broad workloads (seed 26) of 3- and
-///   4-byte units they reach, 5 alternated runs, 4.65 -> 3.82x memcpy
-///   (ONNX space-to-depth of 3-byte units by 6, 19 -> 4.5; NCHW_VECT_C
+/// - Interleaves: units of 3 and 4 bytes only in streams of at most
+///   [`MAX_WIDE_STREAM`] bytes. (Measured before the indices were built at
+///   compile time: 4-byte units as many slower as faster, NCHW_VECT_C
+///   depth-to-space by 12 to 15 1.7x the time; 3-, 6-, 8-, 12-, 16- and
+///   32-byte units slower, up to 3.5x the time.)
+/// - Deinterleaves: the 36 broad workloads (seed 26) of 3- and 4-byte
+///   units they reach, 5 alternated runs, 4.65 -> 3.82x memcpy (ONNX
+///   space-to-depth of 3-byte units by 6, 19 -> 4.5; NCHW_VECT_C
 ///   space-to-depth of uint8 by 8, 8.1 -> 3.5); the worst, float32 pixel
 ///   unshuffle by 8 of 0.4 MiB, 3.4 -> 4.0.
-const fn max_unit(way: Way) -> usize {
-    match way {
-        Way::Interleave => 4,
-        Way::Deinterleave => 4,
-    }
-}
+const MAX_UNIT: usize = 4;
 
 /// A step's permute indices for every stream count and unit the permutes
 /// take, built at compile time: built on each call, they were most of the
@@ -79,12 +74,12 @@ struct Indices {
     /// of a step (byte `t` of unit `x` of stream `j`) comes from byte
     /// `j * k * unit + x * unit + t` of the two registers, where
     /// `k = STEP / (b * unit)` units of each stream make a step.
-    interleave: [[[u8; STEP]; max_unit(Way::Interleave)]; MAX_STREAMS + 1],
+    interleave: [[[u8; STEP]; MAX_UNIT]; MAX_STREAMS + 1],
     /// `deinterleave[b][unit - 1]`: byte `t` of stream 0's part of a step
     /// (byte `t % unit` of its unit `t / unit`) comes from byte
     /// `(t / unit) * b * unit + t % unit` of the two registers; stream
     /// `j`'s are these plus `j * unit`.
-    deinterleave: [[[u8; 64]; max_unit(Way::Deinterleave)]; MAX_STREAMS + 1],
+    deinterleave: [[[u8; 64]; MAX_UNIT]; MAX_STREAMS + 1],
 }
 
 static INDICES: Indices = Indices::build();
@@ -92,13 +87,13 @@ static INDICES: Indices = Indices::build();
 impl Indices {
     const fn build() -> Indices {
         let mut t = Indices {
-            interleave: [[[0; STEP]; max_unit(Way::Interleave)]; MAX_STREAMS + 1],
-            deinterleave: [[[0; 64]; max_unit(Way::Deinterleave)]; MAX_STREAMS + 1],
+            interleave: [[[0; STEP]; MAX_UNIT]; MAX_STREAMS + 1],
+            deinterleave: [[[0; 64]; MAX_UNIT]; MAX_STREAMS + 1],
         };
         let mut b = 2;
         while b <= MAX_STREAMS {
             let mut unit = 1;
-            while unit <= max_unit(Way::Interleave) {
+            while unit <= MAX_UNIT {
                 let k = STEP / (b * unit);
                 let mut q = 0;
                 while q < k * b * unit {
@@ -106,11 +101,6 @@ impl Indices {
                     t.interleave[b][unit - 1][q] = (j * k * unit + x * unit + byte) as u8;
                     q += 1;
                 }
-                unit += 1;
-            }
-            let mut unit = 1;
-            while unit <= max_unit(Way::Deinterleave) {
-                let k = STEP / (b * unit);
                 let mut q = 0;
                 while q < k * unit {
                     t.deinterleave[b][unit - 1][q] = (q / unit * b * unit + q % unit) as u8;
@@ -131,7 +121,7 @@ const MIN_ROW: usize = 64;
 
 /// Whether [`run`] moves `b` streams of `n` units of `unit` bytes `way`
 /// on `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`] streams of units of at most
-/// [`max_unit`] bytes, rows of at least [`MIN_ROW`] bytes.
+/// [`MAX_UNIT`] bytes, rows of at least [`MIN_ROW`] bytes.
 ///
 /// Measured (one thread, ratio to memcpy, alternated runs): the 7 broad
 /// workloads (seed 26) whose deinterleaves it takes from the tile's own
@@ -143,12 +133,12 @@ const MIN_ROW: usize = 64;
 ///   9-12x; pixel shuffle by 7 of uint8, 15.5 MiB, 10.6 -> 3.3x; OpenVINO
 ///   batch-to-space of uint8 by 8, 22 MiB, 6.4 -> 1.3x; depth-to-space of
 ///   float16 by 7, 28.6 -> 5.0x;
-/// - wider units: see [`max_unit`]; rows of 2 units (a quarter vector)
+/// - wider units: see [`MAX_UNIT`]; rows of 2 units (a quarter vector)
 ///   slower.
 pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool {
     vbmi(isa)
         && (2..=MAX_STREAMS).contains(&b)
-        && (1..=max_unit(way)).contains(&unit)
+        && (1..=MAX_UNIT).contains(&unit)
         && n.saturating_mul(b * unit) >= MIN_ROW
         && (way == Way::Deinterleave || unit <= 2 || n * unit <= MAX_WIDE_STREAM)
 }
@@ -239,7 +229,7 @@ mod x86 {
 
     use arrayvec::ArrayVec;
 
-    use super::{max_unit, Rows, Way, AHEAD_ROWS, INDICES, MAX_STREAMS, STEP};
+    use super::{Rows, AHEAD_ROWS, INDICES, MAX_STREAMS, MAX_UNIT, STEP};
     use crate::engine::arch::mem::prefetch;
 
     /// The mask of lanes `from..to` of a 64-byte vector (`from <= to <= 64`).
@@ -259,7 +249,7 @@ mod x86 {
     }
 
     /// [`super::run`]'s interleave, with the checks done: `2 <= b <= MAX_STREAMS`,
-    /// `unit <= max_unit`.
+    /// `unit <= MAX_UNIT`.
     ///
     /// # Safety
     /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
@@ -276,10 +266,7 @@ mod x86 {
     ) {
         // A real check: the tables below hold MAX_STREAMS streams and the
         // units the permutes take (a step then holds at least one group).
-        assert!(
-            (2..=MAX_STREAMS).contains(&b) && (1..=max_unit(Way::Interleave)).contains(&unit),
-            "{b} streams of {unit}-byte units"
-        );
+        assert!((2..=MAX_STREAMS).contains(&b) && (1..=MAX_UNIT).contains(&unit), "{b} streams of {unit}-byte units");
         let k = STEP / (b * unit);
         let (len, out) = (k * unit, b * k * unit);
         // The last step's units, if a whole step does not end the row: its
@@ -337,7 +324,7 @@ mod x86 {
     }
 
     /// [`super::run`]'s deinterleave, with the checks done: `2 <= b <= MAX_STREAMS`,
-    /// `unit <= max_unit`.
+    /// `unit <= MAX_UNIT`.
     ///
     /// # Safety
     /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
@@ -355,10 +342,7 @@ mod x86 {
         // A real check: the tables below hold MAX_STREAMS streams and the
         // units the permutes take (a step then holds at least one group,
         // and its indices address the two registers' 128 bytes).
-        assert!(
-            (2..=MAX_STREAMS).contains(&b) && (1..=max_unit(Way::Deinterleave)).contains(&unit),
-            "{b} streams of {unit}-byte units"
-        );
+        assert!((2..=MAX_STREAMS).contains(&b) && (1..=MAX_UNIT).contains(&unit), "{b} streams of {unit}-byte units");
         let k = STEP / (b * unit);
         // A step's bytes of each stream, and of the source.
         let (per_stream, per_step) = (k * unit, b * k * unit);
@@ -440,7 +424,7 @@ mod tests {
         }
         for way in [Way::Interleave, Way::Deinterleave] {
             for b in 2..=MAX_STREAMS {
-                for unit in 1..=max_unit(way) {
+                for unit in 1..=MAX_UNIT {
                     let k = STEP / (b * unit);
                     for n in [0, 1, k - 1, k, k + 1, 3 * k - 1, 3 * k + 2] {
                         // SAFETY: the rows lie inside the buffers (as

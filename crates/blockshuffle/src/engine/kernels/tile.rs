@@ -102,8 +102,7 @@ pub(crate) unsafe fn copy_tile(
         // streams, or units without a vector kernel): staged.
         if m.nt
             && dsx == ny as isize * u
-            && !simd_streams(ny, unit)
-            && !shuffle::interleaves(m.isa, unit, ny)
+            && !own_interleave(m.isa, ny, unit)
             && staged_tile(rows, nx, ny, src, ssy, dst, unit, m, w)
         {
             return;
@@ -134,21 +133,24 @@ pub(crate) unsafe fn copy_tile(
 /// through the cache by [`copy_tile`]'s own kernels, as many columns (or
 /// whole repetitions, where they continue one another) at a time as the
 /// stage holds, and pushed through the line writers, which store whole
-/// lines and join each run with the next. Also the streaming half of
-/// [`staged_interleave`] (2 to 4 streams), out of line for the same reason
-/// as `copy::stream_gather`. Measured there: without AVX512-VBMI, uint8
-/// depth-to-space with 500-byte rows 8.2x memcpy streamed row by row, 1.2x
-/// so; float32 pixel_shuffle of 255-wide rows 2.4x, 1.3x; repetitions
-/// staged several at a time, against a push per row, uint8 pixel_shuffle
-/// by 3 of 510-byte rows 1.06 -> 0.87x memcpy, float16 by 4 1.08 -> 0.87x.
-/// For more streams, without it such a tile went
-/// unit by unit, each unit a streaming store (numpy transpose of float32,
-/// 25 x 22 tiles, 83 MiB: 9-11x memcpy), or through the cache. Measured
-/// (ratio to memcpy, 4 alternated runs): the 30 broad workloads (seed 26)
-/// it takes, 2.90 -> 1.91 (OpenVINO batch-to-space of uint8 by 15, 7.6 ->
-/// 2.0); held out, the 55 of seeds 801 and 802, 3.10 -> 1.95, 2 slower
-/// (the worst, OpenVINO depth-to-space of complex128 by 5, 1.73 -> 2.12).
-/// `false`, having done nothing, if one column outgrows the stage.
+/// lines and join each run with the next. Out of line for the same reason
+/// as `copy::stream_gather`. `false`, having done nothing, if one column
+/// outgrows the stage.
+///
+/// Measured (ratio to memcpy):
+/// - as the streaming half of [`staged_interleave`] (2 to 4 streams),
+///   without AVX512-VBMI: uint8 depth-to-space with 500-byte rows 8.2x
+///   streamed row by row, 1.2x so; float32 pixel_shuffle of 255-wide rows
+///   2.4x, 1.3x; repetitions staged several at a time, against a push per
+///   row, uint8 pixel_shuffle by 3 of 510-byte rows 1.06 -> 0.87, float16
+///   by 4 1.08 -> 0.87;
+/// - for the other streamed interleaves, which went unit by unit, each
+///   unit a streaming store (numpy transpose of float32 in 25 x 22 tiles,
+///   83 MiB: 9-11x), 4 alternated runs: the 30 broad workloads (seed 26)
+///   it takes, 2.90 -> 1.91 (OpenVINO batch-to-space of uint8 by 15, 7.6
+///   -> 2.0); held out, the 55 of seeds 801 and 802, 3.10 -> 1.95, 2
+///   slower (the worst, OpenVINO depth-to-space of complex128 by 5, 1.73
+///   -> 2.12).
 ///
 /// # Safety
 /// As [`copy_tile`] with `dsx == ny * unit`; `w` holds only runs of this
@@ -228,8 +230,7 @@ unsafe fn permutes(
         !m.nt
             && (dsx == ny as isize * u
                 && ny <= streams
-                && !simd_streams(ny, unit)
-                && !shuffle::interleaves(m.isa, unit, ny)
+                && !own_interleave(m.isa, ny, unit)
                 && permute::run(Way::Interleave, rows, nx, ny, unit, src, dst, ssy, m.isa)
                 || ssy == nx as isize * u
                     && nx <= streams
@@ -244,6 +245,13 @@ unsafe fn permutes(
 /// `shuffle`'s: [`shuffle::interleaves`].)
 fn simd_streams(b: usize, unit: usize) -> bool {
     matches!(b, 2..=4) && matches!(unit, 1 | 2 | 4 | 8 | 16)
+}
+
+/// Whether `b` streams of `unit`-byte units interleave by a kernel of their
+/// own on `isa` (which also streams them): [`simd_streams`], or
+/// `shuffle`'s.
+fn own_interleave(isa: Isa, b: usize, unit: usize) -> bool {
+    simd_streams(b, unit) || shuffle::interleaves(isa, unit, b)
 }
 
 /// The tile for units that are plain integers of `size_of::<T>()` bytes.

@@ -126,10 +126,11 @@ const MIN_STREAMED_ROW: usize = 48;
 const MIN_STREAMED_RUN: usize = 4 << 10;
 
 /// Whether streamed rows that continue one another go through the line
-/// writers all the same ([`CopyPlan::gathered`](super::compile::CopyPlan::gathered)) rather than straight out
-/// as one run: when padding falls between them (a forward plan with a
-/// window), whose stores, filled apart, left lines half streamed and then
-/// written with ordinary stores. Measured (ratio to memcpy, 5 alternated
+/// writers all the same
+/// ([`CopyPlan::gathered`](super::compile::CopyPlan::gathered)) rather
+/// than straight out as one run: when padding falls between them (a
+/// forward plan with a window), whose stores, filled apart, left lines
+/// half streamed and then written with ordinary stores. Measured (ratio to memcpy, 5 alternated
 /// runs), every forward plan it changes in the broad sets of seeds 26, 801
 /// and 802: TF space-to-batch-ND of 3-byte units by 6x13x11, 17 MiB, 10.2
 /// -> 2.2; of float32 by 2x6x8, 26 MiB, 8.5 -> 2.2; TF space-to-batch of

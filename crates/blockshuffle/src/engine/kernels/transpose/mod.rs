@@ -11,10 +11,11 @@
 //! at speed. The blocks go in destination order, a chunk of rows at a
 //! time where the source rows span more pages than the TLB holds
 //! ([`CHUNK_ROWS`]); the next block's source lines are fetched ahead (no
-//! hardware prefetcher follows a column of rows). A block goes in strips of 16 destination rows; a strip in
-//! register transposes of one 16-byte vector per row (16 x 16 bytes, 8 x 8
-//! of 2 bytes, 4 x 4 of 4 bytes, 2 x 2 of 8 bytes: log2 of the side rounds
-//! of SSE2 unpacks, which every x86_64 has). With AVX-512 the same
+//! hardware prefetcher follows a column of rows). A block goes in strips
+//! of 16 destination rows; a strip in register transposes of one 16-byte
+//! vector per row (16 x 16 bytes, 8 x 8 of 2 bytes, 4 x 4 of 4 bytes, 2 x
+//! 2 of 8 bytes: log2 of the side rounds of SSE2 unpacks, which every
+//! x86_64 has). With AVX-512 the same
 //! transposes are compiled with 32 vector registers, and the edges of a
 //! strip go in masked squares; otherwise the edges, and units of other
 //! sizes, go one unit at a time by fixed-size moves.
