@@ -89,8 +89,20 @@ fn as_i64(v: &[usize]) -> Vec<i64> {
 }
 
 /// A random case whose output is near one of the engine's thresholds (or
-/// anywhere below the budget).
+/// anywhere below the budget), its input and output within the budget.
 pub fn generate(rng: &mut Rng, budget: Budget) -> Case {
+    // A shape's random base (blocks, short axes) may alone exceed a small
+    // budget: such cases are drawn again.
+    loop {
+        let case = draw(rng, budget);
+        let most = case.plan.output_len().max(case.plan.input_shape().iter().product());
+        if most <= budget.elems && most * case.elem <= budget.bytes.max(case.elem) {
+            return case;
+        }
+    }
+}
+
+fn draw(rng: &mut Rng, budget: Budget) -> Case {
     let elem = rng.pick(&ELEMS);
     let bytes = if rng.chance(30) {
         rng.range(1, 4096)
@@ -208,7 +220,8 @@ fn tf_batch(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Case {
 
 fn tf_batch_v1(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Case {
     let b = rng.range(2, 6);
-    let mut p = Padded::random(rng, 2, 1, target, 1);
+    // Grown with blocks of 1, then blocked by `b` on both axes.
+    let mut p = Padded::random(rng, 2, 1, (target / (b * b)).max(1), 1);
     for a in &mut p.axes {
         let padded = b * a.1;
         a.0 = b;
@@ -251,12 +264,12 @@ struct Depth {
 }
 
 impl Depth {
-    fn random(rng: &mut Rng, lead: usize, k: usize, max_block: usize, target: usize) -> Depth {
+    fn random(rng: &mut Rng, lead: usize, k: usize, blocks: (usize, usize), target: usize) -> Depth {
         let mut d = Depth {
             lead: (0..lead).map(|_| rng.range(1, 3)).collect(),
             c: rng.range(1, 4),
             outer: (0..k).map(|_| rng.range(1, 4)).collect(),
-            b: rng.range(1, max_block),
+            b: rng.range(blocks.0, blocks.1),
         };
         let size =
             |d: &Depth| d.lead.iter().product::<usize>() * d.c * d.outer.iter().product::<usize>() * d.b.pow(k as u32);
@@ -317,9 +330,8 @@ fn depth_case(
 fn tf_depth(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Case {
     let format = rng.pick(&[DataFormat::Nhwc, DataFormat::Nchw, DataFormat::NchwVectC]);
     let vect = format == DataFormat::NchwVectC;
-    let d = Depth::random(rng, 1, 2, 8, target / if vect { 4 } else { 1 });
-    let b = d.b.max(2);
-    let d = Depth { b, ..d };
+    let d = Depth::random(rng, 1, 2, (2, 8), target / if vect { 4 } else { 1 });
+    let b = d.b;
     let op_s2d = tf::SpaceToDepth::new(b as i64, format);
     let op_d2s = tf::DepthToSpace::new(b as i64, format);
     let what = format!("tf {} {format:?} b {b}", if backward { "d2s" } else { "s2d" });
@@ -348,7 +360,7 @@ fn tf_depth(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Case {
 
 fn ov_depth(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Case {
     let k = rng.range(1, 3);
-    let d = Depth::random(rng, 1, k, 6, target);
+    let d = Depth::random(rng, 1, k, (1, 6), target);
     let blocks_first = rng.chance(50);
     let mode = if blocks_first { openvino::Mode::BlocksFirst } else { openvino::Mode::DepthFirst };
     let plan = if backward {
@@ -361,7 +373,7 @@ fn ov_depth(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Case {
 }
 
 fn onnx_depth(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Case {
-    let d = Depth::random(rng, 1, 2, 8, target);
+    let d = Depth::random(rng, 1, 2, (1, 8), target);
     // SpaceToDepth is DCR's inverse; CRD has only depth-to-space.
     let crd = backward && rng.chance(50);
     let plan = if crd {
@@ -387,7 +399,7 @@ fn onnx_depth(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Case
 
 fn torch_depth(rng: &mut Rng, elem: usize, target: usize, backward: bool) -> Case {
     let lead = rng.range(0, 3);
-    let d = Depth::random(rng, lead, 2, 8, target);
+    let d = Depth::random(rng, lead, 2, (1, 8), target);
     let plan = if backward {
         torch::PixelShuffle::new(d.b as i64).plan(&d.block_cf())
     } else {
@@ -432,13 +444,18 @@ fn np_transpose(rng: &mut Rng, elem: usize, target: usize) -> Case {
 /// A source layout: strides in elements for `shape`, and a name.
 fn layout(rng: &mut Rng, shape: &[usize]) -> (Vec<isize>, &'static str) {
     let n = shape.len();
-    // Row-major strides of `shape` taken in `order` (outermost first).
+    // Row-major strides of `shape` taken in `order` (outermost first), with
+    // `gap` elements after each axis while the span stays within 4 times
+    // the dense size (gaps after many short axes would multiply it: six
+    // axes of one element, three times each).
     let packed = |order: &[usize], gap: isize| {
         let mut strides = vec![0isize; n];
-        let mut acc = 1isize;
+        let (mut acc, mut dense) = (1isize, 1isize);
         for &a in order.iter().rev() {
             strides[a] = acc;
-            acc *= shape[a].max(1) as isize + gap;
+            let d = shape[a].max(1) as isize;
+            dense *= d;
+            acc *= if acc * (d + gap) <= 4 * dense { d + gap } else { d };
         }
         strides
     };
@@ -539,7 +556,9 @@ pub fn run_one(rng: &mut Rng, budget: Budget) -> Result<String, String> {
         let first = got[GUARD..].iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
         return Err(format!("{what}: output differs from byte {first}"));
     }
-    // A destination view too, for the element sizes a typed run takes.
+    // A destination view too, for the element sizes a typed run takes (the
+    // buffers above freed first: a case may hold tens of MiB).
+    drop((got, out, input, buf));
     if rng.chance(30) {
         destination_view(rng, &plan, elem, &dense, &want).map_err(|e| format!("{what}: {e}"))?;
     }
