@@ -683,6 +683,53 @@ fn padded_and_cropped_tiles_match_reference() {
     }
 }
 
+/// Padded tiles whose source positions run on (space-to-batch of a padded
+/// axis innermost but for the channels, each block offset a stream): tiles
+/// the stage holds, staged whole, in more repetitions than it holds at
+/// once; longer ones, their middle straight and their ends staged, an end
+/// longer than one stage; columns longer than the stage (declined, unit by
+/// unit); each kernel setting, streamed or not, through the byte API and
+/// typed (the padding `T::default()`).
+#[test]
+fn padded_source_tiles_match_reference() {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Pixel(u8, u16);
+    impl Default for Pixel {
+        fn default() -> Self {
+            Pixel(7, 0xBEEF)
+        }
+    }
+    // (rows, width, channels, block, pads, element size): a 15-byte tile
+    // in 700 rows; 1-byte tiles of 3 channels; a 9,600-byte tile with
+    // two columns all padding; 4,550 columns, 4,500 of them padding
+    // before the input; 9,600-byte columns.
+    let cases = [
+        (700usize, 13usize, 1usize, 3usize, (2usize, 0usize), 1usize),
+        (40, 20, 3, 5, (4, 1), 1),
+        (3, 1190, 1, 4, (9, 1), 8),
+        (3, 100, 1, 2, (9000, 0), 1),
+        (2, 1195, 1, 600, (3, 2), 16),
+    ];
+    for (h, w, c, b, (p0, p1), elem) in cases {
+        let shape = vec![2, h, w, c];
+        let (blocks, pads) = (vec![1, b], vec![[0, 0], [p0, p1]]);
+        let (ob, op_pads) = ([1, b as i64], [[0, 0], [p0 as i64, p1 as i64]]);
+        let op = tf::SpaceToBatchNd::new(&ob, &op_pads);
+        let x = bytes(shape.iter().product::<usize>() * elem, b as u8);
+        let (want, _) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
+        let typed: Vec<Pixel> = (0..shape.iter().product()).map(|i: usize| Pixel(i as u8, i as u16 | 1)).collect();
+        let want_typed = ref_space_to_batch_typed(&typed, &shape, &blocks, &pads);
+        for st in [Streaming::Never, Streaming::Always] {
+            for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                let what = format!("{shape:?} elem {elem} block {b} pads {p0},{p1} {st:?} {kern:?}");
+                let plan = op.plan(&shape).unwrap().with_streaming(st).with_kernels(kern);
+                assert!(plan.run_bytes(&x, elem).unwrap() == want, "{what}");
+                assert!(plan.run(&typed).unwrap() == want_typed, "{what}: typed");
+            }
+        }
+    }
+}
+
 /// The same padded space-to-batch through the byte API into an output one
 /// byte past an element boundary: the carried kernel, which needs its
 /// units aligned, declines, and the rows are copied, padded, into a stage

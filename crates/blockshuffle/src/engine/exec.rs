@@ -12,12 +12,14 @@
 //! line writers (`kernels::lines`), which it finishes before it ends.
 //!
 //! Layer: exec; imports plan (for [`CopyPlan`]), kernels and arch; the
-//! division of work among threads is in [`parts`].
+//! division of work among threads is in [`parts`], the tiles with a window
+//! in [`windowed`].
 
 use std::mem::MaybeUninit;
 use std::ptr;
 
 mod parts;
+mod windowed;
 
 use self::parts::{grid, split};
 use super::arch::mem::{fence, LINE};
@@ -27,10 +29,9 @@ use super::kernels::copy::{self, copy_run, odometer, Mode};
 
 use super::kernels::interleave_carried::{interleave_carried, Interleaved};
 use super::kernels::lines::Writers;
-use super::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
-use super::kernels::stream::{cropped_rows, gather_lines};
+use super::kernels::nest::{Loop, Rows, MAX_LOOPS};
+use super::kernels::stream::gather_lines;
 use super::kernels::tile::{copy_tile, TILE_STAGE_BYTES};
-use super::plan::rules::crops_interleaved_rows;
 use super::plan::CopyPlan;
 
 /// What padding positions receive.
@@ -802,120 +803,6 @@ impl Exec<'_> {
     /// How the kernels store, and with which instructions.
     fn mode(&self) -> Mode {
         Mode { nt: self.nt, isa: self.plan.isa }
-    }
-
-    /// The transposing tile of loops `x` (contiguous in the source) and
-    /// `y` (contiguous in the destination), for each of `rows`, where `y`
-    /// has the window `win` on `x`'s index (or a constant one): the units
-    /// of `x`'s index `i` valid for `y`'s indices `win.range(i, ny)` alone.
-    /// The tile kernel runs over the indices valid for all of the tile's
-    /// rows, whichever covers more: the `x` indices whose every `y` is valid
-    /// (interleaving: a crop at the ends of the rows), or the `y` indices
-    /// valid for every `x` (deinterleaving: each block position padded at
-    /// one end). The units outside it go one by one, padding filled.
-    ///
-    /// # Safety
-    /// As `level`, for a tile plan whose inner loop has a window.
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn windowed_tile(
-        &self,
-        rows: Rows,
-        x: &Loop,
-        y: &Loop,
-        win: Window,
-        src: *const u8,
-        dst: *mut u8,
-        w: &mut Writers,
-    ) {
-        let p = self.plan;
-        // The kernels below take a row's kept positions `q = x * ny + y`
-        // as the window's range at outer index 0: only so for the tile of
-        // interleaved rows cropped at their ends that the plan's
-        // `crops_carried` and `crops_row_ends` take (`cropped_row`). A
-        // real check, once a call: any other tile goes unit by unit below.
-        if self.nt && !p.padded && crops_interleaved_rows(&p.loops, p.unit) {
-            // A streaming windowed tile that is not padded crops the ends
-            // of interleaved rows (the plan's `crops_carried` or
-            // `crops_row_ends`): a row's position `q` is the window's
-            // inner index at outer index 0.
-            let (a, b) = win.range(0, x.count * y.count);
-            let keep = (a * p.unit, b * p.unit);
-            // One row follows nothing: its stride is the kept bytes, as the
-            // plan's `crops_carried` takes it for a tile without a row loop.
-            let inner = if rows.count <= 1 { Rows { ds: (keep.1 - keep.0) as isize, ..rows } } else { rows };
-            let c = Interleaved { outer: Rows::ONE, inner, ss: y.ss, keep };
-            // SAFETY: the kept bytes of the rows are their valid positions,
-            // from `dst + keep.0` on (the window's shape, `crops_interleaved_rows`,
-            // checked above); the kernel checks the rest.
-            if unsafe { interleave_carried(p.isa, p.unit, y.count, c, x.count, src, dst.wrapping_add(keep.0), w) } {
-                return;
-            }
-            // SAFETY: as above; `cropped_rows` checks the tile's shape
-            // again, and fits its stage to the rows.
-            return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, w) };
-        }
-        let (nx, ny, unit) = (x.count, y.count, p.unit);
-        let range = |i: usize| win.range(if win.outer.is_some() { i } else { 0 }, ny);
-        // The window is linear in both indices, so each end of the ranges
-        // moves one way with `x`: the `x` indices whose every `y` is valid
-        // are an interval, found from its ends inward (the partial ones are
-        // a block's worth at most), and the `y` indices valid for every `x`
-        // are those valid for the first and the last.
-        let full = |i: usize| range(i) == (0, ny);
-        let x0 = (0..nx).find(|&i| full(i)).unwrap_or(nx);
-        let x1 = if x0 == nx { nx } else { (x0..nx).rev().find(|&i| full(i)).map_or(nx, |i| i + 1) };
-        let whole = (x0, x1);
-        let ((a0, b0), (a1, b1)) = (range(0), range(nx - 1));
-        let common = (a0.max(a1), b0.min(b1));
-        let span = |r: (usize, usize)| r.1.saturating_sub(r.0);
-        let (tx, ty) = if span(whole) * ny >= nx * span(common) { (whole, (0, ny)) } else { ((0, nx), common) };
-        let tiled = span(tx) > 0 && span(ty) > 0;
-        let u = unit as isize;
-        // SAFETY: the tile's units are valid positions (each in its `x`'s
-        // range); the rest is copied within each `x`'s range and filled
-        // (forward: padding positions of the destination) outside it.
-        unsafe {
-            if tiled {
-                let (src, dst) = (
-                    src.wrapping_offset(tx.0 as isize * u + ty.0 as isize * y.ss),
-                    dst.wrapping_offset(tx.0 as isize * x.ds + ty.0 as isize * u),
-                );
-                copy_tile(rows, span(tx), span(ty), src, y.ss, dst, x.ds, unit, self.mode(), w);
-            }
-            // The `x` indices with units outside the tile.
-            let edges = if tiled && ty == (0, ny) { (0..tx.0).chain(tx.1..nx) } else { (0..nx).chain(nx..nx) };
-            for r in 0..rows.count {
-                let (src, dst) = rows.at(r, src, dst);
-                for i in edges.clone() {
-                    let (a, b) = range(i);
-                    let (src, dst) = (src.wrapping_offset(i as isize * u), dst.wrapping_offset(i as isize * x.ds));
-                    let inside = tiled && (tx.0..tx.1).contains(&i);
-                    let rest = if inside { [(0, ty.0), (ty.1, ny)] } else { [(0, ny), (ny, ny)] };
-                    for (ya, yb) in rest {
-                        let (ca, cb) = (ya.max(a), yb.min(b));
-                        if ca < cb {
-                            let at = ca as isize;
-                            self.units(
-                                w,
-                                cb - ca,
-                                src.wrapping_offset(at * y.ss),
-                                y.ss,
-                                dst.wrapping_offset(at * u),
-                                u,
-                            );
-                        }
-                        if p.fill {
-                            for (fa, fb) in [(ya, yb.min(a)), (ya.max(b), yb)] {
-                                if fa < fb {
-                                    self.fill_bytes(w, dst.wrapping_offset(fa as isize * u), (fb - fa) * unit);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
     }
 
     /// Copies `n` units: unit `i` from `src + i*ss` to `dst + i*ds`, through
