@@ -155,7 +155,7 @@ impl Exec<'_> {
     /// having done nothing, if one column (`nx` units) outgrows the stage.
     ///
     /// Every padded windowed tile of the broad benchmark has this shape
-    /// (the 102 of 1,920 workloads, seeds 26, 801 and 802). Measured
+    /// (the 80 of 1,920 workloads, seeds 26, 801 and 802). Measured
     /// against their edge units one by one, 3 runs alternating, ratio to
     /// memcpy: the 22 of seed 26 6.76 -> 4.28 (OpenVINO space-to-batch of
     /// uint8 by 8x10x12, 0.5 MiB, 55.8 -> 14.3; two slower, at most 2.66
