@@ -503,6 +503,44 @@ fn tiles_whose_repetitions_continue_their_rows() {
     }
 }
 
+/// Tall tiles (a short side of 2 or more, a long one) of 8 MiB and more go
+/// in blocks (`blocked`): deinterleaving (the short side `x`, contiguous
+/// in the source) and interleaving (the short side `y`); and one just
+/// under 8 MiB, whole. Units without a vector kernel and with one (the
+/// latter in more than 4 streams, which no kernel of its own takes).
+/// Against each unit's offsets, every kernel set, streamed or not.
+#[test]
+fn tall_tiles_go_in_blocks_from_8_mib() {
+    let isas = [Isa::Portable, Isa::baseline(), Isa::detect()];
+    let tall = |unit: usize, short: usize| (8usize << 20).div_ceil(unit * short);
+    for (unit, nx, ny, blocks) in [
+        (32, 15, tall(32, 15), true),
+        (6, tall(6, 11), 11, true),
+        (8, 9, tall(8, 9), true),
+        (12, 5, tall(12, 5) - 1, false),
+    ] {
+        assert_eq!(blocked(nx, ny, unit), blocks, "unit {unit}, {nx} x {ny}");
+        let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
+        let (src, expected) = tile_oracle(Rows::ONE, nx, ny, ssy, dsx, unit, 0, 0);
+        for isa in isas {
+            for nt in [false, true] {
+                let mut dst = vec![0u8; expected.len()];
+                // SAFETY: every unit is inside both buffers (their last
+                // unit ends them).
+                unsafe {
+                    let mut w = Writers::new();
+                    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+                    copy_tile(Rows::ONE, nx, ny, s, ssy, d, dsx, unit, Mode { nt, isa }, &mut w);
+                    w.finish();
+                    fence();
+                }
+                let first = dst.iter().zip(&expected).position(|(a, b)| a != b);
+                assert_eq!(first, None, "unit {unit}, {nx} x {ny}, {isa:?}, nt {nt}: first byte that differs");
+            }
+        }
+    }
+}
+
 /// Streamed interleaving tiles that no kernel streams itself (5 and more
 /// streams, units with and without kernels of their own), built in the
 /// stage and pushed through the line writers: columns in one chunk and in

@@ -44,13 +44,17 @@ pub(super) fn scatters_gathered_rows(loops: &[Loop], unit: usize) -> bool {
     !refers
         && x.window.is_none()
         && y.window.is_none()
-        && unit >= 32
-        && unit.is_multiple_of(16)
-        && (2..=MAX_SCATTERED_ROWS).contains(&x.count)
+        && scatters(unit, x.count)
         && x.ss == unit as isize
         && y.ss == (x.count * unit) as isize
         && y.ds == unit as isize
         && y.count.saturating_mul(unit) >= MAX_JOINED_ROW
+}
+
+/// Whether `rows` rows of `unit`-byte units are few enough, and the units
+/// whole vectors, for [`scatters_gathered_rows`] to take.
+fn scatters(unit: usize, rows: usize) -> bool {
+    unit >= 32 && unit.is_multiple_of(16) && (2..=MAX_SCATTERED_ROWS).contains(&rows)
 }
 
 /// Most rows [`scatters_gathered_rows`] takes in the source's order. By 4,
@@ -582,8 +586,15 @@ pub(super) fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, so
     // blocks). Measured on the 80 numpy transposes of 3-, 6-, 12- and
     // 32-byte units this rule takes among 1,183 drawn by the broad
     // generator (seeds 600-639), 3 alternated runs: geomean 4.28 -> 2.91,
-    // outputs of 16 MiB and more 6.17 -> 3.09, the worst 20.7 -> 7.6.
-    let tile = vector_unit(unit) || y.count < loops[x].count || tile::blocked(loops[x].count, y.count, unit);
+    // outputs of 16 MiB and more 6.17 -> 3.09, the worst 20.7 -> 7.6. So
+    // does a tall tile (a short side, a long one) too large for the
+    // caches, which as rows would read its source once a row (see
+    // `tile::TALL_TILE_BYTES`). A tall tile of a few rows that `scatters_gathered_rows` takes in the
+    // source's order stays as rows (measured: OpenVINO space-to-depth of
+    // 32-byte units by 3, 177 MiB, 0.61x memcpy so, 1.09x as a tile).
+    let (nx, ny) = (loops[x].count, y.count);
+    let scattered = tile::tall(nx, ny, unit) && scatters(unit, nx);
+    let tile = vector_unit(unit) || ny < nx || (tile::blocked(nx, ny, unit) && !scattered);
     // `x` moves inward past loops none of whose windows involves it, so no
     // window changes sides: only the outer indices shift (`permute` would
     // rebuild every loop, 1,300 more instructions a call for S1).

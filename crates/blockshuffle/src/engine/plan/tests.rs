@@ -801,6 +801,28 @@ fn transposes_of_units_without_a_vector_kernel_tile_when_long_on_both_sides_and_
     }
 }
 
+/// A tall tile (a short side of 2 or more, a long one) of units without a
+/// vector kernel tiles from 8 MiB (`tile::blocked`), and runs as rows
+/// under it; a tall tile of at most 3 rows of 32-byte units stays as rows
+/// whatever its size (`scatters_gathered_rows` takes them).
+#[test]
+fn tall_transposes_of_units_without_a_vector_kernel_tile_from_8_mib() {
+    for (elem, short) in [(3usize, 2usize), (6, 11), (12, 5), (32, 15), (32, 4)] {
+        let long = (8usize << 20).div_ceil(elem * short);
+        for streaming in [false, true] {
+            // `short` columns of the source: the tile's `x`.
+            let p = transpose_2d(long, short, elem, streaming);
+            assert!(p.tile && !p.nt, "{elem} {short} x {long}: {p:?}");
+            let p = transpose_2d(long - 1, short, elem, streaming);
+            assert!(!p.tile, "{elem} {short} x {}: {p:?}", long - 1);
+        }
+    }
+    for short in [2, 3] {
+        let p = transpose_2d((64usize << 20) / (32 * short), short, 32, true);
+        assert!(!p.tile, "32-byte units, {short} columns: {p:?}");
+    }
+}
+
 /// Plans of at most [`TINY_UNITS`] units copy them one at a time
 /// (`units`), in the destination's order, and nothing else: no tile, no
 /// streaming. One unit more, a window (padding), or a streamed
