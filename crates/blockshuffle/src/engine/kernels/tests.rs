@@ -454,6 +454,38 @@ fn tile_oracle(
     (src, expected)
 }
 
+/// Runs [`copy_tile`] on `tile_oracle`'s buffers: `rows` repetitions of
+/// the `nx x ny` tile from `src` into `dst` from byte `pad` on, through
+/// line writers of its own, finished and fenced.
+#[allow(clippy::too_many_arguments)]
+fn run_tile(
+    rows: Rows,
+    nx: usize,
+    ny: usize,
+    src: &[u8],
+    ssy: isize,
+    dst: &mut [u8],
+    pad: usize,
+    dsx: isize,
+    unit: usize,
+    m: Mode,
+) {
+    // The last unit of the last repetition on each side (every stride here
+    // is positive): both buffers hold it.
+    let last = |outer: isize, a: isize, b: isize| (rows.count - 1) as isize * outer + a + b + unit as isize;
+    let (x, y) = ((nx - 1) as isize, (ny - 1) as isize);
+    assert!(last(rows.ss, x * unit as isize, y * ssy) <= src.len() as isize);
+    assert!(pad as isize + last(rows.ds, x * dsx, y * unit as isize) <= dst.len() as isize);
+    // SAFETY: every unit of every repetition is inside both buffers (the
+    // last ones, checked above); the buffers are distinct.
+    unsafe {
+        let mut w = Writers::new();
+        copy_tile(rows, nx, ny, src.as_ptr(), ssy, dst.as_mut_ptr().add(pad), dsx, unit, m, &mut w);
+        w.finish();
+        fence();
+    }
+}
+
 /// Tiles repeated so that each repetition continues the destination rows
 /// (or the source rows): the matrix of all the repetitions is what the
 /// kernel is chosen for, so short sides (below a square's 16) continued
@@ -481,15 +513,7 @@ fn tiles_whose_repetitions_continue_their_rows() {
                 for isa in isas {
                     for nt in [false, true] {
                         let mut dst = vec![0u8; expected.len()];
-                        // SAFETY: every unit of every repetition is inside
-                        // both buffers (their last unit ends them).
-                        unsafe {
-                            let mut w = Writers::new();
-                            let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-                            copy_tile(rows, nx, ny, s, ssy, d, dsx, unit, Mode { nt, isa }, &mut w);
-                            w.finish();
-                            fence();
-                        }
+                        run_tile(rows, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
                         let what =
                             format!("unit {unit}, {nx} x {ny} x {count}, rows {continues_rows}, {isa:?}, nt {nt}");
                         for (i, (a, b)) in dst.iter().zip(&expected).enumerate() {
@@ -525,15 +549,7 @@ fn tall_tiles_go_in_blocks_from_8_mib() {
         for isa in isas {
             for nt in [false, true] {
                 let mut dst = vec![0u8; expected.len()];
-                // SAFETY: every unit is inside both buffers (their last
-                // unit ends them).
-                unsafe {
-                    let mut w = Writers::new();
-                    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-                    copy_tile(Rows::ONE, nx, ny, s, ssy, d, dsx, unit, Mode { nt, isa }, &mut w);
-                    w.finish();
-                    fence();
-                }
+                run_tile(Rows::ONE, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
                 let first = dst.iter().zip(&expected).position(|(a, b)| a != b);
                 assert_eq!(first, None, "unit {unit}, {nx} x {ny}, {isa:?}, nt {nt}: first byte that differs");
             }
@@ -561,15 +577,7 @@ fn streamed_interleaves_of_many_streams_go_through_the_stage() {
                 let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
                 for isa in isas {
                     let mut dst = vec![0xA5u8; expected.len()];
-                    // SAFETY: every unit of every repetition is inside both
-                    // buffers (16 bytes to spare after the destination's).
-                    unsafe {
-                        let mut w = Writers::new();
-                        let (s, d) = (src.as_ptr(), dst.as_mut_ptr().add(16));
-                        copy_tile(rows, nx, ny, s, ssy, d, dsx, unit, Mode { nt: true, isa }, &mut w);
-                        w.finish();
-                        fence();
-                    }
+                    run_tile(rows, nx, ny, &src, ssy, &mut dst, 16, dsx, unit, Mode { nt: true, isa });
                     let what = format!("unit {unit}, {nx} x {ny} x {count}, continued {continued}, {isa:?}");
                     for (i, (a, b)) in dst.iter().zip(&expected).enumerate() {
                         assert_eq!(a, b, "{what}: byte {i}");
