@@ -201,15 +201,19 @@ impl Exec<'_> {
             for r in 0..k {
                 // SAFETY: `k * len <= PADDED_STAGE_BYTES` (the callers);
                 // positions `[ka, kb)` are kept, so valid source units
-                // at `src + q * unit` of repetition `r` (`rows.at`).
+                // at `src + q * unit` of repetition `r` (`rows.at`); a
+                // chunk with none reads nothing (its `ka` may be no source
+                // position).
                 unsafe {
                     let d = stage_ptr.add(r * len);
                     if fill {
                         self.fill.fill(d, (ka - a) * unit, false);
                         self.fill.fill(d.add((kb - a) * unit), (b - kb) * unit, false);
                     }
-                    let s = rows.at(r, src, dst).0;
-                    std::ptr::copy_nonoverlapping(s.add(ka * unit), d.add((ka - a) * unit), (kb - ka) * unit);
+                    if kb > ka {
+                        let s = rows.at(r, src, dst).0;
+                        std::ptr::copy_nonoverlapping(s.add(ka * unit), d.add((ka - a) * unit), (kb - ka) * unit);
+                    }
                 }
             }
         };
@@ -226,7 +230,7 @@ impl Exec<'_> {
             let whole = tile <= PADDED_STAGE_BYTES;
             let mut edges = [(0, ny), (ny, ny)];
             if !whole && c0 < c1 {
-                let (s, d) = (src.add(c0 * col), dst.add(c0 * unit));
+                let (s, d) = (src.wrapping_add(c0 * col), dst.wrapping_add(c0 * unit));
                 copy_tile(rows, nx, c1 - c0, s, ssy, d, dsx, unit, mode, w);
                 edges = [(0, c0), (c1, ny)];
             }
@@ -242,7 +246,7 @@ impl Exec<'_> {
                         let (s, d) = rows.at(r0, src, dst);
                         put(k, y0 * nx, y1 * nx, s, r0 == 0);
                         let staged = Rows { count: k, ss: bytes as isize, ds: rows.ds };
-                        copy_tile(staged, nx, c, stage_ptr, ssy, d.add(y0 * unit), dsx, unit, mode, w);
+                        copy_tile(staged, nx, c, stage_ptr, ssy, d.wrapping_add(y0 * unit), dsx, unit, mode, w);
                         r0 += k;
                     }
                     y0 = y1;
