@@ -489,7 +489,8 @@ fn block_side(unit: usize) -> usize {
 }
 
 /// Whether an `nx x ny` tile of `unit`-byte units goes in [`tile_block`]'s
-/// square blocks (where no vector kernel takes it): both sides longer than
+/// blocks (where no vector kernel takes it; square, or the short side by
+/// a block's side): both sides longer than
 /// a block, and the tile [`TILE_BLOCKED_BYTES`] or more; or one side
 /// longer than a block, the other of 2 or more, and the tile
 /// [`TALL_TILE_BYTES`] or more (see there).
@@ -513,9 +514,11 @@ pub(crate) fn tall(nx: usize, ny: usize, unit: usize) -> bool {
 /// memory once a row; in blocks, once. Measured (ratio to memcpy, 3 runs
 /// alternating) on the 46 workloads of the broad benchmark (seeds 26, 801
 /// and 802) with such a tile of 512 KiB or more: at 8 MiB, geomean 2.57
-/// -> 1.78, 30 faster and none of those it changes slower by more than
-/// the noise (OpenVINO space-to-batch of 32-byte units by 15, 42 MiB, 4.5
-/// -> 1.5; of 6-byte units by 11, 155 MiB, 6.6 -> 1.7); from 512 KiB,
+/// -> 1.78, 30 faster by more than 5% and 5 slower (OpenVINO
+/// space-to-batch of 32-byte units by 15, 42 MiB, 4.5 -> 1.5; of 6-byte
+/// units by 11, 155 MiB, 6.6 -> 1.7; the slowest, OpenVINO space-to-depth
+/// of float16, 77 MiB, 2.49 -> 2.75, the other 4 under 8 MiB, left as
+/// they were and so noise); from 512 KiB,
 /// tiles of 4 to 8 MiB went slower (complex128 by 10, 4.6 MiB, 1.5 ->
 /// 2.4); from 16 MiB, those of 8 to 16 MiB kept their passes (2.56 ->
 /// 1.96 in all). The caches' sizes differ between machines; this one's
