@@ -212,7 +212,10 @@ impl Exec<'_> {
                     }
                     if kb > ka {
                         let s = rows.at(r, src, dst).0;
-                        std::ptr::copy_nonoverlapping(s.add(ka * unit), d.add((ka - a) * unit), (kb - ka) * unit);
+                        // `s` is position 0, which may be padding: its kept
+                        // position `ka` is in the source.
+                        let from = s.wrapping_add(ka * unit);
+                        std::ptr::copy_nonoverlapping(from, d.add((ka - a) * unit), (kb - ka) * unit);
                     }
                 }
             }
