@@ -6,17 +6,13 @@
 //! Layer: exec; imports kernels and plan, as the executor.
 
 use super::Exec;
-use crate::engine::kernels::bytes::Staging;
+use crate::engine::kernels::bytes::{Stage, STAGE};
 use crate::engine::kernels::interleave_carried::{interleave_carried, Interleaved};
 use crate::engine::kernels::lines::Writers;
 use crate::engine::kernels::nest::{Loop, Rows, Window};
 use crate::engine::kernels::stream::cropped_rows;
 use crate::engine::kernels::tile::copy_tile;
 use crate::engine::plan::rules::crops_interleaved_rows;
-
-/// Bytes of the stage a padded source tile is built in (in L1 with the
-/// tile it feeds).
-const PADDED_STAGE_BYTES: usize = 8 << 10;
 
 impl Exec<'_> {
     /// The transposing tile of loops `x` (contiguous in the source) and
@@ -148,11 +144,12 @@ impl Exec<'_> {
     /// padded axis that is innermost in the source, each block offset `x`
     /// a stream). The tile is built from a stage that holds its positions
     /// in order, the valid ones copied in one run and the padding filled,
-    /// and then runs whole: no unit goes alone. A tile of at most
-    /// [`PADDED_STAGE_BYTES`] is staged whole, as many repetitions at a
-    /// time as the stage holds; a longer one runs its columns valid for
-    /// every `x` straight from the source and stages the rest. `false`,
-    /// having done nothing, if one column (`nx` units) outgrows the stage.
+    /// and then runs whole: no unit goes alone. A tile of at most the
+    /// short-run kernels' [`STAGE`] (8 KiB, in L1 with the tile it feeds)
+    /// is staged whole, as many repetitions at a time as the stage holds; a
+    /// longer one runs its columns valid for every `x` straight from the
+    /// source and stages the rest. `false`, having done nothing, if one
+    /// column (`nx` units) outgrows the stage.
     ///
     /// Every padded windowed tile of the broad benchmark has this shape
     /// (the 80 of 1,920 workloads, seeds 26, 801 and 802). Measured
@@ -180,7 +177,7 @@ impl Exec<'_> {
     ) -> bool {
         let unit = self.plan.unit;
         let col = nx * unit;
-        if col == 0 || col > PADDED_STAGE_BYTES {
+        if col == 0 || col > STAGE {
             return false;
         }
         // The positions `[lo, hi)` of `[0, nx * ny)` the window keeps: with
@@ -190,7 +187,7 @@ impl Exec<'_> {
         let (lo, hi) = (win.lo.clamp(0, n) as usize, win.hi.clamp(0, n) as usize);
         let hi = hi.max(lo);
         let (mode, ssy) = (self.mode(), col as isize);
-        let mut stage = Staging::<PADDED_STAGE_BYTES>::new();
+        let mut stage = Stage::new();
         // Stages positions `[a, b)` of each of `k` repetitions from `src`,
         // `b - a` positions apart in the stage; the stage's padding is
         // filled only when `fill` (it stays from the last chunk otherwise).
@@ -199,11 +196,10 @@ impl Exec<'_> {
             let (ka, kb) = (lo.clamp(a, b), hi.clamp(a, b));
             let len = (b - a) * unit;
             for r in 0..k {
-                // SAFETY: `k * len <= PADDED_STAGE_BYTES` (the callers);
-                // positions `[ka, kb)` are kept, so valid source units
-                // at `src + q * unit` of repetition `r` (`rows.at`); a
-                // chunk with none reads nothing (its `ka` may be no source
-                // position).
+                // SAFETY: `k * len <= STAGE` (the callers); positions
+                // `[ka, kb)` are kept, so valid source units at `src + q *
+                // unit` of repetition `r` (`rows.at`); a chunk with none
+                // reads nothing (its `ka` may be no source position).
                 unsafe {
                     let d = stage_ptr.add(r * len);
                     if fill {
@@ -230,7 +226,7 @@ impl Exec<'_> {
             // A tile the stage holds is staged whole (measured faster than
             // its middle straight and its ends staged for most of these,
             // small tiles whose few calls count), a longer one in parts.
-            let whole = tile <= PADDED_STAGE_BYTES;
+            let whole = tile <= STAGE;
             let mut edges = [(0, ny), (ny, ny)];
             if !whole && c0 < c1 {
                 let (s, d) = (src.wrapping_add(c0 * col), dst.wrapping_add(c0 * unit));
@@ -240,9 +236,9 @@ impl Exec<'_> {
             for (ya, yb) in edges {
                 let mut y0 = ya;
                 while y0 < yb {
-                    let c = (yb - y0).min(PADDED_STAGE_BYTES / col);
+                    let c = (yb - y0).min(STAGE / col);
                     let (y1, bytes) = (y0 + c, c * col);
-                    let most = PADDED_STAGE_BYTES / bytes;
+                    let most = STAGE / bytes;
                     let mut r0 = 0;
                     while r0 < rows.count {
                         let k = most.min(rows.count - r0);

@@ -19,7 +19,7 @@ pub(super) const STREAM_MIN: usize = 64;
 
 /// Bytes of the staging buffer that short-run kernels gather into before
 /// streaming out (small enough to stay in L1).
-pub(super) const STAGE: usize = 8 << 10;
+pub(crate) const STAGE: usize = 8 << 10;
 
 /// A cache-line-aligned, uninitialised staging buffer of `N` bytes on the stack.
 #[repr(C, align(64))]
@@ -38,7 +38,7 @@ impl<const N: usize> Staging<N> {
 }
 
 /// The short-run kernels' staging buffer.
-pub(super) type Stage = Staging<STAGE>;
+pub(crate) type Stage = Staging<STAGE>;
 
 /// Copies `len` bytes, streaming (non-temporal stores) when `nt`.
 ///
