@@ -490,9 +490,8 @@ fn block_side(unit: usize) -> usize {
 
 /// Whether an `nx x ny` tile of `unit`-byte units goes in [`tile_block`]'s
 /// blocks (where no vector kernel takes it; square, or the short side by
-/// a block's side): both sides longer than
-/// a block, and the tile [`TILE_BLOCKED_BYTES`] or more; or one side
-/// longer than a block, the other of 2 or more, and the tile
+/// a block's side): both sides longer than a block, and the tile
+/// [`TILE_BLOCKED_BYTES`] or more; or a tall tile ([`tall`]) of
 /// [`TALL_TILE_BYTES`] or more (see there).
 pub(crate) fn blocked(nx: usize, ny: usize, unit: usize) -> bool {
     let b = block_side(unit);
@@ -502,7 +501,7 @@ pub(crate) fn blocked(nx: usize, ny: usize, unit: usize) -> bool {
 
 /// Whether an `nx x ny` tile has one side longer than a block and the
 /// other short (2 or more, at most a block).
-pub(crate) fn tall(nx: usize, ny: usize, unit: usize) -> bool {
+fn tall(nx: usize, ny: usize, unit: usize) -> bool {
     let b = block_side(unit);
     nx.min(ny) >= 2 && nx.min(ny) <= b && nx.max(ny) > b
 }
@@ -518,11 +517,10 @@ pub(crate) fn tall(nx: usize, ny: usize, unit: usize) -> bool {
 /// space-to-batch of 32-byte units by 15, 42 MiB, 4.5 -> 1.5; of 6-byte
 /// units by 11, 155 MiB, 6.6 -> 1.7; the slowest, OpenVINO space-to-depth
 /// of float16, 77 MiB, 2.49 -> 2.75, the other 4 under 8 MiB, left as
-/// they were and so noise); from 512 KiB,
-/// tiles of 4 to 8 MiB went slower (complex128 by 10, 4.6 MiB, 1.5 ->
-/// 2.4); from 16 MiB, those of 8 to 16 MiB kept their passes (2.56 ->
-/// 1.96 in all). The caches' sizes differ between machines; this one's
-/// last level holds 32 MiB.
+/// they were and so noise); from 512 KiB, tiles of 4 to 8 MiB went slower
+/// (complex128 by 10, 4.6 MiB, 1.5 -> 2.4); from 16 MiB, those of 8 to 16
+/// MiB kept their passes (2.56 -> 1.96 in all). The caches' sizes differ
+/// between machines; this one's last level holds 32 MiB.
 const TALL_TILE_BYTES: usize = 8 << 20;
 
 /// The smallest tile [`tile_block`] blocks: smaller ones stay in the L2

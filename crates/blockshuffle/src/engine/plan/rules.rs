@@ -134,8 +134,8 @@ const MIN_STREAMED_RUN: usize = 4 << 10;
 /// ([`CopyPlan::gathered`](super::compile::CopyPlan::gathered)) rather
 /// than straight out as one run: when padding falls between them (a
 /// forward plan with a window), whose stores, filled apart, left lines
-/// half streamed and then written with ordinary stores. Measured (ratio to memcpy, 5 alternated
-/// runs), every forward plan it changes in the broad sets of seeds 26, 801
+/// half streamed and then written with ordinary stores. Measured (ratio
+/// to memcpy, 5 alternated runs), every forward plan it changes in the broad sets of seeds 26, 801
 /// and 802: TF space-to-batch-ND of 3-byte units by 6x13x11, 17 MiB, 10.2
 /// -> 2.2; of float32 by 2x6x8, 26 MiB, 8.5 -> 2.2; TF space-to-batch of
 /// float16 by 16, 54 MiB, 4.2 -> 2.7, of float64 by 12, 3.6 -> 3.0.
@@ -589,12 +589,12 @@ pub(super) fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, so
     // outputs of 16 MiB and more 6.17 -> 3.09, the worst 20.7 -> 7.6. So
     // does a tall tile (a short side, a long one) too large for the
     // caches, which as rows would read its source once a row (see
-    // `tile::TALL_TILE_BYTES`). A tall tile of a few rows that `scatters_gathered_rows` takes in the
-    // source's order stays as rows (measured: OpenVINO space-to-depth of
-    // 32-byte units by 3, 177 MiB, 0.61x memcpy so, 1.09x as a tile).
+    // `tile::TALL_TILE_BYTES`), but for a few rows that
+    // `scatters_gathered_rows` takes in the source's order (measured:
+    // OpenVINO space-to-depth of 32-byte units by 3, 177 MiB, 0.61x memcpy
+    // so, 1.09x as a tile; so few rows are never a square tile's side).
     let (nx, ny) = (loops[x].count, y.count);
-    let scattered = tile::tall(nx, ny, unit) && scatters(unit, nx);
-    let tile = vector_unit(unit) || ny < nx || (tile::blocked(nx, ny, unit) && !scattered);
+    let tile = vector_unit(unit) || ny < nx || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));
     // `x` moves inward past loops none of whose windows involves it, so no
     // window changes sides: only the outer indices shift (`permute` would
     // rebuild every loop, 1,300 more instructions a call for S1).
