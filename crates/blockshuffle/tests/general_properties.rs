@@ -466,6 +466,80 @@ fn long_tiles_copied_in_blocks() {
     }
 }
 
+/// Small destination blocks gathered from a few source rows by one byte
+/// permute (`kernels::gather`): einops' `b (h p1) (w p2) c -> b h w (c p2
+/// p1)` and `b c (h p1) (w p2) -> (b h w) (p1 p2) c`, whose `(c p2 p1)` and
+/// `(p1 p2) c` blocks the planner makes one unit each, of 16 to 64 bytes
+/// (and blocks it declines: of one loop, or more than a register holds). Every kernel set, streamed or not, one thread and three,
+/// into a line-aligned buffer and a misaligned one, from row-major, spread
+/// and Fortran-order sources, and typed from reversed and transposed views.
+#[test]
+fn gathered_blocks_match_reference() {
+    let g = |axes: &[usize]| Side::Group { axes: axes.to_vec(), unit: false };
+    // Elementary axes b, h, w, c, p1, p2 (`NAMES`' first six).
+    let channels_last =
+        (vec![g(&[0]), g(&[1, 4]), g(&[2, 5]), g(&[3])], vec![g(&[0]), g(&[1]), g(&[2]), g(&[3, 5, 4])]);
+    let channels_first = (vec![g(&[0]), g(&[3]), g(&[1, 4]), g(&[2, 5])], vec![g(&[0, 1, 2]), g(&[4, 5]), g(&[3])]);
+    // (pattern, sizes [b, h, w, c, p1, p2], element size). Gathered:
+    // blocks of 64 bytes from 2 rows; 42 from 7 rows of 2-byte units; 63
+    // from 9 rows; 64 from 16 rows of 4-byte units; 48 from 16 rows of 3
+    // bytes; 54 from 3 rows (the block takes in `w` too). Declined: 60
+    // bytes whose `p2` loop merges with `w` (a block of one loop, an
+    // interleave: the permute kernels' work); 32 bytes of one loop; 31
+    // bytes; 65 bytes (a block of 13).
+    let cases = [
+        (&channels_last, [1usize, 3, 5, 4, 2, 8], 1usize),
+        (&channels_last, [1, 3, 2, 3, 7, 1], 2),
+        (&channels_first, [2, 2, 3, 3, 3, 7], 1),
+        (&channels_first, [1, 3, 2, 1, 16, 1], 4),
+        (&channels_first, [1, 2, 2, 2, 8, 3], 1),
+        (&channels_last, [1, 2, 3, 2, 3, 3], 1),
+        (&channels_last, [2, 2, 3, 1, 4, 15], 1),
+        (&channels_first, [1, 2, 2, 1, 16, 2], 1),
+        (&channels_last, [1, 4, 3, 1, 31, 1], 1),
+        (&channels_last, [1, 2, 2, 5, 13, 1], 1),
+    ];
+    for ((left, right), sizes, elem) in cases {
+        let r = Rearrangement {
+            sizes: sizes.to_vec(),
+            names: 6,
+            left: left.clone(),
+            right: right.clone(),
+            given: vec![true; 6],
+        };
+        let sizes = r.given_sizes();
+        let op = einops::Rearrange::new(&r.pattern(), &sizes).unwrap();
+        let shape = r.shape(&r.left);
+        let n: usize = shape.iter().product();
+        let input = bytes(n * elem, elem as u8);
+        let want = r.reference(&input, elem);
+        for streaming in [Streaming::Never, Streaming::Always] {
+            for kernels in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Portable] {
+                for parallelism in [Parallelism::Sequential, Parallelism::Threads(3)] {
+                    let plan = configured(op.plan(&shape).unwrap(), streaming, kernels, parallelism);
+                    let what = format!("{} {shape:?} {elem} {streaming:?} {kernels:?} {parallelism:?}", r.pattern());
+                    let mut buffer = vec![0u8; n * elem + 128];
+                    let aligned = buffer.as_ptr().align_offset(64);
+                    for at in [aligned, aligned + 1] {
+                        let out = &mut buffer[at..at + n * elem];
+                        plan.run_bytes_into(&input, elem, out).unwrap();
+                        assert!(out == &want[..], "{what} at {at}");
+                    }
+                    let spread = [true, false, true, false];
+                    let rank = shape.len();
+                    for stored in [(0..rank).collect::<Vec<_>>(), (0..rank).rev().collect()] {
+                        assert!(run_strided_bytes(&plan, &input, elem, &spread, &stored) == want, "{what} {stored:?}");
+                    }
+                }
+            }
+        }
+        for (flip, transpose) in [([true, false, true, false], false), ([false, true, false, true], true)] {
+            let (want, got) = run_views(&op, &shape, &flip, transpose);
+            assert_eq!(got, want, "{} {flip:?} {transpose}", r.pattern());
+        }
+    }
+}
+
 /// Every run form of a rearrange's plan (whose input axes split into
 /// several of the engine's), and of its inverse, gives the reference.
 #[test]

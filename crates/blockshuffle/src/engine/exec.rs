@@ -26,6 +26,7 @@ use super::arch::mem::{fence, LINE};
 use super::kernels::bytes::{copy_bytes, zero_bytes, Staging};
 use super::kernels::carried::{deinterleave_carried, Ahead, Carried, Padding, PADDED_ROWS_BYTES};
 use super::kernels::copy::{self, copy_run, odometer, Mode};
+use super::kernels::gather;
 
 use super::kernels::interleave_carried::{interleave_carried, Interleaved};
 use super::kernels::lines::Writers;
@@ -267,18 +268,19 @@ impl Exec<'_> {
 
     /// Whether loop `j + 1` (the last) runs as the rows of a [`Grid`]
     /// under loop `j`: without a window, or cropped by one that depends on
-    /// loop `j` alone (backward: nothing to fill).
+    /// loop `j` alone (backward: nothing to fill). Never for gathered
+    /// units (`CopyPlan::gather`), which are not runs of bytes.
     fn grid_rows(&self, j: usize) -> bool {
         let p = self.plan;
-        p.loops[j + 1].window.is_none_or(|win| !p.fill && win.outer == Some(j as u8))
+        p.gather.is_none() && p.loops[j + 1].window.is_none_or(|win| !p.fill && win.outer == Some(j as u8))
     }
 
     /// Whether loop `j + 1` (the last) runs as the rows of a [`Grid`]
     /// under loop `j` whose ends are padding (forward): a window that
-    /// depends on loop `j` alone.
+    /// depends on loop `j` alone. Never for gathered units.
     fn padded_rows(&self, j: usize) -> bool {
         let p = self.plan;
-        p.fill && p.loops[j + 1].window.is_some_and(|win| win.outer == Some(j as u8))
+        p.gather.is_none() && p.fill && p.loops[j + 1].window.is_some_and(|win| win.outer == Some(j as u8))
     }
 
     /// Whether the last two loops, from loop `j`, run as one
@@ -806,7 +808,8 @@ impl Exec<'_> {
     }
 
     /// Copies `n` units: unit `i` from `src + i*ss` to `dst + i*ds`, through
-    /// the writers when the plan streams through them.
+    /// the writers when the plan streams through them; gathered units
+    /// (`CopyPlan::gather`) by their byte permute.
     ///
     /// # Safety
     /// As [`copy_run`].
@@ -815,7 +818,9 @@ impl Exec<'_> {
         let unit = self.plan.unit;
         // SAFETY: forwarded.
         unsafe {
-            if self.nt && self.plan.gathered && ds == unit as isize {
+            if let Some(g) = &self.plan.gather {
+                gather::run(g, Rows { count: n, ss, ds }, src, dst, self.nt, self.plan.isa);
+            } else if self.nt && self.plan.gathered && ds == unit as isize {
                 gather_lines(w, n, src, ss, dst, unit, self.plan.isa);
             } else if self.lines() {
                 w.push_runs(self.plan.isa, Rows { count: n, ss, ds }, src, dst, unit);

@@ -9,6 +9,8 @@
 //!   transposing tile, streamed rows;
 //! - [`lines`]: the line writers (streaming stores of whole lines);
 //! - [`shuffle`]: byte shuffles for 3-, 6- and 12-byte units;
+//! - [`gather`]: small destination blocks gathered from a few source rows
+//!   by one byte permute;
 //! - [`permute`]: interleaves of 5 to 32 streams (and of units of other
 //!   sizes) by byte permutes;
 //! - [`transpose`]: the blocked transpose of two long sides;
@@ -22,6 +24,7 @@ pub(crate) mod any_units;
 pub(crate) mod bytes;
 pub(crate) mod carried;
 pub(crate) mod copy;
+pub(crate) mod gather;
 pub(crate) mod grid;
 pub(crate) mod interleave_carried;
 pub(crate) mod lines;

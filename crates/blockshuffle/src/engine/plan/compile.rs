@@ -9,6 +9,9 @@
 //!
 //! Canonicalisation drops loops of count 1, merges loops that are contiguous
 //! on both sides, and folds the innermost contiguous run into one wide unit.
+//! With AVX512-VBMI, a small destination block of several loops (at most
+//! 64 bytes from a few source rows) becomes the unit, gathered by a byte
+//! permute ([`gather_block`](super::rules::gather_block)).
 //! Short units make a transposing tile ([`choose_tile`](super::rules::choose_tile)), which may carry
 //! a padding or crop window on its block position. Then, for large
 //! (streaming) outputs, it reorders the loops: long units sweep a few
@@ -30,6 +33,7 @@ use arrayvec::ArrayVec;
 use super::rules::*;
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
+use crate::engine::kernels::gather::{Gather, MAX_BLOCK};
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
 use crate::MAX_RANK;
 
@@ -118,6 +122,9 @@ pub(crate) struct CopyPlan {
     /// `kernels::stream::gather_lines`). So do rows that continue one
     /// another with padding between them (see [`joins_padded_runs`]).
     pub gathered: bool,
+    /// The unit is a small destination block gathered from a few source
+    /// rows by a byte permute (see [`gather_block`]), not a contiguous run.
+    pub gather: Option<Gather>,
 }
 
 /// Strides (in bytes) of both sides of a geometry.
@@ -178,6 +185,7 @@ impl CopyPlan {
             segments: false,
             lines: false,
             gathered: false,
+            gather: None,
         }
     }
 
@@ -301,6 +309,7 @@ impl CopyPlan {
         self.segments = false;
         self.lines = false;
         self.gathered = false;
+        self.gather = None;
         if !empty {
             self.canonicalise(&raw, &mut windows);
         }
@@ -417,6 +426,17 @@ impl CopyPlan {
         // choosing (nor would the rules below for their running).
         if !self.nt && self.dst_bytes <= TINY_UNITS.saturating_mul(self.unit) && loops.iter().all(free) {
             self.units = true;
+            destination_blocks(loops, self.unit, &mut self.dst_block);
+            return;
+        }
+
+        // 3''. Small destination blocks from a few source rows: each one
+        // unit, gathered by a byte permute. Streamed only whole lines.
+        if let Some((k, gather)) = gather_block(loops, self.unit, self.isa) {
+            loops.truncate(k);
+            self.unit = gather.len();
+            self.nt &= self.unit == MAX_BLOCK;
+            self.gather = Some(gather);
             destination_blocks(loops, self.unit, &mut self.dst_block);
             return;
         }

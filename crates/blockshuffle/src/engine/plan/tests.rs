@@ -247,6 +247,42 @@ fn padded_rows_of_16_byte_units_are_carried_with_vbmi() {
     assert!(p.tile && p.carry_level.is_none() && !p.padded, "{p:?}");
 }
 
+/// einops' `b (h p1) (w p2) c -> b h w (c p2 p1)` of uint8 by `p1 = 2`,
+/// `p2 = 8`, `c = 4` (broad benchmark workload `einops_014`, 19.8x
+/// memcpy as tiles of 4 x 2 bytes): with AVX512-VBMI, each 64-byte
+/// `(c p2 p1)` block is one unit, gathered from its 2 source rows of 32
+/// bytes by a byte permute, streamed when the plan streams; below it, a
+/// tile.
+#[test]
+fn small_blocks_of_few_rows_are_gathered_with_vbmi() {
+    let op = "t";
+    let (h, w) = (6, 10);
+    let space = [
+        SpaceAxis::plain(1),
+        SpaceAxis::new(op, 2 * h, 0, 0, 2).unwrap(),
+        SpaceAxis::new(op, 8 * w, 0, 0, 8).unwrap(),
+        SpaceAxis::plain(4),
+    ];
+    let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[o(3), k(2), k(1)]]).unwrap();
+    let (ss, bs) =
+        (c_strides(&[1, 2 * h as usize, 8 * w as usize, 4], 1), c_strides(&[1, h as usize, w as usize, 64], 1));
+    for isa in [Isa::Avx512Vbmi, Isa::Avx512] {
+        for streaming in [false, true] {
+            let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, streaming, isa);
+            let what = format!("{isa:?} streaming {streaming}: {p:?}");
+            if isa == Isa::Avx512Vbmi {
+                let gather = p.gather.as_ref().expect("a gather");
+                assert_eq!((p.unit, gather.len(), gather.rows()), (64, 64, 2), "{what}");
+                let rows: Vec<_> = p.loops.iter().map(|l| (l.count, l.ss, l.ds)).collect();
+                assert_eq!(rows, [(6, 640, 640), (10, 32, 64)], "{what}");
+                assert!(!p.tile && p.nt == streaming, "{what}");
+            } else {
+                assert!(p.gather.is_none() && p.tile, "{what}");
+            }
+        }
+    }
+}
+
 /// The streaming AVX2 plan of OpenVINO's space-to-batch of a uint8
 /// tensor `[16, c, h, w]`, block 4 on H and W, H padded by `ph` at
 /// both ends and W by `pw`.

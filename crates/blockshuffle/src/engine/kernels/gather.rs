@@ -1,0 +1,284 @@
+//! Small destination blocks gathered by one byte permute (AVX512-VBMI):
+//! a block of up to 64 destination bytes whose source bytes lie in a few
+//! contiguous rows, such as einops' `b (h p1) (w p2) c -> b h w (c p2
+//! p1)` with small `p1`, `p2` and `c`, a three-way transpose of each
+//! `p1 x p2 x c` block.
+//!
+//! Built once by the planner ([`Gather::new`]): the block's source bytes
+//! as maximal contiguous rows, packed side by side into the lanes of one
+//! register, and the permute's indices that put each destination byte in
+//! place. A block is then one masked load per row, one `vpermb` and one
+//! store, whatever the loops inside it.
+//!
+//! What it buys is measured at the planner's rule that makes blocks of
+//! the innermost loops (`plan::rules::gather_block`).
+//!
+//! Layer: kernels; imports [`nest`](super::nest) and arch.
+
+use arrayvec::ArrayVec;
+
+use super::nest::Rows;
+use crate::engine::arch::Isa;
+
+/// The most destination bytes of a block: one register.
+pub(crate) const MAX_BLOCK: usize = 64;
+
+/// The most source rows of a block (a masked load each).
+pub(crate) const MAX_ROWS: usize = 16;
+
+/// The fewest destination bytes of a block the planner gathers: a
+/// block's fixed cost (a permute, a store, a masked load per row) is
+/// paid per block, however few its bytes.
+pub(crate) const MIN_BLOCK: usize = 16;
+
+/// One source row of a block: the lanes `mask` of the register hold the
+/// source bytes from `at` (bytes from the block's source position) plus
+/// the lane, so the load of lane `t` reads byte `at + t`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Load {
+    at: isize,
+    mask: u64,
+}
+
+/// How a block of `len` destination bytes is gathered: plain data, built
+/// once by the planner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Gather {
+    len: usize,
+    loads: ArrayVec<Load, MAX_ROWS>,
+    /// Destination byte `t` of a block is lane `idx[t]` of the loaded register.
+    idx: [u8; MAX_BLOCK],
+}
+
+/// The mask of lanes `from..to` of a 64-byte vector (`from <= to <= 64`).
+fn lanes(from: usize, to: usize) -> u64 {
+    let upto = |t: usize| if t >= 64 { u64::MAX } else { (1u64 << t) - 1 };
+    upto(to) & !upto(from)
+}
+
+impl Gather {
+    /// The gather of blocks whose destination byte `t` comes from source
+    /// byte `from[t]` (bytes from the block's source position), or `None`
+    /// unless there are 2 to [`MAX_BLOCK`] bytes in at most [`MAX_ROWS`]
+    /// contiguous rows. Its loads read exactly the bytes `from` names.
+    pub(crate) fn new(from: &[isize]) -> Option<Gather> {
+        if !(2..=MAX_BLOCK).contains(&from.len()) {
+            return None;
+        }
+        let mut sorted: ArrayVec<isize, MAX_BLOCK> = from.iter().copied().collect();
+        sorted.sort_unstable();
+        // Rows: maximal runs of consecutive source bytes (a byte named
+        // twice, by a broadcast, is loaded once), packed into lanes in
+        // source order.
+        let mut loads: ArrayVec<Load, MAX_ROWS> = ArrayVec::new();
+        let mut starts: ArrayVec<(isize, usize), MAX_ROWS> = ArrayVec::new();
+        let (mut lane, mut i) = (0usize, 0);
+        while i < sorted.len() {
+            let start = sorted[i];
+            let mut end = start + 1;
+            while i < sorted.len() && sorted[i] <= end {
+                end = end.max(sorted[i] + 1);
+                i += 1;
+            }
+            let width = (end - start) as usize;
+            loads.try_push(Load { at: start - lane as isize, mask: lanes(lane, lane + width) }).ok()?;
+            starts.push((start, lane));
+            lane += width;
+        }
+        let mut idx = [0u8; MAX_BLOCK];
+        for (t, &s) in from.iter().enumerate() {
+            // The row holding byte `s`: the last starting at or before it.
+            let &(start, at) = starts.iter().rev().find(|(start, _)| *start <= s).expect("every byte is in a row");
+            idx[t] = (at + (s - start) as usize) as u8;
+        }
+        Some(Gather { len: from.len(), loads, idx })
+    }
+
+    /// Destination bytes of a block.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Source rows of a block (a masked load each).
+    #[cfg(test)]
+    pub(crate) fn rows(&self) -> usize {
+        self.loads.len()
+    }
+}
+
+/// Whether the planner gathers blocks of `g` on `isa`: blocks of at least
+/// [`MIN_BLOCK`] bytes, with AVX512-VBMI only (the portable [`run`] is the
+/// kernel's reference, for other ISAs' tests). What it buys is measured
+/// at the planner's rule (`gather_block`).
+pub(crate) fn takes(g: &Gather, isa: Isa) -> bool {
+    g.len >= MIN_BLOCK && isa >= Isa::Avx512Vbmi
+}
+
+/// Whether the CPU and `isa` run the byte permutes.
+fn vbmi(isa: Isa) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return isa >= Isa::Avx512Vbmi && is_x86_feature_detected!("avx512vbmi");
+    #[cfg(not(target_arch = "x86_64"))]
+    return {
+        let _ = isa;
+        false
+    };
+}
+
+/// Gathers `rows.count` blocks: block `r` from the source at `src + r *
+/// rows.ss` (its bytes at the offsets `g` was built from) to the `g.len()`
+/// destination bytes at `dst + r * rows.ds`, with the byte permutes when
+/// the CPU and `isa` run them, one byte at a time otherwise. `nt`: whole 64-byte
+/// blocks at 64-byte-aligned destinations bypass the cache.
+///
+/// # Safety
+/// Every source byte of every block readable, every destination byte
+/// writable, without overlap.
+pub(crate) unsafe fn run(g: &Gather, rows: Rows, src: *const u8, dst: *mut u8, nt: bool, isa: Isa) {
+    #[cfg(target_arch = "x86_64")]
+    if vbmi(isa) {
+        // SAFETY: forwarded; `vbmi` checked the CPU's features.
+        return unsafe { x86::run(g, rows, src, dst, nt) };
+    }
+    let _ = (nt, isa);
+    for r in 0..rows.count {
+        let (s, d) = rows.at(r, src, dst);
+        let mut v = [0u8; 64];
+        for l in &g.loads {
+            for (t, lane) in v.iter_mut().enumerate() {
+                if l.mask >> t & 1 == 1 {
+                    // SAFETY: the lanes of a row's mask are its source bytes (caller).
+                    *lane = unsafe { *s.wrapping_offset(l.at + t as isize) };
+                }
+            }
+        }
+        for t in 0..g.len {
+            // SAFETY: the block's destination bytes (caller).
+            unsafe { *d.add(t) = v[g.idx[t] as usize] };
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::{lanes, Gather, Rows};
+
+    /// [`super::run`] by byte permutes.
+    ///
+    /// # Safety
+    /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(super) unsafe fn run(g: &Gather, rows: Rows, src: *const u8, dst: *mut u8, nt: bool) {
+        let store = lanes(0, g.len);
+        let stream = nt && g.len == 64 && rows.ds % 64 == 0 && (dst as usize).is_multiple_of(64);
+        // SAFETY: each load reads only its row's lanes, the block's source
+        // bytes; the store writes the block's `len` destination bytes
+        // (caller), streamed only when whole and aligned (checked above).
+        unsafe {
+            let idx = _mm512_loadu_si512(g.idx.as_ptr().cast());
+            for r in 0..rows.count {
+                let (s, d) = rows.at(r, src, dst);
+                let mut v = _mm512_setzero_si512();
+                for l in &g.loads {
+                    v = _mm512_mask_loadu_epi8(v, l.mask, s.wrapping_offset(l.at).cast());
+                }
+                let out = _mm512_permutexvar_epi8(idx, v);
+                if stream {
+                    _mm512_stream_si512(d.cast(), out);
+                } else {
+                    _mm512_mask_storeu_epi8(d.cast(), store, out);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gathers 5 blocks of `from` (blocks `ss` and `ds` bytes apart in
+    /// buffers with margins) with `isa` and compares the whole destination
+    /// with the oracle's: every block's bytes, no other byte.
+    fn check(from: &[isize], ss: isize, ds: isize, nt: bool, isa: Isa) {
+        let g = Gather::new(from).expect("a gather");
+        let lo = *from.iter().min().unwrap();
+        let hi = *from.iter().max().unwrap();
+        let count = 5;
+        // The source: every block's bytes, from `-lo` bytes in.
+        let src_len = (hi - lo + 1 + ss.abs() * count as isize) as usize + 128;
+        let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
+        let dst_len = ds as usize * count + 128;
+        // 64-byte aligned destinations, for the streamed stores.
+        let mut buf = vec![0xA5u8; dst_len + 64];
+        let shift = buf.as_ptr().align_offset(64);
+        let base = if ss < 0 { -lo + ss.abs() * (count as isize - 1) } else { -lo };
+        let mut want = vec![0xA5u8; dst_len];
+        for r in 0..count {
+            for (t, &f) in from.iter().enumerate() {
+                want[r * ds as usize + t] = src[(base + r as isize * ss + f) as usize];
+            }
+        }
+        let rows = Rows { count, ss, ds };
+        // SAFETY: every block's bytes lie inside the buffers (as built).
+        unsafe {
+            run(&g, rows, src.as_ptr().wrapping_offset(base), buf.as_mut_ptr().add(shift), nt, isa);
+        }
+        assert!(buf[shift..shift + dst_len] == want[..], "{from:?} ss {ss} ds {ds} nt {nt} {isa:?}");
+    }
+
+    /// A `p1 x p2 x c` block read `c`-fastest from `p1` rows `row` bytes
+    /// apart, written `p1`-fastest (einops `(h p1) (w p2) c -> (c p2 p1)`).
+    fn transpose3(p1: usize, p2: usize, c: usize, row: isize) -> Vec<isize> {
+        let mut from = Vec::new();
+        for ci in 0..c {
+            for q in 0..p2 {
+                for p in 0..p1 {
+                    from.push(p as isize * row + (q * c + ci) as isize);
+                }
+            }
+        }
+        from
+    }
+
+    #[test]
+    fn gathers_like_the_oracle_on_every_isa() {
+        let cases: Vec<(Vec<isize>, isize, isize)> = vec![
+            (transpose3(2, 8, 4, 1000), 32, 64),
+            (transpose3(2, 8, 4, -1000), 32, 64),
+            (transpose3(3, 13, 1, 500), 13, 39),
+            (transpose3(4, 15, 1, 300), -15, 60),
+            (transpose3(16, 1, 4, 77), 4, 64),
+            (vec![5, 5, 6, 6, 0, 1], 7, 6),
+            (vec![0, 100], 1, 2),
+            ((0..64).rev().collect(), 64, 64),
+        ];
+        for isa in [Isa::Portable, Isa::baseline(), Isa::detect()] {
+            for (from, ss, ds) in &cases {
+                for nt in [false, true] {
+                    check(from, *ss, *ds, nt, isa);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_are_the_maximal_runs_of_source_bytes() {
+        let g = Gather::new(&transpose3(2, 8, 4, 1000)).unwrap();
+        assert_eq!((g.len(), g.rows()), (64, 2));
+        assert_eq!(g.loads[1], Load { at: 1000 - 32, mask: lanes(32, 64) });
+        assert_eq!(Gather::new(&[3, 9, 4]).unwrap().rows(), 2);
+        assert_eq!(Gather::new(&[0, 0]).unwrap().rows(), 1);
+    }
+
+    #[test]
+    fn declines_blocks_it_does_not_take() {
+        assert_eq!(Gather::new(&[0]), None);
+        assert_eq!(Gather::new(&(0..65).collect::<Vec<_>>()), None);
+        // 17 rows of one byte each.
+        assert_eq!(Gather::new(&(0..17).map(|i| i * 2).collect::<Vec<_>>()), None);
+        assert!(Gather::new(&(0..16).map(|i| i * 2).collect::<Vec<_>>()).is_some());
+    }
+}
