@@ -469,8 +469,8 @@ fn long_tiles_copied_in_blocks() {
 /// Small destination blocks gathered from a few source rows by one byte
 /// permute (`kernels::gather`): einops' `b (h p1) (w p2) c -> b h w (c p2
 /// p1)` and `b c (h p1) (w p2) -> (b h w) (p1 p2) c`, whose `(c p2 p1)` and
-/// `(p1 p2) c` blocks the planner makes one unit each, of 16 to 64 bytes
-/// (and blocks it declines: of one loop, or more than a register holds). Every kernel set, streamed or not, one thread and three,
+/// `(p1 p2) c` blocks the planner makes one unit each, of 16 to 256 bytes
+/// (and blocks it declines: of one loop, or more than four registers hold). Every kernel set, streamed or not, one thread and three,
 /// into a line-aligned buffer and a misaligned one, from row-major, spread
 /// and Fortran-order sources, and typed from reversed and transposed views.
 #[test]
@@ -481,12 +481,10 @@ fn gathered_blocks_match_reference() {
         (vec![g(&[0]), g(&[1, 4]), g(&[2, 5]), g(&[3])], vec![g(&[0]), g(&[1]), g(&[2]), g(&[3, 5, 4])]);
     let channels_first = (vec![g(&[0]), g(&[3]), g(&[1, 4]), g(&[2, 5])], vec![g(&[0, 1, 2]), g(&[4, 5]), g(&[3])]);
     // (pattern, sizes [b, h, w, c, p1, p2], element size). Gathered:
-    // blocks of 64 bytes from 2 rows; 42 from 7 rows of 2-byte units; 63
-    // from 9 rows; 64 from 16 rows of 4-byte units; 48 from 16 rows of 3
-    // bytes; 54 from 3 rows (the block takes in `w` too). Declined: 60
-    // bytes whose `p2` loop merges with `w` (a block of one loop, an
-    // interleave: the permute kernels' work); 32 bytes of one loop; 31
-    // bytes; 65 bytes (a block of 13).
+    // blocks of 54 to 256 bytes, in one to four registers (rows
+    // straddling registers too), of 1-, 2- and 4-byte units, some taking
+    // in `w` or a merged `w p2` loop. Declined: blocks of 18 rows, and of
+    // 68 rows of a byte (its 272-byte `(c p2 p1)` past four registers).
     let cases = [
         (&channels_last, [1usize, 3, 5, 4, 2, 8], 1usize),
         (&channels_last, [1, 3, 2, 3, 7, 1], 2),
@@ -494,10 +492,16 @@ fn gathered_blocks_match_reference() {
         (&channels_first, [1, 3, 2, 1, 16, 1], 4),
         (&channels_first, [1, 2, 2, 2, 8, 3], 1),
         (&channels_last, [1, 2, 3, 2, 3, 3], 1),
+        (&channels_last, [1, 2, 2, 4, 4, 8], 1),
+        (&channels_last, [1, 2, 2, 3, 6, 12], 1),
+        (&channels_last, [1, 2, 3, 2, 4, 8], 2),
+        (&channels_first, [1, 2, 2, 2, 6, 16], 1),
         (&channels_last, [2, 2, 3, 1, 4, 15], 1),
         (&channels_first, [1, 2, 2, 1, 16, 2], 1),
         (&channels_last, [1, 4, 3, 1, 31, 1], 1),
         (&channels_last, [1, 2, 2, 5, 13, 1], 1),
+        (&channels_first, [1, 2, 2, 3, 6, 2], 1),
+        (&channels_last, [1, 2, 2, 4, 4, 17], 1),
     ];
     for ((left, right), sizes, elem) in cases {
         let r = Rearrangement {

@@ -1,14 +1,16 @@
-//! Small destination blocks gathered by one byte permute (AVX512-VBMI):
-//! a block of up to 64 destination bytes whose source bytes lie in a few
+//! Small destination blocks gathered by byte permutes (AVX512-VBMI): a
+//! block of up to 256 destination bytes whose source bytes lie in a few
 //! contiguous rows, such as einops' `b (h p1) (w p2) c -> b h w (c p2
 //! p1)` with small `p1`, `p2` and `c`, a three-way transpose of each
 //! `p1 x p2 x c` block.
 //!
 //! Built once by the planner ([`Gather::new`]): the block's source bytes
-//! as maximal contiguous rows, packed side by side into the lanes of one
-//! register, and the permute's indices that put each destination byte in
-//! place. A block is then one masked load per row, one `vpermb` and one
-//! store, whatever the loops inside it.
+//! as maximal contiguous rows, packed side by side into the lanes of up
+//! to four registers, and the permutes' indices that put each destination
+//! byte in place. A block is then a masked load per row and register it
+//! lies in, and for each 64 destination bytes one two-register permute
+//! (`vpermt2b`), or two and a blend from four registers, and one store,
+//! whatever the loops inside it.
 //!
 //! What it buys is measured at the planner's rule that makes blocks of
 //! the innermost loops (`plan::rules::gather_block`).
@@ -20,22 +22,28 @@ use arrayvec::ArrayVec;
 use super::nest::Rows;
 use crate::engine::arch::Isa;
 
-/// The most destination bytes of a block: one register.
-pub(crate) const MAX_BLOCK: usize = 64;
+/// The most destination bytes of a block: four registers (and the most
+/// source bytes: four registers' lanes).
+pub(crate) const MAX_BLOCK: usize = 256;
 
-/// The most source rows of a block (a masked load each).
-pub(crate) const MAX_ROWS: usize = 16;
+/// The most masked loads of a block: a row's part in one register each.
+/// (Measured, ratio to memcpy, alternated runs: the 17 broad workloads,
+/// seeds 26, 801 and 802, whose blocks take 17 to 32 loads, 4.9 -> 5.2
+/// gathered; PyTorch pixel unshuffle of float32 by 8, 28 loads, 0.9 ->
+/// 1.8.)
+const MAX_LOADS: usize = 16;
 
 /// The fewest destination bytes of a block the planner gathers: a
 /// block's fixed cost (a permute, a store, a masked load per row) is
 /// paid per block, however few its bytes.
 pub(crate) const MIN_BLOCK: usize = 16;
 
-/// One source row of a block: the lanes `mask` of the register hold the
-/// source bytes from `at` (bytes from the block's source position) plus
-/// the lane, so the load of lane `t` reads byte `at + t`.
+/// A row's part in one register: the lanes `mask` of register `reg` hold
+/// the source bytes from `at` (bytes from the block's source position)
+/// plus the lane, so the load of lane `t` reads byte `at + t`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Load {
+    reg: u8,
     at: isize,
     mask: u64,
 }
@@ -45,8 +53,13 @@ struct Load {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Gather {
     len: usize,
-    loads: ArrayVec<Load, MAX_ROWS>,
-    /// Destination byte `t` of a block is lane `idx[t]` of the loaded register.
+    /// The loads, by register.
+    loads: ArrayVec<Load, MAX_LOADS>,
+    /// Registers the loads fill (1 to 4), and the end of each one's loads.
+    regs: usize,
+    ends: [u8; MAX_BLOCK / 64],
+    /// Destination byte `t` of a block is lane `idx[t]` of the registers
+    /// side by side (register `idx[t] / 64`).
     idx: [u8; MAX_BLOCK],
 }
 
@@ -59,8 +72,8 @@ fn lanes(from: usize, to: usize) -> u64 {
 impl Gather {
     /// The gather of blocks whose destination byte `t` comes from source
     /// byte `from[t]` (bytes from the block's source position), or `None`
-    /// unless there are 2 to [`MAX_BLOCK`] bytes in at most [`MAX_ROWS`]
-    /// contiguous rows. Its loads read exactly the bytes `from` names.
+    /// unless there are 2 to [`MAX_BLOCK`] bytes in rows that take at most
+    /// [`MAX_LOADS`] loads. Its loads read exactly the bytes `from` names.
     pub(crate) fn new(from: &[isize]) -> Option<Gather> {
         if !(2..=MAX_BLOCK).contains(&from.len()) {
             return None;
@@ -69,9 +82,9 @@ impl Gather {
         sorted.sort_unstable();
         // Rows: maximal runs of consecutive source bytes (a byte named
         // twice, by a broadcast, is loaded once), packed into lanes in
-        // source order.
-        let mut loads: ArrayVec<Load, MAX_ROWS> = ArrayVec::new();
-        let mut starts: ArrayVec<(isize, usize), MAX_ROWS> = ArrayVec::new();
+        // source order, a load for each register a row's lanes reach.
+        let mut loads: ArrayVec<Load, MAX_LOADS> = ArrayVec::new();
+        let mut starts: ArrayVec<(isize, usize), MAX_BLOCK> = ArrayVec::new();
         let (mut lane, mut i) = (0usize, 0);
         while i < sorted.len() {
             let start = sorted[i];
@@ -80,10 +93,20 @@ impl Gather {
                 end = end.max(sorted[i] + 1);
                 i += 1;
             }
-            let width = (end - start) as usize;
-            loads.try_push(Load { at: start - lane as isize, mask: lanes(lane, lane + width) }).ok()?;
+            let row = lane..lane + (end - start) as usize;
             starts.push((start, lane));
-            lane += width;
+            for reg in row.start / 64..row.end.div_ceil(64) {
+                let base = reg * 64;
+                let (from, to) = (row.start.max(base) - base, row.end.min(base + 64) - base);
+                let at = start - (row.start as isize - base as isize);
+                loads.try_push(Load { reg: reg as u8, at, mask: lanes(from, to) }).ok()?;
+            }
+            lane = row.end;
+        }
+        let regs = lane.div_ceil(64);
+        let mut ends = [0u8; MAX_BLOCK / 64];
+        for (r, end) in ends.iter_mut().enumerate() {
+            *end = loads.iter().filter(|l| l.reg as usize <= r).count() as u8;
         }
         let mut idx = [0u8; MAX_BLOCK];
         for (t, &s) in from.iter().enumerate() {
@@ -91,7 +114,7 @@ impl Gather {
             let &(start, at) = starts.iter().rev().find(|(start, _)| *start <= s).expect("every byte is in a row");
             idx[t] = (at + (s - start) as usize) as u8;
         }
-        Some(Gather { len: from.len(), loads, idx })
+        Some(Gather { len: from.len(), loads, regs, ends, idx })
     }
 
     /// Destination bytes of a block.
@@ -99,9 +122,9 @@ impl Gather {
         self.len
     }
 
-    /// Source rows of a block (a masked load each).
+    /// Source rows' loads of a block (a row's part in each register).
     #[cfg(test)]
-    pub(crate) fn rows(&self) -> usize {
+    pub(crate) fn loads(&self) -> usize {
         self.loads.len()
     }
 }
@@ -128,8 +151,8 @@ fn vbmi(isa: Isa) -> bool {
 /// Gathers `rows.count` blocks: block `r` from the source at `src + r *
 /// rows.ss` (its bytes at the offsets `g` was built from) to the `g.len()`
 /// destination bytes at `dst + r * rows.ds`, with the byte permutes when
-/// the CPU and `isa` run them, one byte at a time otherwise. `nt`: whole 64-byte
-/// blocks at 64-byte-aligned destinations bypass the cache.
+/// the CPU and `isa` run them, one byte at a time otherwise. `nt`: blocks
+/// of whole lines at line-aligned destinations bypass the cache.
 ///
 /// # Safety
 /// Every source byte of every block readable, every destination byte
@@ -143,11 +166,11 @@ pub(crate) unsafe fn run(g: &Gather, rows: Rows, src: *const u8, dst: *mut u8, n
     let _ = (nt, isa);
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
-        let mut v = [0u8; 64];
+        let mut v = [0u8; MAX_BLOCK];
         for l in &g.loads {
-            for (t, lane) in v.iter_mut().enumerate() {
+            for (t, lane) in v[l.reg as usize * 64..][..64].iter_mut().enumerate() {
                 if l.mask >> t & 1 == 1 {
-                    // SAFETY: the lanes of a row's mask are its source bytes (caller).
+                    // SAFETY: the lanes of a load's mask are its row's source bytes (caller).
                     *lane = unsafe { *s.wrapping_offset(l.at + t as isize) };
                 }
             }
@@ -163,7 +186,7 @@ pub(crate) unsafe fn run(g: &Gather, rows: Rows, src: *const u8, dst: *mut u8, n
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{lanes, Gather, Rows};
+    use super::{lanes, Gather, Rows, MAX_BLOCK};
 
     /// [`super::run`] by byte permutes.
     ///
@@ -171,24 +194,67 @@ mod x86 {
     /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) unsafe fn run(g: &Gather, rows: Rows, src: *const u8, dst: *mut u8, nt: bool) {
-        let store = lanes(0, g.len);
-        let stream = nt && g.len == 64 && rows.ds % 64 == 0 && (dst as usize).is_multiple_of(64);
-        // SAFETY: each load reads only its row's lanes, the block's source
-        // bytes; the store writes the block's `len` destination bytes
-        // (caller), streamed only when whole and aligned (checked above).
+        // SAFETY: forwarded, with the registers the loads fill.
         unsafe {
-            let idx = _mm512_loadu_si512(g.idx.as_ptr().cast());
+            match g.regs {
+                1 => blocks::<1>(g, rows, src, dst, nt),
+                2 => blocks::<2>(g, rows, src, dst, nt),
+                3 => blocks::<3>(g, rows, src, dst, nt),
+                _ => blocks::<4>(g, rows, src, dst, nt),
+            }
+        }
+    }
+
+    /// [`run`] of a gather whose loads fill `REGS` registers (so that
+    /// they stay in registers, and a gather of one or two takes one
+    /// permute per 64 destination bytes).
+    ///
+    /// # Safety
+    /// As [`run`]; `g`'s loads fill at most `REGS` registers.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    unsafe fn blocks<const REGS: usize>(g: &Gather, rows: Rows, src: *const u8, dst: *mut u8, nt: bool) {
+        // 64-byte destination parts and the last one's bytes.
+        let (parts, last) = (g.len.div_ceil(64), g.len - (g.len - 1) / 64 * 64);
+        let stream = nt && g.len.is_multiple_of(64) && rows.ds % 64 == 0 && (dst as usize).is_multiple_of(64);
+        // SAFETY: each load reads only its mask's lanes, the block's source
+        // bytes; the stores write the block's `len` destination bytes
+        // (caller), streamed only in whole aligned lines (checked above).
+        unsafe {
+            let mut idx = [_mm512_setzero_si512(); MAX_BLOCK / 64];
+            // Lanes of the high pair (registers 2 and 3) in each part.
+            let mut high = [0u64; MAX_BLOCK / 64];
+            for p in 0..parts {
+                idx[p] = _mm512_loadu_si512(g.idx[p * 64..].as_ptr().cast());
+                high[p] = _mm512_cmpge_epu8_mask(idx[p], _mm512_set1_epi8(-128));
+            }
             for r in 0..rows.count {
                 let (s, d) = rows.at(r, src, dst);
-                let mut v = _mm512_setzero_si512();
-                for l in &g.loads {
-                    v = _mm512_mask_loadu_epi8(v, l.mask, s.wrapping_offset(l.at).cast());
+                // Zero-masked loads ORed together: independent of one
+                // another (merged into one register, each load waited for
+                // the last, and a block of 5 rows took twice as long).
+                let mut v = [_mm512_setzero_si512(); 4];
+                for (reg, v) in v.iter_mut().enumerate().take(REGS) {
+                    let from = if reg == 0 { 0 } else { g.ends[reg - 1] as usize };
+                    for l in &g.loads[from..g.ends[reg] as usize] {
+                        *v = _mm512_or_si512(*v, _mm512_maskz_loadu_epi8(l.mask, s.wrapping_offset(l.at).cast()));
+                    }
                 }
-                let out = _mm512_permutexvar_epi8(idx, v);
-                if stream {
-                    _mm512_stream_si512(d.cast(), out);
-                } else {
-                    _mm512_mask_storeu_epi8(d.cast(), store, out);
+                for p in 0..parts {
+                    let mut out = if REGS == 1 {
+                        _mm512_permutexvar_epi8(idx[p], v[0])
+                    } else {
+                        _mm512_permutex2var_epi8(v[0], idx[p], v[1])
+                    };
+                    if REGS > 2 {
+                        let upper = _mm512_permutex2var_epi8(v[2], idx[p], v[3]);
+                        out = _mm512_mask_blend_epi8(high[p], out, upper);
+                    }
+                    let to = d.wrapping_add(p * 64);
+                    if stream {
+                        _mm512_stream_si512(to.cast(), out);
+                    } else {
+                        _mm512_mask_storeu_epi8(to.cast(), lanes(0, if p + 1 == parts { last } else { 64 }), out);
+                    }
                 }
             }
         }
@@ -254,6 +320,14 @@ mod tests {
             (vec![5, 5, 6, 6, 0, 1], 7, 6),
             (vec![0, 100], 1, 2),
             ((0..64).rev().collect(), 64, 64),
+            // Two registers: 3 rows of 30 bytes, the second in both.
+            (transpose3(3, 10, 3, 200), 30, 90),
+            // Three: 8 rows of 21 bytes; four: 4 rows of 64, 3 of 50.
+            (transpose3(8, 7, 3, 99), 21, 168),
+            (transpose3(4, 16, 4, 300), 64, 256),
+            (transpose3(4, 16, 4, -300), 64, 256),
+            (transpose3(5, 25, 2, 777), 50, 250),
+            ((0..256).rev().collect(), 256, 256),
         ];
         for isa in [Isa::Portable, Isa::baseline(), Isa::detect()] {
             for (from, ss, ds) in &cases {
@@ -265,20 +339,31 @@ mod tests {
     }
 
     #[test]
-    fn rows_are_the_maximal_runs_of_source_bytes() {
+    fn rows_are_the_maximal_runs_of_source_bytes_a_load_per_register() {
         let g = Gather::new(&transpose3(2, 8, 4, 1000)).unwrap();
-        assert_eq!((g.len(), g.rows()), (64, 2));
-        assert_eq!(g.loads[1], Load { at: 1000 - 32, mask: lanes(32, 64) });
-        assert_eq!(Gather::new(&[3, 9, 4]).unwrap().rows(), 2);
-        assert_eq!(Gather::new(&[0, 0]).unwrap().rows(), 1);
+        assert_eq!((g.len(), g.loads()), (64, 2));
+        assert_eq!(g.loads[1], Load { reg: 0, at: 1000 - 32, mask: lanes(32, 64) });
+        assert_eq!(Gather::new(&[3, 9, 4]).unwrap().loads(), 2);
+        assert_eq!(Gather::new(&[0, 0]).unwrap().loads(), 1);
+        // Rows of 50 bytes at lanes 0, 50, 100, 150, 200: the second
+        // reaches registers 0 and 1, the third 1 and 2, the fourth 2 and 3.
+        let g = Gather::new(&transpose3(5, 25, 2, 777)).unwrap();
+        assert_eq!(g.loads(), 8);
+        assert_eq!(g.loads[1], Load { reg: 0, at: 777 - 50, mask: lanes(50, 64) });
+        assert_eq!(g.loads[2], Load { reg: 1, at: 777 + 14, mask: lanes(0, 36) });
     }
 
     #[test]
     fn declines_blocks_it_does_not_take() {
         assert_eq!(Gather::new(&[0]), None);
-        assert_eq!(Gather::new(&(0..65).collect::<Vec<_>>()), None);
-        // 17 rows of one byte each.
+        assert_eq!(Gather::new(&(0..257).collect::<Vec<_>>()), None);
+        assert!(Gather::new(&(0..256).collect::<Vec<_>>()).is_some());
+        // 17 rows of one byte each; 16 rows of 15 bytes, the 3 that
+        // straddle a register's end taking two loads each (16 of 16 take
+        // one each).
         assert_eq!(Gather::new(&(0..17).map(|i| i * 2).collect::<Vec<_>>()), None);
         assert!(Gather::new(&(0..16).map(|i| i * 2).collect::<Vec<_>>()).is_some());
+        assert_eq!(Gather::new(&transpose3(16, 15, 1, 77)), None);
+        assert_eq!(Gather::new(&transpose3(16, 16, 1, 77)).map(|g| g.loads()), Some(16));
     }
 }

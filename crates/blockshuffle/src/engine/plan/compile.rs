@@ -33,7 +33,7 @@ use arrayvec::ArrayVec;
 use super::rules::*;
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
-use crate::engine::kernels::gather::{Gather, MAX_BLOCK};
+use crate::engine::kernels::gather::Gather;
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
 use crate::MAX_RANK;
 
@@ -431,11 +431,10 @@ impl CopyPlan {
         }
 
         // 3''. Small destination blocks from a few source rows: each one
-        // unit, gathered by a byte permute. Streamed only whole lines.
-        if let Some((k, gather)) = gather_block(loops, self.unit, self.isa) {
+        // unit, gathered by byte permutes (streamed: blocks of whole lines).
+        if let Some((k, gather)) = gather_block(loops, self.unit, self.nt, self.isa) {
             loops.truncate(k);
             self.unit = gather.len();
-            self.nt &= self.unit == MAX_BLOCK;
             self.gather = Some(gather);
             destination_blocks(loops, self.unit, &mut self.dst_block);
             return;

@@ -7,6 +7,7 @@
 
 use arrayvec::ArrayVec;
 
+use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
 use crate::engine::kernels::carried::{CARRIED_STREAMS, PADDED_ROWS_BYTES};
@@ -887,21 +888,24 @@ pub(super) fn segments_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Opt
 /// by a window, with at least one loop outside them, as a [`Gather`]
 /// (when `gather::takes` it): the index of the first of them, and the
 /// gather of a block. The block then is the plan's unit, its bytes moved
-/// by one byte permute whatever the loops inside it.
+/// by byte permutes whatever the loops inside it. A streaming plan's
+/// blocks must be whole lines (streamed whole); others keep their path.
 ///
 /// A block of one loop is one unit from each of a few rows: an
 /// interleave, which the tile kernels do better from whole rows (measured
 /// on the 389 such workloads of seeds 26, 801 and 802, 3 alternated runs,
 /// ratio to memcpy: 3.03 -> 4.77 gathered).
 ///
-/// Measured on the 26 workloads of those seeds whose blocks it gathers
-/// (one thread, ratio to memcpy, 5 alternated runs): geomean 14.1 -> 6.3,
-/// 23 faster; einops `b (h p1) (w p2) c -> b h w (c p2 p1)` of uint8 by
-/// 2 x 8 (67 MiB) 22.9 -> 1.10 (the 64-byte blocks streamed), ONNX CRD
-/// depth-to-space of float16 by 6 36.9 -> 6.9, TF NCHW depth-to-space of
-/// float32 by 5 23.9 -> 4.7; slower, two of float64 units (8 to a
-/// block): 2.85 -> 3.33, 10.7 -> 12.9.
-pub(super) fn gather_block(loops: &[Loop], unit: usize, isa: Isa) -> Option<(usize, Gather)> {
+/// Measured on the 99 workloads of those seeds whose blocks it gathers
+/// (one thread, ratio to memcpy, 3 alternated runs): geomean 7.29 ->
+/// 4.31, 76 faster, 19 slower. Blocks of up to 64 bytes (17) 13.2 ->
+/// 7.3, 65 to 128 (34) 7.3 -> 4.9, 129 to 256 (48) 6.0 -> 3.3. einops
+/// `b (h p1) (w p2) c -> b h w (c p2 p1)` of uint8 by 2 x 8 (67 MiB) 22.3
+/// -> 0.97 (the 64-byte blocks streamed), of float16 by 3 x 5 38.0 ->
+/// 2.0; PyTorch pixel unshuffle of float16 by 6 36.8 -> 3.0; the worst,
+/// TF space-to-batch of float64 by 13 x 14 x 12 10.4 -> 18.3, ONNX DCR
+/// depth-to-space of float32 by 13 7.4 -> 10.4 (both below 1 MiB).
+pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, isa: Isa) -> Option<(usize, Gather)> {
     if isa < Isa::Avx512Vbmi {
         return None;
     }
@@ -915,7 +919,7 @@ pub(super) fn gather_block(loops: &[Loop], unit: usize, isa: Isa) -> Option<(usi
         }
         (len, k) = (whole, k - 1);
     }
-    if k + 2 > loops.len() {
+    if k + 2 > loops.len() || (streaming && !len.is_multiple_of(LINE)) {
         return None;
     }
     // Destination byte `t` of a block comes from source byte `from[t]`.

@@ -272,7 +272,7 @@ fn small_blocks_of_few_rows_are_gathered_with_vbmi() {
             let what = format!("{isa:?} streaming {streaming}: {p:?}");
             if isa == Isa::Avx512Vbmi {
                 let gather = p.gather.as_ref().expect("a gather");
-                assert_eq!((p.unit, gather.len(), gather.rows()), (64, 64, 2), "{what}");
+                assert_eq!((p.unit, gather.len(), gather.loads()), (64, 64, 2), "{what}");
                 let rows: Vec<_> = p.loops.iter().map(|l| (l.count, l.ss, l.ds)).collect();
                 assert_eq!(rows, [(6, 640, 640), (10, 32, 64)], "{what}");
                 assert!(!p.tile && p.nt == streaming, "{what}");
