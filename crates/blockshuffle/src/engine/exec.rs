@@ -221,11 +221,12 @@ impl Exec<'_> {
     }
 
     /// Runs a plan stored through the cache whose innermost kernel is one
-    /// grid (the last two loops, see [`Grid`]) or one tile with its rows
-    /// (the last three), and whose loops outside it carry no window: those
-    /// loops only count, so they are one flat loop over their positions
-    /// rather than a recursion through [`Exec::level`] (which tiny tensors
-    /// would mostly spend their time in). `false`, having done nothing,
+    /// grid (the last two loops, see [`Grid`]), one tile with its rows
+    /// (the last three) or a row of gathered units (the last loop), and
+    /// whose loops outside it carry no window: those loops only count, so
+    /// they are one flat loop over their positions rather than a recursion
+    /// through [`Exec::level`] (which tiny tensors would mostly spend their
+    /// time in). `false`, having done nothing,
     /// for any other plan.
     ///
     /// # Safety
@@ -242,7 +243,15 @@ impl Exec<'_> {
         // (they carry no window), and the kernel copies the valid units
         // inside it, as `level` would.
         unsafe {
-            if p.tile {
+            if let Some(g) = &p.gather {
+                if !free(&p.loops) {
+                    return false;
+                }
+                let rows = Rows::of(&p.loops[n - 1]);
+                odometer(&p.loops[..n - 1], p.src_base, p.dst_base, |so, dof| {
+                    gather::run(g, rows, src.wrapping_offset(so), dst.wrapping_offset(dof), false, p.isa)
+                });
+            } else if p.tile {
                 let outer = n.saturating_sub(3);
                 if !free(&p.loops) {
                     return false;
@@ -809,7 +818,7 @@ impl Exec<'_> {
 
     /// Copies `n` units: unit `i` from `src + i*ss` to `dst + i*ds`, through
     /// the writers when the plan streams through them; gathered units
-    /// (`CopyPlan::gather`) by their byte permute.
+    /// (`CopyPlan::gather`) by their byte permutes.
     ///
     /// # Safety
     /// As [`copy_run`].

@@ -10,7 +10,7 @@
 //! - [`lines`]: the line writers (streaming stores of whole lines);
 //! - [`shuffle`]: byte shuffles for 3-, 6- and 12-byte units;
 //! - [`gather`]: small destination blocks gathered from a few source rows
-//!   by one byte permute;
+//!   by byte permutes;
 //! - [`permute`]: interleaves of 5 to 32 streams (and of units of other
 //!   sizes) by byte permutes;
 //! - [`transpose`]: the blocked transpose of two long sides;

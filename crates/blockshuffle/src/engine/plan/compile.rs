@@ -10,8 +10,8 @@
 //! Canonicalisation drops loops of count 1, merges loops that are contiguous
 //! on both sides, and folds the innermost contiguous run into one wide unit.
 //! With AVX512-VBMI, a small destination block of several loops (at most
-//! 64 bytes from a few source rows) becomes the unit, gathered by a byte
-//! permute ([`gather_block`](super::rules::gather_block)).
+//! 256 bytes from a few source rows) becomes the unit, gathered by byte
+//! permutes ([`gather_block`](super::rules::gather_block)).
 //! Short units make a transposing tile ([`choose_tile`](super::rules::choose_tile)), which may carry
 //! a padding or crop window on its block position. Then, for large
 //! (streaming) outputs, it reorders the loops: long units sweep a few
@@ -123,7 +123,7 @@ pub(crate) struct CopyPlan {
     /// another with padding between them (see [`joins_padded_runs`]).
     pub gathered: bool,
     /// The unit is a small destination block gathered from a few source
-    /// rows by a byte permute (see [`gather_block`]), not a contiguous run.
+    /// rows by byte permutes (see [`gather_block`]), not a contiguous run.
     pub gather: Option<Gather>,
 }
 
