@@ -249,6 +249,19 @@ fn run_strided_bytes(plan: &Plan, input: &[u8], elem: usize, spread: &[bool], st
     out.into_iter().map(|b| unsafe { b.assume_init() }).collect()
 }
 
+/// `plan` run on the bytes of `input` into a line-aligned buffer and into
+/// one `skew` bytes past a line; `check` gets each output and its offset.
+fn run_into_aligned_and_skewed(plan: &Plan, input: &[u8], elem: usize, skew: usize, check: impl Fn(&[u8], usize)) {
+    let n = plan.output_len() * elem;
+    let mut buffer = vec![0u8; n + 128];
+    let aligned = buffer.as_ptr().align_offset(64);
+    for at in [aligned, aligned + skew] {
+        let out = &mut buffer[at..at + n];
+        plan.run_bytes_into(input, elem, out).unwrap();
+        check(out, at);
+    }
+}
+
 /// `op` on `shape` from a view stored with some axes reversed and the
 /// axes' order reversed, into a view with its first axis reversed.
 fn run_views(op: &impl Operator, shape: &[usize], flip: &[bool], transpose: bool) -> (Vec<u32>, Vec<u32>) {
@@ -453,13 +466,9 @@ fn long_tiles_copied_in_blocks() {
                 for kernels in [Kernels::Auto, Kernels::Avx2, Kernels::Portable] {
                     let plan = numpy::Transpose::new(axes).plan(&shape).unwrap();
                     let plan = plan.with_streaming(streaming).with_kernels(kernels);
-                    let mut buffer = vec![0u8; n * elem + 128];
-                    let aligned = buffer.as_ptr().align_offset(64);
-                    for at in [aligned, aligned + 16] {
-                        let out = &mut buffer[at..at + n * elem];
-                        plan.run_bytes_into(&input, elem, out).unwrap();
+                    run_into_aligned_and_skewed(&plan, &input, elem, 16, |out, at| {
                         assert!(out == &want[..], "{shape:?} {axes:?} {elem} {streaming:?} {kernels:?} at {at}");
-                    }
+                    });
                 }
             }
         }
@@ -522,13 +531,9 @@ fn gathered_blocks_match_reference() {
                 for parallelism in [Parallelism::Sequential, Parallelism::Threads(3)] {
                     let plan = configured(op.plan(&shape).unwrap(), streaming, kernels, parallelism);
                     let what = format!("{} {shape:?} {elem} {streaming:?} {kernels:?} {parallelism:?}", r.pattern());
-                    let mut buffer = vec![0u8; n * elem + 128];
-                    let aligned = buffer.as_ptr().align_offset(64);
-                    for at in [aligned, aligned + 1] {
-                        let out = &mut buffer[at..at + n * elem];
-                        plan.run_bytes_into(&input, elem, out).unwrap();
+                    run_into_aligned_and_skewed(&plan, &input, elem, 1, |out, at| {
                         assert!(out == &want[..], "{what} at {at}");
-                    }
+                    });
                     let spread = [true, false, true, false];
                     let rank = shape.len();
                     for stored in [(0..rank).collect::<Vec<_>>(), (0..rank).rev().collect()] {

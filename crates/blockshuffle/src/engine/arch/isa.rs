@@ -40,6 +40,15 @@ impl Isa {
         Isa::Portable
     }
 
+    /// Whether `self` takes AVX512-VBMI's byte permutes and this CPU runs
+    /// them (a plan's ISA may be asked for rather than detected).
+    pub(crate) fn runs_vbmi(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return self >= Isa::Avx512Vbmi && is_x86_feature_detected!("avx512vbmi");
+        #[cfg(not(target_arch = "x86_64"))]
+        return false;
+    }
+
     /// The target's baseline vector kernels (no runtime-detected extensions).
     pub(crate) fn baseline() -> Isa {
         if cfg!(target_arch = "x86_64") {

@@ -137,17 +137,6 @@ pub(crate) fn takes(g: &Gather, isa: Isa) -> bool {
     g.len >= MIN_BLOCK && isa >= Isa::Avx512Vbmi
 }
 
-/// Whether the CPU and `isa` run the byte permutes.
-fn vbmi(isa: Isa) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return isa >= Isa::Avx512Vbmi && is_x86_feature_detected!("avx512vbmi");
-    #[cfg(not(target_arch = "x86_64"))]
-    return {
-        let _ = isa;
-        false
-    };
-}
-
 /// Gathers `rows.count` blocks: block `r` from the source at `src + r *
 /// rows.ss` (its bytes at the offsets `g` was built from) to the `g.len()`
 /// destination bytes at `dst + r * rows.ds`, with the byte permutes when
@@ -159,8 +148,8 @@ fn vbmi(isa: Isa) -> bool {
 /// writable, without overlap.
 pub(crate) unsafe fn run(g: &Gather, rows: Rows, src: *const u8, dst: *mut u8, nt: bool, isa: Isa) {
     #[cfg(target_arch = "x86_64")]
-    if vbmi(isa) {
-        // SAFETY: forwarded; `vbmi` checked the CPU's features.
+    if isa.runs_vbmi() {
+        // SAFETY: forwarded; `runs_vbmi` checked the CPU's features.
         return unsafe { x86::run(g, rows, src, dst, nt) };
     }
     let _ = (nt, isa);

@@ -136,7 +136,7 @@ const MIN_ROW: usize = 64;
 /// - wider units: see [`MAX_UNIT`]; rows of 2 units (a quarter vector)
 ///   slower.
 pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool {
-    vbmi(isa)
+    isa.runs_vbmi()
         && (2..=MAX_STREAMS).contains(&b)
         && (1..=MAX_UNIT).contains(&unit)
         && n.saturating_mul(b * unit) >= MIN_ROW
@@ -159,17 +159,6 @@ pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool
 /// depth-to-space of 3-byte units by 6, 3.1 -> 2.3), the worst TF NCHW
 /// depth-to-space of float32 by 13, 15-unit streams, 5.1 -> 6.4.
 const MAX_WIDE_STREAM: usize = 64;
-
-/// Whether the CPU and `isa` run the byte permutes.
-fn vbmi(isa: Isa) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return isa >= Isa::Avx512Vbmi && is_x86_feature_detected!("avx512vbmi");
-    #[cfg(not(target_arch = "x86_64"))]
-    return {
-        let _ = isa;
-        false
-    };
-}
 
 /// Which way the permutes move units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -419,7 +408,7 @@ mod tests {
 
     #[test]
     fn the_kernels_move_every_stream_count_and_unit_like_the_oracle() {
-        if !vbmi(Isa::detect()) {
+        if !Isa::detect().runs_vbmi() {
             return;
         }
         for way in [Way::Interleave, Way::Deinterleave] {
@@ -472,7 +461,7 @@ mod tests {
         assert!(!takes(Interleave, 6, 1, 1000, Isa::Avx512));
         assert!(!takes(Deinterleave, 6, 1, 1000, Isa::Portable));
         let isa = Isa::detect();
-        if vbmi(isa) {
+        if isa.runs_vbmi() {
             for way in [Interleave, Deinterleave] {
                 assert!(takes(way, 6, 1, 11, isa));
                 assert!(!takes(way, 6, 1, 10, isa));
