@@ -226,8 +226,7 @@ impl Exec<'_> {
     /// whose loops outside it carry no window: those loops only count, so
     /// they are one flat loop over their positions rather than a recursion
     /// through [`Exec::level`] (which tiny tensors would mostly spend their
-    /// time in). `false`, having done nothing,
-    /// for any other plan.
+    /// time in). `false`, having done nothing, for any other plan.
     ///
     /// # Safety
     /// As [`Exec::level`] from the plan's base offsets.

@@ -48,6 +48,14 @@ pub(crate) fn advise_huge_pages(p: *mut u8, len: usize) {
 /// Bytes of a cache line.
 pub(crate) const LINE: usize = 64;
 
+/// The mask of byte lanes `from..to` of a 64-byte vector: lanes from 64 on
+/// are left out, and `from >= to` is no lane.
+#[inline(always)]
+pub(crate) fn lanes(from: usize, to: usize) -> u64 {
+    let below = |t: usize| if t >= 64 { u64::MAX } else { (1u64 << t) - 1 };
+    below(to) & !below(from)
+}
+
 /// Copies `len <= 64` bytes, from 3 on as two overlapping moves of the
 /// largest power of two not above `len` (no call into the C library for
 /// units like 3, 6 or 12 bytes, or for the pieces of a line).
@@ -149,5 +157,21 @@ pub(crate) unsafe fn store_line(src: *const u8, dst: *mut u8) {
     // SAFETY: forwarded.
     unsafe {
         ptr::copy_nonoverlapping(src, dst, LINE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lanes;
+
+    #[test]
+    fn lanes_are_the_bits_from_to_within_a_vector() {
+        assert_eq!(lanes(0, 64), u64::MAX);
+        assert_eq!(lanes(0, 3), 0b111);
+        assert_eq!(lanes(62, 64), 0b11 << 62);
+        assert_eq!(lanes(32, 100), u64::MAX << 32);
+        assert_eq!(lanes(5, 5), 0);
+        assert_eq!(lanes(9, 4), 0);
+        assert_eq!(lanes(70, 90), 0);
     }
 }

@@ -21,7 +21,7 @@ use super::simd::{
     line_registers_joined, put_line,
 };
 #[cfg(target_arch = "x86_64")]
-use crate::engine::arch::mem::{copy_short, prefetch, PREFETCH_AHEAD};
+use crate::engine::arch::mem::{copy_short, lanes, prefetch, PREFETCH_AHEAD};
 #[cfg(target_arch = "x86_64")]
 use crate::engine::arch::vector::Vector;
 use crate::engine::arch::Isa;
@@ -414,11 +414,10 @@ unsafe fn carried_groups<const B: usize, const L: usize, const STEP: usize>(
 #[inline(always)]
 pub(super) unsafe fn read(sr: *const u8, at: usize, (lo, hi): (usize, usize), masked: bool) -> __m512i {
     let p = sr.wrapping_add(at);
-    let below = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
     // SAFETY: the caller's; masked-off lanes are not accessed.
     unsafe {
         if masked {
-            let k = below(hi.saturating_sub(at)) & !below(lo.saturating_sub(at));
+            let k = lanes(lo.saturating_sub(at), hi.saturating_sub(at));
             _mm512_maskz_loadu_epi8(k, p.cast())
         } else {
             _mm512_loadu_si512(p.cast())

@@ -20,6 +20,7 @@
 use arrayvec::ArrayVec;
 
 use super::nest::Rows;
+use crate::engine::arch::mem::lanes;
 use crate::engine::arch::Isa;
 
 /// The most destination bytes of a block: four registers (and the most
@@ -61,12 +62,6 @@ pub(crate) struct Gather {
     /// Destination byte `t` of a block is lane `idx[t]` of the registers
     /// side by side (register `idx[t] / 64`).
     idx: [u8; MAX_BLOCK],
-}
-
-/// The mask of lanes `from..to` of a 64-byte vector (`from <= to <= 64`).
-fn lanes(from: usize, to: usize) -> u64 {
-    let upto = |t: usize| if t >= 64 { u64::MAX } else { (1u64 << t) - 1 };
-    upto(to) & !upto(from)
 }
 
 impl Gather {
@@ -129,12 +124,13 @@ impl Gather {
     }
 }
 
-/// Whether the planner gathers blocks of `g` on `isa`: blocks of at least
-/// [`MIN_BLOCK`] bytes, with AVX512-VBMI only (the portable [`run`] is the
-/// kernel's reference, for other ISAs' tests). What it buys is measured
+/// Whether the planner gathers blocks of `len` destination bytes on
+/// `isa`: at least [`MIN_BLOCK`] bytes, with AVX512-VBMI only (the
+/// portable [`run`] is the kernel's reference, for other ISAs' tests).
+/// Asked before a block's [`Gather`] is built; what it buys is measured
 /// at the planner's rule (`gather_block`).
-pub(crate) fn takes(g: &Gather, isa: Isa) -> bool {
-    g.len >= MIN_BLOCK && isa >= Isa::Avx512Vbmi
+pub(crate) fn takes(len: usize, isa: Isa) -> bool {
+    len >= MIN_BLOCK && isa >= Isa::Avx512Vbmi
 }
 
 /// Gathers `rows.count` blocks: block `r` from the source at `src + r *

@@ -219,13 +219,7 @@ mod x86 {
     use arrayvec::ArrayVec;
 
     use super::{Rows, AHEAD_ROWS, INDICES, MAX_STREAMS, MAX_UNIT, STEP};
-    use crate::engine::arch::mem::prefetch;
-
-    /// The mask of lanes `from..to` of a 64-byte vector (`from <= to <= 64`).
-    fn lanes(from: usize, to: usize) -> u64 {
-        let upto = |t: usize| if t >= 64 { u64::MAX } else { (1u64 << t) - 1 };
-        upto(to) & !upto(from)
-    }
+    use crate::engine::arch::mem::{lanes, prefetch};
 
     /// A masked load of a step: the lanes `mask` of one register (`mask[0]`
     /// in a whole step, `mask[1]` in the last, if it is not) from the bytes

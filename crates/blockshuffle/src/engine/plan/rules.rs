@@ -138,8 +138,8 @@ const MIN_STREAMED_RUN: usize = 4 << 10;
 /// than straight out as one run: when padding falls between them (a
 /// forward plan with a window), whose stores, filled apart, left lines
 /// half streamed and then written with ordinary stores. Measured (ratio
-/// to memcpy, 5 alternated runs), every forward plan it changes in the broad sets of seeds 26, 801
-/// and 802: TF space-to-batch-ND of 3-byte units by 6x13x11, 17 MiB, 10.2
+/// to memcpy, 5 alternated runs), every forward plan it changes in the
+/// broad sets of seeds 26, 801 and 802: TF space-to-batch-ND of 3-byte units by 6x13x11, 17 MiB, 10.2
 /// -> 2.2; of float32 by 2x6x8, 26 MiB, 8.5 -> 2.2; TF space-to-batch of
 /// float16 by 16, 54 MiB, 4.2 -> 2.7, of float64 by 12, 3.6 -> 3.0.
 /// Cropped rows (backward: nothing filled) stream as before: through the
@@ -884,10 +884,11 @@ pub(super) fn segments_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Opt
 /// The innermost loops whose destination is one contiguous block of at
 /// most [`MAX_BLOCK`] bytes, at least two of them, none carrying or read
 /// by a window, with at least one loop outside them, as a [`Gather`]
-/// (when `gather::takes` it): the index of the first of them, and the
-/// gather of a block. The block then is the plan's unit, its bytes moved
-/// by byte permutes whatever the loops inside it. A streaming plan's
-/// blocks must be whole lines (streamed whole); others keep their path.
+/// (when `gather::takes` their length): the index of the first of them,
+/// and the gather of a block. The block then is the plan's unit, its
+/// bytes moved by byte permutes whatever the loops inside it. A streaming
+/// plan's blocks must be whole lines (streamed whole); others keep their
+/// path.
 ///
 /// A block of one loop is one unit from each of a few rows: an
 /// interleave, which the tile kernels do better from whole rows (measured
@@ -905,9 +906,6 @@ pub(super) fn segments_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Opt
 /// TF space-to-batch of float64 by 13 x 14 x 12 10.4 -> 18.3, ONNX DCR
 /// depth-to-space of float32 by 13 7.4 -> 10.4 (both below 1 MiB).
 pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, isa: Isa) -> Option<(usize, Gather)> {
-    if isa < Isa::Avx512Vbmi {
-        return None;
-    }
     let mut k = loops.len();
     let mut len = unit;
     while k > 1 {
@@ -918,7 +916,7 @@ pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, isa: Is
         }
         (len, k) = (whole, k - 1);
     }
-    if k + 2 > loops.len() || (streaming && !len.is_multiple_of(LINE)) {
+    if k + 2 > loops.len() || !gather::takes(len, isa) || (streaming && !len.is_multiple_of(LINE)) {
         return None;
     }
     // Destination byte `t` of a block comes from source byte `from[t]`.
@@ -929,7 +927,7 @@ pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, isa: Is
             from[dof as usize + b] = so + b as isize;
         }
     });
-    Some((k, Gather::new(&from).filter(|g| gather::takes(g, isa))?))
+    Some((k, Gather::new(&from)?))
 }
 
 /// A loop with no window and not the outer loop of one: a plain
