@@ -527,6 +527,53 @@ fn tiles_whose_repetitions_continue_their_rows() {
     }
 }
 
+/// Interleaves and deinterleaves of 2 to 4 streams whose runs (a stream's
+/// units in one repetition) are shorter than a wide vector go by the
+/// widest vector they fill (`Isa::fitting`): runs of 15 to 65 bytes, each
+/// side of 16, 32 and 64, for every unit the vector kernels take, three
+/// repetitions apart by gaps, on every kernel set, against each unit's
+/// offsets.
+#[test]
+fn short_runs_of_a_few_streams_take_the_widest_vector_they_fill() {
+    for unit in [1, 2, 4, 8, 16] {
+        for run in [15usize, 16, 17, 31, 32, 33, 48, 63, 64, 65] {
+            let n = run.div_ceil(unit);
+            for streams in 2..=4 {
+                for interleave in [true, false] {
+                    let (nx, ny, ssy, dsx, rows) = if interleave {
+                        let ssy = (n * unit + 3) as isize;
+                        (
+                            n,
+                            streams,
+                            ssy,
+                            (streams * unit) as isize,
+                            Rows { count: 3, ss: 5 * ssy, ds: (n * streams * unit + 9) as isize },
+                        )
+                    } else {
+                        let dsx = (n * unit + 3) as isize;
+                        (
+                            streams,
+                            n,
+                            (streams * unit) as isize,
+                            dsx,
+                            Rows { count: 3, ss: (n * streams * unit + 9) as isize, ds: 5 * dsx },
+                        )
+                    };
+                    let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 0, 0);
+                    for isa in Isa::every_runnable() {
+                        let mut dst = vec![0u8; expected.len()];
+                        run_tile(rows, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt: false, isa });
+                        assert_eq!(
+                            dst, expected,
+                            "unit {unit}, {n} units x {streams} streams, interleave {interleave}, {isa:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Tall tiles (a short side of 2 or more, a long one) of 8 MiB and more go
 /// in blocks (`blocked`): deinterleaving (the short side `x`, contiguous
 /// in the source) and interleaving (the short side `y`); and one just

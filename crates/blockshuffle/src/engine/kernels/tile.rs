@@ -355,10 +355,11 @@ unsafe fn interleave_any<T: Copy, const B: usize>(
     let u = size_of::<T>();
     // SAFETY: the vector kernel does the first `done` units of every stream
     // (the first `done * B` of the destination) of every row; the portable
-    // one the rest. `isa` is one the CPU runs (the plan detected it).
-    // (Runs shorter than one 16-byte vector skip the vector entry point.)
+    // one the rest. `isa` is one the CPU runs (the plan detected it), and
+    // so is any narrower one (`fitting`: a stream's run of `n` units takes
+    // the widest vector it fills, none below 16 bytes).
     unsafe {
-        let done = if n * u >= 16 { simd::interleave(isa, u, B, rows, n, src, ss, dst) } else { 0 };
+        let done = simd::interleave(isa.fitting(n * u), u, B, rows, n, src, ss, dst);
         if done < n {
             for r in 0..rows.count {
                 let (src, dst) = rows.at(r, src, dst);
@@ -385,7 +386,7 @@ unsafe fn deinterleave_any<T: Copy, const B: usize>(
     let u = size_of::<T>();
     // SAFETY: as `interleave_any`, mirrored.
     unsafe {
-        let done = if n * u >= 16 { simd::deinterleave(isa, u, B, rows, n, src, dst, ds) } else { 0 };
+        let done = simd::deinterleave(isa.fitting(n * u), u, B, rows, n, src, dst, ds);
         if done < n {
             for r in 0..rows.count {
                 let (src, dst) = rows.at(r, src, dst);
