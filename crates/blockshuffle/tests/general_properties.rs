@@ -512,7 +512,19 @@ fn gathered_blocks_match_reference() {
         (&channels_first, [1, 2, 2, 3, 6, 2], 1),
         (&channels_last, [1, 2, 2, 4, 4, 17], 1),
     ];
-    for ((left, right), sizes, elem) in cases {
+    rearrangements_match_reference(&cases);
+}
+
+/// A rearrangement's two sides (see [`Rearrangement`]).
+type Sides = (Vec<Side>, Vec<Side>);
+
+/// Each of `cases` (sides, sizes `[b, h, w, c, p1, p2]`, element size)
+/// against the reference: every kernel set, streamed or not, one thread
+/// and three, into a line-aligned buffer and a misaligned one, from
+/// row-major, spread and Fortran-order sources, and typed from reversed
+/// and transposed views.
+fn rearrangements_match_reference(cases: &[(&Sides, [usize; 6], usize)]) {
+    for &((left, right), sizes, elem) in cases {
         let r = Rearrangement {
             sizes: sizes.to_vec(),
             names: 6,
@@ -547,6 +559,26 @@ fn gathered_blocks_match_reference() {
             assert_eq!(got, want, "{} {flip:?} {transpose}", r.pattern());
         }
     }
+}
+
+/// Deinterleaves of 3-byte units, which the byte permutes take as tiles
+/// with AVX512-VBMI (`plan::rules::choose_tile`): TF NCHW space-to-depth
+/// as einops' `b c (h p1) (w p2) -> b (p1 p2 c) h w`, blocks of 1 x 2 to
+/// 6 x 6 (2 to 36 streams; 33 and more go as rows), rows of 64 bytes or
+/// more and shorter.
+#[test]
+fn deinterleaved_three_byte_units_match_reference() {
+    let g = |axes: &[usize]| Side::Group { axes: axes.to_vec(), unit: false };
+    let nchw = (vec![g(&[0]), g(&[3]), g(&[1, 4]), g(&[2, 5])], vec![g(&[0]), g(&[4, 5, 3]), g(&[1]), g(&[2])]);
+    let cases = [
+        (&nchw, [1usize, 3, 22, 2, 1, 2], 3usize),
+        (&nchw, [1, 2, 10, 1, 1, 2], 3),
+        (&nchw, [2, 2, 7, 3, 2, 5], 3),
+        (&nchw, [1, 3, 13, 2, 3, 6], 3),
+        (&nchw, [1, 2, 5, 1, 6, 6], 3),
+        (&nchw, [1, 2, 9, 1, 4, 8], 3),
+    ];
+    rearrangements_match_reference(&cases);
 }
 
 /// Every run form of a rearrange's plan (whose input axes split into

@@ -482,7 +482,7 @@ impl CopyPlan {
             // it measured faster for them (the S2 workload 0.9 us a call,
             // against 1.2 us in the source's order), and costs nothing to
             // build.
-            let arranged = choose_tile(loops, self.unit, self.dst_bytes >= SOURCE_ORDER_BYTES);
+            let arranged = choose_tile(loops, self.unit, self.dst_bytes >= SOURCE_ORDER_BYTES, self.isa);
             let tiled = arranged == Some(true);
             let shuffled = tiled && streams_shuffled_rows(loops, self.unit, self.isa);
             // Units that no tile kernel of their own takes (three-channel

@@ -16,6 +16,7 @@ use crate::engine::kernels::gather::{self, Gather, MAX_BLOCK};
 use crate::engine::kernels::interleave_carried::interleaves_carried;
 use crate::engine::kernels::lines::WRITERS;
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
+use crate::engine::kernels::permute::{self, Way};
 use crate::engine::kernels::shuffle;
 use crate::engine::kernels::stream::{self, CROPPED_ROWS_BYTES};
 use crate::engine::kernels::tile::{self, TILE_STAGE_BYTES};
@@ -551,7 +552,12 @@ const MAX_TILE_UNIT: usize = 63;
 /// two loops make a tile: `x` is moved next to `y` even where they do not
 /// (see below), and then with `source_order` the loops outside them are
 /// put in the source's order.
-pub(super) fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, source_order: bool) -> Option<bool> {
+pub(super) fn choose_tile(
+    loops: &mut ArrayVec<Loop, MAX_LOOPS>,
+    unit: usize,
+    source_order: bool,
+    isa: Isa,
+) -> Option<bool> {
     let n = loops.len();
     if n < 2 {
         return None;
@@ -596,8 +602,17 @@ pub(super) fn choose_tile(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, so
     // `scatters_gathered_rows` takes in the source's order (measured:
     // OpenVINO space-to-depth of 32-byte units by 3, 177 MiB, 0.61x memcpy
     // so, 1.09x as a tile; so few rows are never a square tile's side).
+    // So does a deinterleave that the byte permutes take (`permute::takes`:
+    // 3-byte units, 2 to 32 streams, with AVX512-VBMI), which as rows
+    // would gather every `nx`-th unit one at a time. Measured on the 59
+    // workloads of 1,920 (seeds 26, 801, 802) it changes, 3 alternated
+    // runs, ratio to memcpy: 2.89 -> 2.14 (5 to 16 streams, 44: 3.51 ->
+    // 2.49, 3 slower; 2 to 4, 15: 1.63 -> 1.38, 2 slower); TF NCHW
+    // space-to-depth of 3-byte units by 5, 1.7 MiB, 5.4 -> 1.7; the worst,
+    // TF space-to-batch of three uint8 channels by 2, 5.7 MiB, 1.3 -> 2.1.
     let (nx, ny) = (loops[x].count, y.count);
-    let tile = vector_unit(unit) || ny < nx || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));
+    let permuted = y.ss == (nx * unit) as isize && permute::takes(Way::Deinterleave, nx, unit, ny, isa);
+    let tile = vector_unit(unit) || ny < nx || permuted || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));
     // `x` moves inward past loops none of whose windows involves it, so no
     // window changes sides: only the outer indices shift (`permute` would
     // rebuild every loop, 1,300 more instructions a call for S1).
