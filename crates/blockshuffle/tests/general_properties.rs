@@ -561,13 +561,14 @@ fn rearrangements_match_reference(cases: &[(&Sides, [usize; 6], usize)]) {
     }
 }
 
-/// Deinterleaves of 3-byte units, which the byte permutes take as tiles
-/// with AVX512-VBMI (`plan::rules::choose_tile`): TF NCHW space-to-depth
-/// as einops' `b c (h p1) (w p2) -> b (p1 p2 c) h w`, blocks of 1 x 2 to
-/// 6 x 6 (2 to 36 streams; 33 and more go as rows), rows of 64 bytes or
-/// more and shorter.
+/// Deinterleaves of packed units, which AVX512-VBMI plans make tiles
+/// (`plan::rules::choose_tile`): TF NCHW space-to-depth as einops' `b c (h
+/// p1) (w p2) -> b (p1 p2 c) h w`. Of 3-byte units (the byte permutes),
+/// blocks of 1 x 2 to 6 x 8, rows of 64 bytes or more and shorter; of 6-
+/// and 12-byte units (the transpose's full-line squares), 16 streams and
+/// 15.
 #[test]
-fn deinterleaved_three_byte_units_match_reference() {
+fn deinterleaved_packed_units_match_reference() {
     let g = |axes: &[usize]| Side::Group { axes: axes.to_vec(), unit: false };
     let nchw = (vec![g(&[0]), g(&[3]), g(&[1, 4]), g(&[2, 5])], vec![g(&[0]), g(&[4, 5, 3]), g(&[1]), g(&[2])]);
     let cases = [
@@ -577,6 +578,9 @@ fn deinterleaved_three_byte_units_match_reference() {
         (&nchw, [1, 3, 13, 2, 3, 6], 3),
         (&nchw, [1, 2, 5, 1, 6, 6], 3),
         (&nchw, [1, 2, 9, 1, 4, 8], 3),
+        (&nchw, [1, 1, 16, 1, 1, 16], 6),
+        (&nchw, [1, 2, 17, 1, 2, 16], 12),
+        (&nchw, [1, 2, 18, 2, 1, 15], 6),
     ];
     rearrangements_match_reference(&cases);
 }

@@ -20,6 +20,7 @@ use crate::engine::kernels::permute::{self, Way};
 use crate::engine::kernels::shuffle;
 use crate::engine::kernels::stream::{self, CROPPED_ROWS_BYTES};
 use crate::engine::kernels::tile::{self, TILE_STAGE_BYTES};
+use crate::engine::kernels::transpose;
 
 /// Whether the last two loops gather long rows of units a few apart (`y`
 /// a row's units, `x.count` apart in the source; `x` the rows, their units
@@ -610,9 +611,19 @@ pub(super) fn choose_tile(
     // 2.49, 3 slower; 2 to 4, 15: 1.63 -> 1.38, 2 slower); TF NCHW
     // space-to-depth of 3-byte units by 5, 1.7 MiB, 5.4 -> 1.7; the worst,
     // TF space-to-batch of three uint8 channels by 2, 5.7 MiB, 1.3 -> 2.1.
+    // So does a tile of packed units (3, 6 and 12 bytes) that the
+    // transpose's full-line squares take (`transpose::takes`: both sides
+    // 16 or more, with AVX512-VBMI): the 14 workloads of 1,920 it then
+    // changes, 3 alternated runs, 2.96 -> 2.00 (numpy `3,2,0,1` of 6-byte
+    // units, 39 MiB, 6.1 -> 2.5; OpenVINO space-to-depth of 12-byte units
+    // by 16, 75 MiB, 2.3 -> 1.2), 2 slower (einops of 12-byte units by 16 x
+    // 3, 1.5 MiB, 2.3 -> 3.1). Units of 32 bytes, which move as runs, were
+    // slower so (7, 1.46 -> 1.61) and stay rows.
     let (nx, ny) = (loops[x].count, y.count);
     let permuted = y.ss == (nx * unit) as isize && permute::takes(Way::Deinterleave, nx, unit, ny, isa);
-    let tile = vector_unit(unit) || ny < nx || permuted || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));
+    let squares = transpose::packed(unit) && transpose::takes(ny, nx, unit, isa, loops[x].ds, false);
+    let tile =
+        vector_unit(unit) || ny < nx || permuted || squares || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));
     // `x` moves inward past loops none of whose windows involves it, so no
     // window changes sides: only the outer indices shift (`permute` would
     // rebuild every loop, 1,300 more instructions a call for S1).
