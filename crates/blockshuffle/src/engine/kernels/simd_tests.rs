@@ -65,10 +65,7 @@ fn padded_rows_deinterleave_in_place_with_every_vector_isa() {
     // into a line, 64 guard bytes either side.
     let stream_ds = 256usize;
     let len = 64 + 16 + stream_ds + rows * n * S + 64;
-    for isa in [Isa::Sse2, Isa::Avx2, Isa::Avx512, Isa::Avx512Vbmi] {
-        if isa > Isa::detect() {
-            continue;
-        }
+    for isa in Isa::every_runnable().filter(|&isa| isa > Isa::Portable) {
         let mut out = vec![0u128; len.div_ceil(16) + 4];
         // SAFETY: a `u128` buffer is 16-byte aligned; `len` bytes in it.
         let buf = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), len) };

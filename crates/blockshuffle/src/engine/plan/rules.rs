@@ -141,9 +141,10 @@ const MIN_STREAMED_RUN: usize = 4 << 10;
 /// forward plan with a window), whose stores, filled apart, left lines
 /// half streamed and then written with ordinary stores. Measured (ratio
 /// to memcpy, 5 alternated runs), every forward plan it changes in the
-/// broad sets of seeds 26, 801 and 802: TF space-to-batch-ND of 3-byte units by 6x13x11, 17 MiB, 10.2
-/// -> 2.2; of float32 by 2x6x8, 26 MiB, 8.5 -> 2.2; TF space-to-batch of
-/// float16 by 16, 54 MiB, 4.2 -> 2.7, of float64 by 12, 3.6 -> 3.0.
+/// broad sets of seeds 26, 801 and 802: TF space-to-batch-ND of 3-byte
+/// units by 6x13x11, 17 MiB, 10.2 -> 2.2; of float32 by 2x6x8, 26 MiB,
+/// 8.5 -> 2.2; TF space-to-batch of float16 by 16, 54 MiB, 4.2 -> 2.7, of
+/// float64 by 12, 3.6 -> 3.0.
 /// Cropped rows (backward: nothing filled) stream as before: through the
 /// writers 7 of their 11 went slower, up to 0.6 -> 6.1.
 pub(super) fn joins_padded_runs(loops: &[Loop], fill: bool) -> bool {
