@@ -531,22 +531,30 @@ fn tiles_whose_repetitions_continue_their_rows() {
 /// kernel, neither side continuing the other's rows), which go through the
 /// cache as a nest of their units (`unit_tiles`) and streamed as strided
 /// runs: every arm of the unit's copy, the longer side either way and
-/// both sides equal, once and repeated with gaps, the destination's bytes
-/// between units left alone; against each unit's offsets, every kernel
-/// set.
+/// both sides equal, once and repeated with gaps or continuing the
+/// destination rows, the destination's bytes between units left alone;
+/// against each unit's offsets, every kernel set.
 #[test]
 fn tiles_no_kernel_takes_copy_each_unit() {
     for unit in [1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 32, 33, 48, 64, 65, 100] {
         for (nx, ny) in [(15, 2), (2, 15), (5, 3), (3, 5), (7, 7), (1, 9), (9, 1), (13, 10)] {
-            for count in [1, 3] {
-                let (ssy, dsx) = ((nx * unit + 5) as isize, (ny * unit + 3) as isize);
-                let rows = Rows { count, ss: ny as isize * ssy + 11, ds: nx as isize * dsx + 7 };
+            for (count, continues) in [(1, false), (3, false), (3, true)] {
+                let ssy = (nx * unit + 5) as isize;
+                let (dsx, rows) = if continues {
+                    let dsx = (count * ny * unit + 3) as isize;
+                    (dsx, Rows { count, ss: ny as isize * ssy + 11, ds: (ny * unit) as isize })
+                } else {
+                    let dsx = (ny * unit + 3) as isize;
+                    (dsx, Rows { count, ss: ny as isize * ssy + 11, ds: nx as isize * dsx + 7 })
+                };
                 let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 9, 0x5A);
                 for isa in Isa::every_runnable() {
                     for nt in [false, true] {
                         let mut dst = vec![0x5Au8; expected.len()];
                         run_tile(rows, nx, ny, &src, ssy, &mut dst, 9, dsx, unit, Mode { nt, isa });
-                        assert_eq!(dst, expected, "unit {unit}, {nx} x {ny} x {count}, {isa:?}, nt {nt}");
+                        let what =
+                            format!("unit {unit}, {nx} x {ny} x {count}, continues {continues}, {isa:?}, nt {nt}");
+                        assert_eq!(dst, expected, "{what}");
                     }
                 }
             }
