@@ -230,7 +230,8 @@ pub(crate) fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: 
 /// Copies every unit of a loop nest one at a time, the last loop fastest:
 /// unit `(i_0, .., i_k)` from `src + Σ i_j·ss_j` to `dst + Σ i_j·ds_j`. The
 /// kernel of tiny plans (`CopyPlan::units`), whose units are too few to
-/// pay for choosing any other; the unit's copy is chosen once.
+/// pay for choosing any other, and of the tiles that no other kernel takes
+/// (`tile::unit_tiles`); the unit's copy is chosen once.
 ///
 /// `Grid::units` walks the same nest but steps each row's window bounds
 /// and multiplies out each row's offsets: run through it, the prepared

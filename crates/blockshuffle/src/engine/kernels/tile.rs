@@ -10,9 +10,9 @@
 use std::ptr;
 
 use super::bytes::{Stage, STAGE, STREAM_MIN};
-use super::copy::{by_unit, by_wide_unit, copy_run, unit_copy, wide_move, Mode};
+use super::copy::{by_unit, by_wide_unit, copy_run, unit_copy, units, wide_move, Mode};
 use super::lines::Writers;
-use super::nest::Rows;
+use super::nest::{Loop, Rows};
 use super::permute::{self, Way};
 use super::shuffle;
 use super::simd;
@@ -434,23 +434,23 @@ unsafe fn tile_rows(
     }
 }
 
-/// The tiles of `rows` as a nest of their units, the longer side
-/// innermost, the unit's copy chosen once for all of them: the tiles that
-/// no kernel takes are mostly small (a block's columns of a few units by
-/// a few, NCHW space-to-depth and pixel unshuffle of 8- and 16-byte
-/// units by 5 to 16), and a call of [`copy_run`] for each of their rows
-/// cost as much as its few units. Measured against those calls on the 211
-/// broad workloads (seeds 26, 801, 802) whose tiles reach it, 3
-/// alternated runs, the operator's time over memcpy's: geomean 3.12 ->
-/// 2.83 (below 1 MiB, 74: 3.55 -> 3.23; 1 to 16 MiB, 80: 3.23 -> 2.82;
-/// 16 MiB and more, 57: 2.49 -> 2.37), 113 faster by 5% or more and 63
-/// slower so, most of those in the noise of small workloads (15
-/// repetitions each: ONNX space-to-depth of complex128 by 5, 4.2 -> 2.1;
-/// ONNX depth-to-space of float64 by 13, 4.8 -> 2.9).
+/// The tiles of `rows` as a nest of their units ([`units`], the tiny
+/// plans' kernel), the longer side innermost, the unit's copy chosen once
+/// for all of them: the tiles that no kernel takes are mostly small (a
+/// block's columns of a few units by a few, NCHW space-to-depth and pixel
+/// unshuffle of 8- and 16-byte units by 5 to 16), and a call of
+/// [`copy_run`] for each of their rows cost as much as its few units.
+/// Measured against those calls on the 211 broad workloads (seeds 26,
+/// 801, 802) whose tiles reach it, 3 alternated runs, the operator's time
+/// over memcpy's: geomean 3.12 -> 2.83 (below 1 MiB, 74: 3.55 -> 3.23; 1
+/// to 16 MiB, 80: 3.23 -> 2.82; 16 MiB and more, 57: 2.49 -> 2.37), 113
+/// faster by 5% or more and 63 slower so, most of those in the noise of
+/// small workloads (15 repetitions each: ONNX space-to-depth of
+/// complex128 by 5, 4.2 -> 2.1; ONNX depth-to-space of float64 by 13, 4.8
+/// -> 2.9).
 ///
 /// # Safety
 /// As [`copy_tile`], for each of `rows`.
-#[inline(never)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn unit_tiles(
     rows: Rows,
@@ -462,25 +462,12 @@ unsafe fn unit_tiles(
     dsx: isize,
     unit: usize,
 ) {
-    let u = unit as isize;
-    // (count, source step, destination step) of the outer and inner loop.
-    let ((no, so, dso), (ni, si, dsi)) =
-        if nx > ny { ((ny, ssy, u), (nx, u, dsx)) } else { ((nx, u, dsx), (ny, ssy, u)) };
-    // SAFETY: unit `(x, y)` of repetition `r` of the tiles, each readable
-    // and writable (the caller).
-    unsafe {
-        by_unit!(unit, copy => {
-            for r in 0..rows.count {
-                let (s, d) = rows.at(r, src, dst);
-                for o in 0..no as isize {
-                    let (s, d) = (s.offset(o * so), d.offset(o * dso));
-                    for i in 0..ni as isize {
-                        copy(s.offset(i * si), d.offset(i * dsi));
-                    }
-                }
-            }
-        })
-    }
+    let nest = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
+    let (x, y) = (nest(nx, unit as isize, dsx), nest(ny, ssy, unit as isize));
+    let (outer, inner) = if nx > ny { (y, x) } else { (x, y) };
+    // SAFETY: the loops address unit `(x, y)` of repetition `r` of the
+    // tiles, each readable and writable (the caller).
+    unsafe { units(&[nest(rows.count, rows.ss, rows.ds), outer, inner], src, dst, unit) }
 }
 
 /// Copies one generic tile by the first of these that takes it: the
