@@ -16,6 +16,7 @@
 //! in [`windowed`].
 
 use std::mem::MaybeUninit;
+use std::ops::Range;
 use std::ptr;
 
 mod parts;
@@ -381,13 +382,25 @@ impl Exec<'_> {
         });
     }
 
-    /// Runs flat positions `[a, b)` of the first `prefix` loops; a prefix
-    /// through the carry level (see [`Exec::prefix`]) runs its rows in
-    /// runs, one carried call each.
+    /// Runs flat positions `[a, b)` of the first `prefix` loops, a run of
+    /// consecutive indices of the prefix's last loop at a time: the loops
+    /// inside it run each run whole, as [`Exec::level`] runs a loop (a tile's
+    /// rows as its repetitions, a grid's rows as one grid), not one index
+    /// at a time. A prefix through the carry level (see [`Exec::prefix`])
+    /// runs each run as one carried call.
     unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
         let p = self.plan;
         let mut idx = [0usize; MAX_LOOPS];
         let mut w = Writers::new();
+        let Some(last) = prefix.checked_sub(1) else {
+            // No loop split: the one position, whole.
+            // SAFETY: the plan's base offsets, see `execute`.
+            unsafe {
+                self.level(0, p.src_base, p.dst_base, &mut idx, &mut w);
+                w.finish();
+            }
+            return;
+        };
         let carried = self.splits_carried(prefix);
         let mut flat = a;
         while flat < b {
@@ -396,10 +409,12 @@ impl Exec<'_> {
                 idx[j] = rest % p.loops[j].count;
                 rest /= p.loops[j].count;
             }
+            // The position of the loops outside the last, and its offsets
+            // at index 0 of the last.
             let mut so = p.src_base;
             let mut dof = p.dst_base;
             let mut valid = true;
-            for j in 0..prefix {
+            for j in 0..last {
                 let l = &p.loops[j];
                 if let Some(w) = l.window {
                     let outer = w.outer.map_or(0, |o| idx[o as usize]);
@@ -409,24 +424,28 @@ impl Exec<'_> {
                 so = so.wrapping_add((idx[j] as isize).wrapping_mul(l.ss));
                 dof = dof.wrapping_add((idx[j] as isize).wrapping_mul(l.ds));
             }
-            // The rows of the carry level from this one on, within the range.
-            let rows = if carried { (p.loops[prefix - 1].count - idx[prefix - 1]).min(b - flat) } else { 1 };
-            // SAFETY: offsets of a valid position (and its next `rows - 1`
-            // rows of the carry level, which has no window), or a whole
-            // padding block of the destination.
+            // The indices of the last loop from this one on, within the range.
+            let from = idx[last];
+            let to = from + (p.loops[last].count - from).min(b - flat);
+            // SAFETY: offsets of a valid position of the outer loops and
+            // indices `[from, to)` of the last (the carry level has no
+            // window; another's `indices` keeps to it), or whole padding
+            // blocks of the destination.
             unsafe {
-                if valid && carried {
-                    self.carried(prefix - 1, rows, so, dof, &mut w);
-                } else if valid {
-                    self.level(prefix, so, dof, &mut idx, &mut w);
-                } else if p.fill {
-                    let ds = if carried { p.loops[prefix - 1].ds } else { 0 };
-                    for r in 0..rows {
-                        self.fill_block(prefix, dof.wrapping_add(r as isize * ds), &mut w);
+                if !valid {
+                    if p.fill {
+                        self.fill_range(last, dof, from, to, &mut w);
                     }
+                } else if carried {
+                    let l = &p.loops[last];
+                    let so = so.wrapping_add((from as isize).wrapping_mul(l.ss));
+                    let dof = dof.wrapping_add((from as isize).wrapping_mul(l.ds));
+                    self.carried(last, to - from, so, dof, &mut w);
+                } else {
+                    self.indices(last, from..to, so, dof, &mut idx, &mut w);
                 }
             }
-            flat += rows;
+            flat += to - from;
         }
         // SAFETY: the writers hold only runs of this range's positions.
         unsafe { w.finish() };
@@ -447,41 +466,61 @@ impl Exec<'_> {
             // `carry_level`): all valid positions.
             return unsafe { self.carried(j, p.loops[j].count, so, dof, w) };
         }
+        // SAFETY: forwarded, for all of loop j.
+        unsafe { self.indices(j, 0..p.loops[j].count, so, dof, idx, w) }
+    }
+
+    /// Runs indices `range` of loop `j` (not the carry level), and
+    /// everything inside them, from the offsets `so` and `dof` of its index
+    /// 0: those its window leaves valid copied, the rest filled.
+    ///
+    /// # Safety
+    /// As [`Exec::level`]; `range` within loop `j`.
+    #[inline]
+    unsafe fn indices(
+        &self,
+        j: usize,
+        range: Range<usize>,
+        so: isize,
+        dof: isize,
+        idx: &mut [usize; MAX_LOOPS],
+        w: &mut Writers,
+    ) {
+        let p = self.plan;
+        let buf = self.buf;
         let l = &p.loops[j];
         let (s, e) = match l.window {
             None => (0, l.count),
             Some(w) => w.range(w.outer.map_or(0, |o| idx[o as usize]), l.count),
         };
+        let s = s.clamp(range.start, range.end);
+        let e = e.clamp(s, range.end);
         // SAFETY: padding blocks are destination positions; the copied range
         // `[s, e)` holds valid positions only.
         unsafe {
-            if p.fill && (s > 0 || e < l.count) {
-                self.fill_range(j, dof, 0, s, w);
-                self.fill_range(j, dof, e, l.count, w);
+            if p.fill && (s > range.start || e < range.end) {
+                self.fill_range(j, dof, range.start, s, w);
+                self.fill_range(j, dof, e, range.end, w);
             }
             let so = so.wrapping_add((s as isize).wrapping_mul(l.ss));
             let dof = dof.wrapping_add((s as isize).wrapping_mul(l.ds));
             if self.nt && p.tile_stage.is_some_and(|t| t.level == j) {
-                // Loop j has no window (see `tile_stage`), so `[s, e)` is all of it.
+                // Loop j has no window (see `tile_stage`), and no range
+                // splits it (`Exec::prefix` stops outside it): `[s, e)` is
+                // all of it, which the stage runs from its first index. A
+                // real check: a part of it would be written past.
+                assert!(s == 0 && e == l.count, "a tile stage's loop split");
                 self.staged_tile(j, so, dof, w);
             } else if j + 1 == p.loops.len() {
                 self.units(w, e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds);
-            } else if p.tile && j + 3 >= p.loops.len() {
+            } else if let Some((rows, x, y)) = self.tile_at(j, s, e) {
                 // The transposing tile (the last two loops, see `CopyPlan::tile`;
                 // the inner one may have a window on the outer one's index,
-                // or a constant one). From the loop around it, that loop's
-                // range `[s, e)` runs as repetitions of the tile, in one call;
-                // a plan of the tile alone has it once.
-                let (rows, at) = if j + 3 == p.loops.len() {
-                    (Rows { count: e - s, ss: l.ss, ds: l.ds }, j + 1)
-                } else {
-                    (Rows::ONE, j)
-                };
-                let (x, y) = (&p.loops[at], &p.loops[at + 1]);
+                // or a constant one).
                 let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
                 match y.window {
                     None => copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, self.mode(), w),
-                    Some(win) => self.windowed_tile(rows, x, y, win, src, dst, w),
+                    Some(win) => self.windowed_tile(rows, &x, &y, win, src, dst, w),
                 }
             } else if j + 2 == p.loops.len() && self.grid_rows(j) {
                 // The last two loops: one grid.
@@ -532,6 +571,36 @@ impl Exec<'_> {
                 }
             }
         }
+    }
+
+    /// The transposing tile that indices `[s, e)` of loop `j` run as one
+    /// call: from the loop around the tile, `e - s` repetitions of it; from
+    /// the tile's outer loop `x`, the tile of its indices `[s, e)` (a part
+    /// of it when [`Exec::flat_range`] splits it), a window of `y` on `x`'s
+    /// index moved to count from `s`. `None` for any other loop, and for a
+    /// part of a tile whose window on `y` does not depend on `x` alone,
+    /// which goes row by row.
+    fn tile_at(&self, j: usize, s: usize, e: usize) -> Option<(Rows, Loop, Loop)> {
+        let p = self.plan;
+        let n = p.loops.len();
+        if !p.tile || j + 3 < n || j + 1 == n {
+            return None;
+        }
+        if j + 3 == n {
+            let l = &p.loops[j];
+            return Some((Rows { count: e - s, ss: l.ss, ds: l.ds }, p.loops[j + 1], p.loops[j + 2]));
+        }
+        let (x, mut y) = (Loop { count: e - s, ..p.loops[j] }, p.loops[j + 1]);
+        if let Some(win) = y.window.as_mut().filter(|_| s > 0 || e < p.loops[j].count) {
+            // `lo <= oc * (s + i) + ic * k < hi` for `x`'s index `i` from `s`.
+            let moved = win.oc.checked_mul(s as i64);
+            let (lo, hi) = moved.and_then(|m| Some((win.lo.checked_sub(m)?, win.hi.checked_sub(m)?)))?;
+            if win.outer != Some(j as u8) {
+                return None;
+            }
+            (win.lo, win.hi) = (lo, hi);
+        }
+        Some((Rows::ONE, x, y))
     }
 
     /// Runs loop `j`, the plan's [`TileStage`] level, in chunks built in a

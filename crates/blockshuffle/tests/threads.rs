@@ -1,0 +1,59 @@
+//! Runs on threads against the same run on one: the executor splits the
+//! flattened outer loops of a plan into ranges, each run a row of the
+//! range's last loop at a time, and that loop may be a tile's own (a
+//! transpose of two axes split between threads), windowed or not. Outputs
+//! of 1 MiB and more (smaller ones stay on the calling thread), with
+//! thread counts that split rows unevenly, every kernel set, streaming
+//! stores or not.
+
+use blockshuffle::catalog::OpSpec;
+use blockshuffle::{Kernels, Operator, Parallelism, Streaming};
+
+fn bytes(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(73).wrapping_add(seed) ^ ((i >> 9) as u8)).collect()
+}
+
+const ALL_KERNELS: [Kernels; 5] = [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable];
+
+/// One operator run: framework, op, flags, element bytes, input shape.
+type Case = (&'static str, &'static str, &'static [&'static str], usize, &'static [usize]);
+
+const CASES: &[Case] = &[
+    // A transpose of two axes: the tile alone, its rows split.
+    ("numpy", "transpose", &["--axes", "1,0"], 1, &[1031, 1029]),
+    ("numpy", "transpose", &["--axes", "1,0"], 4, &[515, 517]),
+    // A tile whose inner loop is cropped at the end of the outer one's last
+    // index (a window on the split loop's index), and at both ends.
+    ("tf", "batch-to-space-nd", &["--block-shape", "2", "--crops", "0,1"], 12, &[2, 45_000]),
+    ("tf", "batch-to-space-nd", &["--block-shape", "3", "--crops", "1,1"], 4, &[3, 90_000]),
+    // Padded at both ends.
+    ("ov", "space-to-batch", &["--block-shape", "1,3", "--pads-begin", "0,1", "--pads-end", "0,2"], 2, &[4, 180_000]),
+    ("tf", "space-to-batch-nd", &["--block-shape", "2,2", "--paddings", "1,1,0,2"], 4, &[1, 254, 300, 4]),
+    // Tiles repeated over an outer loop.
+    ("ov", "depth-to-space", &["--block-size", "6", "--mode", "depth_first"], 4, &[2, 36, 4000]),
+    ("onnx", "space-to-depth", &["--blocksize", "2"], 1, &[1, 4, 512, 600]),
+];
+
+#[test]
+fn threaded_runs_match_the_run_on_one_thread() {
+    for (i, &(framework, op, args, elem, shape)) in CASES.iter().enumerate() {
+        let plan = OpSpec::parse(framework, op, args).unwrap().plan(shape).unwrap();
+        assert!(plan.output_len() * elem >= 1 << 20, "case {i} too small to be split");
+        let x = bytes(plan.input_len() * elem, i as u8);
+        for kernels in ALL_KERNELS {
+            for streaming in [Streaming::Never, Streaming::Always] {
+                let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
+                let want = plan.run_bytes(&x, elem).unwrap();
+                for threads in [2, 3, 7] {
+                    let got = plan.clone().with_parallelism(Parallelism::Threads(threads)).run_bytes(&x, elem).unwrap();
+                    let first = got.iter().zip(&want).position(|(a, b)| a != b);
+                    assert!(
+                        first.is_none(),
+                        "{framework} {op} {args:?} {shape:?} {kernels:?} {streaming:?} {threads} threads: \
+                         first difference at byte {first:?}"
+                    );
+                }
+            }
+        }
+    }
+}
