@@ -29,6 +29,16 @@ const CASES: &[Case] = &[
     // Padded at both ends.
     ("ov", "space-to-batch", &["--block-shape", "1,3", "--pads-begin", "0,1", "--pads-end", "0,2"], 2, &[4, 180_000]),
     ("tf", "space-to-batch-nd", &["--block-shape", "2,2", "--paddings", "1,1,0,2"], 4, &[1, 254, 300, 4]),
+    // Grids and tiles under outer loops, whose parts run as one flat loop.
+    ("ov", "space-to-depth", &["--block-size", "4", "--mode", "depth_first"], 6, &[2, 16, 12, 16, 32]),
+    ("onnx", "depth-to-space", &["--blocksize", "15", "--mode", "CRD"], 32, &[2, 3600, 3, 2]),
+    (
+        "einops",
+        "rearrange",
+        &["--pattern", "b (h p1) (w p2) c -> b h w (c p2 p1)", "--sizes", "p1=9,p2=5"],
+        3,
+        &[2, 90, 850, 3],
+    ),
     // Tiles repeated over an outer loop.
     ("ov", "depth-to-space", &["--block-size", "6", "--mode", "depth_first"], 4, &[2, 36, 4000]),
     ("onnx", "space-to-depth", &["--blocksize", "2"], 1, &[1, 4, 512, 600]),

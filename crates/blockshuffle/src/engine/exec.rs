@@ -15,6 +15,7 @@
 //! division of work among threads is in [`parts`], the tiles with a window
 //! in [`windowed`].
 
+use arrayvec::ArrayVec;
 use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::ptr;
@@ -213,7 +214,8 @@ impl Exec<'_> {
                 return copy::units(&p.loops, src, dst, p.unit);
             }
             let mut w = Writers::new();
-            if !self.flat(&mut w) {
+            let all = 0..p.loops.first().map_or(0, |l| l.count);
+            if !self.flat(0, all, p.src_base, p.dst_base, &mut w) {
                 let mut idx = [0usize; MAX_LOOPS];
                 self.level(0, p.src_base, p.dst_base, &mut idx, &mut w);
             }
@@ -221,55 +223,69 @@ impl Exec<'_> {
         }
     }
 
-    /// Runs a plan stored through the cache whose innermost kernel is one
-    /// grid (the last two loops, see [`Grid`]), one tile with its rows
-    /// (the last three) or a row of gathered units (the last loop), and
-    /// whose loops outside it carry no window: those loops only count, so
-    /// they are one flat loop over their positions rather than a recursion
-    /// through [`Exec::level`] (which tiny tensors would mostly spend their
-    /// time in). `false`, having done nothing, for any other plan.
+    /// Runs indices `range` of loop `j`, and the loops inside it, of a plan
+    /// stored through the cache whose innermost kernel is one grid (the
+    /// last two loops, see [`Grid`]), one tile with its rows (the last
+    /// three) or a row of gathered units (the last loop), and whose loops
+    /// from `j` carry no window (but the grid's rows'): those loops only
+    /// count, so they are one flat loop over their positions rather than a
+    /// recursion through [`Exec::level`] (which tiny tensors, and each
+    /// thread's part of a split plan, would mostly spend their time in).
+    /// `false`, having done nothing, for any other plan, and for a part of
+    /// a grid's own rows cropped by a window (which `Exec::indices` runs).
     ///
     /// # Safety
-    /// As [`Exec::level`] from the plan's base offsets.
-    unsafe fn flat(&self, w: &mut Writers) -> bool {
+    /// As [`Exec::level`] from `so` and `dof`, the offsets of index 0 of
+    /// loop `j`; `range` within loop `j`.
+    unsafe fn flat(&self, j: usize, range: Range<usize>, so: isize, dof: isize, w: &mut Writers) -> bool {
         let p = self.plan;
         let n = p.loops.len();
-        if self.nt || n < 2 {
+        if self.nt || n < j + 2 {
             return false;
         }
         let free = |loops: &[Loop]| loops.iter().all(|l| l.window.is_none());
         let (src, dst) = (self.buf.src, self.buf.dst);
+        // Loops `j..`, loop `j` cut to `range`, from its first index.
+        let mut loops: ArrayVec<Loop, MAX_LOOPS> = ArrayVec::new();
+        loops.extend(p.loops[j..].iter().copied());
+        let first = &mut loops[0];
+        let (so, dof) = (
+            so.wrapping_add((range.start as isize).wrapping_mul(first.ss)),
+            dof.wrapping_add((range.start as isize).wrapping_mul(first.ds)),
+        );
+        first.count = range.len();
+        let m = loops.len();
         // SAFETY (both arms): every position of the outer loops is valid
         // (they carry no window), and the kernel copies the valid units
         // inside it, as `level` would.
         unsafe {
             if let Some(g) = &p.gather {
-                if !free(&p.loops) {
+                if !free(&loops) {
                     return false;
                 }
-                let rows = Rows::of(&p.loops[n - 1]);
-                odometer(&p.loops[..n - 1], p.src_base, p.dst_base, |so, dof| {
+                let rows = Rows::of(&loops[m - 1]);
+                odometer(&loops[..m - 1], so, dof, |so, dof| {
                     gather::run(g, rows, src.wrapping_offset(so), dst.wrapping_offset(dof), false, p.isa)
                 });
             } else if p.tile {
-                let outer = n.saturating_sub(3);
-                if !free(&p.loops) {
+                if !free(&loops) {
                     return false;
                 }
-                let (x, y) = (&p.loops[n - 2], &p.loops[n - 1]);
-                let rows = if n == 2 { Rows::ONE } else { Rows::of(&p.loops[n - 3]) };
+                let (x, y) = (&loops[m - 2], &loops[m - 1]);
+                let (outer, rows) = if m == 2 { (0, Rows::ONE) } else { (m - 3, Rows::of(&loops[m - 3])) };
                 let mode = self.mode();
-                odometer(&p.loops[..outer], p.src_base, p.dst_base, |so, dof| {
+                odometer(&loops[..outer], so, dof, |so, dof| {
                     let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
                     copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode, w)
                 });
             } else {
-                if !free(&p.loops[..n - 1]) || !self.grid_rows(n - 2) {
+                let cut = range.len() < p.loops[j].count && m == 2 && loops[1].window.is_some();
+                if cut || !free(&loops[..m - 1]) || !self.grid_rows(n - 2) {
                     return false;
                 }
-                let g = grid(&p.loops[n - 2], &p.loops[n - 1], 0, p.loops[n - 2].count);
-                let (src, dst) = (src.wrapping_offset(p.src_base), dst.wrapping_offset(p.dst_base));
-                g.copy(&p.loops[..n - 2], src, dst, p.unit, Mode { nt: false, isa: p.isa });
+                let g = grid(&loops[m - 2], &loops[m - 1], 0, loops[m - 2].count);
+                let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
+                g.copy(&loops[..m - 2], src, dst, p.unit, Mode { nt: false, isa: p.isa });
             }
         }
         true
@@ -441,7 +457,7 @@ impl Exec<'_> {
                     let so = so.wrapping_add((from as isize).wrapping_mul(l.ss));
                     let dof = dof.wrapping_add((from as isize).wrapping_mul(l.ds));
                     self.carried(last, to - from, so, dof, &mut w);
-                } else {
+                } else if !self.flat(last, from..to, so, dof, &mut w) {
                     self.indices(last, from..to, so, dof, &mut idx, &mut w);
                 }
             }
