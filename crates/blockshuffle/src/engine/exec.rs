@@ -608,13 +608,13 @@ impl Exec<'_> {
         }
         let (x, mut y) = (Loop { count: e - s, ..p.loops[j] }, p.loops[j + 1]);
         if let Some(win) = y.window.as_mut().filter(|_| s > 0 || e < p.loops[j].count) {
-            // `lo <= oc * (s + i) + ic * k < hi` for `x`'s index `i` from `s`.
-            let moved = win.oc.checked_mul(s as i64);
-            let (lo, hi) = moved.and_then(|m| Some((win.lo.checked_sub(m)?, win.hi.checked_sub(m)?)))?;
+            // A part of the tile: `lo <= oc * (s + i) + ic * k < hi` for
+            // `x`'s index `i` from `s`.
             if win.outer != Some(j as u8) {
                 return None;
             }
-            (win.lo, win.hi) = (lo, hi);
+            let moved = win.oc.checked_mul(s as i64)?;
+            (win.lo, win.hi) = (win.lo.checked_sub(moved)?, win.hi.checked_sub(moved)?);
         }
         Some((Rows::ONE, x, y))
     }
