@@ -23,16 +23,16 @@ use std::ptr;
 mod parts;
 mod windowed;
 
-use self::parts::{grid, split};
-use super::arch::mem::{fence, LINE};
-use super::kernels::bytes::{copy_bytes, zero_bytes, Staging};
+use super::arch::mem::fence;
+use super::kernels::bytes::{zero_bytes, Staging};
 use super::kernels::carried::{deinterleave_carried, Ahead, Carried, Padding, PADDED_ROWS_BYTES};
 use super::kernels::copy::{self, copy_run, odometer, Mode};
 use super::kernels::gather;
+use super::kernels::grid::Grid;
 
 use super::kernels::interleave_carried::{interleave_carried, Interleaved};
 use super::kernels::lines::Writers;
-use super::kernels::nest::{Loop, Rows, MAX_LOOPS};
+use super::kernels::nest::{Bounds, Loop, Rows, MAX_LOOPS};
 use super::kernels::stream::gather_lines;
 use super::kernels::tile::{copy_tile, TILE_STAGE_BYTES};
 use super::plan::CopyPlan;
@@ -315,156 +315,6 @@ impl Exec<'_> {
     fn padded_grid(&self, j: usize) -> bool {
         let p = self.plan;
         self.padded_rows(j) && !self.lines() && matches!(self.fill, Fill::Zero) && p.loops[j + 1].ds == p.unit as isize
-    }
-
-    /// The smallest prefix of the loops whose flattened positions number at
-    /// least `want` (or as many as it may take: not past the level of a
-    /// staged or carried tile, whose regions must stay whole), and its
-    /// number of positions.
-    fn prefix(&self, want: usize) -> (usize, usize) {
-        let p = self.plan;
-        let staged = [p.tile_stage.map(|t| t.level), p.carry_level];
-        let last = staged.into_iter().flatten().min().unwrap_or(p.loops.len());
-        let mut prefix = 0;
-        let mut positions = 1usize;
-        while prefix < last && positions < want {
-            positions *= p.loops[prefix].count;
-            prefix += 1;
-        }
-        if positions < want && self.splits_carried(last + 1) {
-            // Too few positions outside the carry level (a tile carried
-            // from the outermost loop ran on one thread): its rows are
-            // split too, each range carried on its own (`flat_range`).
-            positions *= p.loops[last].count;
-            prefix = last + 1;
-        }
-        (prefix, positions)
-    }
-
-    /// Whether a prefix of `prefix` loops ends with the carry level, its
-    /// rows split into ranges that the carried kernel runs each on its own
-    /// (unpadded plans: a padded one's windows count its rows from the
-    /// first).
-    fn splits_carried(&self, prefix: usize) -> bool {
-        let p = self.plan;
-        self.nt && !p.padded && prefix > 0 && p.carry_level == Some(prefix - 1)
-    }
-
-    /// Rows of the carry level that a range of positions through it (see
-    /// [`Exec::prefix`]) starts at a multiple of, from its start: the
-    /// destination then starts on the same byte of a line as the whole
-    /// loop's does.
-    fn carried_align(&self, prefix: usize) -> usize {
-        if !self.splits_carried(prefix) {
-            return 1;
-        }
-        let ds = self.plan.loops[prefix - 1].ds.unsigned_abs();
-        LINE >> ds.trailing_zeros().min(LINE.trailing_zeros())
-    }
-
-    /// Copies destination bytes `[a, b)` of a plan without loops (one
-    /// contiguous copy), split over `threads`.
-    unsafe fn bytes_on(&self, a: usize, b: usize, threads: usize) {
-        split(a, b, threads, self.plan.unit.max(1), |a, b| {
-            // SAFETY: `[a, b)` is a sub-range of the destination.
-            unsafe { self.span(a, b) };
-            if self.nt {
-                fence();
-            }
-        });
-    }
-
-    /// Destination bytes `[a, b)` of a plan without loops.
-    ///
-    /// # Safety
-    /// `[a, b)` inside the destination; with no loops the plan is one
-    /// contiguous copy of `dst_bytes` from `src_base` to `dst_base`.
-    unsafe fn span(&self, a: usize, b: usize) {
-        let p = self.plan;
-        let dst = self.buf.dst.wrapping_offset(p.dst_base + a as isize);
-        let src = self.buf.src.wrapping_offset(p.src_base + a as isize);
-        // SAFETY: forwarded.
-        unsafe { copy_bytes(src, dst, b - a, self.nt) };
-    }
-
-    /// Runs flat positions `[a, b)` of the first `prefix` loops, split over `threads`.
-    unsafe fn range_on(&self, prefix: usize, a: usize, b: usize, threads: usize) {
-        split(a, b, threads, self.carried_align(prefix), |a, b| {
-            // SAFETY: each flat position is a disjoint destination block.
-            unsafe { self.flat_range(prefix, a, b) };
-            if self.nt {
-                fence();
-            }
-        });
-    }
-
-    /// Runs flat positions `[a, b)` of the first `prefix` loops, a run of
-    /// consecutive indices of the prefix's last loop at a time: the loops
-    /// inside it run each run whole, as [`Exec::level`] runs a loop (a tile's
-    /// rows as its repetitions, a grid's rows as one grid), not one index
-    /// at a time. A prefix through the carry level (see [`Exec::prefix`])
-    /// runs each run as one carried call.
-    unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
-        let p = self.plan;
-        let mut idx = [0usize; MAX_LOOPS];
-        let mut w = Writers::new();
-        let Some(last) = prefix.checked_sub(1) else {
-            // No loop split: the one position, whole.
-            // SAFETY: the plan's base offsets, see `execute`.
-            unsafe {
-                self.level(0, p.src_base, p.dst_base, &mut idx, &mut w);
-                w.finish();
-            }
-            return;
-        };
-        let carried = self.splits_carried(prefix);
-        let mut flat = a;
-        while flat < b {
-            let mut rest = flat;
-            for j in (0..prefix).rev() {
-                idx[j] = rest % p.loops[j].count;
-                rest /= p.loops[j].count;
-            }
-            // The position of the loops outside the last, and its offsets
-            // at index 0 of the last.
-            let mut so = p.src_base;
-            let mut dof = p.dst_base;
-            let mut valid = true;
-            for j in 0..last {
-                let l = &p.loops[j];
-                if let Some(w) = l.window {
-                    let outer = w.outer.map_or(0, |o| idx[o as usize]);
-                    let (s, e) = w.range(outer, l.count);
-                    valid &= (s..e).contains(&idx[j]);
-                }
-                so = so.wrapping_add((idx[j] as isize).wrapping_mul(l.ss));
-                dof = dof.wrapping_add((idx[j] as isize).wrapping_mul(l.ds));
-            }
-            // The indices of the last loop from this one on, within the range.
-            let from = idx[last];
-            let to = from + (p.loops[last].count - from).min(b - flat);
-            // SAFETY: offsets of a valid position of the outer loops and
-            // indices `[from, to)` of the last (the carry level has no
-            // window; another's `indices` keeps to it), or whole padding
-            // blocks of the destination.
-            unsafe {
-                if !valid {
-                    if p.fill {
-                        self.fill_range(last, dof, from, to, &mut w);
-                    }
-                } else if carried {
-                    let l = &p.loops[last];
-                    let so = so.wrapping_add((from as isize).wrapping_mul(l.ss));
-                    let dof = dof.wrapping_add((from as isize).wrapping_mul(l.ds));
-                    self.carried(last, to - from, so, dof, &mut w);
-                } else if !self.flat(last, from..to, so, dof, &mut w) {
-                    self.indices(last, from..to, so, dof, &mut idx, &mut w);
-                }
-            }
-            flat += to - from;
-        }
-        // SAFETY: the writers hold only runs of this range's positions.
-        unsafe { w.finish() };
     }
 
     /// Runs loop `j` and everything inside it.
@@ -972,5 +822,20 @@ impl Exec<'_> {
                 self.fill_range(j, dof, 0, p.loops[j].count, w);
             }
         }
+    }
+}
+
+/// The grid of indices `[s, e)` of loop `l` over the last loop `y` (see
+/// `Exec::grid_rows`), from the position of index `s`.
+fn grid(l: &Loop, y: &Loop, s: usize, e: usize) -> Grid {
+    Grid {
+        n1: e - s,
+        ss1: l.ss,
+        ds1: l.ds,
+        n0: y.count,
+        ss0: y.ss,
+        ds0: y.ds,
+        bounds: y.window.map_or(Bounds::ALL, |win| win.bounds(s)),
+        oc: y.window.map_or(0, |win| win.oc),
     }
 }
