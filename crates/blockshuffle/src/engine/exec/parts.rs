@@ -39,7 +39,7 @@ impl Exec<'_> {
     /// rows split into ranges that the carried kernel runs each on its own
     /// (unpadded plans: a padded one's windows count its rows from the
     /// first).
-    pub(super) fn splits_carried(&self, prefix: usize) -> bool {
+    fn splits_carried(&self, prefix: usize) -> bool {
         let p = self.plan;
         self.nt && !p.padded && prefix > 0 && p.carry_level == Some(prefix - 1)
     }
@@ -48,7 +48,7 @@ impl Exec<'_> {
     /// [`Exec::prefix`]) starts at a multiple of, from its start: the
     /// destination then starts on the same byte of a line as the whole
     /// loop's does.
-    pub(super) fn carried_align(&self, prefix: usize) -> usize {
+    fn carried_align(&self, prefix: usize) -> usize {
         if !self.splits_carried(prefix) {
             return 1;
         }
@@ -73,7 +73,7 @@ impl Exec<'_> {
     /// # Safety
     /// `[a, b)` inside the destination; with no loops the plan is one
     /// contiguous copy of `dst_bytes` from `src_base` to `dst_base`.
-    pub(super) unsafe fn span(&self, a: usize, b: usize) {
+    unsafe fn span(&self, a: usize, b: usize) {
         let p = self.plan;
         let dst = self.buf.dst.wrapping_offset(p.dst_base + a as isize);
         let src = self.buf.src.wrapping_offset(p.src_base + a as isize);
@@ -98,7 +98,7 @@ impl Exec<'_> {
     /// rows as its repetitions, a grid's rows as one grid), not one index
     /// at a time. A prefix through the carry level (see [`Exec::prefix`])
     /// runs each run as one carried call.
-    pub(super) unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
+    unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
         let p = self.plan;
         let mut idx = [0usize; MAX_LOOPS];
         let mut w = Writers::new();
