@@ -4,7 +4,9 @@
 //! transpose of two axes split between threads), windowed or not. Outputs
 //! of 1 MiB and more (smaller ones stay on the calling thread), with
 //! thread counts that split rows unevenly, every kernel set, streaming
-//! stores or not.
+//! stores or not, from row-major buffers and from strided views.
+
+use std::mem::MaybeUninit;
 
 use blockshuffle::catalog::OpSpec;
 use blockshuffle::{Kernels, Operator, Parallelism, Streaming};
@@ -19,7 +21,9 @@ const ALL_KERNELS: [Kernels; 5] = [Kernels::Auto, Kernels::Avx512, Kernels::Avx2
 type Case = (&'static str, &'static str, &'static [&'static str], usize, &'static [usize]);
 
 const CASES: &[Case] = &[
-    // A transpose of two axes: the tile alone, its rows split.
+    // A transpose of two axes: the tile alone, its rows split (the first at
+    // exactly 1 MiB, the smallest output that is split).
+    ("numpy", "transpose", &["--axes", "1,0"], 1, &[1024, 1024]),
     ("numpy", "transpose", &["--axes", "1,0"], 1, &[1031, 1029]),
     ("numpy", "transpose", &["--axes", "1,0"], 4, &[515, 517]),
     // A tile whose inner loop is cropped at the end of the outer one's last
@@ -63,6 +67,37 @@ fn threaded_runs_match_the_run_on_one_thread() {
                          first difference at byte {first:?}"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// The same from a Fortran-order view of the input (strides in elements,
+/// the first axis fastest): a layout that is not row-major, copied through
+/// the cache by the kernels that follow the strides.
+#[test]
+fn threaded_runs_of_strided_views_match_the_run_on_one_thread() {
+    for (i, &(framework, op, args, elem, shape)) in CASES.iter().enumerate() {
+        let plan = OpSpec::parse(framework, op, args).unwrap().plan(shape).unwrap();
+        let x = bytes(plan.input_len() * elem, i as u8);
+        let strides: Vec<isize> = (0..shape.len()).map(|d| shape[..d].iter().product::<usize>() as isize).collect();
+        let run = |plan: &blockshuffle::Plan| {
+            let mut out = vec![MaybeUninit::<u8>::uninit(); plan.output_len() * elem];
+            plan.run_bytes_strided_uninit(&x, &strides, elem, &mut out).unwrap();
+            // SAFETY: the successful run initialised every output byte.
+            out.into_iter().map(|b| unsafe { b.assume_init() }).collect::<Vec<u8>>()
+        };
+        for kernels in [Kernels::Auto, Kernels::Portable] {
+            let plan = plan.clone().with_kernels(kernels);
+            let want = run(&plan);
+            for threads in [2, 3] {
+                let got = run(&plan.clone().with_parallelism(Parallelism::Threads(threads)));
+                let first = got.iter().zip(&want).position(|(a, b)| a != b);
+                assert!(
+                    first.is_none(),
+                    "{framework} {op} {args:?} {shape:?} Fortran order {kernels:?} {threads} threads: \
+                     first difference at byte {first:?}"
+                );
             }
         }
     }
