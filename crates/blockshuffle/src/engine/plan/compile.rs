@@ -15,9 +15,9 @@
 //! Short units make a transposing tile ([`choose_tile`](super::rules::choose_tile)), which may carry
 //! a padding or crop window on its block position. Then, for large
 //! (streaming) outputs, it reorders the loops: long units sweep a few
-//! destination streams together for the line writers ([`stream_order`](super::rules::stream_order)),
+//! destination streams together for the line writers ([`stream_order`](super::order::stream_order)),
 //! unless their destination runs gather source runs in order
-//! ([`gathers_source_runs`](super::rules::gathers_source_runs)); transposing tiles walk the source in its
+//! ([`gathers_source_runs`](super::order::gathers_source_runs)); transposing tiles walk the source in its
 //! order, except those whose rows a vector kernel carries as one
 //! destination run (`CopyPlan::carry_level`; padded rows,
 //! [`padded_carry_level`](super::rules::padded_carry_level)).
@@ -30,6 +30,7 @@
 
 use arrayvec::ArrayVec;
 
+use super::order::*;
 use super::rules::*;
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};

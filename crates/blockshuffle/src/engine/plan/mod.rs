@@ -2,12 +2,14 @@
 //! into a canonical loop nest ([`CopyPlan`]).
 //!
 //! - [`compile`]: the plan and its compilation;
-//! - [`rules`]: the predicates and constants that choose its paths.
+//! - [`rules`]: the predicates and constants that choose its paths;
+//! - [`order`]: the loop orders, and the moves that make them.
 //!
 //! Layer: plan; imports geometry, kernels (the loop nest's data, and what
 //! kernels accept) and arch; never exec.
 
 pub(crate) mod compile;
+pub(crate) mod order;
 pub(crate) mod rules;
 #[cfg(test)]
 mod tests;

@@ -2,11 +2,13 @@
 //! rows stream, gather, carry or tile) and the constants they weigh. Each
 //! asks the kernels what they accept, never the reverse.
 //!
-//! Layer: plan; imports geometry, kernels and arch; never exec or
+//! Layer: plan; imports [`order`](super::order) (loop predicates, and the
+//! move to the source's order), geometry, kernels and arch; never exec or
 //! [`compile`](super::compile).
 
 use arrayvec::ArrayVec;
 
+use super::order::{free, source_order_outside};
 use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
@@ -14,7 +16,6 @@ use crate::engine::kernels::carried::{CARRIED_STREAMS, PADDED_ROWS_BYTES};
 use crate::engine::kernels::copy::odometer;
 use crate::engine::kernels::gather::{self, Gather, MAX_BLOCK};
 use crate::engine::kernels::interleave_carried::interleaves_carried;
-use crate::engine::kernels::lines::WRITERS;
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
 use crate::engine::kernels::permute::{self, Way};
 use crate::engine::kernels::shuffle;
@@ -279,246 +280,10 @@ pub(super) fn count_product(mut counts: impl Iterator<Item = usize>) -> usize {
 /// through the writers, 0.95-0.98x through the cache).
 pub(super) const MIN_LINES_UNIT: usize = 128;
 
-/// Most destination streams (a line writer each) that [`stream_order`]
-/// has advance together.
-const MAX_WRITE_STREAMS: usize = WRITERS;
-
 /// Units from this size (bytes) on stay with the line writers rather than
 /// being gathered or streamed row by row (see step 4 of
 /// [`CopyPlan::build`]).
 pub(super) const MANY_STREAMS_UNIT: usize = 256;
-
-/// Orders the loops for the line writers.
-///
-/// One loop is the *sweep*: the one whose steps are shortest on both sides.
-/// Inside it run the loops that must (a shorter step on either side), and
-/// no more: each destination stream, a position of the loops inside the
-/// sweep (up to those that interleave inside its destination step), then
-/// advances through the sweep as one contiguous stretch, written in whole
-/// lines, while the sweep reads a few source streams. Outside it the loops
-/// go in the source's order, except that loops which would keep more
-/// streams open than there are writers are moved outermost.
-///
-/// More loops inside the sweep (in order of source step, up to 16 source
-/// and 16 destination streams, for units from 256 bytes or sweeps of 4 KiB)
-/// measured faster on earlier machines (256-byte units 1.0-1.2x memcpy
-/// with 16 streams, 1.3-1.5x with 2 to 4) and slower on a Zen 4 (ratio to
-/// memcpy, in one binary alternating, best of each: W1 0.77 -> 0.61, W3
-/// 0.81 -> 0.66, W6 0.75 -> 0.61 over 5 runs, W11 0.92 -> 0.93; 72 unseen
-/// NHWC workloads of 256- to 2048-byte units, 2 runs, geomean 0.82 ->
-/// 0.66, above 1.10 16 -> 0).
-///
-/// Returns false, leaving the loops in their order, if the loops that must
-/// run inside the sweep already make more destination streams than there
-/// are writers.
-pub(super) fn stream_order(loops: &mut ArrayVec<Loop, MAX_LOOPS>) -> bool {
-    let n = loops.len();
-    let (ss, ds) = (|l: &Loop| l.ss.unsigned_abs(), |l: &Loop| l.ds.unsigned_abs());
-    let Some(r) = (0..n).rev().min_by_key(|&j| ss(&loops[j]).max(ds(&loops[j]))) else {
-        return true;
-    };
-    let (rs, rd) = (ss(&loops[r]), ds(&loops[r]));
-    // Streams a loop inside the sweep multiplies: a destination stream
-    // unless it interleaves inside the sweep's step.
-    let writes = |l: &Loop| if ds(l) > rd { l.count } else { 1 };
-    let mut inner = [false; MAX_LOOPS];
-    let mut w = 1usize;
-    for (j, l) in loops.iter().enumerate() {
-        if j != r && (ss(l) < rs || ds(l) < rd) {
-            inner[j] = true;
-            w = w.saturating_mul(writes(l));
-        }
-    }
-    if w > MAX_WRITE_STREAMS {
-        return false;
-    }
-    let mut order: ArrayVec<usize, MAX_LOOPS> = (0..n).filter(|&j| j != r && !inner[j]).collect();
-    order.sort_by_key(|&j| std::cmp::Reverse(ss(&loops[j])));
-    // The outer loops that continue every stream (each steps by the
-    // stretch the loops inside it cover): another loop inside one of these
-    // keeps its streams open while it runs, multiplying them. Such loops
-    // move outermost, outer ones first, until the open streams fit the writers.
-    let mut chain = [false; MAX_LOOPS];
-    let mut stretch = rd.saturating_mul(loops[r].count);
-    while let Some(&j) = order.iter().find(|&&j| !chain[j] && ds(&loops[j]) == stretch) {
-        chain[j] = true;
-        stretch = stretch.saturating_mul(loops[j].count);
-    }
-    let mut moved = 0;
-    while open_streams(&order, &chain, w, loops) > WRITERS {
-        let Some(k) = (moved..order.len()).find(|&k| !chain[order[k]]) else { break };
-        let j = order.remove(k);
-        order.insert(moved, j);
-        moved += 1;
-    }
-    order.push(r);
-    let at = order.len();
-    order.extend((0..n).filter(|&j| inner[j]));
-    // Streams first, the loops interleaving inside a stream's step last.
-    order[at..].sort_by_key(|&j| std::cmp::Reverse(ds(&loops[j])));
-    permute(loops, &order);
-    true
-}
-
-/// Destination streams open at once when the loops outside the sweep run
-/// in `order` (outer first), `inner` streams inside the sweep: those inside
-/// the sweep, times every non-chain loop inside a chain loop.
-fn open_streams(order: &[usize], chain: &[bool; MAX_LOOPS], inner: usize, loops: &[Loop]) -> usize {
-    let (mut open, mut pending) = (inner, 1usize);
-    for &j in order.iter().rev() {
-        if chain[j] {
-            open = open.saturating_mul(pending);
-            pending = 1;
-        } else {
-            pending = pending.saturating_mul(loops[j].count);
-        }
-    }
-    open
-}
-
-/// Splits loop `j` (without a window, and not the outer loop of one) into
-/// an outer loop of `count / f` steps of `f` and an inner loop of `f`,
-/// right after it. `f` divides the count, and the nest has room for a loop.
-fn split_loop(loops: &mut ArrayVec<Loop, MAX_LOOPS>, j: usize, f: usize) {
-    let l = loops[j];
-    debug_assert!(free(&l) && l.count.is_multiple_of(f));
-    loops[j] = Loop { count: l.count / f, ss: l.ss * f as isize, ds: l.ds * f as isize, ..l };
-    loops.insert(j + 1, Loop { count: f, ..l });
-    for m in loops.iter_mut() {
-        if let Some(o) = m.window.as_mut().and_then(|w| w.outer.as_mut()) {
-            if *o as usize > j {
-                *o += 1;
-            }
-        }
-    }
-}
-
-/// Whether the innermost contiguous run of the destination reaches
-/// [`MIN_DST_RUN`] and gathers runs of the source (one of its loops up to
-/// that length steps one unit in the source): then writing it in order reads a few
-/// source streams in order too, which the line writers would only slow
-/// (measured, NHWC batch-to-space of 128-byte units: 1.9x memcpy through
-/// the writers, 1.0x so; space-to-batch, whose runs read the source every
-/// other unit, the other way round). Units from [`MANY_STREAMS_UNIT`] on
-/// stay with the writers (NHWC space-to-depth of 256-byte units gathers
-/// two source rows: 0.9-1.0x through them, 1.2-1.3x so).
-pub(super) fn gathers_source_runs(loops: &[Loop], unit: usize) -> bool {
-    let mut run = unit;
-    let mut gathers = false;
-    for l in loops.iter().rev() {
-        if l.ds != run as isize || run >= MIN_DST_RUN {
-            break;
-        }
-        gathers |= l.ss == unit as isize;
-        run = run.saturating_mul(l.count);
-    }
-    gathers && run >= MIN_DST_RUN
-}
-
-/// Smallest unit (bytes) for which streaming plans walk the source in order.
-pub(super) const MIN_SOURCE_ORDER_UNIT: usize = 64;
-
-/// Bytes of contiguous destination kept innermost by [`source_order_outside_run`].
-const MIN_DST_RUN: usize = 4 << 10;
-
-/// Shortest destination run that [`source_order_outside_run`] keeps
-/// innermost when the run reads one compact source block: one spread
-/// over at most [`COMPACT_SPAN`] times its bytes.
-const MIN_COMPACT_RUN: usize = 512;
-
-/// See [`MIN_COMPACT_RUN`].
-const COMPACT_SPAN: usize = 4;
-
-/// Longest run [`source_order_outside_run`] keeps whole (a longer one is
-/// split: the source block it reads stays in the cache).
-const MAX_DST_RUN: usize = 64 << 10;
-
-/// Orders the loops outside the innermost contiguous destination run of at
-/// least [`MIN_DST_RUN`] bytes by decreasing source stride.
-///
-/// A run that would be much longer (past [`MAX_DST_RUN`]) is cut: its
-/// outermost loop is split in two, and the outer part is ordered with the
-/// others. Then a block of the source is read once for all the runs that
-/// take from it, while it is in the cache (a 1-D space-to-batch by 4 read its
-/// whole source four times, a quarter each time, at 3x memcpy).
-pub(super) fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) {
-    let mut run = unit;
-    // The source bytes the run's units lie in.
-    let mut span = unit;
-    let mut k = loops.len();
-    while k > 0 && run < MIN_DST_RUN && loops[k - 1].ds == run as isize {
-        if run >= MIN_COMPACT_RUN && span <= COMPACT_SPAN * run {
-            // A run that reads one compact source block stops there: the
-            // loops outside, in the source's order, then read the source
-            // rows whole, rather than each run reading slices of rows
-            // far apart (the 5-D space-to-batch in float16, W11's shape,
-            // 1.6-1.75 -> 1.3x memcpy).
-            break;
-        }
-        let l = loops[k - 1];
-        span = span.saturating_add((l.count - 1).saturating_mul(l.ss.unsigned_abs()));
-        let whole = run.saturating_mul(l.count);
-        if whole > MAX_DST_RUN && free(&l) && loops.len() < MAX_LOOPS {
-            if let Some(f) = run_factor(l.count, run) {
-                // Loop k-1 becomes the outer part; the inner part, `f` of its
-                // iterations, joins the run.
-                split_loop(loops, k - 1, f);
-                break;
-            }
-        }
-        run = whole;
-        k -= 1;
-    }
-    source_order_outside(loops, k);
-}
-
-/// The largest divisor `f` of `count` that makes a run of `run * f` bytes
-/// between [`MIN_DST_RUN`] and [`MAX_DST_RUN`].
-fn run_factor(count: usize, run: usize) -> Option<usize> {
-    let most = (MAX_DST_RUN / run).min(count);
-    (2..=most).rev().take_while(|&f| run * f >= MIN_DST_RUN).find(|&f| count.is_multiple_of(f))
-}
-
-/// Orders loops `..k` by decreasing source stride (a stable sort: ties keep
-/// the destination's order).
-pub(super) fn source_order_outside(loops: &mut ArrayVec<Loop, MAX_LOOPS>, k: usize) {
-    let mut order: ArrayVec<usize, MAX_LOOPS> = (0..loops.len()).collect();
-    order[..k].sort_by_key(|&i| std::cmp::Reverse(loops[i].ss.unsigned_abs()));
-    permute(loops, &order);
-}
-
-/// Puts loop `order[j]` at position `j`, re-anchoring each window on
-/// whichever of its two loops is now inner.
-fn permute(loops: &mut ArrayVec<Loop, MAX_LOOPS>, order: &[usize]) {
-    let n = loops.len();
-    let mut pos = [0usize; MAX_LOOPS];
-    for (new, &old) in order.iter().enumerate() {
-        pos[old] = new;
-    }
-    let mut out: ArrayVec<Loop, MAX_LOOPS> =
-        order.iter().map(|&i| Loop { window: None, is_outer: false, ..loops[i] }).collect();
-    for (old, l) in loops.iter().enumerate() {
-        let Some(w) = l.window else { continue };
-        match w.outer {
-            None => out[pos[old]].window = Some(w),
-            Some(o) => {
-                let (inner, outer) = (pos[old], pos[o as usize]);
-                if outer < inner {
-                    out[inner].window = Some(Window { outer: Some(outer as u8), ..w });
-                } else {
-                    // p = oc * i_outer + ic * i_inner, with the roles swapped.
-                    out[outer].window = Some(Window { outer: Some(inner as u8), oc: w.ic, ic: w.oc, ..w });
-                }
-            }
-        }
-    }
-    for j in 0..n {
-        if let Some(Window { outer: Some(o), .. }) = out[j].window {
-            out[o as usize].is_outer = true;
-        }
-    }
-    *loops = out;
-}
 
 /// Plans of at most this many units copy them one at a time, in the
 /// destination's order (`CopyPlan::units`): about what choosing and setting
@@ -540,7 +305,7 @@ pub(super) const SOURCE_ORDER_BYTES: usize = 256 << 10;
 
 /// Largest unit (bytes) worth a transposing tile (or, without a vector
 /// kernel, the move of its source-contiguous loop next to the rows; from
-/// 64 bytes on, [`source_order_outside_run`] orders the loops).
+/// 64 bytes on, [`source_order_outside_run`](super::order::source_order_outside_run) orders the loops).
 const MAX_TILE_UNIT: usize = 63;
 
 /// Chooses the transposing tile (see [`CopyPlan::tile`]): the innermost
@@ -955,17 +720,4 @@ pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, isa: Is
         }
     });
     Some((k, Gather::new(&from)?))
-}
-
-/// A loop with no window and not the outer loop of one: a plain
-/// repetition, which may merge, split, move or be run whole by a kernel.
-pub(super) fn free(l: &Loop) -> bool {
-    l.window.is_none() && !l.is_outer
-}
-
-/// The window of a dropped inner loop (index always 0), moved onto its outer
-/// loop: `p = oc * i_outer` alone. The outer loop of a window belongs to the
-/// same space axis and carries no window of its own.
-pub(super) fn self_window(moved: Window) -> Window {
-    Window { outer: None, oc: 0, ic: moved.oc, lo: moved.lo, hi: moved.hi }
 }
