@@ -20,12 +20,15 @@
 //! ([`gathers_source_runs`](super::order::gathers_source_runs)); transposing tiles walk the source in its
 //! order, except those whose rows a vector kernel carries as one
 //! destination run (`CopyPlan::carry_level`; padded rows,
-//! [`padded_carry_level`](super::rules::padded_carry_level)).
+//! [`padded_carry_level`](super::rules::padded_carry_level)). A tile
+//! through the cache has next to it a loop whose repetitions continue it
+//! ([`repeat_continuing`](super::rules::repeat_continuing)).
 //!
 //! This file holds the plan ([`CopyPlan`]) and its compilation; the rules
-//! it applies are in [`rules`](super::rules).
+//! it applies are in [`rules`](super::rules), the loop orders in
+//! [`order`](super::order).
 //!
-//! Layer: plan; imports [`rules`](super::rules), geometry, kernels (the loop
+//! Layer: plan; imports [`rules`](super::rules), [`order`](super::order), geometry, kernels (the loop
 //! nest's data, and what kernels accept) and arch; never exec.
 
 use arrayvec::ArrayVec;
@@ -611,6 +614,13 @@ impl CopyPlan {
                 self.nt = !tiled;
                 (self.carry_level, self.padded, self.segments, self.tile_stage) = (None, false, false, None);
             }
+        }
+
+        // 4'''. A tile through the cache: a loop of repetitions that
+        // continue it goes next to it, so that its kernel runs them as one
+        // (see `repeat_continuing`).
+        if self.tile && !self.nt {
+            repeat_continuing(loops, self.unit);
         }
 
         // 5. Contiguous destination blocks, for filling padding in whole runs.

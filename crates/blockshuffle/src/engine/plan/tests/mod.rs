@@ -4,6 +4,8 @@ use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::nest::{Loop, Window};
 
+mod repetitions;
+
 fn c_strides(shape: &[usize], elem: usize) -> Vec<isize> {
     let mut s = vec![0isize; shape.len()];
     let mut acc = elem as isize;

@@ -1,0 +1,116 @@
+//! A tile's repetitions moved next to it ([`repeat_continuing`]).
+
+use arrayvec::ArrayVec;
+
+use super::super::compile::*;
+use super::super::rules::*;
+use super::compile_c;
+use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
+use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
+
+/// TF NCHW depth-to-space by `b` of `[1, c * b * b, h, w]`: the depth index
+/// is `(by, bx, c)`.
+fn nchw_depth_to_space(c: usize, h: usize, w: usize, b: usize) -> (Geometry, [usize; 4], [usize; 4]) {
+    let op = "t";
+    let [cu, hu, wu, bu] = [c, h, w, b].map(|d| d as u64);
+    let space = [
+        SpaceAxis::plain(1),
+        SpaceAxis::plain(cu),
+        SpaceAxis::new(op, hu * bu, 0, 0, bu).unwrap(),
+        SpaceAxis::new(op, wu * bu, 0, 0, bu).unwrap(),
+    ];
+    let groups: [&[Factor]; 4] = [&[o(0)], &[k(2), k(3), o(1)], &[o(2)], &[o(3)]];
+    (Geometry::new(op, &space, &groups).unwrap(), [1, c, h * b, w * b], [1, c * b * b, h, w])
+}
+
+fn counts_and_strides(loops: &[Loop]) -> Vec<(usize, isize, isize)> {
+    loops.iter().map(|l| (l.count, l.ss, l.ds)).collect()
+}
+
+#[test]
+fn rows_of_a_small_tile_run_as_one_matrix() {
+    // uint8 by 16 of [1, 256, 40, 30]: 16 source rows (block rows) of 30
+    // units into 30 destination rows of 16; the image rows (40) continue
+    // the source rows, and go next to the tile in place of the block
+    // rows of the output (16), which continue the destination.
+    let (g, space, block) = nchw_depth_to_space(1, 40, 30, 16);
+    let p = compile_c(&g, Direction::Backward, 1, &space, &block, false);
+    assert!(p.tile && !p.nt);
+    assert_eq!(counts_and_strides(&p.loops), vec![(16, 19200, 480), (40, 30, 7680), (30, 1, 16), (16, 1200, 1)]);
+}
+
+#[test]
+fn a_sweep_past_the_cache_keeps_the_destination_order() {
+    // float32 by 16, rows of 30: a tile of 30 * 16 * 4 = 1,920 bytes;
+    // 273 image rows sweep 524,160 bytes (moved), 274 sweep 526,080 (not).
+    let tile = 30 * 16 * 4;
+    for (h, moved) in [(273, true), (274, false)] {
+        assert_eq!(h * tile <= 512 << 10, moved);
+        let (g, space, block) = nchw_depth_to_space(1, h, 30, 16);
+        let p = compile_c(&g, Direction::Backward, 4, &space, &block, false);
+        assert!(p.tile);
+        let next = p.loops[p.loops.len() - 3];
+        assert_eq!(next.count, if moved { h } else { 16 }, "h {h}");
+    }
+}
+
+#[test]
+fn only_vector_units_and_unwindowed_tiles_move() {
+    let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
+    // A tile of 30 x 16 units of `u` bytes, as above.
+    let nest = |u: isize| [l(40, 30 * u, 7680 * u), l(16, 19200 * u, 480 * u), l(30, u, 16 * u), l(16, 1200 * u, u)];
+    for u in [1usize, 2, 3, 4, 6, 8, 12, 16, 32] {
+        let mut loops: ArrayVec<Loop, MAX_LOOPS> = nest(u as isize).into_iter().collect();
+        repeat_continuing(&mut loops, u);
+        let moved = loops[0].count == 16;
+        assert_eq!(moved, vector_unit(u), "unit {u}");
+    }
+    // A window on the tile's inner loop: left as it is.
+    let window = Some(Window { outer: Some(2), oc: 16, ic: 1, lo: 3, hi: 400 });
+    let mut loops = nest(1).into_iter().collect::<ArrayVec<_, MAX_LOOPS>>();
+    loops[2].is_outer = true;
+    loops[3].window = window;
+    let before = loops.clone();
+    repeat_continuing(&mut loops, 1);
+    assert_eq!(loops, before);
+}
+
+#[test]
+fn fewer_repetitions_than_the_loop_replaced_stay_outside() {
+    let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
+    // 10 repetitions continuing the source rows, 16 next to the tile: kept.
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> =
+        [l(10, 30, 7680), l(16, 19200, 480), l(30, 1, 16), l(16, 1200, 1)].into_iter().collect();
+    let before = loops.clone();
+    repeat_continuing(&mut loops, 1);
+    assert_eq!(loops, before);
+    // A loop next to the tile that continues it already: nothing moves.
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> =
+        [l(40, 30, 7680), l(16, 19200, 16), l(30, 1, 16), l(16, 1200, 1)].into_iter().collect();
+    let before = loops.clone();
+    repeat_continuing(&mut loops, 1);
+    assert_eq!(loops, before);
+}
+
+#[test]
+fn windows_follow_the_loops_they_name() {
+    let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
+    // Loop 1 is the outer loop of a window on loop 2 (next to the tile);
+    // loop 0 continues the tile's source rows and moves in past both.
+    let window = Window { outer: Some(1), oc: 2, ic: 1, lo: 1, hi: 9 };
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> = [
+        l(40, 30, 100_000),
+        Loop { is_outer: true, ..l(5, 70_000, 20_000) },
+        Loop { window: Some(window), ..l(2, 19200, 480) },
+    ]
+    .into_iter()
+    .chain([l(30, 1, 16), l(16, 1200, 1)])
+    .collect();
+    repeat_continuing(&mut loops, 1);
+    assert_eq!(
+        counts_and_strides(&loops),
+        vec![(5, 70_000, 20_000), (2, 19200, 480), (40, 30, 100_000), (30, 1, 16), (16, 1200, 1)]
+    );
+    assert!(loops[0].is_outer);
+    assert_eq!(loops[1].window, Some(Window { outer: Some(0), ..window }));
+}

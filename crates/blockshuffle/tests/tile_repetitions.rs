@@ -1,0 +1,104 @@
+//! Tiles whose repetitions the planner moves next to them, so that the
+//! tile's kernel runs them as one matrix (channels-first depth-to-space
+//! and pixel shuffle, whose image rows continue the tile's source rows):
+//! each case against the reference, with every kernel set, from row-major
+//! buffers and from a view with a gap between channels (which keeps the
+//! rows continuing), streamed or not.
+
+use std::mem::MaybeUninit;
+
+use blockshuffle::{onnx, tf, torch, DataFormat, Kernels, Operator, Plan, Streaming};
+
+mod common;
+use common::reference::*;
+
+const ALL_KERNELS: [Kernels; 5] = [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable];
+
+fn bytes(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(29).wrapping_add(seed) ^ ((i >> 9) as u8)).collect()
+}
+
+/// Runs `plan` on `x` (row-major, `shape`) and on a copy of it whose axis
+/// `lead` (the channels) is `gap` elements further apart, against `want`.
+fn check(plan: &Plan, x: &[u8], shape: &[usize], elem: usize, lead: usize, want: &[u8]) {
+    let what = format!("{} {shape:?} elem {elem}", plan.op());
+    for kernels in ALL_KERNELS {
+        for streaming in [Streaming::Never, Streaming::Always] {
+            let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
+            let y = plan.run_bytes(x, elem).unwrap();
+            assert!(y == want, "{what} {kernels:?} {streaming:?}");
+            // Strides in elements, the channels' `gap` further apart.
+            let gap = 5;
+            let mut strides = vec![0isize; shape.len()];
+            let mut acc = 1isize;
+            for i in (0..shape.len()).rev() {
+                strides[i] = acc;
+                acc *= shape[i] as isize;
+                if i == lead + 1 {
+                    acc += gap;
+                }
+            }
+            let mut buf = vec![0u8; strided_span(shape, &strides, elem)];
+            for f in 0..shape.iter().product::<usize>() {
+                let idx = unravel(f, shape);
+                let off = idx.iter().zip(&strides).map(|(&i, &s)| i * s as usize).sum::<usize>() * elem;
+                buf[off..off + elem].copy_from_slice(&x[f * elem..(f + 1) * elem]);
+            }
+            let mut out = vec![MaybeUninit::<u8>::uninit(); want.len()];
+            plan.run_bytes_strided_uninit(&buf, &strides, elem, &mut out).unwrap();
+            // SAFETY: a successful run writes every output byte.
+            let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
+            assert!(got == want, "{what} {kernels:?} {streaming:?} strides {strides:?}");
+        }
+    }
+}
+
+#[test]
+fn depth_to_space_of_small_tiles_matches_the_reference() {
+    // TF NCHW by 16 of uint8 (tiles of 30 x 16 bytes, 40 image rows), of
+    // float16 by 13.
+    for (shape, b, elem) in [([1usize, 256, 40, 30], 16usize, 1usize), ([1, 338, 5, 10], 13, 2)] {
+        let plan = tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * elem, 3);
+        let (want, out_shape) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, true);
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        check(&plan, &x, &shape, elem, 1, &want);
+    }
+    // ONNX CRD (depth first) by 6 of uint8; DCR by 11 of float32.
+    let shape = [1usize, 72, 30, 145];
+    let plan = onnx::DepthToSpace::crd(6).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product(), 9);
+    let (want, _) = ref_depth_to_space_cf(&x, &shape, 1, 1, 6, false);
+    check(&plan, &x, &shape, 1, 1, &want);
+    let shape = [1usize, 242, 23, 18];
+    let plan = onnx::DepthToSpace::dcr(11).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * 4, 1);
+    let (want, _) = ref_depth_to_space_cf(&x, &shape, 4, 1, 11, true);
+    check(&plan, &x, &shape, 4, 1, &want);
+}
+
+#[test]
+fn pixel_shuffle_of_small_tiles_matches_the_reference() {
+    // float32 by 13 under two leading dims; uint8 by 7.
+    for (shape, r, elem) in [(vec![2usize, 2, 338, 28, 19], 13usize, 4usize), (vec![2, 98, 16, 26], 7, 1)] {
+        let plan = torch::PixelShuffle::new(r as i64).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * elem, 5);
+        let lead = shape.len() - 3;
+        let (want, out_shape) = ref_depth_to_space_cf(&x, &shape, elem, lead, r, false);
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        check(&plan, &x, &shape, elem, lead, &want);
+    }
+}
+
+#[test]
+fn repetitions_around_the_sweep_limit_match_the_reference() {
+    // complex128 by 4 of 32-unit rows: tiles of 2 KiB; 256 image rows
+    // sweep 512 KiB (moved next to the tile), 257 do not.
+    for h in [256usize, 257] {
+        let shape = [1usize, 16, h, 32];
+        let plan = tf::DepthToSpace::new(4, DataFormat::Nchw).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * 16, 7);
+        let (want, _) = ref_depth_to_space_cf(&x, &shape, 16, 1, 4, true);
+        check(&plan, &x, &shape, 16, 1, &want);
+    }
+}
