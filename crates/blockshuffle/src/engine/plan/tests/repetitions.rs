@@ -27,6 +27,18 @@ fn counts_and_strides(loops: &[Loop]) -> Vec<(usize, isize, isize)> {
     loops.iter().map(|l| (l.count, l.ss, l.ds)).collect()
 }
 
+/// A loop of `count` with strides `ss` and `ds`, free.
+fn l(count: usize, ss: isize, ds: isize) -> Loop {
+    Loop { count, ss, ds, window: None, is_outer: false }
+}
+
+/// [`repeat_continuing`] of `loops` with `unit`-byte units.
+fn repeated(loops: &[Loop], unit: usize) -> ArrayVec<Loop, MAX_LOOPS> {
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> = loops.iter().copied().collect();
+    repeat_continuing(&mut loops, unit);
+    loops
+}
+
 #[test]
 fn rows_of_a_small_tile_run_as_one_matrix() {
     // uint8 by 16 of [1, 256, 40, 30]: 16 source rows (block rows) of 30
@@ -56,57 +68,44 @@ fn a_sweep_past_the_cache_keeps_the_destination_order() {
 
 #[test]
 fn only_vector_units_and_unwindowed_tiles_move() {
-    let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
     // A tile of 30 x 16 units of `u` bytes, as above.
     let nest = |u: isize| [l(40, 30 * u, 7680 * u), l(16, 19200 * u, 480 * u), l(30, u, 16 * u), l(16, 1200 * u, u)];
     for u in [1usize, 2, 3, 4, 6, 8, 12, 16, 32] {
-        let mut loops: ArrayVec<Loop, MAX_LOOPS> = nest(u as isize).into_iter().collect();
-        repeat_continuing(&mut loops, u);
-        let moved = loops[0].count == 16;
+        let moved = repeated(&nest(u as isize), u)[0].count == 16;
         assert_eq!(moved, vector_unit(u), "unit {u}");
     }
     // A window on the tile's inner loop: left as it is.
-    let window = Some(Window { outer: Some(2), oc: 16, ic: 1, lo: 3, hi: 400 });
-    let mut loops = nest(1).into_iter().collect::<ArrayVec<_, MAX_LOOPS>>();
+    let mut loops = nest(1);
     loops[2].is_outer = true;
-    loops[3].window = window;
-    let before = loops.clone();
-    repeat_continuing(&mut loops, 1);
-    assert_eq!(loops, before);
+    loops[3].window = Some(Window { outer: Some(2), oc: 16, ic: 1, lo: 3, hi: 400 });
+    assert_eq!(repeated(&loops, 1).as_slice(), loops);
 }
 
 #[test]
 fn fewer_repetitions_than_the_loop_replaced_stay_outside() {
-    let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
     // 10 repetitions continuing the source rows, 16 next to the tile: kept.
-    let mut loops: ArrayVec<Loop, MAX_LOOPS> =
-        [l(10, 30, 7680), l(16, 19200, 480), l(30, 1, 16), l(16, 1200, 1)].into_iter().collect();
-    let before = loops.clone();
-    repeat_continuing(&mut loops, 1);
-    assert_eq!(loops, before);
+    let loops = [l(10, 30, 7680), l(16, 19200, 480), l(30, 1, 16), l(16, 1200, 1)];
+    assert_eq!(repeated(&loops, 1).as_slice(), loops);
     // A loop next to the tile that continues it already: nothing moves.
-    let mut loops: ArrayVec<Loop, MAX_LOOPS> =
-        [l(40, 30, 7680), l(16, 19200, 16), l(30, 1, 16), l(16, 1200, 1)].into_iter().collect();
-    let before = loops.clone();
-    repeat_continuing(&mut loops, 1);
-    assert_eq!(loops, before);
+    let loops = [l(40, 30, 7680), l(16, 19200, 16), l(30, 1, 16), l(16, 1200, 1)];
+    assert_eq!(repeated(&loops, 1).as_slice(), loops);
 }
 
 #[test]
 fn windows_follow_the_loops_they_name() {
-    let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
     // Loop 1 is the outer loop of a window on loop 2 (next to the tile);
     // loop 0 continues the tile's source rows and moves in past both.
     let window = Window { outer: Some(1), oc: 2, ic: 1, lo: 1, hi: 9 };
-    let mut loops: ArrayVec<Loop, MAX_LOOPS> = [
-        l(40, 30, 100_000),
-        Loop { is_outer: true, ..l(5, 70_000, 20_000) },
-        Loop { window: Some(window), ..l(2, 19200, 480) },
-    ]
-    .into_iter()
-    .chain([l(30, 1, 16), l(16, 1200, 1)])
-    .collect();
-    repeat_continuing(&mut loops, 1);
+    let loops = repeated(
+        &[
+            l(40, 30, 100_000),
+            Loop { is_outer: true, ..l(5, 70_000, 20_000) },
+            Loop { window: Some(window), ..l(2, 19200, 480) },
+            l(30, 1, 16),
+            l(16, 1200, 1),
+        ],
+        1,
+    );
     assert_eq!(
         counts_and_strides(&loops),
         vec![(5, 70_000, 20_000), (2, 19200, 480), (40, 30, 100_000), (30, 1, 16), (16, 1200, 1)]
