@@ -43,6 +43,10 @@ const CASES: &[Case] = &[
         3,
         &[2, 90, 850, 3],
     ),
+    // Tiles next to a loop whose repetitions continue their source rows
+    // (moved there by the planner), split between threads in that loop.
+    ("torch", "pixel-shuffle", &["--upscale-factor", "13"], 4, &[2, 2, 338, 28, 19]),
+    ("tf", "depth-to-space", &["--block-size", "16", "--data-format", "NCHW"], 1, &[4, 256, 40, 30]),
     // Tiles repeated over an outer loop.
     ("ov", "depth-to-space", &["--block-size", "6", "--mode", "depth_first"], 4, &[2, 36, 4000]),
     ("onnx", "space-to-depth", &["--blocksize", "2"], 1, &[1, 4, 512, 600]),
