@@ -439,9 +439,10 @@ const MAX_REPEATED_SWEEP: usize = 512 << 10;
 /// workloads, 0.92; held out, seeds 801 and 802, 44 each, 0.78 and 0.85.
 /// TF NCHW depth-to-space of float64 by 9 (2.3 MiB) 2.3 -> 0.9 ms; ONNX
 /// DCR depth-to-space of float32 by 11 (6 MiB) 2.3 -> 1.2 ms; PyTorch
-/// pixel shuffle of float32 by 13 (11 MiB) 5.2 -> 2.9 ms. Slower: NCHW_VECT_C
-/// depth-to-space by 7 (7 streams of 4-byte units, through the byte
-/// permutes), up to 2x on tensors of 0.1 to 0.5 MiB (0.05 -> 0.09 ms).
+/// pixel shuffle of float32 by 13 (11 MiB) 5.2 -> 2.9 ms. The slowest,
+/// NCHW_VECT_C depth-to-space by 7 of 0.1 to 0.7 MiB, measured up to 2x in
+/// one build and 1.00-1.09 in the next (3 alternated runs of 51): the
+/// layout of the code (`tile::zip_streams`' short hot loop), not the plan.
 /// Left out, measured on the 99 of seed 26 that a move without these
 /// limits changed: sweeps past the cache (NCHW depth-to-space of 3-byte
 /// units by 2, 97 MiB, 1.27x the time), packed and 32-byte units (whose
