@@ -231,8 +231,7 @@ impl Exec<'_> {
     /// count, so they are one flat loop over their positions rather than a
     /// recursion through [`Exec::level`] (which tiny tensors, and each
     /// thread's part of a split plan, would mostly spend their time in).
-    /// `false`, having done nothing, for any other plan, and for a part of
-    /// a grid's own rows cropped by a window (which `Exec::indices` runs).
+    /// `false`, having done nothing, for any other plan.
     ///
     /// # Safety
     /// As [`Exec::level`] from `so` and `dof`, the offsets of index 0 of
@@ -279,11 +278,13 @@ impl Exec<'_> {
                     copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode, w)
                 });
             } else {
-                let cut = range.len() < p.loops[j].count && m == 2 && loops[1].window.is_some();
-                if cut || !free(&loops[..m - 1]) || !self.grid_rows(n - 2) {
+                if !free(&loops[..m - 1]) || !self.grid_rows(n - 2) {
                     return false;
                 }
-                let g = grid(&loops[m - 2], &loops[m - 1], 0, loops[m - 2].count);
+                // The grid's own rows, whole or (`m == 2`) the range of them:
+                // a window on them counts from the range's first (see `grid`).
+                let (s, e) = if m == 2 { (range.start, range.end) } else { (0, p.loops[n - 2].count) };
+                let g = grid(&p.loops[n - 2], &loops[m - 1], s, e);
                 let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
                 g.copy(&loops[..m - 2], src, dst, p.unit, Mode { nt: false, isa: p.isa });
             }
