@@ -206,6 +206,25 @@ fn run_factor(count: usize, run: usize) -> Option<usize> {
     (2..=most).rev().take_while(|&f| run * f >= MIN_DST_RUN).find(|&f| count.is_multiple_of(f))
 }
 
+/// Moves loop `from` inward to position `to` (`from <= to`), past loops
+/// none of whose windows it carries: every window keeps its loops, only
+/// the indices of the loops it passes shift (one step out) and its own
+/// (to `to`). Cheaper than [`permute`], which rebuilds every loop.
+pub(super) fn move_inward(loops: &mut ArrayVec<Loop, MAX_LOOPS>, from: usize, to: usize) {
+    let moved = loops.remove(from);
+    loops.insert(to, moved);
+    for l in loops.iter_mut() {
+        if let Some(o) = l.window.as_mut().and_then(|w| w.outer.as_mut()) {
+            let at = *o as usize;
+            if at == from {
+                *o = to as u8;
+            } else if (from + 1..=to).contains(&at) {
+                *o -= 1;
+            }
+        }
+    }
+}
+
 /// Orders loops `..k` by decreasing source stride (a stable sort: ties keep
 /// the destination's order).
 pub(super) fn source_order_outside(loops: &mut ArrayVec<Loop, MAX_LOOPS>, k: usize) {

@@ -8,7 +8,7 @@
 
 use arrayvec::ArrayVec;
 
-use super::order::{free, source_order_outside};
+use super::order::{free, move_inward, source_order_outside};
 use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
@@ -393,17 +393,7 @@ pub(super) fn choose_tile(
     // `x` moves inward past loops none of whose windows involves it, so no
     // window changes sides: only the outer indices shift (`permute` would
     // rebuild every loop, 1,300 more instructions a call for S1).
-    let moved = loops.remove(x);
-    loops.insert(n - 2, moved);
-    for l in loops.iter_mut() {
-        if let Some(o) = l.window.as_mut().and_then(|w| w.outer.as_mut()) {
-            if *o as usize == x {
-                *o = (n - 2) as u8;
-            } else if *o as usize > x {
-                *o -= 1;
-            }
-        }
-    }
+    move_inward(loops, x, n - 2);
     if !tile && source_order {
         // The rows read their source block once; the loops around them go
         // in the source's order, so that the source is read in order too
@@ -470,17 +460,8 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
     let Some(r) = (0..n - 3).rev().find(|&i| takes(&loops[i])) else {
         return;
     };
-    // A free loop moves inward: no window changes sides, only the indices
-    // of the loops it passes shift.
-    let moved = loops.remove(r);
-    loops.insert(n - 3, moved);
-    for l in loops.iter_mut() {
-        if let Some(o) = l.window.as_mut().and_then(|w| w.outer.as_mut()) {
-            if (r + 1..=n - 3).contains(&(*o as usize)) {
-                *o -= 1;
-            }
-        }
-    }
+    // A free loop moves inward: no window changes sides.
+    move_inward(loops, r, n - 3);
 }
 
 /// Whether a tile of units without a vector kernel interleaves its rows
