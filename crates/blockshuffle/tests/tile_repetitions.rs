@@ -22,28 +22,29 @@ fn bytes(len: usize, seed: u8) -> Vec<u8> {
 /// `lead` (the channels) is `gap` elements further apart, against `want`.
 fn check(plan: &Plan, x: &[u8], shape: &[usize], elem: usize, lead: usize, want: &[u8]) {
     let what = format!("{} {shape:?} elem {elem}", plan.op());
+    // Strides in elements, the channels `gap` further apart, and `x` laid
+    // out so.
+    let gap = 5;
+    let mut strides = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for i in (0..shape.len()).rev() {
+        strides[i] = acc;
+        acc *= shape[i] as isize;
+        if i == lead + 1 {
+            acc += gap;
+        }
+    }
+    let mut buf = vec![0u8; strided_span(shape, &strides, elem)];
+    for f in 0..shape.iter().product::<usize>() {
+        let idx = unravel(f, shape);
+        let off = idx.iter().zip(&strides).map(|(&i, &s)| i * s as usize).sum::<usize>() * elem;
+        buf[off..off + elem].copy_from_slice(&x[f * elem..(f + 1) * elem]);
+    }
     for kernels in ALL_KERNELS {
         for streaming in [Streaming::Never, Streaming::Always] {
             let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
             let y = plan.run_bytes(x, elem).unwrap();
             assert!(y == want, "{what} {kernels:?} {streaming:?}");
-            // Strides in elements, the channels' `gap` further apart.
-            let gap = 5;
-            let mut strides = vec![0isize; shape.len()];
-            let mut acc = 1isize;
-            for i in (0..shape.len()).rev() {
-                strides[i] = acc;
-                acc *= shape[i] as isize;
-                if i == lead + 1 {
-                    acc += gap;
-                }
-            }
-            let mut buf = vec![0u8; strided_span(shape, &strides, elem)];
-            for f in 0..shape.iter().product::<usize>() {
-                let idx = unravel(f, shape);
-                let off = idx.iter().zip(&strides).map(|(&i, &s)| i * s as usize).sum::<usize>() * elem;
-                buf[off..off + elem].copy_from_slice(&x[f * elem..(f + 1) * elem]);
-            }
             let mut out = vec![MaybeUninit::<u8>::uninit(); want.len()];
             plan.run_bytes_strided_uninit(&buf, &strides, elem, &mut out).unwrap();
             // SAFETY: a successful run writes every output byte.
