@@ -3,7 +3,9 @@
 //! and pixel shuffle, whose image rows continue the tile's source rows):
 //! each case against the reference, with every kernel set, from row-major
 //! buffers and from a view with a gap between channels (which keeps the
-//! rows continuing), streamed or not.
+//! rows continuing), streamed or not. So are tiles of float64 with a side
+//! of 8 to 15 units, which go in the transpose's full-line squares where
+//! AVX-512 runs (channels-first space-to-depth by 11 to 15).
 
 use std::mem::MaybeUninit;
 
@@ -101,5 +103,28 @@ fn repetitions_around_the_sweep_limit_match_the_reference() {
         let x = bytes(shape.iter().product::<usize>() * 16, 7);
         let (want, _) = ref_depth_to_space_cf(&x, &shape, 16, 1, 4, true);
         check(&plan, &x, &shape, 16, 1, &want);
+    }
+}
+
+#[test]
+fn space_to_depth_of_float64_by_8_to_15_matches_the_reference() {
+    // ONNX (blocks first) by 15 and 11: tiles of 15 x 2 and 11 x 3 units
+    // continued along the image rows, in squares; by 9 and 10, the tile's
+    // own kernels (a second square would be mostly masked off); by 8, one
+    // square a side.
+    for (shape, b) in [
+        ([2usize, 4, 60, 30], 15usize),
+        ([1, 3, 44, 33], 11),
+        ([1, 2, 36, 27], 9),
+        ([1, 2, 40, 50], 10),
+        ([1, 3, 32, 16], 8),
+    ] {
+        let plan = onnx::SpaceToDepth::new(b as i64).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * 8, 11);
+        let out_shape = [shape[0], shape[1] * b * b, shape[2] / b, shape[3] / b];
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        let n = out_shape.iter().product::<usize>();
+        let want = invert(&x, n, 8, |labels| ref_depth_to_space_cf(labels, &out_shape, 8, 1, b, true).0);
+        check(&plan, &x, &shape, 8, 1, &want);
     }
 }

@@ -81,7 +81,10 @@ pub(crate) unsafe fn copy_tile(
         if unit == 1 && permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, transpose::MIN_SIDE - 1) {
             return;
         }
-        if transpose::takes(my, mx, unit, m.isa, dsx, m.nt) {
+        // Shorter sides of float64 in full-line squares, where the tile's
+        // destination rows are not runs of its rows (see `takes_squares`).
+        let squares = dsx != ny_i * u && transpose::takes_squares(my, mx, unit, m.isa, dsx, m.nt);
+        if squares || transpose::takes(my, mx, unit, m.isa, dsx, m.nt) {
             let (from, to) = (Rows2::strided(ny, ssy), Rows2::strided(nx, dsx));
             let tile = Matrix { rows: ny, cols: nx, unit, src, from, dst, to };
             if continues_rows {

@@ -160,6 +160,38 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
     (narrow || wide) && long || narrow && rows >= MIN_SIDE && cols >= MIN_MASKED_COLS && masks(isa)
 }
 
+/// Whether [`transpose`] takes a tile of 8-byte units shorter than
+/// [`MIN_SIDE`] on a side, as [`takes`] does a longer one (arguments as
+/// there), in its full-line squares of 8 x 8 units: each side fills at
+/// least two thirds of its squares' lanes (8 units, or 11 to 15; a side of
+/// 9 or 10 runs in two squares, the second mostly masked off), rows of
+/// whole lines if streamed. For a tile the tile's own kernels would copy a
+/// unit at a time (a deinterleave into 5 to 15 streams, such as NCHW
+/// space-to-depth of float64 by 11 to 15), not for one whose destination
+/// rows are each one run of its rows, which they interleave run by run
+/// (the caller's choice: see `kernels::tile::copy_tile`).
+///
+/// Measured on the 111 broad workloads (seeds 26, 801, 802) with a tile of
+/// float64 shorter than 16 on a side, 5 alternated runs each, time after
+/// over time before: geomean 0.93, the most gained by ONNX and OpenVINO
+/// space-to-depth of float64 by 14 and 15 (0.61 -> 0.13 ms, 0.64 -> 0.15
+/// ms) and the slowest a numpy transpose of 60 x 11 tiles, 1.2; taking
+/// every such tile, 0.96 (interleaves of float64, batch-to-space and pixel
+/// shuffle by 9 to 13, up to 1.6); sides of 9 and 10 units as well, 0.94
+/// (those, 1.05 and up to 1.39). Not for 16- and 32-byte units, in squares
+/// of 4 and 2: their 146 and 63 such workloads went slower (1.13, 1.12).
+pub(crate) fn takes_squares(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
+    let side = wide_side(unit);
+    // A side of `n` units runs in `n.div_ceil(side)` squares, a partial one
+    // costing what a whole one does: at least two thirds of their lanes used.
+    let filled = |n: usize| n >= side && 3 * n >= 2 * n.next_multiple_of(side);
+    unit == 8
+        && filled(rows)
+        && filled(cols)
+        && full_lines(unit, isa)
+        && (!nt || stride.unsigned_abs().is_multiple_of(LINE))
+}
+
 /// The side, in units, of a full-line square (the module `wide`, AVX-512):
 /// one 64-byte vector a row, 32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8
 /// of 8 bytes, 4 x 4 of 16 bytes, 2 x 2 of 32 bytes (0: none).
@@ -853,6 +885,27 @@ mod tests {
         assert!(!in_full_lines(mx(16, 15, 3)) && !in_full_lines(mx(7, 100, 6)) && !in_full_lines(mx(100, 3, 12)));
         assert!(in_full_lines(mx(2, 2, 32)) && !in_full_lines(mx(1, 100, 32)) && !in_full_lines(mx(100, 1, 32)));
         assert!(!in_full_lines(mx(100, 100, 1)) && !in_full_lines(mx(100, 100, 5)) && !in_full_lines(mx(100, 100, 24)));
+    }
+
+    #[test]
+    fn float64_squares_take_short_sides_that_fill_two_thirds_of_their_lanes() {
+        for isa in Isa::every_runnable() {
+            let squares = full_lines(8, isa);
+            for n in [8, 11, 12, 13, 14, 15] {
+                assert_eq!(takes_squares(n, 100, 8, isa, 688, false), squares, "{n} rows, {isa:?}");
+                assert_eq!(takes_squares(100, n, 8, isa, 688, false), squares, "{n} cols, {isa:?}");
+            }
+            for n in [1, 7, 9, 10] {
+                assert!(!takes_squares(n, 100, 8, isa, 688, false) && !takes_squares(100, n, 8, isa, 688, false));
+            }
+            // Streamed, into whole lines only.
+            assert_eq!(takes_squares(12, 100, 8, isa, 640, true), squares);
+            assert!(!takes_squares(12, 100, 8, isa, 688, true));
+            // Other units keep `takes`'s sides.
+            for unit in [1, 2, 4, 6, 16, 32] {
+                assert!(!takes_squares(12, 100, unit, isa, 640, false), "unit {unit}");
+            }
+        }
     }
 
     #[test]
