@@ -166,7 +166,7 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
 /// least two thirds of its squares' lanes (8 units, or 11 to 15; a side of
 /// 9 or 10 runs in two squares, the second mostly masked off), rows of
 /// whole lines if streamed. For a tile the tile's own kernels would copy a
-/// unit at a time (a deinterleave into 5 to 15 streams, such as NCHW
+/// unit at a time (a deinterleave into 8 to 15 streams, such as NCHW
 /// space-to-depth of float64 by 11 to 15), not for one whose destination
 /// rows are each one run of its rows, which they interleave run by run
 /// (the caller's choice: see `kernels::tile::copy_tile`).
