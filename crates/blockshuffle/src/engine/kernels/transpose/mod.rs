@@ -179,7 +179,9 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
 /// every such tile, 0.96 (interleaves of float64, batch-to-space and pixel
 /// shuffle by 9 to 13, up to 1.6); sides of 9 and 10 units as well, 0.94
 /// (those, 1.05 and up to 1.39). Not for 16- and 32-byte units, in squares
-/// of 4 and 2: their 146 and 63 such workloads went slower (1.13, 1.12).
+/// of 4 and 2: their 146 and 63 such workloads went slower (1.13, 1.12);
+/// 16-byte units under this rule, 0.99, those with a side of one square
+/// (4 units) 1.15, up to 1.85.
 pub(crate) fn takes_squares(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
     let side = wide_side(unit);
     // A side of `n` units runs in `n.div_ceil(side)` squares, a partial one
