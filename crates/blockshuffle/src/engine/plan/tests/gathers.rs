@@ -1,13 +1,8 @@
 //! Small destination blocks gathered by byte permutes ([`gather_block`]).
 
 use super::super::rules::*;
+use super::l;
 use crate::engine::arch::Isa;
-use crate::engine::kernels::nest::Loop;
-
-/// A loop of `count` with strides `ss` and `ds`, free.
-fn l(count: usize, ss: isize, ds: isize) -> Loop {
-    Loop { count, ss, ds, window: None, is_outer: false }
-}
 
 #[test]
 fn a_block_whose_rows_take_too_many_loads_gathers_a_smaller_one() {

@@ -7,6 +7,11 @@ use crate::engine::kernels::nest::{Loop, Window};
 mod gathers;
 mod repetitions;
 
+/// A loop of `count` with strides `ss` and `ds`, free.
+fn l(count: usize, ss: isize, ds: isize) -> Loop {
+    Loop { count, ss, ds, window: None, is_outer: false }
+}
+
 fn c_strides(shape: &[usize], elem: usize) -> Vec<isize> {
     let mut s = vec![0isize; shape.len()];
     let mut acc = elem as isize;
@@ -668,7 +673,6 @@ fn long_gathered_rows_of_vector_units_stream() {
 /// destination; whole 16-byte vectors of at least 32 bytes.
 #[test]
 fn gathered_rows_stream_from_512_bytes_or_256_continued() {
-    let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
     let far = 1 << 20;
     for (outer_ds, count, unit, streams) in [
         (far, 8, 64, true),
@@ -724,7 +728,6 @@ fn short_or_padded_gathered_rows_join_their_ends() {
 /// either loop.
 #[test]
 fn few_rows_of_every_other_unit_scatter() {
-    let l = |count: usize, ss: isize, ds: isize| Loop { count, ss, ds, window: None, is_outer: false };
     let far = 1 << 20;
     for (rows, count, unit, ss, scatters) in [
         (2, 32, 64, 128, true),

@@ -4,7 +4,7 @@ use arrayvec::ArrayVec;
 
 use super::super::compile::*;
 use super::super::rules::*;
-use super::compile_c;
+use super::{compile_c, l};
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
 
@@ -25,11 +25,6 @@ fn nchw_depth_to_space(c: usize, h: usize, w: usize, b: usize) -> (Geometry, [us
 
 fn counts_and_strides(loops: &[Loop]) -> Vec<(usize, isize, isize)> {
     loops.iter().map(|l| (l.count, l.ss, l.ds)).collect()
-}
-
-/// A loop of `count` with strides `ss` and `ds`, free.
-fn l(count: usize, ss: isize, ds: isize) -> Loop {
-    Loop { count, ss, ds, window: None, is_outer: false }
 }
 
 /// [`repeat_continuing`] of `loops` with `unit`-byte units.
