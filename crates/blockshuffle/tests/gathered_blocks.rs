@@ -5,12 +5,11 @@
 //! and space-to-depth of 3-D blocks, whose whole block of 240 bytes comes
 //! from 16 rows of 15 bytes, and whose 60-byte rows of it from 4).
 
-use blockshuffle::{openvino, Kernels, Operator, Plan, Streaming};
+use blockshuffle::{openvino, Operator, Plan, Streaming};
 
 mod common;
 use common::reference::*;
-
-const ALL_KERNELS: [Kernels; 5] = [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable];
+use common::ALL_KERNELS;
 
 fn bytes(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(43).wrapping_add(seed) ^ ((i >> 10) as u8)).collect()

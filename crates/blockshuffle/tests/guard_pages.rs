@@ -9,8 +9,7 @@ use blockshuffle::{openvino, tf, torch, DataFormat, Kernels, Operator, Plan, Str
 
 mod common;
 use common::guarded::{Edge, Guarded};
-
-const ALL_KERNELS: [Kernels; 5] = [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable];
+use common::ALL_KERNELS;
 
 fn bytes(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ ((i >> 8) as u8)).collect()

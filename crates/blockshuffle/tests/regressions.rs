@@ -8,12 +8,11 @@ use blockshuffle::{onnx, openvino, tf, DataFormat, Kernels, Operator, Parallelis
 mod common;
 use common::guarded::{Edge, Guarded};
 use common::reference::*;
+use common::ALL_KERNELS;
 
 fn bytes(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ ((i >> 8) as u8)).collect()
 }
-
-const ALL_KERNELS: [Kernels; 5] = [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable];
 
 /// Finding 1: rows longer than the crop stage (16 KiB) once overflowed it.
 #[test]

@@ -9,12 +9,11 @@
 
 use std::mem::MaybeUninit;
 
-use blockshuffle::{onnx, tf, torch, DataFormat, Kernels, Operator, Plan, Streaming};
+use blockshuffle::{onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
 
 mod common;
 use common::reference::*;
-
-const ALL_KERNELS: [Kernels; 5] = [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable];
+use common::ALL_KERNELS;
 
 fn bytes(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(29).wrapping_add(seed) ^ ((i >> 9) as u8)).collect()
