@@ -176,7 +176,7 @@ pub use ndarray_support::OperatorNdarray;
 /// Most dimensions a tensor may have (numpy's limit is 32 in its 1.x format, 64 in 2.x).
 pub const MAX_RANK: usize = 32;
 
-/// A tensor shape, stored inline (shape inference allocates nothing).
+/// A tensor shape, stored inline.
 pub type Shape = arrayvec::ArrayVec<usize, MAX_RANK>;
 
 /// A framework's operator with its parameters: validates them against an
@@ -188,7 +188,9 @@ pub trait Operator {
     fn name(&self) -> &'static str;
 
     /// Validates the parameters for `input_shape` with the framework's rules
-    /// and returns the plan. Touches no data and allocates nothing.
+    /// and returns the plan. Touches no data, and allocates nothing up to 8
+    /// axes (a plan holds more, up to [`MAX_RANK`], on the heap; einops
+    /// counts its elementary axes).
     ///
     /// ```
     /// use blockshuffle::{tf, Operator};

@@ -86,9 +86,13 @@ pub(crate) fn batch_to_space(
 /// The plan whose block side is space-to-batch's: `[k_1..k_M, n], [o_1], ..., [o_M], [r]...`.
 #[inline]
 fn batch_plan(op: &'static str, space: &[SpaceAxis], m: usize, dir: Direction) -> Result<Plan> {
-    let mut batch: ArrayVec<Factor, MAX_FACTORS> = (1..=m).map(k).collect();
+    // Extended in place, not collected: a collected `ArrayVec` is built
+    // apart and copied whole, on every plan's path.
+    let mut batch: ArrayVec<Factor, MAX_FACTORS> = ArrayVec::new();
+    batch.extend((1..=m).map(k));
     batch.push(o(0));
-    let singles: ArrayVec<[Factor; 1], MAX_RANK> = (1..space.len()).map(|i| [o(i)]).collect();
+    let mut singles: ArrayVec<[Factor; 1], MAX_RANK> = ArrayVec::new();
+    singles.extend((1..space.len()).map(|i| [o(i)]));
     let mut groups: ArrayVec<&[Factor], MAX_RANK> = ArrayVec::new();
     groups.push(&batch);
     groups.extend(singles.iter().map(|g| g.as_slice()));
@@ -210,7 +214,8 @@ fn depth_plan(op: &'static str, space: &[SpaceAxis], axes: DepthAxes, dir: Direc
             depth.extend(axes.spatial_axes().map(k));
         }
     }
-    let singles: ArrayVec<[Factor; 1], MAX_RANK> = (0..space.len()).map(|i| [o(i)]).collect();
+    let mut singles: ArrayVec<[Factor; 1], MAX_RANK> = ArrayVec::new();
+    singles.extend((0..space.len()).map(|i| [o(i)]));
     let mut groups: ArrayVec<&[Factor], MAX_RANK> = ArrayVec::new();
     for (i, single) in singles.iter().enumerate() {
         if i == c {

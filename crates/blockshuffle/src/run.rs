@@ -11,10 +11,10 @@ use arrayvec::ArrayVec;
 use crate::engine::arch::mem::{advise_huge_pages, HUGE_PAGES_MIN};
 use crate::engine::arch::Isa;
 use crate::engine::exec::{self, Fill, Progress, STREAM_THRESHOLD};
-use crate::engine::geometry::{self, Geometry};
+use crate::engine::geometry::{self, Dims, Geometry};
 use crate::engine::plan::{CopyPlan, Layouts};
 use crate::engine::Direction;
-use crate::{Error, Result, Shape, MAX_RANK};
+use crate::{Error, Result, MAX_RANK};
 
 /// How many threads a plan may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -116,8 +116,8 @@ pub struct Plan {
     parallelism: Parallelism,
     streaming: Streaming,
     kernels: Kernels,
-    input_shape: Shape,
-    output_shape: Shape,
+    input_shape: Dims<usize>,
+    output_shape: Dims<usize>,
     /// Element counts of the two shapes (`None`: beyond `usize`), computed
     /// once: every run checks its buffers against them.
     input_elems: Option<usize>,
@@ -125,7 +125,7 @@ pub struct Plan {
     /// How many of the geometry's space axes each of the space side's own
     /// axes splits into (einops' elementary axes: see [`Plan::split`]);
     /// empty when they are the same axes.
-    parts: ArrayVec<u8, MAX_RANK>,
+    parts: Dims<u8>,
     /// The loop nest for row-major buffers, compiled by the first run and
     /// reused by every later run with the same element size.
     compiled: Compiled,
@@ -263,11 +263,11 @@ impl Plan {
             parallelism: Parallelism::Sequential,
             streaming: Streaming::Auto,
             kernels: Kernels::Auto,
-            input_shape: Shape::new(),
-            output_shape: Shape::new(),
+            input_shape: Dims::new(),
+            output_shape: Dims::new(),
             input_elems: None,
             output_elems: None,
-            parts: ArrayVec::new(),
+            parts: Dims::new(),
             compiled: Compiled::default(),
         };
         // The geometry and shapes are filled in place (built apart, these
@@ -301,18 +301,14 @@ impl Plan {
         let mut plan = Plan::new(op, space, groups, Direction::Forward)?;
         debug_assert_eq!(parts.iter().map(|&n| n as usize).sum::<usize>(), space.len());
         debug_assert_eq!(element_count(op, input_shape).ok(), plan.input_elems);
+        let rank = input_shape.len().max(parts.len());
+        if rank > MAX_RANK {
+            return Err(Error::RankTooLarge { op, rank, max: MAX_RANK });
+        }
         plan.input_shape.clear();
-        plan.input_shape.try_extend_from_slice(input_shape).map_err(|_| Error::RankTooLarge {
-            op,
-            rank: input_shape.len(),
-            max: MAX_RANK,
-        })?;
+        plan.input_shape.extend_from_slice(input_shape);
         plan.parts.clear();
-        plan.parts.try_extend_from_slice(parts).map_err(|_| Error::RankTooLarge {
-            op,
-            rank: parts.len(),
-            max: MAX_RANK,
-        })?;
+        plan.parts.extend_from_slice(parts);
         Ok(plan)
     }
 

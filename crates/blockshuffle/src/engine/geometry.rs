@@ -8,14 +8,25 @@
 //! cropped positions).
 //!
 //! Building a [`Geometry`] is shape inference: it checks every product and sum
-//! with checked 64-bit arithmetic and allocates nothing.
+//! with checked 64-bit arithmetic, and allocates nothing up to
+//! [`INLINE_RANK`] axes.
 
-use arrayvec::ArrayVec;
+use smallvec::SmallVec;
 
-use crate::{Error, Result, Shape, MAX_RANK};
+use crate::{Error, Result, MAX_RANK};
 
 /// Most factors a geometry can have: an outer and a block factor per axis.
 pub(crate) const MAX_FACTORS: usize = 2 * MAX_RANK;
+
+/// Axes a geometry (and a plan's shapes) hold inline; more, up to
+/// [`MAX_RANK`], go on the heap. A plan is moved out of every call that
+/// returns it, and at [`MAX_RANK`] inline it was 2 KiB, whose copies were a
+/// quarter of planning and running a 64-byte tensor; rank 8 covers every
+/// framework operator's usual tensors (4-D and 5-D, with their split axes).
+pub(crate) const INLINE_RANK: usize = 8;
+
+/// Per-axis values, inline up to [`INLINE_RANK`] axes.
+pub(crate) type Dims<T> = SmallVec<[T; INLINE_RANK]>;
 
 /// One axis of the space-side tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,11 +79,11 @@ pub(crate) const fn k(axis: usize) -> Factor {
 /// as groups of factors (outermost first).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Geometry {
-    pub space: ArrayVec<SpaceAxis, MAX_RANK>,
+    pub space: Dims<SpaceAxis>,
     /// Block-side factor order; `groups` says how many consecutive factors
     /// make each block-side axis.
-    pub order: ArrayVec<Factor, MAX_FACTORS>,
-    pub groups: ArrayVec<u8, MAX_RANK>,
+    pub order: SmallVec<[Factor; 2 * INLINE_RANK]>,
+    pub groups: Dims<u8>,
 }
 
 /// Checked `a * b` in u64, worded for `op`.
@@ -103,17 +114,26 @@ pub(crate) fn product(op: &'static str, what: &'static str, dims: &[u64]) -> Res
 
 /// [`product`] of dims given one by one.
 pub(crate) fn product_of(op: &'static str, what: &'static str, dims: impl Iterator<Item = u64>) -> Result<u64> {
-    let mut acc = Ok(1u64);
+    let mut acc = 1u64;
+    // The first product that overflowed: final unless a zero dim comes
+    // later. (Kept as numbers, not as a `Result`, which every step would
+    // copy and drop: this is on every plan's path.)
+    let mut overflow = None;
     for d in dims {
         if d == 0 {
             return Ok(0);
         }
-        // An overflow is final unless a zero dim comes later.
-        if let Ok(a) = acc {
-            acc = mul(op, what, a, d);
+        if overflow.is_none() {
+            match acc.checked_mul(d) {
+                Some(p) => acc = p,
+                None => overflow = Some((acc, d)),
+            }
         }
     }
-    acc
+    match overflow {
+        None => Ok(acc),
+        Some((a, b)) => mul(op, what, a, b),
+    }
 }
 
 /// Converts a u64 dimension back to usize (fails on 32-bit targets for huge dims).
@@ -151,7 +171,7 @@ impl SpaceAxis {
 impl Geometry {
     /// A geometry with no axes, to [`Geometry::build`] in place.
     pub const fn empty() -> Self {
-        Geometry { space: ArrayVec::new_const(), order: ArrayVec::new_const(), groups: ArrayVec::new_const() }
+        Geometry { space: SmallVec::new_const(), order: SmallVec::new_const(), groups: SmallVec::new_const() }
     }
 
     /// A geometry of these space axes and block-side groups of factors
@@ -159,15 +179,14 @@ impl Geometry {
     #[cfg(test)]
     pub fn new(op: &'static str, space: &[SpaceAxis], groups: &[&[Factor]]) -> Result<Self> {
         let mut g = Geometry::empty();
-        g.build(op, space, groups, &mut Shape::new(), &mut Shape::new())?;
+        g.build(op, space, groups, &mut Dims::new(), &mut Dims::new())?;
         Ok(g)
     }
 
     /// Assembles, into `self` (replacing what it held), a geometry from its
     /// space axes and block-side groups of factors, and writes the two
-    /// sides' shapes into `space_shape` and `block_shape`. In place: a
-    /// geometry is kilobytes, and copies of it were most of what planning a
-    /// tiny tensor cost.
+    /// sides' shapes into `space_shape` and `block_shape`. In place: built
+    /// apart, the arrays would be copied into the plan.
     ///
     /// Every outer factor must appear exactly once; a block factor must appear
     /// exactly once when its block is > 1 (a block of 1 may be left out).
@@ -179,8 +198,8 @@ impl Geometry {
         op: &'static str,
         space: &[SpaceAxis],
         groups: &[&[Factor]],
-        space_shape: &mut Shape,
-        block_shape: &mut Shape,
+        space_shape: &mut Dims<usize>,
+        block_shape: &mut Dims<usize>,
     ) -> Result<()> {
         if space.len() > MAX_RANK || groups.len() > MAX_RANK {
             return Err(Error::RankTooLarge { op, rank: space.len().max(groups.len()), max: MAX_RANK });
@@ -188,7 +207,7 @@ impl Geometry {
         self.space.clear();
         self.order.clear();
         self.groups.clear();
-        self.space.try_extend_from_slice(space).expect("at most MAX_RANK axes, checked above");
+        self.space.extend_from_slice(space);
         let mut seen = [[false; 2]; MAX_RANK];
         for group in groups {
             for f in *group {
@@ -230,8 +249,8 @@ impl Geometry {
 
     #[cfg(test)]
     /// Block-side shape in u64, checked.
-    pub fn block_shape_u64(&self, op: &'static str) -> Result<ArrayVec<u64, MAX_RANK>> {
-        let mut out = ArrayVec::new();
+    pub fn block_shape_u64(&self, op: &'static str) -> Result<Dims<u64>> {
+        let mut out = Dims::new();
         self.for_each_block_dim(op, |d| {
             out.push(d);
             Ok(())
@@ -256,13 +275,13 @@ impl Geometry {
 
     #[cfg(test)]
     /// The space-side shape (unpadded extents).
-    pub fn space_shape(&self, op: &'static str) -> Result<Shape> {
+    pub fn space_shape(&self, op: &'static str) -> Result<Dims<usize>> {
         self.space.iter().map(|a| to_usize(op, "dimension", a.extent)).collect()
     }
 
     #[cfg(test)]
     /// The block-side shape.
-    pub fn block_shape(&self, op: &'static str) -> Result<Shape> {
+    pub fn block_shape(&self, op: &'static str) -> Result<Dims<usize>> {
         self.block_shape_u64(op)?.iter().map(|&d| to_usize(op, "dimension", d)).collect()
     }
 }

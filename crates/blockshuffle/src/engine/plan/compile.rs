@@ -203,19 +203,27 @@ impl CopyPlan {
         streaming: bool,
         isa: Isa,
     ) {
-        let n_space = geom.space.len();
-        let space_count = |f: Factor| geom.factor_count(f) as usize;
+        // The geometry's arrays as slices, taken once (each access to an
+        // inline-or-heap array would otherwise ask which it is).
+        let (space, order, groups) = (geom.space.as_slice(), geom.order.as_slice(), geom.groups.as_slice());
+        let n_space = space.len();
+        let space_count = |f: Factor| {
+            let ax = &space[f.axis as usize];
+            (match f.part {
+                Part::Outer => ax.outer,
+                Part::Block => ax.block,
+            }) as usize
+        };
 
         // Per-factor strides on the space side, and the space side's base offset.
         let space_stride = |f: Factor| -> isize {
             let s = strides.space[f.axis as usize];
             match f.part {
-                Part::Outer => s.wrapping_mul(geom.space[f.axis as usize].block as isize),
+                Part::Outer => s.wrapping_mul(space[f.axis as usize].block as isize),
                 Part::Block => s,
             }
         };
-        let space_base = geom
-            .space
+        let space_base = space
             .iter()
             .zip(strides.space)
             .fold(0isize, |acc, (ax, &s)| acc.wrapping_sub((ax.begin as isize).wrapping_mul(s)));
@@ -229,9 +237,9 @@ impl CopyPlan {
             block_stride.push([0; 2]);
         }
         let mut at = 0;
-        for (g, &n) in geom.groups.iter().enumerate() {
+        for (g, &n) in groups.iter().enumerate() {
             let mut s = strides.block[g];
-            for f in geom.order[at..at + n as usize].iter().rev() {
+            for f in order[at..at + n as usize].iter().rev() {
                 block_stride[f.axis as usize][f.part as usize] = s;
                 s = s.wrapping_mul(space_count(*f) as isize);
             }
@@ -242,7 +250,7 @@ impl CopyPlan {
         // Loop order: the destination's.
         let mut factors: ArrayVec<Factor, MAX_FACTORS> = ArrayVec::new();
         match dir {
-            Direction::Forward => factors.extend(geom.order.iter().copied()),
+            Direction::Forward => factors.extend(order.iter().copied()),
             Direction::Backward => {
                 for i in 0..n_space {
                     factors.push(Factor { axis: i as u8, part: Part::Outer });
@@ -262,7 +270,7 @@ impl CopyPlan {
             raw.push(RawLoop { count: space_count(f), ss, ds });
             windows.push(None);
         }
-        for (i, ax) in geom.space.iter().enumerate() {
+        for (i, ax) in space.iter().enumerate() {
             if ax.begin == 0 && ax.end == 0 {
                 continue;
             }
@@ -290,7 +298,7 @@ impl CopyPlan {
         // Zero if any count is; otherwise the destination buffer's real size.
         let dst_bytes = match dir {
             Direction::Forward => count_product(raw.iter().map(|l| l.count)),
-            Direction::Backward => count_product(geom.space.iter().map(|a| a.extent as usize).chain([elem])),
+            Direction::Backward => count_product(space.iter().map(|a| a.extent as usize).chain([elem])),
         };
         let empty = dst_bytes == 0;
         // Every field is set: `self` may hold an earlier plan.
