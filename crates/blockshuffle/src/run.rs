@@ -278,9 +278,15 @@ impl Plan {
             Direction::Forward => (input_shape, output_shape),
             Direction::Backward => (output_shape, input_shape),
         };
-        geom.build(op, space, groups, space_shape, block_shape)?;
-        plan.input_elems = element_count(op, &plan.input_shape).ok();
-        plan.output_elems = element_count(op, &plan.output_shape).ok();
+        let (space_count, block_count) = geom.build(op, space, groups, space_shape, block_shape)?;
+        let (input_count, output_count) = match dir {
+            Direction::Forward => (space_count, block_count),
+            Direction::Backward => (block_count, space_count),
+        };
+        plan.input_elems = usize::try_from(input_count).ok();
+        plan.output_elems = usize::try_from(output_count).ok();
+        debug_assert_eq!(plan.input_elems, element_count(op, &plan.input_shape).ok());
+        debug_assert_eq!(plan.output_elems, element_count(op, &plan.output_shape).ok());
         Ok(plan)
     }
 
@@ -438,7 +444,7 @@ impl Plan {
     /// layout (a strided, permuted or broadcast view on either side) is
     /// copied through the cache, by kernels that touch only the elements
     /// the strides address.
-    fn compile(&self, elem: usize, space: &[isize], block: &[isize], plan: &mut CopyPlan) {
+    fn compile_strided(&self, elem: usize, space: &[isize], block: &[isize], plan: &mut CopyPlan) {
         // Checked on the space side's own shape and strides (before a
         // split, which keeps a layout row-major or not).
         let (space_shape, block_shape) = match self.dir {
@@ -446,6 +452,11 @@ impl Plan {
             Direction::Backward => (&self.output_shape, &self.input_shape),
         };
         let row_major = is_row_major(space_shape, space, elem) && is_row_major(block_shape, block, elem);
+        self.compile(elem, space, block, row_major, plan)
+    }
+
+    /// [`Plan::compile_strided`] of strides known to be row-major or not.
+    fn compile(&self, elem: usize, space: &[isize], block: &[isize], row_major: bool, plan: &mut CopyPlan) {
         let mut split = ArrayVec::new();
         let space = if self.parts.is_empty() {
             space
@@ -569,7 +580,7 @@ impl Plan {
         let (mut space_strides, mut block_strides) = (ArrayVec::new(), ArrayVec::new());
         c_strides(space, elem, &mut space_strides);
         c_strides(block, elem, &mut block_strides);
-        self.compile(elem, &space_strides, &block_strides, plan)
+        self.compile(elem, &space_strides, &block_strides, true, plan)
     }
 
     /// Runs into a new vector. Padding positions get `T::default()`, which is
@@ -843,7 +854,7 @@ impl Plan {
             Direction::Backward => (out_strides, strides),
         };
         let mut plan = CopyPlan::placeholder();
-        self.compile(elem_size, &space, &block, &mut plan);
+        self.compile_strided(elem_size, &space, &block, &mut plan);
         // SAFETY: every input element addressed by the strides from
         // element 0 at `base` lies inside `input` (checked above); the
         // output holds exactly the row-major output shape; the two cannot
@@ -886,7 +897,7 @@ impl Plan {
             Direction::Backward => (output_strides, input_strides),
         };
         let mut plan = CopyPlan::placeholder();
-        self.compile(elem, &space, &block, &mut plan);
+        self.compile_strided(elem, &space, &block, &mut plan);
         let default = T::default();
         let pattern = bytes_of(&default);
         // SAFETY: the caller guarantees the views; the plan only produces offsets

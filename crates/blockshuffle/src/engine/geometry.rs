@@ -191,7 +191,7 @@ impl Geometry {
     /// Every outer factor must appear exactly once; a block factor must appear
     /// exactly once when its block is > 1 (a block of 1 may be left out).
     /// Checks that both tensors' element counts fit in u64, and every dim in
-    /// `i64` and `usize`.
+    /// `i64` and `usize`; returns the two counts (space side, block side).
     #[inline]
     pub fn build(
         &mut self,
@@ -200,7 +200,7 @@ impl Geometry {
         groups: &[&[Factor]],
         space_shape: &mut Dims<usize>,
         block_shape: &mut Dims<usize>,
-    ) -> Result<()> {
+    ) -> Result<(u64, u64)> {
         if space.len() > MAX_RANK || groups.len() > MAX_RANK {
             return Err(Error::RankTooLarge { op, rank: space.len().max(groups.len()), max: MAX_RANK });
         }
@@ -223,8 +223,9 @@ impl Geometry {
             assert!(seen[i][Part::Block as usize] || ax.block == 1, "block factor of axis {i} unused in {op}");
         }
         // Both sides' element counts must be representable.
-        product_of(op, "input/output element count", space.iter().map(|a| a.extent))?;
-        product_of(op, "padded element count", space.iter().map(|a| a.padded()))?;
+        let space_count = product_of(op, "input/output element count", space.iter().map(|a| a.extent))?;
+        // The block side's: its axes hold every factor of the padded axes.
+        let block_count = product_of(op, "padded element count", space.iter().map(|a| a.padded()))?;
         space_shape.clear();
         for ax in space {
             fits_i64(op, "dimension", ax.extent)?;
@@ -235,7 +236,8 @@ impl Geometry {
             fits_i64(op, "output dimension", d)?;
             block_shape.push(to_usize(op, "dimension", d)?);
             Ok(())
-        })
+        })?;
+        Ok((space_count, block_count))
     }
 
     /// The size of one factor.
