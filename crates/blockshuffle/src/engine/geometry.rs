@@ -170,8 +170,10 @@ impl SpaceAxis {
 
 impl Geometry {
     /// A geometry with no axes, to [`Geometry::build`] in place.
-    pub const fn empty() -> Self {
-        Geometry { space: SmallVec::new_const(), order: SmallVec::new_const(), groups: SmallVec::new_const() }
+    pub fn empty() -> Self {
+        // Not `const`: a const-built inline array comes out zeroed, a
+        // memset of it on every plan.
+        Geometry { space: SmallVec::new(), order: SmallVec::new(), groups: SmallVec::new() }
     }
 
     /// A geometry of these space axes and block-side groups of factors
@@ -207,7 +209,9 @@ impl Geometry {
         self.space.clear();
         self.order.clear();
         self.groups.clear();
-        self.space.extend_from_slice(space);
+        // Extended, not `extend_from_slice` (which inserts: a memmove of
+        // the empty tail, then a memcpy).
+        self.space.extend(space.iter().copied());
         let mut seen = [[false; 2]; MAX_RANK];
         for group in groups {
             for f in *group {
