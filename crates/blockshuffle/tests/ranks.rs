@@ -14,13 +14,18 @@ use common::reference::{ravel, ref_space_to_batch, reference};
 /// The ranks on both sides of the inline capacity, and the largest.
 const RANKS: [usize; 8] = [1, 7, 8, 9, 10, 16, 31, MAX_RANK];
 
-/// A shape of `rank` dims, at most 1,024 elements: 2s and 3s where they fit, 1s after.
+/// A shape of `rank` dims: 2 on every third axis and 3 on the last (so
+/// that axes past the inline ones have extents of their own), 1 elsewhere.
 fn shape(rank: usize) -> Vec<usize> {
     (0..rank)
-        .map(|i| if i < 9 { 2 + i % 2 } else { 1 })
-        .scan(1, |n, d| {
-            *n *= d;
-            Some(if *n <= 1024 { d } else { 1 })
+        .map(|i| {
+            if i + 1 == rank {
+                3
+            } else if i % 3 == 0 {
+                2
+            } else {
+                1
+            }
         })
         .collect()
 }

@@ -47,6 +47,14 @@ impl SpaceAxis {
     pub fn padded(&self) -> u64 {
         self.outer * self.block
     }
+
+    /// The size of this axis's factor `part`.
+    pub fn count(&self, part: Part) -> u64 {
+        match part {
+            Part::Outer => self.outer,
+            Part::Block => self.block,
+        }
+    }
 }
 
 /// Which half of a split space axis a factor is.
@@ -246,11 +254,7 @@ impl Geometry {
 
     /// The size of one factor.
     pub fn factor_count(&self, f: Factor) -> u64 {
-        let ax = &self.space[f.axis as usize];
-        match f.part {
-            Part::Outer => ax.outer,
-            Part::Block => ax.block,
-        }
+        self.space[f.axis as usize].count(f.part)
     }
 
     #[cfg(test)]

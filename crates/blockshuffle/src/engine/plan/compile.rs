@@ -207,13 +207,7 @@ impl CopyPlan {
         // inline-or-heap array would otherwise ask which it is).
         let (space, order, groups) = (geom.space.as_slice(), geom.order.as_slice(), geom.groups.as_slice());
         let n_space = space.len();
-        let space_count = |f: Factor| {
-            let ax = &space[f.axis as usize];
-            (match f.part {
-                Part::Outer => ax.outer,
-                Part::Block => ax.block,
-            }) as usize
-        };
+        let space_count = |f: Factor| space[f.axis as usize].count(f.part) as usize;
 
         // Per-factor strides on the space side, and the space side's base offset.
         let space_stride = |f: Factor| -> isize {
