@@ -8,12 +8,9 @@
 use blockshuffle::{openvino, Operator, Plan, Streaming};
 
 mod common;
+use common::bytes;
 use common::reference::*;
 use common::ALL_KERNELS;
-
-fn bytes(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(43).wrapping_add(seed) ^ ((i >> 10) as u8)).collect()
-}
 
 fn check(plan: &Plan, x: &[u8], elem: usize, want: &[u8]) {
     for kernels in ALL_KERNELS {

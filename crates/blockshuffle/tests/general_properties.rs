@@ -13,11 +13,8 @@ use ndarray::{ArrayD, Axis, IxDyn};
 use proptest::prelude::*;
 
 mod common;
+use common::bytes;
 use common::reference::{ravel, unravel};
-
-fn bytes(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ ((i >> 8) as u8)).collect()
-}
 
 fn settings() -> impl Strategy<Value = (usize, Streaming, Kernels, Parallelism)> {
     (

@@ -8,12 +8,9 @@
 use blockshuffle::{openvino, tf, torch, DataFormat, Kernels, Operator, Plan, Streaming};
 
 mod common;
+use common::bytes;
 use common::guarded::{Edge, Guarded};
 use common::ALL_KERNELS;
-
-fn bytes(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ ((i >> 8) as u8)).collect()
-}
 
 /// Runs `plan` on `elem`-byte elements with its source and destination
 /// against guard pages, at either end, on every kernel set, and compares

@@ -7,11 +7,8 @@ use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Kernels, Operator, Ope
 use proptest::prelude::*;
 
 mod common;
+use common::bytes;
 use common::reference::*;
-
-fn bytes(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ ((i >> 8) as u8)).collect()
-}
 
 fn elem_size() -> impl Strategy<Value = usize> {
     prop::sample::select(vec![1usize, 2, 3, 4, 8, 16])

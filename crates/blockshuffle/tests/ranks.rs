@@ -9,6 +9,7 @@ use std::mem::MaybeUninit;
 use blockshuffle::{einops, numpy, openvino, Operator, Plan, MAX_RANK};
 
 mod common;
+use common::bytes;
 use common::reference::{ravel, ref_space_to_batch, reference};
 
 /// The ranks on both sides of the inline capacity, and the largest.
@@ -30,10 +31,6 @@ fn shape(rank: usize) -> Vec<usize> {
         .collect()
 }
 
-fn labels(n: usize, elem: usize) -> Vec<u8> {
-    (0..n * elem).map(|i| (i * 7 + i / 251) as u8).collect()
-}
-
 /// `plan` run, and run again from a clone and through its inverse.
 fn check(plan: &Plan, input: &[u8], elem: usize, want: &[u8], want_shape: &[usize]) {
     assert_eq!(plan.output_shape(), want_shape);
@@ -48,7 +45,7 @@ fn transposes_of_every_rank_match_the_reference() {
         let shape = shape(rank);
         let n: usize = shape.iter().product();
         for elem in [1, 4, 12] {
-            let input = labels(n, elem);
+            let input = bytes(n * elem, 7);
             // Reversed, and rotated by one.
             for perm in [(0..rank).rev().collect::<Vec<_>>(), (0..rank).map(|i| (i + 1) % rank).collect()] {
                 let axes: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
@@ -76,7 +73,7 @@ fn rearranges_into_more_elementary_axes_than_the_inline_ones_match_the_reference
         let pattern = format!("({}) -> {}", names.join(" "), names.iter().rev().cloned().collect::<Vec<_>>().join(" "));
         let sizes: Vec<(&str, usize)> = names.iter().map(|n| (n.as_str(), 2)).collect();
         let n = 1 << k;
-        let input = labels(n, 2);
+        let input = bytes(n * 2, 7);
         let out_shape = vec![2; k];
         let want = reference(&input, &[n], &out_shape, 2, |o| {
             let bits: Vec<usize> = o.iter().rev().copied().collect();
@@ -110,7 +107,7 @@ fn space_to_batch_of_every_rank_matches_the_reference() {
             end[axis] = 1 + shape[axis] as i64 % 2;
         }
         let elem = 4;
-        let input = labels(n, elem);
+        let input = bytes(n * elem, 7);
         let ublocks: Vec<usize> = blocks[1..].iter().map(|&b| b as usize).collect();
         let pads: Vec<[usize; 2]> = begin[1..].iter().zip(&end[1..]).map(|(&b, &e)| [b as usize, e as usize]).collect();
         let (want, out_shape) = ref_space_to_batch(&input, &shape, elem, &ublocks, &pads);

@@ -6,13 +6,10 @@ use std::mem::MaybeUninit;
 use blockshuffle::{onnx, openvino, tf, DataFormat, Kernels, Operator, Parallelism, Streaming};
 
 mod common;
+use common::bytes;
 use common::guarded::{Edge, Guarded};
 use common::reference::*;
 use common::ALL_KERNELS;
-
-fn bytes(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ ((i >> 8) as u8)).collect()
-}
 
 /// Finding 1: rows longer than the crop stage (16 KiB) once overflowed it.
 #[test]

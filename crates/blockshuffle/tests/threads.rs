@@ -12,11 +12,8 @@ use blockshuffle::catalog::OpSpec;
 use blockshuffle::{Kernels, Operator, Parallelism, Streaming};
 
 mod common;
+use common::bytes;
 use common::ALL_KERNELS;
-
-fn bytes(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(73).wrapping_add(seed) ^ ((i >> 9) as u8)).collect()
-}
 
 /// One operator run: framework, op, flags, element bytes, input shape.
 type Case = (&'static str, &'static str, &'static [&'static str], usize, &'static [usize]);

@@ -12,12 +12,9 @@ use std::mem::MaybeUninit;
 use blockshuffle::{onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
 
 mod common;
+use common::bytes;
 use common::reference::*;
 use common::ALL_KERNELS;
-
-fn bytes(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(29).wrapping_add(seed) ^ ((i >> 9) as u8)).collect()
-}
 
 /// Runs `plan` on `x` (row-major, `shape`) and on a copy of it whose axis
 /// `lead` (the channels) is `gap` elements further apart, against `want`.
