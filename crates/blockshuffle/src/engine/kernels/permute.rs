@@ -1,6 +1,6 @@
 //! Interleaves and deinterleaves by byte permutes (AVX512-VBMI): `b`
-//! source streams of 1- or 2-byte units (and short streams of 3- and
-//! 4-byte units) into one contiguous destination run, and such a run of
+//! source streams of 1- or 2-byte units (and 3- and 4-byte units in short
+//! streams or in few) into one contiguous destination run, and such a run of
 //! units of up to 4 bytes back into streams, for
 //! the shapes no kernel of their own takes: 5 to 32 streams (NCHW
 //! depth-to-space and space-to-depth, pixel shuffle and unshuffle by
@@ -50,7 +50,8 @@ const AHEAD_ROWS: isize = 2;
 /// bytes of each stream.
 ///
 /// - Interleaves: units of 3 and 4 bytes only in streams of at most
-///   [`MAX_WIDE_STREAM`] bytes. (Measured before the indices were built at
+///   [`MAX_WIDE_STREAM`] bytes or in steps of at least [`MIN_STEP_UNITS`]
+///   units of each stream. (Measured before the indices were built at
 ///   compile time: 4-byte units as many slower as faster, NCHW_VECT_C
 ///   depth-to-space by 12 to 15 1.7x the time; 3-, 6-, 8-, 12-, 16- and
 ///   32-byte units slower, up to 3.5x the time.)
@@ -142,11 +143,12 @@ pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool
         && (2..=MAX_STREAMS).contains(&b)
         && (1..=MAX_UNIT).contains(&unit)
         && n.saturating_mul(b * unit) >= MIN_ROW
-        && (way == Way::Deinterleave || unit <= 2 || n * unit <= MAX_WIDE_STREAM)
+        && (way == Way::Deinterleave || unit <= 2 || n * unit <= MAX_WIDE_STREAM || STEP / (b * unit) >= MIN_STEP_UNITS)
 }
 
 /// The longest stream (bytes) whose interleave of 3- and 4-byte units the
-/// permutes take: one vector. Longer streams of them go as fast through
+/// permutes take whatever its step (see [`MIN_STEP_UNITS`]): one vector.
+/// Longer streams of them in steps of fewer units went as fast through
 /// `tile`'s wide moves, which move a unit each and have no masked loads
 /// of a few units from each of `b` streams (OpenVINO depth-to-space of
 /// float32 by 13, 121,056-unit streams, 1.54 -> 1.90x memcpy through the
@@ -161,6 +163,22 @@ pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool
 /// depth-to-space of 3-byte units by 6, 3.1 -> 2.3), the worst TF NCHW
 /// depth-to-space of float32 by 13, 15-unit streams, 5.1 -> 6.4.
 const MAX_WIDE_STREAM: usize = 64;
+
+/// The fewest units of each stream in a step from which the permutes take
+/// interleaves of 3- and 4-byte units of any length (5 to 8 streams of
+/// 4-byte units, 5 to 10 of 3-byte ones): a step's loads then bring in
+/// 12 bytes or more of each stream. Measured against `tile`'s wide moves
+/// on the broad workloads whose interleaves this adds (seeds 26, 801 and
+/// 802: 11, 12 and 19 of them), one thread, 5 alternated runs, time
+/// after over before: 0.80, 0.92 and 0.78, the slowest 1.07 (TF
+/// NCHW_VECT_C depth-to-space by 8, 7.4 ms); TF batch-to-space-ND of
+/// 3-byte units by 8 x 14 x 9 (54 MiB), 32.2 -> 14.3 ms; TF NCHW
+/// depth-to-space of float32 by 5 (6.9 MiB), 1.79 -> 1.43 ms. With 3
+/// units a step (4-byte units, 9 and 10 streams) about as many were
+/// slower as faster; with 2 (11 to 16 streams), most slower, up to 1.5x
+/// the time. (Before the step's loads were independent of one another,
+/// 7 streams of float32 measured 1.5x the time, 169 MiB.)
+const MIN_STEP_UNITS: usize = 4;
 
 /// Which way the permutes move units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -530,11 +548,16 @@ mod tests {
                 assert!(!takes(way, 1, 1, 1000, isa));
                 assert!(!takes(way, 2, 5, 1000, isa));
             }
-            assert!(!takes(Interleave, 2, 3, 1000, isa));
-            assert!(takes(Interleave, 6, 4, 16, isa));
-            assert!(!takes(Interleave, 6, 4, 17, isa));
-            assert!(takes(Interleave, 5, 3, 21, isa));
-            assert!(!takes(Interleave, 5, 3, 22, isa));
+            // 3- and 4-byte units: streams of a vector at most, or steps
+            // of at least 4 units of each stream.
+            assert!(takes(Interleave, 9, 4, 16, isa));
+            assert!(!takes(Interleave, 9, 4, 17, isa));
+            assert!(takes(Interleave, 8, 4, 17, isa));
+            assert!(takes(Interleave, 5, 4, 100_000, isa));
+            assert!(takes(Interleave, 11, 3, 21, isa));
+            assert!(!takes(Interleave, 11, 3, 22, isa));
+            assert!(takes(Interleave, 10, 3, 22, isa));
+            assert!(!takes(Interleave, 16, 3, 1000, isa));
             assert!(takes(Deinterleave, 2, 3, 1000, isa));
             assert!(takes(Deinterleave, 8, 4, 2, isa));
             assert!(!takes(Deinterleave, 8, 4, 1, isa));

@@ -207,6 +207,36 @@ fn interleaving_tiles_of_other_units_zip_their_streams() {
     }
 }
 
+/// Interleaves of 3- and 4-byte units in 5 to 11 streams, which the byte
+/// permutes take in streams of a vector at most or in steps of at least 4
+/// units of each stream (`permute::MIN_STEP_UNITS`), and `tile`'s wide
+/// moves otherwise: streams on both sides of a vector and stream counts on
+/// both sides of that step, once and repeated (with gaps, or each
+/// repetition continuing the destination run), through the cache, every
+/// kernel set, against each unit's offsets and with the bytes between
+/// runs left alone.
+#[test]
+fn interleaves_of_3_and_4_byte_units_on_both_sides_of_the_permutes_rules() {
+    for unit in [3, 4] {
+        for ny in [5, 8, 9, 10, 11] {
+            for nx in [1, 16, 17, 21, 22, 40, 97] {
+                for (count, continued) in [(1, false), (3, false), (3, true)] {
+                    let (ssy, dsx, run) = ((nx * unit + 5) as isize, (ny * unit) as isize, nx * ny * unit);
+                    let ds = if continued { run } else { run + 7 };
+                    let rows = Rows { count, ss: ny as isize * ssy + 3, ds: ds as isize };
+                    let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 9, 0x3C);
+                    for isa in Isa::every_runnable() {
+                        let mut dst = vec![0x3Cu8; expected.len()];
+                        run_tile(rows, nx, ny, &src, ssy, &mut dst, 9, dsx, unit, Mode { nt: false, isa });
+                        let what = format!("unit {unit}, {nx} x {ny} x {count}, continued {continued}, {isa:?}");
+                        assert_eq!(dst, expected, "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Streaming gathers of `n` units `ss` apart into a contiguous
 /// destination, at a 16-byte-aligned destination and 8 bytes off one
 /// (units of whole vectors go straight to the destination, others
