@@ -178,12 +178,14 @@ fn padded_grids_zero_the_units_outside_their_windows() {
 
 /// Interleaving tiles of units without a vector kernel: `ny` streams of
 /// `nx` units, each stream contiguous, zipped into a contiguous
-/// destination, with both buffers exactly their size.
+/// destination, with both buffers exactly their size: stream counts the
+/// zip counts at compile time (2 to 4; 5 to 8 of units up to 8 bytes) and
+/// others.
 #[test]
 fn interleaving_tiles_of_other_units_zip_their_streams() {
-    for unit in [3, 5, 6, 10, 12, 20, 24, 32, 36, 48, 63, 64] {
-        for ny in [2, 3, 4, 5] {
-            for nx in [1, 2, 7] {
+    for unit in [3, 5, 6, 7, 8, 9, 10, 12, 20, 24, 32, 36, 48, 63, 64] {
+        for ny in [2, 3, 4, 5, 6, 7, 8, 9] {
+            for nx in [1, 2, 7, 20] {
                 let ssy = (nx * unit) as isize;
                 let src: Vec<u8> = (0..nx * ny * unit).map(|i| (i * 13 + 5) as u8).collect();
                 let mut expected = vec![0u8; src.len()];
