@@ -352,8 +352,8 @@ impl CopyPlan {
     /// or crops (`W` false, `windows` empty), as most geometries are, no
     /// loop carries a window, and the steps compile without any: measured
     /// on the per-call workloads (plan and run, one call each, 9 alternated
-    /// runs), S1 (64 bytes) 283 -> 259 ns, S3 325 -> 276 ns, and S2 (cropped,
-    /// the path with windows) 640 -> 644 ns.
+    /// runs), S1 (64 bytes) 283 -> 259 to 262 ns, S3 325 -> 276 ns; S2
+    /// (cropped: the path with windows) 640 -> 644 to 658 ns.
     fn nest<const W: bool>(&mut self, raw: &[RawLoop], windows: &mut [Option<Window>]) {
         // 1. Drop loops of count 1, moving windows that depend on them.
         if !W {
