@@ -153,7 +153,36 @@ impl SpaceAxis {
     /// A space axis of `extent` values padded by `begin`/`end` and split into blocks of `block`.
     /// The caller has already checked divisibility with the framework's wording; this
     /// re-checks it (and the sums) so a geometry is never inconsistent.
+    ///
+    /// Inlined, the error apart ([`SpaceAxis::invalid`]): returned through
+    /// memory, the axis was written in words and read back in wider loads,
+    /// which waited for the words to reach the cache (half of the front
+    /// end's time in TF space-to-batch's planning). Measured, planning and
+    /// running the per-call workloads (9 alternated runs): S1 258 -> 248
+    /// ns, S3 275 -> 259 ns.
+    #[inline]
     pub fn new(op: &'static str, extent: u64, begin: u64, end: u64, block: u64) -> Result<Self> {
+        let padded = extent.checked_add(begin).and_then(|p| p.checked_add(end));
+        match padded {
+            Some(padded) if padded <= i64::MAX as u64 && block != 0 && padded.is_multiple_of(block) => {
+                Ok(SpaceAxis { extent, begin, end, block, outer: padded / block })
+            }
+            _ => Err(Self::invalid(op, extent, begin, end, block)),
+        }
+    }
+
+    /// The error of a [`SpaceAxis::new`] that failed.
+    #[cold]
+    #[inline(never)]
+    fn invalid(op: &'static str, extent: u64, begin: u64, end: u64, block: u64) -> Error {
+        match Self::checked(op, extent, begin, end, block) {
+            Err(e) => e,
+            Ok(axis) => unreachable!("{axis:?} is a valid axis: no error"),
+        }
+    }
+
+    /// [`SpaceAxis::new`], each rule checked in turn with its own error.
+    fn checked(op: &'static str, extent: u64, begin: u64, end: u64, block: u64) -> Result<Self> {
         let padded = add(op, "padded dimension", extent, begin)?;
         let padded = add(op, "padded dimension", padded, end)?;
         fits_i64(op, "padded dimension", padded)?;
@@ -306,6 +335,35 @@ mod tests {
         assert_eq!((a.outer, a.padded()), (2, 6));
         assert!(matches!(SpaceAxis::new("t", 4, 0, 1, 2), Err(Error::NotDivisible { size: 5, divisor: 2, .. })));
         assert!(matches!(SpaceAxis::new("t", u64::MAX, 1, 0, 1), Err(Error::Overflow { .. })));
+    }
+
+    /// `SpaceAxis::new` checks its rules at once and words a failure by
+    /// checking them in turn: both agree, on values around every limit.
+    #[test]
+    fn space_axis_is_checked_as_each_rule_checks_it() {
+        let big = i64::MAX as u64;
+        let values = [0, 1, 2, 3, 6, big - 1, big, big + 1, u64::MAX];
+        let mut errors = 0;
+        for extent in values {
+            for begin in values {
+                for end in values {
+                    for block in values {
+                        let (fast, each) = (
+                            SpaceAxis::new("t", extent, begin, end, block),
+                            SpaceAxis::checked("t", extent, begin, end, block),
+                        );
+                        assert_eq!(fast, each, "{extent} {begin} {end} {block}");
+                        errors += usize::from(fast.is_err());
+                    }
+                }
+            }
+        }
+        // Some of each kind: sums beyond u64, padded beyond i64, not divisible.
+        assert!((3000..6561).contains(&errors), "{errors}");
+        let e = SpaceAxis::new("t", big, 1, 0, 1).unwrap_err();
+        assert!(matches!(e, Error::Overflow { limit: "i64", .. }), "{e:?}");
+        let e = SpaceAxis::new("t", 4, 0, 0, 0).unwrap_err();
+        assert!(matches!(e, Error::NotDivisible { size: 4, divisor: 0, .. }), "{e:?}");
     }
 
     #[test]
