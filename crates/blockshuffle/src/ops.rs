@@ -27,7 +27,7 @@ pub(crate) fn space_to_batch(op: &'static str, input: &[usize], blocks: &[u64], 
     let mut space: ArrayVec<SpaceAxis, MAX_RANK> = ArrayVec::new();
     space.push(SpaceAxis::plain(input[0] as u64));
     for (i, (&b, &(pb, pe))) in blocks.iter().zip(pads).enumerate() {
-        space.push(SpaceAxis::new(op, input[i + 1] as u64, pb, pe, b)?);
+        SpaceAxis::push(&mut space, op, input[i + 1] as u64, pb, pe, b)?;
     }
     for &d in &input[1 + blocks.len()..] {
         space.push(SpaceAxis::plain(d as u64));
@@ -75,7 +75,7 @@ pub(crate) fn batch_to_space(
             begin: cb,
             end: ce,
         })?;
-        space.push(SpaceAxis::new(op, extent, cb, ce, b)?);
+        SpaceAxis::push(&mut space, op, extent, cb, ce, b)?;
     }
     for &d in &input[1 + blocks.len()..] {
         space.push(SpaceAxis::plain(d as u64));
@@ -150,17 +150,14 @@ impl DepthAxes {
 #[inline]
 pub(crate) fn space_to_depth(op: &'static str, input: &[usize], axes: DepthAxes, block: u64) -> Result<Plan> {
     check_max_rank(op, input.len())?;
-    let space: ArrayVec<SpaceAxis, MAX_RANK> = input
-        .iter()
-        .enumerate()
-        .map(|(i, &d)| {
-            if axes.spatial_axes().any(|s| s == i) {
-                SpaceAxis::new(op, d as u64, 0, 0, block)
-            } else {
-                Ok(SpaceAxis::plain(d as u64))
-            }
-        })
-        .collect::<Result<_>>()?;
+    let mut space: ArrayVec<SpaceAxis, MAX_RANK> = ArrayVec::new();
+    for (i, &d) in input.iter().enumerate() {
+        if axes.spatial_axes().any(|s| s == i) {
+            SpaceAxis::push(&mut space, op, d as u64, 0, 0, block)?;
+        } else {
+            space.push(SpaceAxis::plain(d as u64));
+        }
+    }
     depth_plan(op, &space, axes, Direction::Forward)
 }
 
@@ -173,7 +170,7 @@ pub(crate) fn depth_to_space(op: &'static str, input: &[usize], axes: DepthAxes,
     let mut space: ArrayVec<SpaceAxis, MAX_RANK> = ArrayVec::new();
     for (i, &d) in input.iter().enumerate() {
         let d = d as u64;
-        let axis = if i == axes.channel_axis() {
+        if i == axes.channel_axis() {
             if per == 0 || !d.is_multiple_of(per) {
                 return Err(Error::NotDivisible {
                     op,
@@ -183,13 +180,13 @@ pub(crate) fn depth_to_space(op: &'static str, input: &[usize], axes: DepthAxes,
                     divisor: per,
                 });
             }
-            SpaceAxis::plain(d / per)
+            space.push(SpaceAxis::plain(d / per));
         } else if axes.spatial_axes().any(|s| s == i) {
-            SpaceAxis::new(op, geometry::mul(op, "output spatial dimension", d, block)?, 0, 0, block)?
+            let extent = geometry::mul(op, "output spatial dimension", d, block)?;
+            SpaceAxis::push(&mut space, op, extent, 0, 0, block)?;
         } else {
-            SpaceAxis::plain(d)
-        };
-        space.push(axis);
+            space.push(SpaceAxis::plain(d));
+        }
     }
     depth_plan(op, &space, axes, Direction::Backward)
 }
