@@ -372,7 +372,8 @@ mod tests {
     fn space_axis_is_checked_as_each_rule_checks_it() {
         let big = i64::MAX as u64;
         let values = [0, 1, 2, 3, 6, big - 1, big, big + 1, u64::MAX];
-        let mut errors = 0;
+        // Errors by kind: sums beyond u64, padded sizes beyond i64, not divisible.
+        let mut errors = [0; 3];
         for extent in values {
             for begin in values {
                 for end in values {
@@ -383,13 +384,18 @@ mod tests {
                         assert_eq!(fast, each, "{extent} {begin} {end} {block}");
                         // Pushed only when valid.
                         assert_eq!(space.len(), usize::from(fast.is_ok()));
-                        errors += usize::from(fast.is_err());
+                        match fast {
+                            Ok(_) => {}
+                            Err(Error::Overflow { limit: "u64", .. }) => errors[0] += 1,
+                            Err(Error::Overflow { limit: "i64", .. }) => errors[1] += 1,
+                            Err(Error::NotDivisible { .. }) => errors[2] += 1,
+                            Err(e) => panic!("{e:?}"),
+                        }
                     }
                 }
             }
         }
-        // Some of each kind: sums beyond u64, padded beyond i64, not divisible.
-        assert!((3000..6561).contains(&errors), "{errors}");
+        assert!(errors.iter().all(|&n| n > 100), "{errors:?}");
         let e = SpaceAxis::new("t", big, 1, 0, 1).unwrap_err();
         assert!(matches!(e, Error::Overflow { limit: "i64", .. }), "{e:?}");
         let e = SpaceAxis::new("t", 4, 0, 0, 0).unwrap_err();
