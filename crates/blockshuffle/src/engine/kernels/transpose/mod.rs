@@ -306,20 +306,22 @@ impl Rows2 {
         rows.div_ceil(self.inner).saturating_mul(span.div_ceil(PAGE).max(1))
     }
 
-    /// Calls `f(i, offset)` for rows `first + i`, `i < n`: one division,
-    /// then steps.
+    /// Calls `f(i, offset)` for rows `first + i`, `i < n`: a run of
+    /// steps for each repetition of the inner loop (a plain loop, which
+    /// the compiler unrolls: a block's rows are hundreds, and a step at a
+    /// time, asking each time whether the inner loop ends, cost more than
+    /// the block's squares on narrow matrices).
     #[inline(always)]
     fn walk(&self, first: usize, n: usize, mut f: impl FnMut(usize, isize)) {
-        let (mut rem, mut at) = (first % self.inner, self.at(first));
-        for i in 0..n {
-            f(i, at);
-            rem += 1;
-            if rem == self.inner {
-                rem = 0;
-                at += self.outer - (self.inner - 1) as isize * self.stride;
-            } else {
-                at += self.stride;
+        let mut i = 0;
+        while i < n {
+            let row = first + i;
+            let at = self.at(row);
+            let k = (self.inner - row % self.inner).min(n - i);
+            for j in 0..k {
+                f(i + j, at + j as isize * self.stride);
             }
+            i += k;
         }
     }
 }
@@ -814,6 +816,25 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_walk_to_each_rows_offset() {
+        // Runs of the inner loop cut at any row: every offset is the row's own.
+        for rows in [
+            Rows2::strided(600, 26),
+            Rows2::strided(600, -64),
+            Rows2 { inner: 7, stride: 13, outer: 1000 },
+            Rows2 { inner: 86, stride: 26, outer: 29068 },
+            Rows2 { inner: 1, stride: 5, outer: -77 },
+        ] {
+            for (first, n) in [(0, 0), (0, 1), (0, 600), (5, 9), (6, 1), (85, 260), (599, 1), (3, 512)] {
+                let mut seen = Vec::new();
+                rows.walk(first, n, |i, at| seen.push((i, at)));
+                let want: Vec<_> = (0..n).map(|i| (i, rows.at(first + i))).collect();
+                assert_eq!(seen, want, "{rows:?} from {first}, {n} rows");
             }
         }
     }
