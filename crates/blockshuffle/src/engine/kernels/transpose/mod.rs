@@ -414,11 +414,11 @@ unsafe fn blocked<const MASKED: bool>(mx: Matrix, m: usize, nt: bool) {
     let chunk =
         if rows > CHUNK_ROWS && from.pages(rows) > CHUNK_ROWS { (CHUNK_ROWS / br).max(1) * br } else { rows.max(1) };
     fill(here, 0, 0, br.min(rows));
-    for start in (0..rows).step_by(chunk) {
+    for start in steps(0, rows, chunk) {
         let end = rows.min(start + chunk);
-        for c0 in (0..cols).step_by(bc) {
+        for c0 in steps(0, cols, bc) {
             let nc = bc.min(cols - c0);
-            for r0 in (start..end).step_by(br) {
+            for r0 in steps(start, end, br) {
                 let nr = br.min(end - r0);
                 // The next block's source lines, fetched while this one is
                 // copied: its first row, first column, and its chunk's end.
@@ -474,6 +474,20 @@ unsafe fn blocked<const MASKED: bool>(mx: Matrix, m: usize, nt: bool) {
     }
 }
 
+/// `start`, `start + step`, ... below `end` (`step > 0`), without the
+/// division `step_by` makes to count its steps: the blocked transpose's
+/// loops run a few times a call on small matrices (a tile of 16 x 19
+/// units), where those divisions cost as much as the loops' moves.
+#[inline(always)]
+fn steps(start: usize, end: usize, step: usize) -> impl Iterator<Item = usize> {
+    let mut at = start;
+    std::iter::from_fn(move || {
+        let here = at;
+        at = at.saturating_add(step);
+        (here < end).then_some(here)
+    })
+}
+
 /// One strip: the source rows `rows` (from byte `at` of each) into the
 /// destination rows `out` (at most [`STRIP`]), one unit of each source row
 /// to each; register transposes of side `m` (0: none) over its whole
@@ -490,9 +504,9 @@ unsafe fn strip<const MASKED: bool>(rows: &[*const u8], at: isize, out: &[*mut u
     unsafe {
         #[cfg(target_arch = "x86_64")]
         if m != 0 && MASKED {
-            for c in (0..cols).step_by(m) {
+            for c in steps(0, cols, m) {
                 let nc = m.min(cols - c);
-                for r in (0..rows.len()).step_by(m) {
+                for r in steps(0, rows.len(), m) {
                     let nr = m.min(rows.len() - r);
                     let (s, d, at) = (&rows[r..r + nr], &out[c..c + nc], at + c as isize * u);
                     if nr == m && nc == m {
@@ -507,8 +521,8 @@ unsafe fn strip<const MASKED: bool>(rows: &[*const u8], at: isize, out: &[*mut u
         #[cfg(target_arch = "x86_64")]
         if m != 0 && cols.is_multiple_of(m) {
             let mr = rows.len() - rows.len() % m;
-            for c in (0..cols).step_by(m) {
-                for r in (0..mr).step_by(m) {
+            for c in steps(0, cols, m) {
+                for r in steps(0, mr, m) {
                     x86::square(unit, &rows[r..r + m], at + c as isize * u, &out[c..c + m], r as isize * u);
                 }
             }
