@@ -835,6 +835,17 @@ mod tests {
     }
 
     #[test]
+    fn steps_are_step_by() {
+        for (start, end, step) in [(0, 0, 1), (0, 1, 8), (0, 16, 8), (0, 17, 8), (3, 20, 5), (5, 3, 2), (0, 1000, 512)]
+        {
+            let want: Vec<_> = (start..end).step_by(step).collect();
+            assert_eq!(steps(start, end, step).collect::<Vec<_>>(), want, "{start}..{end} by {step}");
+        }
+        // Steps that would pass `usize::MAX` end there.
+        assert_eq!(steps(usize::MAX - 3, usize::MAX, 2).collect::<Vec<_>>(), [usize::MAX - 3, usize::MAX - 1]);
+    }
+
+    #[test]
     fn rows_walk_to_each_rows_offset() {
         // Runs of the inner loop cut at any row: every offset is the row's own.
         for rows in [
