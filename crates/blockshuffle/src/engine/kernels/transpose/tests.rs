@@ -1,0 +1,289 @@
+//! The blocked transpose's tests: every kernel against a unit-by-unit
+//! oracle, per ISA.
+
+use super::*;
+
+/// The oracle: unit by unit, with plain indexing.
+fn naive(rows: usize, cols: usize, src: &[u8], from: Rows2, to: Rows2, unit: usize, len: usize) -> Vec<u8> {
+    let mut dst = vec![0xA5u8; len];
+    for r in 0..rows {
+        for c in 0..cols {
+            let a = from.at(r) as usize + c * unit;
+            let b = to.at(c) as usize + r * unit;
+            dst[b..b + unit].copy_from_slice(&src[a..a + unit]);
+        }
+    }
+    dst
+}
+
+/// Every kernel set this machine runs: portable, the baseline, and the
+/// widest (AVX-512 with masked edges where the CPU has it).
+fn isas() -> [Isa; 3] {
+    [Isa::Portable, Isa::baseline(), Isa::detect()]
+}
+
+/// Runs the kernel on a destination `shift` bytes past a line boundary
+/// (at 0, `nt` can stream whole lines) and compares it, gaps included,
+/// with the oracle. Source rows of `inner` a repetition, destination
+/// rows of `dinner`; `pad` and `dpad` bytes between rows and between
+/// repetitions.
+#[allow(clippy::too_many_arguments)]
+fn check(
+    rows: usize,
+    cols: usize,
+    unit: usize,
+    inner: usize,
+    dinner: usize,
+    pad: usize,
+    dpad: usize,
+    isa: Isa,
+    nt: bool,
+    shift: usize,
+) {
+    let from =
+        Rows2 { inner, stride: (cols * unit + pad) as isize, outer: ((cols * unit + pad) * inner + pad) as isize };
+    let ds = rows * unit + dpad;
+    let to = Rows2 { inner: dinner, stride: ds as isize, outer: (ds * dinner + dpad) as isize };
+    let src_len = from.at(rows - 1) as usize + cols * unit;
+    let len = to.at(cols - 1) as usize + rows * unit + 64;
+    let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
+    let want = naive(rows, cols, &src, from, to, unit, len);
+    let mut buf = vec![0xA5u8; len + 2 * LINE];
+    let off = buf.as_ptr().align_offset(LINE) + shift;
+    let got = &mut buf[off..off + len];
+    // SAFETY: both matrices lie inside their buffers (offsets as built).
+    unsafe { transpose(Matrix { rows, cols, unit, src: src.as_ptr(), from, dst: got.as_mut_ptr(), to }, isa, nt) };
+    let what = format!(
+        "rows {rows} cols {cols} unit {unit} inner {inner}/{dinner} pad {pad}/{dpad} {isa:?} nt {nt} shift {shift}"
+    );
+    assert!(got == want.as_slice(), "{what}");
+}
+
+#[test]
+fn every_unit_size_shape_and_kernel_matches_the_oracle() {
+    for unit in [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 40] {
+        let (br, bc) = (block_rows(unit), block_cols(unit));
+        let m = micro_side(unit).max(1);
+        let shapes = [(1, 1), (m, m), (m + 1, m + 2), (br, bc), (br - 1, bc + 1), (2 * br + 3, bc + m + 1), (3, 200)];
+        for (rows, cols) in shapes {
+            for isa in isas() {
+                for (pad, dpad) in [(0, 0), (64, 64), (5, 15)] {
+                    check(rows, cols, unit, rows, cols, pad, dpad, isa, false, 0);
+                }
+                check(rows, cols, unit, rows, cols, 0, 0, isa, true, 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn rows_of_two_loops() {
+    // A tile of 7 or 10 rows (or columns) repeated: squares straddle
+    // the repetitions, on either side.
+    for unit in [1, 2, 4, 8, 3] {
+        for (inner, reps, other) in [(7, 9, 5), (10, 40, 13), (16, 3, 16), (5, 200, 6)] {
+            for isa in isas() {
+                check(inner * reps, other, unit, inner, other, 3, 0, isa, false, 0);
+                check(inner * reps, other, unit, inner, other, 0, 64, isa, true, 0);
+                check(other, inner * reps, unit, other, inner, 0, 3, isa, false, 0);
+                check(other, inner * reps, unit, other, inner, 64, 0, isa, true, 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn streamed_blocks_of_whole_lines() {
+    // Destination strides of whole lines: full blocks go through the stage.
+    for unit in [1, 2, 4, 8, 16] {
+        let (br, bc) = (block_rows(unit), block_cols(unit));
+        let (rows, cols) = (3 * br, 2 * bc + 5);
+        assert!((rows * unit).is_multiple_of(LINE));
+        for isa in isas() {
+            check(rows, cols, unit, rows, cols, 0, 0, isa, true, 0);
+        }
+    }
+}
+
+#[test]
+fn streamed_rows_that_start_inside_a_line() {
+    // Destination rows of whole lines that start `shift` bytes into
+    // one: the first step of every strip stops at the line boundary,
+    // the squares after it store whole lines (a shift that is no whole
+    // number of units: no streaming).
+    for unit in [2, 3, 4, 6, 8, 12, 16, 32] {
+        let side = wide_side(unit);
+        for rows in [5 * side, 5 * side + 3, 3] {
+            let dpad = (LINE - rows * unit % LINE) % LINE;
+            for shift in [0, 4, 8, 16, 24, 40, 60, 6] {
+                for cols in [side, 3 * side + 1, 600 / unit] {
+                    for isa in isas() {
+                        check(rows, cols, unit, rows, cols, 0, dpad, isa, true, shift);
+                        check(rows, cols, unit, 2, cols, 0, dpad, isa, true, shift);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn steps_are_step_by() {
+    for (start, end, step) in [(0, 0, 1), (0, 1, 8), (0, 16, 8), (0, 17, 8), (3, 20, 5), (5, 3, 2), (0, 1000, 512)] {
+        let want: Vec<_> = (start..end).step_by(step).collect();
+        assert_eq!(steps(start, end, step).collect::<Vec<_>>(), want, "{start}..{end} by {step}");
+    }
+    // Steps that would pass `usize::MAX` end there.
+    assert_eq!(steps(usize::MAX - 3, usize::MAX, 2).collect::<Vec<_>>(), [usize::MAX - 3, usize::MAX - 1]);
+}
+
+#[test]
+fn rows_walk_to_each_rows_offset() {
+    // Runs of the inner loop cut at any row: every offset is the row's own.
+    for rows in [
+        Rows2::strided(600, 26),
+        Rows2::strided(600, -64),
+        Rows2 { inner: 7, stride: 13, outer: 1000 },
+        Rows2 { inner: 86, stride: 26, outer: 29068 },
+        Rows2 { inner: 1, stride: 5, outer: -77 },
+    ] {
+        for (first, n) in [(0, 0), (0, 1), (0, 600), (5, 9), (6, 1), (85, 260), (599, 1), (3, 512)] {
+            let mut seen = Vec::new();
+            rows.walk(first, n, |i, at| seen.push((i, at)));
+            let want: Vec<_> = (0..n).map(|i| (i, rows.at(first + i))).collect();
+            assert_eq!(seen, want, "{rows:?} from {first}, {n} rows");
+        }
+    }
+}
+
+#[test]
+fn rows_count_their_pages() {
+    assert_eq!(Rows2::strided(2000, 4096).pages(2000), 2000);
+    assert_eq!(Rows2::strided(2000, -9000).pages(2000), 2000);
+    assert_eq!(Rows2::strided(2000, 64).pages(2000), 32);
+    assert_eq!(Rows2::strided(2000, 0).pages(2000), 1);
+    // 200 repetitions of 10 rows a line apart, each on its own page.
+    assert_eq!(Rows2 { inner: 10, stride: 64, outer: 1 << 20 }.pages(2000), 200);
+    assert_eq!(Rows2 { inner: 10, stride: 4096, outer: 1 << 20 }.pages(2000), 2000);
+}
+
+#[test]
+fn rows_a_page_apart_go_in_chunks() {
+    // Source rows a page or more apart, more of them than CHUNK_ROWS:
+    // the blocks go a chunk of rows at a time, and the next block
+    // fetched crosses the chunks' and the columns' boundaries. Rows
+    // around a chunk's end, columns around a block's.
+    for unit in [1, 2, 3, 4, 8, 16] {
+        let (br, bc) = (block_rows(unit), block_cols(unit));
+        let chunk = (CHUNK_ROWS / br).max(1) * br;
+        let pad = PAGE - bc * unit % PAGE;
+        for rows in [CHUNK_ROWS.max(chunk) + 1, chunk + br + 3, 2 * chunk + 1] {
+            for cols in [bc, bc + 1] {
+                assert!(Rows2::strided(rows, (cols * unit + pad) as isize).pages(rows) > CHUNK_ROWS);
+                for isa in isas() {
+                    check(rows, cols, unit, rows, cols, pad, 0, isa, false, 0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn full_line_squares_around_every_boundary() {
+    // Sides around a square (N), a strip's columns (512 bytes, or the
+    // whole squares in them) and a chunk's rows (1024).
+    for unit in [2, 3, 4, 6, 8, 12, 16, 32] {
+        let n = wide_side(unit);
+        let strip = 512 / unit / n * n;
+        for rows in [1, n - 1, n, n + 1, 2 * n + 3, 1024 + n + 1] {
+            for cols in [1, n - 1, n, n + 1, strip - 1, strip + n + 1] {
+                if rows * cols > 64 * 1024 {
+                    continue;
+                }
+                for isa in isas() {
+                    check(rows, cols, unit, rows, cols, 0, 0, isa, false, 0);
+                    check(rows, cols, unit, rows, cols, 3, 7, isa, false, 0);
+                    check(rows, cols, unit, rows, cols, 0, 0, isa, true, 0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn full_line_squares_need_a_whole_square_on_both_sides() {
+    let mx = |rows, cols, unit| {
+        let (from, to) = (Rows2::strided(rows, 0), Rows2::strided(cols, 0));
+        Matrix { rows, cols, unit, src: ptr::null(), from, dst: ptr::null_mut(), to }
+    };
+    assert!(in_full_lines(mx(32, 32, 2)));
+    assert!(!in_full_lines(mx(1000, 31, 2)));
+    assert!(!in_full_lines(mx(31, 1000, 2)));
+    assert!(in_full_lines(mx(16, 16, 4)) && in_full_lines(mx(8, 8, 8)) && in_full_lines(mx(4, 4, 16)));
+    assert!(!in_full_lines(mx(16, 15, 4)));
+    assert!(in_full_lines(mx(16, 16, 3)) && in_full_lines(mx(8, 8, 6)) && in_full_lines(mx(4, 4, 12)));
+    assert!(!in_full_lines(mx(16, 15, 3)) && !in_full_lines(mx(7, 100, 6)) && !in_full_lines(mx(100, 3, 12)));
+    assert!(in_full_lines(mx(2, 2, 32)) && !in_full_lines(mx(1, 100, 32)) && !in_full_lines(mx(100, 1, 32)));
+    assert!(!in_full_lines(mx(100, 100, 1)) && !in_full_lines(mx(100, 100, 5)) && !in_full_lines(mx(100, 100, 24)));
+}
+
+#[test]
+fn float64_squares_take_short_sides_that_fill_two_thirds_of_their_lanes() {
+    for isa in Isa::every_runnable() {
+        let squares = full_lines(8, isa);
+        for n in [8, 11, 12, 13, 14, 15] {
+            assert_eq!(takes_squares(n, 100, 8, isa, 688, false), squares, "{n} rows, {isa:?}");
+            assert_eq!(takes_squares(100, n, 8, isa, 688, false), squares, "{n} cols, {isa:?}");
+        }
+        for n in [1, 7, 9, 10] {
+            assert!(!takes_squares(n, 100, 8, isa, 688, false) && !takes_squares(100, n, 8, isa, 688, false));
+        }
+        // Streamed, into whole lines only.
+        assert_eq!(takes_squares(12, 100, 8, isa, 640, true), squares);
+        assert!(!takes_squares(12, 100, 8, isa, 688, true));
+        // Other units keep `takes`'s sides.
+        for unit in [1, 2, 4, 6, 16, 32] {
+            assert!(!takes_squares(12, 100, unit, isa, 640, false), "unit {unit}");
+        }
+    }
+}
+
+#[test]
+fn full_line_squares_stream_only_into_whole_lines() {
+    let isa = Isa::detect();
+    for unit in [4, 8, 16, 32] {
+        // Through the cache, any stride; streamed, whole lines only.
+        assert_eq!(takes(100, 100, unit, isa, 688, false), masks(isa));
+        assert_eq!(takes(100, 100, unit, isa, 640, true), masks(isa));
+        assert_eq!(takes(100, 100, unit, isa, -640, true), masks(isa));
+        assert!(!takes(100, 100, unit, isa, 688, true));
+    }
+    // Packed units go through the cache, and never stream.
+    for unit in [3, 6, 12] {
+        assert_eq!(takes(100, 100, unit, isa, 688, false), full_lines(unit, isa));
+        assert!(!takes(100, 100, unit, isa, 640, true));
+    }
+    // The narrow units' blocked kernel is not affected.
+    assert!(takes(100, 100, 1, isa, 688, true));
+}
+
+#[test]
+fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
+    let takes = |rows, cols, unit, isa| takes(rows, cols, unit, isa, 64, false);
+    assert!(takes(16, 16, 1, Isa::Portable));
+    assert!(takes(16, 16, 2, Isa::Sse2));
+    // Packed units need VBMI's byte permutes; others no kernel.
+    assert_eq!(takes(16, 16, 3, Isa::detect()), Isa::detect() >= Isa::Avx512Vbmi && masks(Isa::detect()));
+    assert!(!takes(16, 16, 3, Isa::Avx512) && !takes(16, 15, 3, Isa::detect()) && !takes(16, 16, 5, Isa::detect()));
+    for unit in [4, 8, 16, 32] {
+        assert_eq!(takes(1000, 1000, unit, Isa::detect()), masks(Isa::detect()));
+        assert!(!takes(1000, 1000, unit, Isa::Avx2));
+        assert!(!takes(1000, 8, unit, Isa::detect()));
+    }
+    assert!(!takes(15, 1000, 1, Isa::Portable));
+    assert!(!takes(1000, 15, 1, Isa::Sse2));
+    assert!(!takes(1000, 4, 1, Isa::detect()));
+    assert!(!takes(1000, 7, 1, Isa::detect()));
+    assert_eq!(takes(1000, 8, 1, Isa::detect()), masks(Isa::detect()));
+    assert!(!takes(5, 1000, 1, Isa::detect()));
+}
