@@ -804,12 +804,47 @@ impl Exec<'_> {
             if blk != 0 && l.ds == blk as isize {
                 let start = self.buf.dst.wrapping_offset(dof + a as isize * l.ds);
                 self.fill_bytes(w, start, (b - a) * blk);
+            } else if !self.lines() && p.loops[j..].iter().all(|l| l.ds > 0) {
+                self.fill_box(j, dof.wrapping_add(a as isize * l.ds), b - a);
             } else {
                 for i in a..b {
                     self.fill_block(j + 1, dof.wrapping_add((i as isize).wrapping_mul(l.ds)), w);
                 }
             }
         }
+    }
+
+    /// Fills indices `0..n` of loop `j` from `dof`, each with the whole
+    /// destination block of the loops inside it, as one box: its
+    /// dimensions ordered by destination step, the innermost that continue
+    /// one another merged into one run, a fill for each run. A padding
+    /// block that is not contiguous (a tile's columns) then takes a fill
+    /// per run of all `n` indices, rather than one per piece of each block
+    /// (OpenVINO space-to-batch of uint8 by 8 x 10 x 12, padded on H and
+    /// W: for each padded row, 12 runs of 5 bytes a row, not a row at a
+    /// time). Through the cache only: the line writers take their runs in
+    /// the destination's order. Positive destination steps only (the
+    /// caller checks).
+    ///
+    /// # Safety
+    /// Destination positions of loop `j`'s indices `0..n` from `dof`.
+    unsafe fn fill_box(&self, j: usize, dof: isize, n: usize) {
+        let p = self.plan;
+        let mut dims: ArrayVec<Loop, MAX_LOOPS> = ArrayVec::new();
+        for (k, l) in p.loops[j..].iter().enumerate() {
+            let count = if k == 0 { n } else { l.count };
+            dims.push(Loop { count, ss: 0, ds: l.ds, window: None, is_outer: false });
+        }
+        // Outermost first (a few loops: the sort costs less than a fill).
+        dims.sort_unstable_by_key(|l| std::cmp::Reverse(l.ds));
+        let mut run = p.unit;
+        while let Some(l) = dims.last().filter(|l| l.ds == run as isize) {
+            run *= l.count;
+            dims.pop();
+        }
+        // SAFETY: each run is `run` contiguous bytes of the box, inside the
+        // destination (the caller's positions, in another order).
+        odometer(&dims, 0, dof, |_, d| unsafe { self.fill.fill(self.buf.dst.wrapping_offset(d), run, self.nt) });
     }
 
     /// Fills the whole destination block of loops `j..` at `dof`.

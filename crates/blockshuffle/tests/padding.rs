@@ -1,0 +1,52 @@
+//! Padding is written whatever the output held: space-to-batch plans whose
+//! padding blocks are not contiguous in the destination (a tile's columns
+//! under a padded axis, filled as boxes of runs), run into outputs full of
+//! a sentinel, against the reference, with every kernel set, through the
+//! cache and as the plan chooses.
+
+use std::mem::MaybeUninit;
+
+use blockshuffle::{tf, Operator, Streaming};
+
+mod common;
+use common::reference::ref_space_to_batch;
+use common::{bytes, ALL_KERNELS};
+
+/// What the output holds before the run.
+const SENTINEL: u8 = 0xA5;
+
+fn check(block: &[usize], pads: &[[usize; 2]], shape: &[usize], elem: usize) {
+    let b: Vec<i64> = block.iter().map(|&v| v as i64).collect();
+    let p: Vec<[i64; 2]> = pads.iter().map(|&[lo, hi]| [lo as i64, hi as i64]).collect();
+    let x = bytes(shape.iter().product::<usize>() * elem, 3);
+    let (want, out_shape) = ref_space_to_batch(&x, shape, elem, block, pads);
+    for kernels in ALL_KERNELS {
+        for streaming in [Streaming::Auto, Streaming::Never] {
+            let op = tf::SpaceToBatchNd::new(&b, &p);
+            let plan = op.plan(shape).unwrap().with_kernels(kernels).with_streaming(streaming);
+            assert_eq!(plan.output_shape(), out_shape.as_slice());
+            let mut out = vec![MaybeUninit::new(SENTINEL); want.len()];
+            plan.run_bytes_uninit(&x, elem, &mut out).unwrap();
+            // SAFETY: every byte was initialised (the sentinel, then the run).
+            let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
+            let first = got.iter().zip(&want).position(|(a, b)| a != b);
+            assert_eq!(first, None, "block {block:?} pads {pads:?} {shape:?} elem {elem} {kernels:?} {streaming:?}");
+        }
+    }
+}
+
+#[test]
+fn padding_blocks_that_are_not_contiguous() {
+    for elem in [1, 2, 3, 4, 6, 8] {
+        // Padded on three axes, a tile of 12 x 2 units under them (OpenVINO
+        // space-to-batch of uint8 by 8 x 10 x 12 in the broad benchmark).
+        check(&[8, 10, 12], &[[0, 7], [0, 2], [4, 6]], &[1, 9, 18, 14], elem);
+        check(&[2, 3], &[[4, 4], [6, 6]], &[1, 6, 9, 5], elem);
+        check(&[3, 4], &[[6, 3], [8, 8]], &[2, 9, 4, 2], elem);
+        check(&[4, 4], &[[8, 8], [8, 0]], &[1, 16, 8, 1], elem);
+        // Padded at both ends of one axis, the next one blocked.
+        check(&[1, 15, 7, 5], &[[0, 0], [10, 6], [0, 0], [0, 0]], &[2, 2, 14, 7, 5], elem);
+        // Channels after the blocked axes.
+        check(&[2, 3], &[[1, 2], [0, 4]], &[2, 7, 5, 3], elem);
+    }
+}
