@@ -837,6 +837,9 @@ impl Exec<'_> {
         }
         // Outermost first (a few loops: the sort costs less than a fill).
         dims.sort_unstable_by_key(|l| std::cmp::Reverse(l.ds));
+        // The run's bytes are destination bytes (a product of some of the
+        // loops' counts and the unit, a factor of `dst_bytes`, which the
+        // destination holds): the products cannot overflow.
         let mut run = p.unit;
         while let Some(l) = dims.last().filter(|l| l.ds == run as isize) {
             run *= l.count;
