@@ -819,12 +819,12 @@ impl Exec<'_> {
     /// dimensions ordered by destination step, the innermost that continue
     /// one another merged into one run, a fill for each run. A padding
     /// block that is not contiguous (a tile's columns) then takes a fill
-    /// per run of all `n` indices, rather than one per piece of each block
-    /// (OpenVINO space-to-batch of uint8 by 8 x 10 x 12, padded on H and
-    /// W: for each padded row, 12 runs of 5 bytes a row, not a row at a
-    /// time). Through the cache only: the line writers take their runs in
-    /// the destination's order. Positive destination steps only (the
-    /// caller checks).
+    /// per run of all `n` indices, rather than one per piece of each block,
+    /// each through a call a loop deep (OpenVINO space-to-batch of uint8
+    /// by 8 x 10 x 12, padded on H and W: each padded block is 12 runs of
+    /// 5 bytes, 500 bytes apart). Through the cache only: the line
+    /// writers take their runs in the destination's order. Positive
+    /// destination steps only (the caller checks).
     ///
     /// # Safety
     /// Destination positions of loop `j`'s indices `0..n` from `dof`.
