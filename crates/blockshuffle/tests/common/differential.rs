@@ -16,7 +16,6 @@ use blockshuffle::{numpy, onnx, openvino, tf, torch, DataFormat, Kernels, Operat
 
 use super::guarded::{Edge, Guarded};
 use super::reference::*;
-use super::SENTINEL;
 
 /// xorshift64*: reproducible from its seed, no dependency.
 pub struct Rng(u64);
@@ -501,6 +500,7 @@ fn bytes(len: usize, seed: u64) -> Vec<u8> {
 
 /// Bytes of guard around an output.
 const GUARD: usize = 64;
+const SENTINEL: u8 = 0xA5;
 
 /// Runs a random case: a random layout, kernels, streaming, threads and
 /// call, against the reference. Returns what it ran, or the mismatch.

@@ -13,10 +13,6 @@ use blockshuffle::Kernels;
 pub const ALL_KERNELS: [Kernels; 5] =
     [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable];
 
-/// What an output holds before a run that must write every byte of it.
-#[allow(dead_code)]
-pub const SENTINEL: u8 = 0xA5;
-
 /// `len` bytes of labels from `seed`: no two nearby alike, and not
 /// repeating every 256 (the high bits of the index folded in).
 #[allow(dead_code)]
