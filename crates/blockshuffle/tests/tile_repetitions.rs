@@ -5,16 +5,21 @@
 //! buffers and from a view with a gap between channels (which keeps the
 //! rows continuing), streamed or not. So are tiles of float64 with a side
 //! of 8 to 15 units, which go in the transpose's full-line squares where
-//! AVX-512 runs (channels-first space-to-depth by 11 to 15).
+//! AVX-512 runs (channels-first space-to-depth by 11 to 15). And
+//! transpositions whose tile is repeated along two loops, one continuing
+//! its source rows and one its destination rows: one matrix of both.
 
 use std::mem::MaybeUninit;
 
-use blockshuffle::{onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
+use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
 
 mod common;
 use common::bytes;
 use common::reference::*;
 use common::ALL_KERNELS;
+
+/// What the output buffers hold before a run.
+const POISON: u8 = 0xa5;
 
 /// Runs `plan` on `x` (row-major, `shape`) and on a copy of it whose axis
 /// `lead` (the channels) is `gap` elements further apart, against `want`.
@@ -41,9 +46,13 @@ fn check(plan: &Plan, x: &[u8], shape: &[usize], elem: usize, lead: usize, want:
     for kernels in ALL_KERNELS {
         for streaming in [Streaming::Never, Streaming::Always] {
             let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
-            let y = plan.run_bytes(x, elem).unwrap();
+            // Into buffers that hold no output of an earlier run (a fresh
+            // allocation may be the last run's memory, whose bytes a run
+            // that skipped some would leave right).
+            let mut y = vec![POISON; want.len()];
+            plan.run_bytes_into(x, elem, &mut y).unwrap();
             assert!(y == want, "{what} {kernels:?} {streaming:?}");
-            let mut out = vec![MaybeUninit::<u8>::uninit(); want.len()];
+            let mut out = vec![MaybeUninit::new(POISON); want.len()];
             plan.run_bytes_strided_uninit(&buf, &strides, elem, &mut out).unwrap();
             // SAFETY: a successful run writes every output byte.
             let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
@@ -122,5 +131,38 @@ fn space_to_depth_of_float64_by_8_to_15_matches_the_reference() {
         let n = out_shape.iter().product::<usize>();
         let want = invert(&x, n, 8, |labels| ref_depth_to_space_cf(labels, &out_shape, 8, 1, b, true).0);
         check(&plan, &x, &shape, 8, 1, &want);
+    }
+}
+
+#[test]
+fn transpositions_of_tiles_continued_both_ways_match_the_reference() {
+    // Each reverses the axes: the source's last two axes are one run, and
+    // so are the destination's (the source's first two), but the tile is
+    // the innermost axis of each (a matrix of the tile repeated along the
+    // second of each side). Every unit the transposes move in squares
+    // (1 to 32 bytes; 6: packed, with VBMI), sides past a square's with
+    // partial squares at the edges; a 6-D one with loops between. The
+    // first two have destination rows of whole lines, so that streamed
+    // (`Streaming::Always`) their squares stream too.
+    let cases: [(&[usize], usize); 10] = [
+        (&[16, 3, 2, 4, 16], 8),
+        (&[16, 2, 3, 16], 4),
+        (&[17, 3, 2, 5, 16], 8),
+        (&[20, 3, 4, 18], 1),
+        (&[33, 2, 3, 40], 2),
+        (&[16, 3, 2, 17], 4),
+        (&[16, 2, 3, 16], 16),
+        (&[16, 2, 2, 17], 32),
+        (&[17, 2, 3, 16], 6),
+        (&[16, 3, 2, 2, 3, 16], 8),
+    ];
+    for (shape, elem) in cases {
+        let axes: Vec<i64> = (0..shape.len() as i64).rev().collect();
+        let plan = numpy::Transpose::new(&axes).plan(shape).unwrap();
+        let out_shape: Vec<usize> = shape.iter().rev().copied().collect();
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        let x = bytes(shape.iter().product::<usize>() * elem, 13);
+        let want = reference(&x, shape, &out_shape, elem, |o| Some(o.iter().rev().copied().collect()));
+        check(&plan, &x, shape, elem, 0, &want);
     }
 }
