@@ -34,7 +34,7 @@ use super::kernels::interleave_carried::{interleave_carried, Interleaved};
 use super::kernels::lines::Writers;
 use super::kernels::nest::{Bounds, Loop, Rows, MAX_LOOPS};
 use super::kernels::stream::gather_lines;
-use super::kernels::tile::{copy_tile, TILE_STAGE_BYTES};
+use super::kernels::tile::{copy_matrix, copy_tile, TILE_STAGE_BYTES};
 use super::plan::CopyPlan;
 
 /// What padding positions receive.
@@ -271,8 +271,16 @@ impl Exec<'_> {
                     return false;
                 }
                 let (x, y) = (&loops[m - 2], &loops[m - 1]);
-                let (outer, rows) = if m == 2 { (0, Rows::ONE) } else { (m - 3, Rows::of(&loops[m - 3])) };
                 let mode = self.mode();
+                if p.matrix && m >= 4 {
+                    let (cols, rows) = (Rows::of(&loops[m - 4]), Rows::of(&loops[m - 3]));
+                    odometer(&loops[..m - 4], so, dof, |so, dof| {
+                        let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
+                        copy_matrix(cols, rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode)
+                    });
+                    return true;
+                }
+                let (outer, rows) = if m == 2 { (0, Rows::ONE) } else { (m - 3, Rows::of(&loops[m - 3])) };
                 odometer(&loops[..outer], so, dof, |so, dof| {
                     let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
                     copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode, w)
@@ -380,6 +388,13 @@ impl Exec<'_> {
                 self.staged_tile(j, so, dof, w);
             } else if j + 1 == p.loops.len() {
                 self.units(w, e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds);
+            } else if p.matrix && j + 4 == p.loops.len() {
+                // The tile repeated along loop j's indices `[s, e)` and the
+                // loop inside it (see `CopyPlan::matrix`), one matrix.
+                let (b, x, y) = (&p.loops[j + 1], &p.loops[j + 2], &p.loops[j + 3]);
+                let cols = Rows { count: e - s, ss: l.ss, ds: l.ds };
+                let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
+                copy_matrix(cols, Rows::of(b), x.count, y.count, src, y.ss, dst, x.ds, p.unit, self.mode());
             } else if let Some((rows, x, y)) = self.tile_at(j, s, e) {
                 // The transposing tile (the last two loops, see `CopyPlan::tile`;
                 // the inner one may have a window on the outer one's index,

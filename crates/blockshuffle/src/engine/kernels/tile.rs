@@ -1,7 +1,8 @@
 //! The transposing tile ([`copy_tile`]): an `nx x ny` tile of units,
 //! interleaved or deinterleaved by the vector kernels where they apply,
-//! zipped stream by stream otherwise; and the stage of a streamed tile
-//! ([`TILE_STAGE_BYTES`]).
+//! zipped stream by stream otherwise; the tile repeated along two loops
+//! that continue its rows, one matrix ([`copy_matrix`]); and the stage of
+//! a streamed tile ([`TILE_STAGE_BYTES`]).
 //!
 //! Layer: kernels; imports [`copy`](super::copy), [`bytes`](super::bytes),
 //! [`simd`](super::simd), [`shuffle`](super::shuffle), [`permute`](super::permute),
@@ -124,6 +125,43 @@ pub(crate) unsafe fn copy_tile(
             _ => tile_rows(rows, nx, ny, src, ssy, dst, dsx, unit, m),
         }
     }
+}
+
+/// [`copy_tile`]'s tile repeated along two loops: `cols`, whose
+/// repetitions continue the tile's source rows (`cols.ss == nx * unit`),
+/// and inside it `rows`, whose repetitions continue its destination rows
+/// (`rows.ds == ny * unit`): one matrix of `rows.count * ny` source rows
+/// of `cols.count * nx` units, for the transpose.
+///
+/// # Safety
+/// As [`copy_tile`], for every repetition of both loops.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn copy_matrix(
+    cols: Rows,
+    rows: Rows,
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    dst: *mut u8,
+    dsx: isize,
+    unit: usize,
+    m: Mode,
+) {
+    let u = unit as isize;
+    // A real check, once a matrix: another pair of loops would address
+    // units outside the repetitions.
+    assert!(
+        cols.ss == nx as isize * u && rows.ds == ny as isize * u,
+        "a matrix's loops continue its rows: {cols:?} {rows:?} of {nx} x {ny} units of {unit} bytes"
+    );
+    let from = Rows2 { inner: ny, stride: ssy, outer: rows.ss };
+    let to = Rows2 { inner: nx, stride: dsx, outer: cols.ds };
+    let mx = Matrix { rows: rows.count * ny, cols: cols.count * nx, unit, src, from, dst, to };
+    // SAFETY: unit `(r, c)` of the matrix is unit `(c % nx, r % ny)` of
+    // repetition `(c / nx, r / ny)` of the tile (the loops continue its
+    // rows: checked above), each readable and writable (the caller).
+    unsafe { transpose::transpose(mx, m.isa, m.nt) }
 }
 
 /// A streamed interleaving tile (`dsx == ny * unit`: the `nx` columns of

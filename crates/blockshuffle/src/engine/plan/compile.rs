@@ -113,6 +113,11 @@ pub(crate) struct CopyPlan {
     /// consecutive destination segments, run row by row by
     /// `kernels::carried::deinterleave_carried` (see [`segments_carry_level`]).
     pub segments: bool,
+    /// The two loops outside the tile continue its source rows (the outer
+    /// one, `ss == nx * unit`) and its destination rows (the inner one,
+    /// `ds == ny * unit`): the tile and its repetitions along both are one
+    /// matrix for the transpose (see [`repeat_both`]).
+    pub matrix: bool,
     /// With streaming stores: every unit goes through the line writers
     /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
     /// few destination streams advance together.
@@ -202,6 +207,7 @@ impl CopyPlan {
             carry_level: None,
             padded: false,
             segments: false,
+            matrix: false,
             lines: false,
             gathered: false,
             gather: None,
@@ -334,6 +340,7 @@ impl CopyPlan {
         self.carry_level = None;
         self.padded = false;
         self.segments = false;
+        self.matrix = false;
         self.lines = false;
         self.gathered = false;
         self.gather = None;
@@ -652,7 +659,12 @@ impl CopyPlan {
                     // (measured: uint8 and float16 pixel_shuffle 2.0x
                     // memcpy in the source's, 1.6-1.7x in it).
                     *loops = dst_order;
-                    if deinterleaving {
+                    if deinterleaving && squares_stream(loops, self.unit, self.isa) {
+                        // Unless the transpose's full-line squares take
+                        // it, whose stores are whole lines and stream
+                        // (see `squares_stream`).
+                        self.matrix = repeat_both(loops, self.unit, self.isa, true);
+                    } else if deinterleaving {
                         // A deinterleaving tile with rows too short for
                         // whole lines and too many streams to stage:
                         // streaming stores alternating between their short
@@ -679,11 +691,14 @@ impl CopyPlan {
             }
         }
 
-        // 4'''. A tile through the cache: a loop of repetitions that
-        // continue it goes next to it, so that its kernel runs them as one
-        // (see `repeat_continuing`).
+        // 4'''. A tile through the cache: the loops of repetitions that
+        // continue it go next to it, so that its kernel runs them as one
+        // (see `repeat_both`, `repeat_continuing`).
         if self.tile && !self.nt {
-            repeat_continuing(loops, self.unit);
+            self.matrix = repeat_both(loops, self.unit, self.isa, false);
+            if !self.matrix {
+                repeat_continuing(loops, self.unit);
+            }
         }
 
         // 5. Contiguous destination blocks, for filling padding in whole runs.

@@ -464,6 +464,84 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
     move_inward(loops, r, n - 3);
 }
 
+/// Moves next to a tile a free loop around it whose repetitions continue
+/// the tile's source rows (`ss == nx * unit`), and inside that one a free
+/// loop whose repetitions continue its destination rows (`ds == ny *
+/// unit`), where the transpose takes the matrix they make
+/// (`transpose::takes`; streamed, only if its destination rows start on
+/// the same byte of a line, the outer loop's `ds` whole lines): the tile
+/// and both loops are one matrix (`CopyPlan::matrix`,
+/// `tile::copy_matrix`), whose source rows and destination rows are runs
+/// of many tiles, where the tile alone (or repeated along one loop) reads
+/// or writes runs of one tile row. `false`, leaving the loops as they
+/// are, where there are no such loops.
+///
+/// This is the shape of a general transposition whose contiguous blocks
+/// span several axes on both sides (HPTT's `5,4,3,2,1,0` of a 6-D tensor
+/// of float64, `[32, 15, 15, 15, 15, 32]`: the source's last two axes
+/// are a run of 3,840 bytes, the destination's too, but a tile of the two
+/// innermost axes reads and writes runs of 256). Measured (one thread,
+/// alternated runs, ratio to memcpy) in the HPTT set
+/// (`shared/bench/transpose.json`, 57 transpositions of float64, 400 MiB
+/// each), after [`squares_stream`]: that reversal 3.7 -> 1.6, `4,3,2,1,0`
+/// of `[48, 28, 28, 28, 48]` 2.7 -> 1.4; with `squares_stream`, the
+/// set's geomean 2.02 -> 1.56, p90 3.16 -> 1.99, max 4.4 -> 2.6, none
+/// slower beyond the noise (1.06). In the broad benchmark it takes a few
+/// numpy transposes of each seed (5 alternated runs): seed 26's one, 3
+/// MiB of float64 in 11 x 10 tiles, 4.15 -> 1.90; held out, of seeds 801
+/// and 802, 2-byte units 5.27 -> 2.23, 16-byte units in tiles of 9 x 10
+/// and 23 x 11 slower, 1.75 -> 1.97 and 2.12 -> 2.32 (their 4 x 4
+/// squares; the tile's own kernels took the tiles).
+pub(super) fn repeat_both(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, isa: Isa, nt: bool) -> bool {
+    let n = loops.len();
+    if n < 4 {
+        return false;
+    }
+    let (x, y, u) = (loops[n - 2], loops[n - 1], unit as isize);
+    if !free(&x) || y.window.is_some() {
+        return false;
+    }
+    let cols = |l: &Loop| free(l) && l.ss == x.count as isize * u && (!nt || l.ds.unsigned_abs().is_multiple_of(LINE));
+    let rows = |l: &Loop| free(l) && l.ds == y.count as isize * u;
+    let Some(a) = (0..n - 2).rev().find(|&i| cols(&loops[i])) else {
+        return false;
+    };
+    let Some(b) = (0..n - 2).rev().find(|&i| i != a && rows(&loops[i])) else {
+        return false;
+    };
+    // Products of counts of the plan's loops: factors of the tensor's size.
+    let (mr, mc) = (y.count * loops[b].count, x.count * loops[a].count);
+    if !transpose::takes(mr, mc, unit, isa, x.ds, nt) {
+        return false;
+    }
+    // Free loops move inward: no window changes sides.
+    move_inward(loops, a, n - 3);
+    move_inward(loops, if b > a { b - 1 } else { b }, n - 3);
+    true
+}
+
+/// Whether the tile (the last two loops, deinterleaving: one destination
+/// row per column) goes in the transpose's full-line squares, streamed
+/// (`transpose::streams_squares`): then it streams with no stage, where
+/// another deinterleave too short to stage stores through the cache.
+///
+/// Measured (one thread, 2 alternated runs, ratio to memcpy) in the HPTT
+/// set, whose transpositions of 3 to 6 axes mostly make such tiles
+/// (float64, 32 to 96 units a side, under loops that do not continue
+/// them): geomean 2.05 -> 1.72, none slower (`2,1,0` of `[2320, 59,
+/// 384]` 2.59 -> 1.47, `3,2,1,0` of `[96, 75, 75, 96]` 2.86 -> 1.82);
+/// through the cache each destination line was read before it was
+/// written. In the broad benchmark it takes one workload of seed 26 (a
+/// numpy transpose of 16-byte units, 54 MiB, 1.89 -> 1.36) and 3 of
+/// seed 802; with the masked squares of bytes as well, 11 more, some
+/// twice as slow (uint8 NCHW space-to-depth, whose rows are not whole
+/// lines).
+pub(super) fn squares_stream(loops: &[Loop], unit: usize, isa: Isa) -> bool {
+    let n = loops.len();
+    let (x, y) = (&loops[n - 2], &loops[n - 1]);
+    transpose::streams_squares(y.count, x.count, unit, isa, x.ds)
+}
+
 /// Whether a tile of units without a vector kernel interleaves its rows
 /// with a byte-shuffle kernel (`engine::shuffle`) straight into whole
 /// 16-byte vectors of the destination, every row 16-byte aligned: such a

@@ -160,6 +160,23 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
     (narrow || wide) && long || narrow && rows >= MIN_SIDE && cols >= MIN_MASKED_COLS && masks(isa)
 }
 
+/// Whether [`transpose`] streams a tile of `rows x cols` units of `unit`
+/// bytes whose destination rows are `stride` bytes apart in full-line
+/// squares (AVX-512), their stores the streaming stores: units of 2, 4,
+/// 8, 16 or 32 bytes, both sides a square's and [`MIN_SIDE`] long, rows
+/// of whole lines. (`wide` streams only where every row also starts on
+/// the same byte of its line, and that byte is a whole number of units
+/// from the line's end; otherwise it stores through the cache.)
+pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize) -> bool {
+    let side = wide_side(unit);
+    side != 0
+        && !packed(unit)
+        && full_lines(unit, isa)
+        && rows >= side.max(MIN_SIDE)
+        && cols >= side.max(MIN_SIDE)
+        && stride.unsigned_abs().is_multiple_of(LINE)
+}
+
 /// Whether [`transpose`] takes a tile of 8-byte units shorter than
 /// [`MIN_SIDE`] on a side, as [`takes`] does a longer one (arguments as
 /// there), in its full-line squares of 8 x 8 units: each side fills at

@@ -1,10 +1,12 @@
-//! A tile's repetitions moved next to it ([`repeat_continuing`]).
+//! A tile's repetitions moved next to it ([`repeat_continuing`],
+//! [`repeat_both`]).
 
 use arrayvec::ArrayVec;
 
 use super::super::compile::*;
 use super::super::rules::*;
-use super::{compile_c, l};
+use super::{c_strides, compile_c, l};
+use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
 
@@ -107,4 +109,87 @@ fn windows_follow_the_loops_they_name() {
     );
     assert!(loops[0].is_outer);
     assert_eq!(loops[1].window, Some(Window { outer: Some(0), ..window }));
+}
+
+/// The 6-D reversal of `[32, 15, 15, 15, 15, 32]` of float64 (HPTT's):
+/// the geometry, and C-contiguous strides of its input and output.
+fn reversal_6d() -> (Geometry, Vec<isize>, Vec<isize>) {
+    let shape = [32usize, 15, 15, 15, 15, 32];
+    let space = shape.map(|d| SpaceAxis::plain(d as u64));
+    let groups: [&[Factor]; 6] = [&[o(5)], &[o(4)], &[o(3)], &[o(2)], &[o(1)], &[o(0)]];
+    let out: Vec<usize> = shape.iter().rev().copied().collect();
+    (Geometry::new("t", &space, &groups).unwrap(), c_strides(&shape, 8), c_strides(&out, 8))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_tile_continued_both_ways_is_one_matrix_where_the_transpose_takes_it() {
+    // The tile: 32 units of the source's last axis (a run of 256 bytes)
+    // by 32 of its first (the destination's run). The source's axis 4
+    // continues the source rows (ss 256), its axis 1 the destination's
+    // (ds 256): both go next to the tile, axis 4 outside. With AVX-512
+    // the full-line squares take the matrix and stream it; with AVX2 no
+    // transpose takes tiles of float64 (the tile's own kernels, through
+    // the cache, one loop of repetitions).
+    let (g, ss, ds) = reversal_6d();
+    for (isa, streaming) in [(Isa::Avx512, true), (Isa::Avx512, false), (Isa::Avx2, true)] {
+        let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, streaming, isa);
+        let what = format!("{isa:?} streaming {streaming}");
+        let matrix = isa == Isa::Avx512 && std::arch::is_x86_feature_detected!("avx512vl");
+        assert!(p.tile, "{what}");
+        assert_eq!((p.matrix, p.nt), (matrix, matrix && streaming), "{what}");
+        let n = p.loops.len();
+        let inner = counts_and_strides(&p.loops[n - 2..]);
+        assert_eq!(inner, vec![(32, 8, 12_960_000), (32, 12_960_000, 8)], "{what}");
+        if matrix {
+            let around = counts_and_strides(&p.loops[n - 4..n - 2]);
+            assert_eq!(around, vec![(15, 256, 864_000), (15, 864_000, 256)], "{what}");
+        }
+    }
+}
+
+/// [`repeat_both`] of `loops` with `unit`-byte units on AVX-512.
+fn both(loops: &[Loop], unit: usize, nt: bool) -> (bool, ArrayVec<Loop, MAX_LOOPS>) {
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> = loops.iter().copied().collect();
+    (repeat_both(&mut loops, unit, Isa::Avx512, nt), loops)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn both_continuing_loops_move_next_to_the_tile_and_nothing_else() {
+    if !std::arch::is_x86_feature_detected!("avx512vl") {
+        return; // The matrices below are the full-line squares', AVX-512's.
+    }
+    // A 24 x 20 tile of float64 (rows of 192 and 160 bytes, destination
+    // rows whole lines apart), the loop continuing the source rows (ss
+    // 192) outermost, the one continuing the destination rows (ds 160) in
+    // the middle.
+    let nest = [l(4, 192, 102_400), l(6, 40_000, 2_000_000), l(5, 3_000, 160), l(24, 8, 10_240), l(20, 800, 8)];
+    let (moved, loops) = both(&nest, 8, false);
+    assert!(moved);
+    let want = [nest[1], nest[0], nest[2], nest[3], nest[4]];
+    assert_eq!(loops.as_slice(), want);
+    // Streamed, only if the outer one's destination steps are whole lines.
+    assert!(both(&nest, 8, true).0);
+    let mut odd = nest;
+    odd[0].ds = 102_408;
+    assert_eq!(both(&odd, 8, true), (false, odd.iter().copied().collect()));
+    assert!(both(&odd, 8, false).0);
+    // Without either loop, or with a window on either: left as it is.
+    for j in [0, 2] {
+        let mut none = nest;
+        none[j].ss += 8;
+        none[j].ds += 8;
+        assert_eq!(both(&none, 8, false), (false, none.iter().copied().collect()), "loop {j}");
+        let mut windowed = nest;
+        windowed[j].window = Some(Window { outer: None, oc: 0, ic: 1, lo: 1, hi: 3 });
+        assert_eq!(both(&windowed, 8, false), (false, windowed.iter().copied().collect()), "loop {j}");
+    }
+    // A matrix no transpose takes (float64 on AVX2; bytes 12 rows deep,
+    // under the shortest side): left as it is.
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> = nest.iter().copied().collect();
+    assert!(!repeat_both(&mut loops, 8, Isa::Avx2, false));
+    assert_eq!(loops.as_slice(), nest);
+    let bytes = [l(4, 24, 100_000), l(6, 40_000, 2_000_000), l(3, 3_000, 4), l(24, 1, 10_000), l(4, 800, 1)];
+    assert_eq!(both(&bytes, 1, false), (false, bytes.iter().copied().collect()));
 }
