@@ -12,8 +12,8 @@ use blockshuffle::catalog::OpSpec;
 use blockshuffle::{Kernels, Operator, Parallelism, Streaming};
 
 mod common;
-use common::bytes;
 use common::ALL_KERNELS;
+use common::{bytes, run_poisoned, POISON};
 
 /// One operator run: framework, op, flags, element bytes, input shape.
 type Case = (&'static str, &'static str, &'static [&'static str], usize, &'static [usize]);
@@ -55,18 +55,6 @@ const CASES: &[Case] = &[
     ("ov", "depth-to-space", &["--block-size", "6", "--mode", "depth_first"], 4, &[2, 36, 4000]),
     ("onnx", "space-to-depth", &["--blocksize", "2"], 1, &[1, 4, 512, 600]),
 ];
-
-/// What the output buffers hold before a run: a fresh allocation may be
-/// an earlier run's memory, whose bytes a run that skipped some would
-/// leave right.
-const POISON: u8 = 0xa5;
-
-/// Runs `plan` on `x` into a buffer of [`POISON`].
-fn run_poisoned(plan: &blockshuffle::Plan, x: &[u8], elem: usize) -> Vec<u8> {
-    let mut out = vec![POISON; plan.output_len() * elem];
-    plan.run_bytes_into(x, elem, &mut out).unwrap();
-    out
-}
 
 #[test]
 fn threaded_runs_match_the_run_on_one_thread() {

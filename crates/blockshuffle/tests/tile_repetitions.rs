@@ -14,12 +14,9 @@ use std::mem::MaybeUninit;
 use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
 
 mod common;
-use common::bytes;
 use common::reference::*;
 use common::ALL_KERNELS;
-
-/// What the output buffers hold before a run.
-const POISON: u8 = 0xa5;
+use common::{bytes, run_poisoned, POISON};
 
 /// Runs `plan` on `x` (row-major, `shape`) and on a copy of it whose axis
 /// `lead` (the channels) is `gap` elements further apart, against `want`.
@@ -46,11 +43,7 @@ fn check(plan: &Plan, x: &[u8], shape: &[usize], elem: usize, lead: usize, want:
     for kernels in ALL_KERNELS {
         for streaming in [Streaming::Never, Streaming::Always] {
             let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
-            // Into buffers that hold no output of an earlier run (a fresh
-            // allocation may be the last run's memory, whose bytes a run
-            // that skipped some would leave right).
-            let mut y = vec![POISON; want.len()];
-            plan.run_bytes_into(x, elem, &mut y).unwrap();
+            let y = run_poisoned(&plan, x, elem);
             assert!(y == want, "{what} {kernels:?} {streaming:?}");
             let mut out = vec![MaybeUninit::new(POISON); want.len()];
             plan.run_bytes_strided_uninit(&buf, &strides, elem, &mut out).unwrap();

@@ -5,7 +5,7 @@ pub mod golden;
 pub mod guarded;
 pub mod reference;
 
-use blockshuffle::Kernels;
+use blockshuffle::{Kernels, Plan};
 
 /// Every kernel set a plan can be pinned to (a set the CPU lacks runs the
 /// widest one it has).
@@ -18,4 +18,19 @@ pub const ALL_KERNELS: [Kernels; 5] =
 #[allow(dead_code)]
 pub fn bytes(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ ((i >> 8) as u8)).collect()
+}
+
+/// What an output buffer holds before a test's run: a fresh allocation
+/// may be an earlier run's memory, whose bytes a run that skipped some
+/// would leave right.
+#[allow(dead_code)]
+pub const POISON: u8 = 0xa5;
+
+/// Runs `plan` on `x` (row-major, `elem`-byte elements) into a buffer of
+/// [`POISON`].
+#[allow(dead_code)]
+pub fn run_poisoned(plan: &Plan, x: &[u8], elem: usize) -> Vec<u8> {
+    let mut out = vec![POISON; plan.output_len() * elem];
+    plan.run_bytes_into(x, elem, &mut out).unwrap();
+    out
 }
