@@ -10,10 +10,7 @@ use blockshuffle::{tf, Operator, Streaming};
 
 mod common;
 use common::reference::ref_space_to_batch;
-use common::{bytes, ALL_KERNELS};
-
-/// What the output holds before the run.
-const SENTINEL: u8 = 0xA5;
+use common::{bytes, ALL_KERNELS, POISON};
 
 fn check(block: &[usize], pads: &[[usize; 2]], shape: &[usize], elem: usize) {
     let b: Vec<i64> = block.iter().map(|&v| v as i64).collect();
@@ -25,9 +22,9 @@ fn check(block: &[usize], pads: &[[usize; 2]], shape: &[usize], elem: usize) {
             let op = tf::SpaceToBatchNd::new(&b, &p);
             let plan = op.plan(shape).unwrap().with_kernels(kernels).with_streaming(streaming);
             assert_eq!(plan.output_shape(), out_shape.as_slice());
-            let mut out = vec![MaybeUninit::new(SENTINEL); want.len()];
+            let mut out = vec![MaybeUninit::new(POISON); want.len()];
             plan.run_bytes_uninit(&x, elem, &mut out).unwrap();
-            // SAFETY: every byte was initialised (the sentinel, then the run).
+            // SAFETY: every byte was initialised (the poison, then the run).
             let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
             let first = got.iter().zip(&want).position(|(a, b)| a != b);
             assert_eq!(first, None, "block {block:?} pads {pads:?} {shape:?} elem {elem} {kernels:?} {streaming:?}");

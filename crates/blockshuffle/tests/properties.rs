@@ -7,8 +7,8 @@ use blockshuffle::{onnx, openvino, tf, torch, DataFormat, Kernels, Operator, Ope
 use proptest::prelude::*;
 
 mod common;
-use common::bytes;
 use common::reference::*;
+use common::{bytes, POISON};
 
 fn elem_size() -> impl Strategy<Value = usize> {
     prop::sample::select(vec![1usize, 2, 3, 4, 8, 16])
@@ -392,7 +392,7 @@ fn chunked_runs_with_progress_agree_with_whole_runs() {
         assert!(whole.len() > 32 << 20, "{}: {} bytes is less than three chunks", op.name(), whole.len());
         for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
             let plan = plan.clone().with_parallelism(par);
-            let mut out = vec![std::mem::MaybeUninit::new(0xA5u8); whole.len()];
+            let mut out = vec![std::mem::MaybeUninit::new(POISON); whole.len()];
             let mut reports = Vec::new();
             plan.run_bytes_uninit_with_progress(&x, elem, &mut out, &mut |done, total| reports.push((done, total)))
                 .unwrap();
