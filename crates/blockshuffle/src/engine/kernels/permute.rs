@@ -1,16 +1,17 @@
 //! Interleaves and deinterleaves by byte permutes (AVX512-VBMI): `b`
-//! source streams of 1- or 2-byte units (and 3- and 4-byte units in short
-//! streams or in few) into one contiguous destination run, and such a run of
-//! units of up to 4 bytes back into streams, for
-//! the shapes no kernel of their own takes: 5 to 32 streams (NCHW
-//! depth-to-space and space-to-depth, pixel shuffle and unshuffle by
-//! blocks of 5 to 16 and more).
+//! source streams of units of up to 4 bytes into one contiguous
+//! destination run, and such a run back into streams, for the shapes no
+//! kernel of their own takes: 5 to 32 streams (NCHW depth-to-space and
+//! space-to-depth, pixel shuffle and unshuffle by blocks of 5 to 16 and
+//! more).
 //!
-//! A step reads `k` units of every stream into two registers side by side
-//! (128 bytes: stream `j`'s at byte `j * k * unit`, by masked loads that
-//! touch only its bytes) and writes the `k` groups of `b` units they make
-//! with one or two two-register byte permutes (`vpermt2b`), whose indices
-//! depend only on `b` and the unit and are built at compile time.
+//! An interleaving step reads `k` units of every stream into two
+//! registers side by side (128 bytes: stream `j`'s in its slot, from byte
+//! `j * slot`; see [`slot`]), each stream's by one plain load of its slot,
+//! or in a row shorter than a slot by masked loads that touch only its
+//! bytes, and writes the `k` groups of `b` units they make with one or two
+//! two-register byte permutes (`vpermt2b`), whose indices depend only on
+//! `b` and the unit and are built at compile time.
 //!
 //! A deinterleaving step reads 128 bytes of whole groups and writes each
 //! stream's `k` units with one permute (stream 0's indices plus `j *
@@ -49,12 +50,10 @@ const AHEAD_ROWS: isize = 2;
 /// a time as fast (each a single move), and a step then moves too few
 /// bytes of each stream.
 ///
-/// - Interleaves: units of 3 and 4 bytes only in streams of at most
-///   [`MAX_WIDE_STREAM`] bytes or in steps of at least [`MIN_STEP_UNITS`]
-///   units of each stream. (Measured before the indices were built at
-///   compile time: 4-byte units as many slower as faster, NCHW_VECT_C
-///   depth-to-space by 12 to 15 1.7x the time; 3-, 6-, 8-, 12-, 16- and
-///   32-byte units slower, up to 3.5x the time.)
+/// - Interleaves: units of 3 and 4 bytes in 5 streams or more, loaded
+///   plain ([`loads_plain`]). (Measured before the indices were built at
+///   compile time, with masked loads: 6-, 8-, 12-, 16- and 32-byte units
+///   slower than `tile`'s wide moves, up to 3.5x the time.)
 /// - Deinterleaves: the 36 broad workloads (seed 26) of 3- and 4-byte
 ///   units they reach, 5 alternated runs, 4.65 -> 3.82x memcpy (ONNX
 ///   space-to-depth of 3-byte units by 6, 19 -> 4.5; NCHW_VECT_C
@@ -75,8 +74,8 @@ const MAX_UNIT: usize = 4;
 struct Indices {
     /// `interleave[b][unit - 1]`: destination byte `(x * b + j) * unit + t`
     /// of a step (byte `t` of unit `x` of stream `j`) comes from byte
-    /// `j * k * unit + x * unit + t` of the two registers, where
-    /// `k = STEP / (b * unit)` units of each stream make a step.
+    /// `j * slot(b, unit) + x * unit + t` of the two registers, for the
+    /// `interleave_units(b, unit)` units of each stream in a step.
     interleave: [[[u8; STEP]; MAX_UNIT]; MAX_STREAMS + 1],
     /// `deinterleave[b][unit - 1]`: byte `t` of stream 0's part of a step
     /// (byte `t % unit` of its unit `t / unit`) comes from byte
@@ -97,13 +96,14 @@ impl Indices {
         while b <= MAX_STREAMS {
             let mut unit = 1;
             while unit <= MAX_UNIT {
-                let k = STEP / (b * unit);
+                let (k, slot) = (interleave_units(b, unit), slot(b, unit));
                 let mut q = 0;
                 while q < k * b * unit {
                     let (x, j, byte) = (q / (b * unit), q % (b * unit) / unit, q % unit);
-                    t.interleave[b][unit - 1][q] = (j * k * unit + x * unit + byte) as u8;
+                    t.interleave[b][unit - 1][q] = (j * slot + x * unit + byte) as u8;
                     q += 1;
                 }
+                let k = STEP / (b * unit);
                 let mut q = 0;
                 while q < k * unit {
                     t.deinterleave[b][unit - 1][q] = (q / unit * b * unit + q % unit) as u8;
@@ -115,6 +115,54 @@ impl Indices {
         }
         t
     }
+}
+
+/// The bytes of an interleave's step that hold each stream's units (its
+/// slot: stream `j`'s from byte `j * slot` of the two registers). In 5
+/// streams or more ([`loads_plain`]), a power of two, `STEP / b` rounded
+/// down to one: 16 bytes of each of 5 to 8 streams, 8 of 9 to 16, 4 of 17
+/// to 32, of which the units of a step fill all but less than a unit.
+/// Otherwise the units that fill the step.
+const fn slot(b: usize, unit: usize) -> usize {
+    if loads_plain(b) {
+        STEP / b.next_power_of_two()
+    } else {
+        STEP / (b * unit) * unit
+    }
+}
+
+/// The units of each stream in an interleave's step: as many as its
+/// [`slot`] holds.
+const fn interleave_units(b: usize, unit: usize) -> usize {
+    slot(b, unit) / unit
+}
+
+/// Whether an interleave of `b` streams loads each stream's [`slot`] of a
+/// step by one plain load of its width, the slots put together into the
+/// two registers by unpacks and inserts (`x86::plain`): 5 streams and
+/// more (fewer have kernels of their own, `tile`'s and `shuffle`'s).
+///
+/// The other way to put a stream's bytes at any byte of a register, a
+/// masked load of the register's width, spans two lines, and a step has
+/// `b` or `b + 1` of them: in a loop of such loads alone, 13 streams of 8
+/// bytes, 7.8 ns a step masked, 2.1 ns plain (AMD Zen 4). Measured (one
+/// thread, 3 alternated runs, time after over before) on the broad
+/// workloads whose tiles interleave 5 to 32 streams of units of up to 4
+/// bytes (seeds 26, 801 and 802: 51, 51 and 58 of them; before, masked
+/// loads, and 3- and 4-byte units in long streams with few units a step
+/// by `tile`'s wide moves): 0.61, 0.62 and 0.59. Seed 26's, ratio to
+/// memcpy by unit: 1 byte 3.04 -> 1.85, 2 bytes 3.62 -> 2.13, 3 bytes 3.33
+/// -> 2.24, 4 bytes 2.82 -> 1.69; TF NCHW depth-to-space of float16 by 13
+/// (0.13 MiB) 6.0 -> 1.7, TF batch-to-space of 3-byte units by 11 (1.1
+/// MiB) 5.9 -> 3.2. 7 of the 160 slower by 12% or more, all streams from
+/// far apart in memory, 4 of them in 9 to 12 streams, whose slots of 8
+/// bytes fill 72 to 96 bytes of a step (TF batch-to-space-ND of 3-byte
+/// units by 8 x 14 x 9, 9 streams, 54 MiB: 3.0 -> 5.1, steps of 2 units
+/// where the masked loads took 4). A prefetch of each stream's next lines
+/// took that kind back (TF NCHW depth-to-space of uint8 by 12, 9.3 MiB:
+/// 3.9 -> 1.9) but cost the rest 5 to 12% (3 runs).
+const fn loads_plain(b: usize) -> bool {
+    b >= 5
 }
 
 /// The shortest row (bytes) the permutes take: one vector; below it a
@@ -143,42 +191,8 @@ pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool
         && (2..=MAX_STREAMS).contains(&b)
         && (1..=MAX_UNIT).contains(&unit)
         && n.saturating_mul(b * unit) >= MIN_ROW
-        && (way == Way::Deinterleave || unit <= 2 || n * unit <= MAX_WIDE_STREAM || STEP / (b * unit) >= MIN_STEP_UNITS)
+        && (way == Way::Deinterleave || unit <= 2 || loads_plain(b))
 }
-
-/// The longest stream (bytes) whose interleave of 3- and 4-byte units the
-/// permutes take whatever its step (see [`MIN_STEP_UNITS`]): one vector.
-/// Longer streams of them in steps of fewer units went as fast through
-/// `tile`'s wide moves, which move a unit each and have no masked loads
-/// of a few units from each of `b` streams (OpenVINO depth-to-space of
-/// float32 by 13, 121,056-unit streams, 1.54 -> 1.90x memcpy through the
-/// permutes; NCHW_VECT_C depth-to-space by 11 to 15, 28- to 87-unit
-/// streams, 2.3-3.6 -> 2.7-4.9). Measured with it (ratio to memcpy,
-/// alternated runs): the 49 broad workloads (seed 26) whose tiles
-/// interleave 4-byte units without a kernel of their own, 4 runs, 3.39 ->
-/// 3.15 (below 1 MiB 4.34 -> 3.73; 16 MiB and more 3.17 -> 3.17;
-/// NCHW_VECT_C depth-to-space of uint8 by 5, 19.9 -> 9.1); held out, the
-/// 20 of seeds 801 and 802 that it changes, 5 runs, 6.78 -> 5.66, 15
-/// faster (TF NCHW_VECT_C depth-to-space by 10, 13.0 -> 6.3; OpenVINO
-/// depth-to-space of 3-byte units by 6, 3.1 -> 2.3), the worst TF NCHW
-/// depth-to-space of float32 by 13, 15-unit streams, 5.1 -> 6.4.
-const MAX_WIDE_STREAM: usize = 64;
-
-/// The fewest units of each stream in a step from which the permutes take
-/// interleaves of 3- and 4-byte units of any length (5 to 8 streams of
-/// 4-byte units, 5 to 10 of 3-byte ones): a step's loads then bring in
-/// 12 bytes or more of each stream. Measured against `tile`'s wide moves
-/// on the broad workloads whose interleaves this adds (seeds 26, 801 and
-/// 802: 11, 12 and 19 of them), one thread, 5 alternated runs, time
-/// after over before: 0.80, 0.92 and 0.78, the slowest 1.07 (TF
-/// NCHW_VECT_C depth-to-space by 8, 7.4 ms); TF batch-to-space-ND of
-/// 3-byte units by 8 x 14 x 9 (54 MiB), 32.2 -> 14.3 ms; TF NCHW
-/// depth-to-space of float32 by 5 (6.9 MiB), 1.79 -> 1.43 ms. With 3
-/// units a step (4-byte units, 9 and 10 streams) about as many were
-/// slower as faster; with 2 (11 to 16 streams), most slower, up to 1.5x
-/// the time. (Before the step's loads were independent of one another,
-/// 7 streams of float32 measured 1.5x the time, 169 MiB.)
-const MIN_STEP_UNITS: usize = 4;
 
 /// Which way the permutes move units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,7 +252,7 @@ mod x86 {
 
     use arrayvec::ArrayVec;
 
-    use super::{Rows, AHEAD_ROWS, INDICES, MAX_STREAMS, MAX_UNIT, STEP};
+    use super::{interleave_units, loads_plain, slot, Rows, AHEAD_ROWS, INDICES, MAX_STREAMS, MAX_UNIT, STEP};
     use crate::engine::arch::mem::{lanes, prefetch};
 
     /// A masked load of a step: the lanes `mask` of one register (`mask[0]`
@@ -270,19 +284,31 @@ mod x86 {
         // A real check: the tables below hold MAX_STREAMS streams and the
         // units the permutes take (a step then holds at least one group).
         assert!((2..=MAX_STREAMS).contains(&b) && (1..=MAX_UNIT).contains(&unit), "{b} streams of {unit}-byte units");
-        let k = STEP / (b * unit);
+        let (k, slot) = (interleave_units(b, unit), slot(b, unit));
         let (len, out) = (k * unit, b * k * unit);
+        if loads_plain(b) && n * unit >= slot {
+            // SAFETY: forwarded; the slot is 4, 8 or 16 bytes (`slot`), and
+            // a stream's row at least a slot.
+            unsafe {
+                match slot {
+                    16 => plain::<16>(rows, n, b, unit, src, ss, dst),
+                    8 => plain::<8>(rows, n, b, unit, src, ss, dst),
+                    _ => plain::<4>(rows, n, b, unit, src, ss, dst),
+                }
+            }
+            return;
+        }
         // The last step's units, if a whole step does not end the row: its
         // loads masked to them (lane `t` of a load is its stream's byte `t
         // + at`), its stores to their groups.
         let (steps, last) = (n / k, n % k);
         // The loads of each register: stream `j`'s bytes are bytes
-        // `j * len..(j + 1) * len` of the two registers; at most one
+        // `j * slot..j * slot + len` of the two registers; at most one
         // stream straddles them, so each has at most `b` loads and both
         // together at most `b + 1`.
         let mut loads: [ArrayVec<Load, MAX_STREAMS>; 2] = [ArrayVec::new(), ArrayVec::new()];
         for j in 0..b {
-            let (lo, hi) = (j * len, (j + 1) * len);
+            let (lo, hi) = (j * slot, j * slot + len);
             for (loads, base) in loads.iter_mut().zip([0, 64]) {
                 let (from, to) = (lo.max(base), hi.min(base + 64));
                 if from < to {
@@ -332,6 +358,140 @@ mod x86 {
                         _mm512_mask_storeu_epi8(to.wrapping_add(64).cast(), lanes(0, bytes - 64), second);
                     }
                 }
+            }
+        }
+    }
+
+    /// [`interleave`] of rows whose streams hold at least a slot (`n *
+    /// unit >= S`), every step's slot of each stream by one plain load of
+    /// `S` bytes: the steps whose loads end inside the row, then, if units
+    /// are left, one step of the last `k` units, whose loads end at the
+    /// row's end (the slot's units then `S - k * unit` bytes in, where its
+    /// indices look), over units the last one moved (the same bytes again).
+    ///
+    /// # Safety
+    /// As [`super::run`]; `S` is [`slot`]`(b, unit)`, 4, 8 or 16, and `n *
+    /// unit >= S`; the CPU has AVX-512F, BW and VBMI.
+    #[inline(always)]
+    unsafe fn plain<const S: usize>(
+        rows: Rows,
+        n: usize,
+        b: usize,
+        unit: usize,
+        src: *const u8,
+        ss: isize,
+        dst: *mut u8,
+    ) {
+        let k = S / unit;
+        let (out, end) = (b * k * unit, n * unit - S);
+        let idx = &INDICES.interleave[b][unit - 1];
+        let store = [lanes(0, out.min(64)), lanes(0, out.saturating_sub(64))];
+        // SAFETY: a step's loads read bytes `at..at + S` of each of the `b`
+        // streams, `at <= end` (inside the row); its stores write the `out`
+        // bytes of its `k` groups, inside the row's (`x * unit + S <= n *
+        // unit` for the steps at `x`, groups `n - k..n` for the last)
+        // (caller).
+        unsafe {
+            let idx = [_mm512_loadu_si512(idx.as_ptr().cast()), _mm512_loadu_si512(idx[64..].as_ptr().cast())];
+            let shift = _mm512_set1_epi8((S - k * unit) as i8);
+            let last = [_mm512_add_epi8(idx[0], shift), _mm512_add_epi8(idx[1], shift)];
+            for r in 0..rows.count {
+                let (s, d) = rows.at(r, src, dst);
+                let mut x = 0;
+                while x * unit <= end {
+                    step::<S>(s.wrapping_add(x * unit), ss, b, d.wrapping_add(x * b * unit), idx, store);
+                    x += k;
+                }
+                if x < n {
+                    step::<S>(s.wrapping_add(end), ss, b, d.wrapping_add((n - k) * b * unit), last, store);
+                }
+            }
+        }
+    }
+
+    /// One step of [`plain`]: the slots of `b` streams at `from`, permuted
+    /// by `idx`, stored to `to` under the masks of its first and second 64
+    /// bytes.
+    ///
+    /// # Safety
+    /// As [`half`]; the masked bytes at `to` writable; the CPU has
+    /// AVX-512F, BW and VBMI.
+    #[inline(always)]
+    unsafe fn step<const S: usize>(
+        from: *const u8,
+        ss: isize,
+        b: usize,
+        to: *mut u8,
+        idx: [__m512i; 2],
+        store: [u64; 2],
+    ) {
+        // SAFETY: forwarded.
+        unsafe {
+            let lo = half::<S>(from, ss, b, 0);
+            let hi = if b * S > 64 { half::<S>(from, ss, b, 64 / S) } else { _mm512_setzero_si512() };
+            _mm512_mask_storeu_epi8(to.cast(), store[0], _mm512_permutex2var_epi8(lo, idx[0], hi));
+            if store[1] != 0 {
+                let second = _mm512_permutex2var_epi8(lo, idx[1], hi);
+                _mm512_mask_storeu_epi8(to.wrapping_add(64).cast(), store[1], second);
+            }
+        }
+    }
+
+    /// 64 bytes of a step: the `S`-byte slots of streams `first..first +
+    /// 64 / S` at `from` (stream `j` at `j * ss`), those at or past `b`
+    /// zero (not loaded).
+    ///
+    /// # Safety
+    /// Those streams' `S` bytes at `from` are readable; the CPU has
+    /// AVX-512F.
+    #[inline(always)]
+    unsafe fn half<const S: usize>(from: *const u8, ss: isize, b: usize, first: usize) -> __m512i {
+        let per = 16 / S;
+        // SAFETY: forwarded.
+        unsafe {
+            let lo = _mm256_castsi128_si256(quarter::<S>(from, ss, b, first));
+            let lo = _mm256_inserti128_si256::<1>(lo, quarter::<S>(from, ss, b, first + per));
+            let hi = _mm256_castsi128_si256(quarter::<S>(from, ss, b, first + 2 * per));
+            let hi = _mm256_inserti128_si256::<1>(hi, quarter::<S>(from, ss, b, first + 3 * per));
+            _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+        }
+    }
+
+    /// 16 bytes of a step: the slots of streams `first..first + 16 / S`,
+    /// those at or past `b` zero.
+    ///
+    /// # Safety
+    /// As [`half`].
+    #[inline(always)]
+    unsafe fn quarter<const S: usize>(from: *const u8, ss: isize, b: usize, first: usize) -> __m128i {
+        // SAFETY: forwarded.
+        unsafe {
+            match S {
+                16 => load_slot::<S>(from, ss, b, first),
+                8 => _mm_unpacklo_epi64(load_slot::<S>(from, ss, b, first), load_slot::<S>(from, ss, b, first + 1)),
+                _ => _mm_unpacklo_epi64(
+                    _mm_unpacklo_epi32(load_slot::<S>(from, ss, b, first), load_slot::<S>(from, ss, b, first + 1)),
+                    _mm_unpacklo_epi32(load_slot::<S>(from, ss, b, first + 2), load_slot::<S>(from, ss, b, first + 3)),
+                ),
+            }
+        }
+    }
+
+    /// Stream `j`'s slot of `S` bytes at `from`, in the low bytes, or zero
+    /// (nothing loaded) if `j >= b`.
+    ///
+    /// # Safety
+    /// As [`half`].
+    #[inline(always)]
+    unsafe fn load_slot<const S: usize>(from: *const u8, ss: isize, b: usize, j: usize) -> __m128i {
+        let at = from.wrapping_offset((j as isize).wrapping_mul(ss));
+        // SAFETY: forwarded; only streams below `b` are read.
+        unsafe {
+            match () {
+                _ if j >= b => _mm_setzero_si128(),
+                _ if S == 16 => _mm_loadu_si128(at.cast()),
+                _ if S == 8 => _mm_loadl_epi64(at.cast()),
+                _ => _mm_cvtsi32_si128(at.cast::<i32>().read_unaligned()),
             }
         }
     }
@@ -484,11 +644,15 @@ mod tests {
         for way in [Way::Interleave, Way::Deinterleave] {
             for b in 2..=MAX_STREAMS {
                 for unit in 1..=MAX_UNIT {
-                    let k = STEP / (b * unit);
+                    let k = match way {
+                        Way::Interleave => interleave_units(b, unit),
+                        Way::Deinterleave => STEP / (b * unit),
+                    };
                     // Rows of a part of a step to several steps, on both
                     // sides of the deinterleave's plain stores (a stream's
                     // bytes of a step, to the next power of two from 8,
-                    // inside the bytes the call writes).
+                    // inside the bytes the call writes) and of the
+                    // interleave's plain loads (a row of a step or more).
                     for n in [0, 1, 2, 3, k - 1, k, k + 1, 2 * k - 1, 3 * k - 1, 3 * k + 2, 64 / unit + 1] {
                         for continued in [false, true] {
                             // SAFETY: the rows lie inside the buffers (as
@@ -502,6 +666,44 @@ mod tests {
                             });
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// The interleave's plain loads read only the row's units: streams
+    /// back to back in a buffer of exactly their bytes (its last stream
+    /// ends where the allocation does, which AddressSanitizer checks), rows
+    /// of a slot to a few steps, the last step over units the one before
+    /// moved, its loads ending at the row's end.
+    #[test]
+    fn the_plain_loads_stay_inside_the_streams() {
+        if !Isa::detect().runs_vbmi() {
+            return;
+        }
+        for b in 5..=MAX_STREAMS {
+            for unit in 1..=MAX_UNIT {
+                let (k, slot) = (interleave_units(b, unit), slot(b, unit));
+                assert_eq!(slot, 128 / b.next_power_of_two(), "{b} streams of {unit}-byte units");
+                assert!(k >= 1 && slot - k * unit < unit, "{b} streams of {unit}-byte units");
+                // From the shortest row of a slot on.
+                let first = slot.div_ceil(unit);
+                for n in [first, first + 1, k + 1, 2 * k - 1, 2 * k, 2 * k + 1, 3 * k + 1] {
+                    let stream = n * unit;
+                    let src: Vec<u8> = (0..b * stream).map(|i| (i * 13 + i / 241) as u8).collect();
+                    let mut got = vec![0xA5u8; b * stream];
+                    let rows = Rows { count: 1, ss: 0, ds: 0 };
+                    // SAFETY: `b` streams of `n` units back to back, and
+                    // their `b * n` units' destination; the CPU has VBMI
+                    // (checked above).
+                    unsafe { x86::interleave(rows, n, b, unit, src.as_ptr(), stream as isize, got.as_mut_ptr()) };
+                    let want: Vec<u8> = (0..b * n)
+                        .flat_map(|g| {
+                            let (x, j) = (g / b, g % b);
+                            src[j * stream + x * unit..][..unit].to_vec()
+                        })
+                        .collect();
+                    assert!(got == want, "{b} streams of {n} {unit}-byte units");
                 }
             }
         }
@@ -548,16 +750,15 @@ mod tests {
                 assert!(!takes(way, 1, 1, 1000, isa));
                 assert!(!takes(way, 2, 5, 1000, isa));
             }
-            // 3- and 4-byte units: streams of a vector at most, or steps
-            // of at least 4 units of each stream.
-            assert!(takes(Interleave, 9, 4, 16, isa));
-            assert!(!takes(Interleave, 9, 4, 17, isa));
-            assert!(takes(Interleave, 8, 4, 17, isa));
+            // Interleaves of 3- and 4-byte units: 5 streams and more, any
+            // length (fewer have kernels of their own).
+            assert!(takes(Interleave, 9, 4, 17, isa));
             assert!(takes(Interleave, 5, 4, 100_000, isa));
-            assert!(takes(Interleave, 11, 3, 21, isa));
-            assert!(!takes(Interleave, 11, 3, 22, isa));
-            assert!(takes(Interleave, 10, 3, 22, isa));
-            assert!(!takes(Interleave, 16, 3, 1000, isa));
+            assert!(takes(Interleave, 16, 3, 1000, isa));
+            assert!(takes(Interleave, 32, 3, 1, isa));
+            assert!(!takes(Interleave, 4, 3, 1000, isa));
+            assert!(!takes(Interleave, 4, 4, 1000, isa));
+            assert!(takes(Interleave, 4, 2, 1000, isa));
             assert!(takes(Deinterleave, 2, 3, 1000, isa));
             assert!(takes(Deinterleave, 8, 4, 2, isa));
             assert!(!takes(Deinterleave, 8, 4, 1, isa));

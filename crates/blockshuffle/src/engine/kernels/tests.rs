@@ -210,18 +210,18 @@ fn interleaving_tiles_of_other_units_zip_their_streams() {
 }
 
 /// Interleaves of 3- and 4-byte units in 5 to 11 streams, which the byte
-/// permutes take in streams of a vector at most or in steps of at least 4
-/// units of each stream (`permute::MIN_STEP_UNITS`), and `tile`'s wide
-/// moves otherwise: streams on both sides of a vector and stream counts on
-/// both sides of that step, once and repeated (with gaps, or each
-/// repetition continuing the destination run), through the cache, every
-/// kernel set, against each unit's offsets and with the bytes between
-/// runs left alone.
+/// permutes take (loading each stream's slot of a step plain, or masked in
+/// rows shorter than a slot) and `tile`'s wide moves without VBMI: streams
+/// on both sides of a vector and of a slot, stream counts on both sides of
+/// a slot's width (8 streams of 16-byte slots, 9 of 8-byte ones), once
+/// and repeated (with gaps, or each repetition continuing the destination
+/// run), through the cache, every kernel set, against each unit's offsets
+/// and with the bytes between runs left alone.
 #[test]
 fn interleaves_of_3_and_4_byte_units_on_both_sides_of_the_permutes_rules() {
     for unit in [3, 4] {
         for ny in [5, 8, 9, 10, 11] {
-            for nx in [1, 16, 17, 21, 22, 40, 97] {
+            for nx in [1, 2, 3, 5, 6, 16, 17, 21, 22, 40, 97] {
                 for (count, continued) in [(1, false), (3, false), (3, true)] {
                     let (ssy, dsx, run) = ((nx * unit + 5) as isize, (ny * unit) as isize, nx * ny * unit);
                     let ds = if continued { run } else { run + 7 };
