@@ -239,6 +239,39 @@ fn interleaves_of_3_and_4_byte_units_on_both_sides_of_the_permutes_rules() {
     }
 }
 
+/// Interleaves of 15 to 32 streams of units of 1 to 4 bytes, which the
+/// byte permutes take ahead of the transpose's squares (through the
+/// cache; streamed, the squares or the stage): stream counts on both
+/// sides of a square's side and of the permutes' slots (16 streams of 8
+/// bytes, 17 of 4), streams shorter than a slot and longer than a square,
+/// once and repeated (with gaps, or each repetition continuing the
+/// destination run), every kernel set, against each unit's offsets, the
+/// bytes between runs left as they were.
+#[test]
+fn interleaves_of_15_to_32_streams() {
+    for unit in 1..=4 {
+        for ny in [15, 16, 17, 31, 32] {
+            for nx in [1, 2, 5, 16, 19, 40] {
+                for (count, continued) in [(1, false), (3, false), (3, true)] {
+                    let (ssy, dsx, run) = ((nx * unit + 5) as isize, (ny * unit) as isize, nx * ny * unit);
+                    let ds = if continued { run } else { run + 7 };
+                    let rows = Rows { count, ss: ny as isize * ssy + 3, ds: ds as isize };
+                    let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 9, 0x3C);
+                    for isa in Isa::every_runnable() {
+                        for nt in [false, true] {
+                            let mut dst = vec![0x3Cu8; expected.len()];
+                            run_tile(rows, nx, ny, &src, ssy, &mut dst, 9, dsx, unit, Mode { nt, isa });
+                            let what =
+                                format!("unit {unit}, {nx} x {ny} x {count}, continued {continued}, {isa:?}, nt {nt}");
+                            assert_eq!(dst, expected, "{what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Streaming gathers of `n` units `ss` apart into a contiguous
 /// destination, at a 16-byte-aligned destination and 8 bytes off one
 /// (units of whole vectors go straight to the destination, others

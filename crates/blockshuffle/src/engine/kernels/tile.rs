@@ -73,13 +73,21 @@ pub(crate) unsafe fn copy_tile(
             (_, true) => (ny, rows.count * nx),
             _ => (ny, nx),
         };
-        // Bytes in fewer streams than a square's side go by the byte
-        // permutes rather than the transpose's masked squares: the 13
-        // broad workloads (seed 26) that this changes, 5 alternated runs,
-        // geomean 4.67 -> 3.77x memcpy (pixel unshuffle of uint8 by 9,
-        // 127 MiB: 4.5 -> 2.3); float16 there measured no faster (3.63 ->
-        // 3.75) and bytes in 16 streams slower (2.56 -> 2.77).
-        if unit == 1 && permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, transpose::MIN_SIDE - 1) {
+        // Interleaves go by the byte permutes rather than the transpose's
+        // squares: the broad workloads whose tiles interleave 5 to 32
+        // streams of units of up to 4 bytes (seeds 26, 801 and 802: 51,
+        // 51 and 58 of them), 3 alternated runs, time after over before
+        // 0.94, 0.94 and 0.99 (ONNX CRD depth-to-space of float16 by 16,
+        // 3.3 MiB, 7.0 -> 2.2x memcpy; a numpy transpose of 32 streams of
+        // float16, 7 MiB, 4.7 -> 5.5). So do deinterleaves of bytes in
+        // fewer streams than a square's side, rather than the masked
+        // squares: the 13 broad workloads (seed 26) that this changes, 5
+        // alternated runs, geomean 4.67 -> 3.77x memcpy (pixel unshuffle
+        // of uint8 by 9, 127 MiB: 4.5 -> 2.3); float16 there measured no
+        // faster (3.63 -> 3.75) and bytes in 16 streams slower (2.56 ->
+        // 2.77).
+        let deinterleaves = if unit == 1 { transpose::MIN_SIDE - 1 } else { 0 };
+        if permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, permute::MAX_STREAMS, deinterleaves) {
             return;
         }
         // Shorter sides of float64 in full-line squares, where the tile's
@@ -111,9 +119,9 @@ pub(crate) unsafe fn copy_tile(
         {
             return;
         }
-        // Interleaves and deinterleaves that no kernel of their own takes,
-        // by byte permutes.
-        if permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, permute::MAX_STREAMS) {
+        // Deinterleaves that no kernel of their own takes, by byte
+        // permutes (interleaves went there above).
+        if permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, 0, permute::MAX_STREAMS) {
             return;
         }
         match unit {
@@ -240,10 +248,10 @@ unsafe fn staged_tile(
     true
 }
 
-/// Runs the tile by the byte permutes (`permute`) if it interleaves or
-/// deinterleaves at most `streams` streams that no kernel of their own
-/// takes and the permutes take them (not streamed). `false`, having done
-/// nothing, if not.
+/// Runs the tile by the byte permutes (`permute`) if it interleaves at
+/// most `interleaves` streams or deinterleaves at most `deinterleaves`,
+/// that no kernel of their own takes, and the permutes take them (not
+/// streamed). `false`, having done nothing, if not.
 ///
 /// # Safety
 /// As [`copy_tile`].
@@ -258,18 +266,19 @@ unsafe fn permutes(
     dst: *mut u8,
     dsx: isize,
     m: Mode,
-    streams: usize,
+    interleaves: usize,
+    deinterleaves: usize,
 ) -> bool {
     let u = unit as isize;
     // SAFETY: forwarded; each kernel addresses exactly the tiles' units.
     unsafe {
         !m.nt
             && (dsx == ny as isize * u
-                && ny <= streams
+                && ny <= interleaves
                 && !own_interleave(m.isa, ny, unit)
                 && permute::run(Way::Interleave, rows, nx, ny, unit, src, dst, ssy, m.isa)
                 || ssy == nx as isize * u
-                    && nx <= streams
+                    && nx <= deinterleaves
                     && !simd_streams(nx, unit)
                     && permute::run(Way::Deinterleave, rows, ny, nx, unit, src, dst, dsx, m.isa))
     }
