@@ -1,6 +1,7 @@
 //! Interleaves and deinterleaves by byte permutes (AVX512-VBMI): `b`
-//! source streams of units of up to 4 bytes into one contiguous
-//! destination run, and such a run back into streams, for the shapes no
+//! source streams of units of up to 4 bytes (8 in at most 16 streams) into
+//! one contiguous destination run, and such a run of units of up to 4
+//! bytes back into streams, for the shapes no
 //! kernel of their own takes: 5 to 32 streams (NCHW depth-to-space and
 //! space-to-depth, pixel shuffle and unshuffle by blocks of 5 to 16 and
 //! more).
@@ -46,9 +47,10 @@ const STEP: usize = 128;
 /// which the prefetchers follow, measured the same, 3 runs.)
 const AHEAD_ROWS: isize = 2;
 
-/// The widest unit the permutes take, both ways: wider units move one at
-/// a time as fast (each a single move), and a step then moves too few
-/// bytes of each stream.
+/// The widest unit the permutes take, both ways (interleaves in slots of 8
+/// and 16 bytes: [`MAX_INTERLEAVE_UNIT`]): wider units move one at a time
+/// as fast (each a single move), and a step then moves too few bytes of
+/// each stream.
 ///
 /// - Interleaves: units of 3 and 4 bytes in 5 streams or more, loaded
 ///   plain ([`loads_plain`]). (Measured before the indices were built at
@@ -60,6 +62,17 @@ const AHEAD_ROWS: isize = 2;
 ///   space-to-depth of uint8 by 8, 8.1 -> 3.5); the worst, float32 pixel
 ///   unshuffle by 8 of 0.4 MiB, 3.4 -> 4.0.
 const MAX_UNIT: usize = 4;
+
+/// The widest unit the interleaves take, in 5 to 16 streams: a slot (see
+/// [`slot`]) of 8 or 16 bytes then holds a unit or two of each stream.
+/// Measured against `tile`'s moves of a unit at a time (one thread, 3
+/// alternated runs, time after over before) on the broad workloads whose
+/// tiles interleave 5 to 16 streams of 5- to 8-byte units (seeds 26, 801
+/// and 802: 28, 24 and 18 of them): 0.81, 0.89 and 0.84; two units a slot
+/// (5 to 8 streams) 0.68 for 6-byte units, 0.74 for 8; one (9 to 16) 0.89
+/// and 0.91, 4 of the 53 slower by 14% or more (an einops rearrange of 16
+/// streams of float64, 8 units long, 1.2 MiB: 2.4 -> 3.6x memcpy).
+const MAX_INTERLEAVE_UNIT: usize = 8;
 
 /// A step's permute indices for every stream count and unit the permutes
 /// take, built at compile time: built on each call, they were most of the
@@ -76,7 +89,7 @@ struct Indices {
     /// of a step (byte `t` of unit `x` of stream `j`) comes from byte
     /// `j * slot(b, unit) + x * unit + t` of the two registers, for the
     /// `interleave_units(b, unit)` units of each stream in a step.
-    interleave: [[[u8; STEP]; MAX_UNIT]; MAX_STREAMS + 1],
+    interleave: [[[u8; STEP]; MAX_INTERLEAVE_UNIT]; MAX_STREAMS + 1],
     /// `deinterleave[b][unit - 1]`: byte `t` of stream 0's part of a step
     /// (byte `t % unit` of its unit `t / unit`) comes from byte
     /// `(t / unit) * b * unit + t % unit` of the two registers; stream
@@ -89,13 +102,13 @@ static INDICES: Indices = Indices::build();
 impl Indices {
     const fn build() -> Indices {
         let mut t = Indices {
-            interleave: [[[0; STEP]; MAX_UNIT]; MAX_STREAMS + 1],
+            interleave: [[[0; STEP]; MAX_INTERLEAVE_UNIT]; MAX_STREAMS + 1],
             deinterleave: [[[0; 64]; MAX_UNIT]; MAX_STREAMS + 1],
         };
         let mut b = 2;
         while b <= MAX_STREAMS {
             let mut unit = 1;
-            while unit <= MAX_UNIT {
+            while unit <= MAX_INTERLEAVE_UNIT {
                 let (k, slot) = (interleave_units(b, unit), slot(b, unit));
                 let mut q = 0;
                 while q < k * b * unit {
@@ -103,6 +116,10 @@ impl Indices {
                     t.interleave[b][unit - 1][q] = (j * slot + x * unit + byte) as u8;
                     q += 1;
                 }
+                unit += 1;
+            }
+            let mut unit = 1;
+            while unit <= MAX_UNIT {
                 let k = STEP / (b * unit);
                 let mut q = 0;
                 while q < k * unit {
@@ -172,7 +189,8 @@ const MIN_ROW: usize = 64;
 
 /// Whether [`run`] moves `b` streams of `n` units of `unit` bytes `way`
 /// on `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`] streams of units of at most
-/// [`MAX_UNIT`] bytes, rows of at least [`MIN_ROW`] bytes.
+/// [`MAX_UNIT`] bytes (interleaves: [`MAX_INTERLEAVE_UNIT`] in slots that
+/// hold one), rows of at least [`MIN_ROW`] bytes.
 ///
 /// Measured (one thread, ratio to memcpy, alternated runs): the 7 broad
 /// workloads (seed 26) whose deinterleaves it takes from the tile's own
@@ -187,9 +205,15 @@ const MIN_ROW: usize = 64;
 /// - wider units: see [`MAX_UNIT`]; rows of 2 units (a quarter vector)
 ///   slower.
 pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool {
+    let unit_ok = match way {
+        Way::Deinterleave => (1..=MAX_UNIT).contains(&unit),
+        Way::Interleave => {
+            (1..=MAX_UNIT).contains(&unit) || (unit <= MAX_INTERLEAVE_UNIT && loads_plain(b) && slot(b, unit) >= unit)
+        }
+    };
     isa.runs_vbmi()
         && (2..=MAX_STREAMS).contains(&b)
-        && (1..=MAX_UNIT).contains(&unit)
+        && unit_ok
         && n.saturating_mul(b * unit) >= MIN_ROW
         && (way == Way::Deinterleave || unit <= 2 || loads_plain(b))
 }
@@ -252,7 +276,10 @@ mod x86 {
 
     use arrayvec::ArrayVec;
 
-    use super::{interleave_units, loads_plain, slot, Rows, AHEAD_ROWS, INDICES, MAX_STREAMS, MAX_UNIT, STEP};
+    use super::{
+        interleave_units, loads_plain, slot, Rows, AHEAD_ROWS, INDICES, MAX_INTERLEAVE_UNIT, MAX_STREAMS, MAX_UNIT,
+        STEP,
+    };
     use crate::engine::arch::mem::{lanes, prefetch};
 
     /// A masked load of a step: the lanes `mask` of one register (`mask[0]`
@@ -283,7 +310,10 @@ mod x86 {
     ) {
         // A real check: the tables below hold MAX_STREAMS streams and the
         // units the permutes take (a step then holds at least one group).
-        assert!((2..=MAX_STREAMS).contains(&b) && (1..=MAX_UNIT).contains(&unit), "{b} streams of {unit}-byte units");
+        assert!(
+            (2..=MAX_STREAMS).contains(&b) && (1..=MAX_INTERLEAVE_UNIT).contains(&unit) && slot(b, unit) >= unit,
+            "{b} streams of {unit}-byte units"
+        );
         let (k, slot) = (interleave_units(b, unit), slot(b, unit));
         let (len, out) = (k * unit, b * k * unit);
         if loads_plain(b) && n * unit >= slot {
@@ -643,10 +673,13 @@ mod tests {
         }
         for way in [Way::Interleave, Way::Deinterleave] {
             for b in 2..=MAX_STREAMS {
-                for unit in 1..=MAX_UNIT {
+                for unit in 1..=MAX_INTERLEAVE_UNIT {
                     let k = match way {
-                        Way::Interleave => interleave_units(b, unit),
-                        Way::Deinterleave => STEP / (b * unit),
+                        Way::Interleave if unit <= MAX_UNIT || loads_plain(b) && slot(b, unit) >= unit => {
+                            interleave_units(b, unit)
+                        }
+                        Way::Deinterleave if unit <= MAX_UNIT => STEP / (b * unit),
+                        _ => continue,
                     };
                     // Rows of a part of a step to several steps, on both
                     // sides of the deinterleave's plain stores (a stream's
@@ -682,7 +715,7 @@ mod tests {
             return;
         }
         for b in 5..=MAX_STREAMS {
-            for unit in 1..=MAX_UNIT {
+            for unit in (1..=MAX_INTERLEAVE_UNIT).filter(|&unit| slot(b, unit) >= unit) {
                 let (k, slot) = (interleave_units(b, unit), slot(b, unit));
                 assert_eq!(slot, 128 / b.next_power_of_two(), "{b} streams of {unit}-byte units");
                 assert!(k >= 1 && slot - k * unit < unit, "{b} streams of {unit}-byte units");
@@ -714,7 +747,7 @@ mod tests {
         for way in [Way::Interleave, Way::Deinterleave] {
             for isa in [Isa::Portable, Isa::baseline(), Isa::Avx512, Isa::detect()] {
                 for b in 1..=MAX_STREAMS + 1 {
-                    for unit in 1..=5 {
+                    for unit in 1..=MAX_INTERLEAVE_UNIT + 1 {
                         for n in [0, 1, 2, 31, 32, 33, 100] {
                             // SAFETY: the rows lie inside the buffers (as built).
                             check(way, b, unit, n, false, |rows, src, dst, streams| {
@@ -759,6 +792,14 @@ mod tests {
             assert!(!takes(Interleave, 4, 3, 1000, isa));
             assert!(!takes(Interleave, 4, 4, 1000, isa));
             assert!(takes(Interleave, 4, 2, 1000, isa));
+            // Interleaves of 5- to 8-byte units: 5 to 16 streams, whose
+            // slots hold a unit or more; their deinterleaves: none.
+            assert!(takes(Interleave, 5, 6, 100, isa));
+            assert!(takes(Interleave, 16, 8, 100, isa));
+            assert!(!takes(Interleave, 17, 5, 100, isa));
+            assert!(!takes(Interleave, 4, 8, 100, isa));
+            assert!(!takes(Interleave, 8, 9, 100, isa));
+            assert!(!takes(Deinterleave, 8, 5, 100, isa));
             assert!(takes(Deinterleave, 2, 3, 1000, isa));
             assert!(takes(Deinterleave, 8, 4, 2, isa));
             assert!(!takes(Deinterleave, 8, 4, 1, isa));

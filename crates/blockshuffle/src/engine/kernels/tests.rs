@@ -209,18 +209,19 @@ fn interleaving_tiles_of_other_units_zip_their_streams() {
     }
 }
 
-/// Interleaves of 3- and 4-byte units in 5 to 11 streams, which the byte
+/// Interleaves of 3- to 8-byte units in 5 to 17 streams, which the byte
 /// permutes take (loading each stream's slot of a step plain, or masked in
-/// rows shorter than a slot) and `tile`'s wide moves without VBMI: streams
-/// on both sides of a vector and of a slot, stream counts on both sides of
-/// a slot's width (8 streams of 16-byte slots, 9 of 8-byte ones), once
-/// and repeated (with gaps, or each repetition continuing the destination
-/// run), through the cache, every kernel set, against each unit's offsets
-/// and with the bytes between runs left alone.
+/// rows shorter than a slot; units of 5 to 8 bytes in at most 16 streams)
+/// and `tile`'s wide moves otherwise, or without VBMI: streams on both
+/// sides of a vector and of a slot, stream counts on both sides of a
+/// slot's width (8 streams of 16-byte slots, 9 of 8-byte ones, 17 of
+/// 4-byte ones), once and repeated (with gaps, or each repetition
+/// continuing the destination run), through the cache, every kernel set,
+/// against each unit's offsets and with the bytes between runs left alone.
 #[test]
-fn interleaves_of_3_and_4_byte_units_on_both_sides_of_the_permutes_rules() {
-    for unit in [3, 4] {
-        for ny in [5, 8, 9, 10, 11] {
+fn interleaves_of_3_to_8_byte_units_on_both_sides_of_the_permutes_slots() {
+    for unit in 3..=8 {
+        for ny in [5, 8, 9, 10, 11, 16, 17] {
             for nx in [1, 2, 3, 5, 6, 16, 17, 21, 22, 40, 97] {
                 for (count, continued) in [(1, false), (3, false), (3, true)] {
                     let (ssy, dsx, run) = ((nx * unit + 5) as isize, (ny * unit) as isize, nx * ny * unit);
