@@ -13,8 +13,8 @@ use ndarray::{ArrayD, Axis, IxDyn};
 use proptest::prelude::*;
 
 mod common;
-use common::bytes;
 use common::reference::{ravel, unravel};
+use common::{bytes, run_both};
 
 fn settings() -> impl Strategy<Value = (usize, Streaming, Kernels, Parallelism)> {
     (
@@ -330,7 +330,7 @@ proptest! {
             let s = ravel(&idx, &shape) * elem;
             want[f * elem..(f + 1) * elem].copy_from_slice(&input[s..s + elem]);
         }
-        prop_assert_eq!(&plan.run_bytes(&input, elem).unwrap(), &want);
+        prop_assert_eq!(&run_both(&plan, &input, elem), &want);
         let stored: Vec<usize> = if fortran { (0..rank).rev().collect() } else { (0..rank).collect() };
         prop_assert_eq!(&run_strided_bytes(&plan, &input, elem, &spread, &stored), &want);
         // Reversed (no axes) is the transpose by the reversed axes.
@@ -360,14 +360,14 @@ proptest! {
         let n: usize = shape.iter().product();
         let input = bytes(n * elem, n as u8);
         let want = r.reference(&input, elem);
-        prop_assert_eq!(&plan.run_bytes(&input, elem).unwrap(), &want, "{}", pattern);
+        prop_assert_eq!(&run_both(&plan, &input, elem), &want, "{}", pattern);
         let rank = shape.len();
         let stored: Vec<usize> = if fortran { (0..rank).rev().collect() } else { (0..rank).collect() };
         prop_assert_eq!(&run_strided_bytes(&plan, &input, elem, &spread, &stored), &want, "{}", pattern);
         let (contiguous, strided_out) = run_views(&op, &shape, &flip, transpose);
         prop_assert_eq!(contiguous, strided_out, "{}", pattern);
         // The inverse plan undoes it.
-        let back = plan.inverse().run_bytes(&want, elem).unwrap();
+        let back = run_both(&plan.inverse(), &want, elem);
         prop_assert_eq!(back, input, "{}", pattern);
     }
 
@@ -400,7 +400,7 @@ fn the_generator_writes_what_it_means() {
     assert_eq!((r.shape(&r.left), r.shape(&r.right)), (vec![6, 1, 5, 4], vec![40, 3]));
     let op = einops::Rearrange::new(&r.pattern(), &r.given_sizes()).unwrap();
     let input: Vec<u8> = (0..120).collect();
-    assert_eq!(op.plan(&[6, 1, 5, 4]).unwrap().run_bytes(&input, 1).unwrap(), r.reference(&input, 1));
+    assert_eq!(run_both(&op.plan(&[6, 1, 5, 4]).unwrap(), &input, 1), r.reference(&input, 1));
 }
 
 /// A deinterleaving tile of 16-byte units from a Fortran-order source
@@ -419,7 +419,7 @@ fn strided_sources_of_streamed_tiles() {
                     for plan in [transpose, identity] {
                         let plan = plan.with_streaming(Streaming::Always).with_kernels(kernels);
                         let input = bytes(shape.iter().product::<usize>() * elem, 3);
-                        let want = plan.run_bytes(&input, elem).unwrap();
+                        let want = run_both(&plan, &input, elem);
                         let got = run_strided_bytes(&plan, &input, elem, &[false; 3], &[2, 1, 0]);
                         assert!(got == want, "{} {shape:?} {axes:?} {kernels:?} {elem}", plan.op());
                     }
@@ -611,7 +611,7 @@ fn every_run_form_of_a_rearrange() {
     // SAFETY: the successful run initialised every element.
     assert_eq!(uninit.iter().map(|e| unsafe { e.assume_init() }).collect::<Vec<_>>(), want);
     let (xb, wb) = (bytes_of(&x), bytes_of(&want));
-    assert_eq!(plan.run_bytes(&xb, 4).unwrap(), wb);
+    assert_eq!(run_both(&plan, &xb, 4), wb);
     let mut ob = vec![0u8; n * 4];
     plan.run_bytes_into(&xb, 4, &mut ob).unwrap();
     assert_eq!(ob, wb);

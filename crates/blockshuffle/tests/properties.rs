@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 mod common;
 use common::reference::*;
-use common::{bytes, POISON};
+use common::{bytes, run_both, POISON};
 
 fn elem_size() -> impl Strategy<Value = usize> {
     prop::sample::select(vec![1usize, 2, 3, 4, 8, 16])
@@ -81,7 +81,7 @@ proptest! {
         let x = bytes(plan.input_len() * elem, 3);
         let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
         prop_assert_eq!(plan.output_shape(), &want_shape[..]);
-        prop_assert_eq!(plan.run_bytes(&x, elem).unwrap(), want);
+        prop_assert_eq!(run_both(&plan, &x, elem), want);
     }
 
     #[test]
@@ -98,7 +98,7 @@ proptest! {
         let x = bytes(plan.input_len() * elem, 5);
         let (want, want_shape) = ref_batch_to_space(&x, &shape, elem, &blocks, &crops);
         prop_assert_eq!(plan.output_shape(), &want_shape[..]);
-        prop_assert_eq!(plan.run_bytes(&x, elem).unwrap(), want);
+        prop_assert_eq!(run_both(&plan, &x, elem), want);
     }
 
     #[test]
@@ -106,12 +106,12 @@ proptest! {
         let (b, p) = (as_i64(&blocks), as_i64_pairs(&pads));
         let s2b = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap();
         let x = bytes(s2b.input_len() * elem, 9);
-        let y = s2b.run_bytes(&x, elem).unwrap();
+        let y = run_both(&s2b, &x, elem);
         let b2s = tf::BatchToSpaceNd::new(&b, &p).plan(s2b.output_shape()).unwrap();
         prop_assert_eq!(b2s.output_shape(), &shape[..]);
-        prop_assert_eq!(b2s.run_bytes(&y, elem).unwrap(), x.clone());
+        prop_assert_eq!(run_both(&b2s, &y, elem), x.clone());
         // The plan's own inverse is the same batch-to-space.
-        prop_assert_eq!(s2b.inverse().run_bytes(&y, elem).unwrap(), x);
+        prop_assert_eq!(run_both(&s2b.inverse(), &y, elem), x);
     }
 
     #[test]
@@ -130,9 +130,9 @@ proptest! {
         let x = bytes(ov.input_len() * elem, 1);
         let (want, want_shape) = ref_space_to_batch(&x, &shape, elem, &blocks, &pads);
         prop_assert_eq!(ov.output_shape(), &want_shape[..]);
-        prop_assert_eq!(ov.run_bytes(&x, elem).unwrap(), want.clone());
+        prop_assert_eq!(run_both(&ov, &x, elem), want.clone());
         let back = openvino::BatchToSpace::new(&ov_block, &begin, &end).plan(&want_shape).unwrap();
-        prop_assert_eq!(back.run_bytes(&want, elem).unwrap(), x);
+        prop_assert_eq!(run_both(&back, &want, elem), x);
     }
 
     #[test]
@@ -171,9 +171,9 @@ proptest! {
             let d2s = d2s.with_parallelism(par).with_streaming(st).with_kernels(kern);
             let s2d = s2d.with_parallelism(par).with_streaming(st).with_kernels(kern);
             prop_assert_eq!(d2s.output_shape(), &want_shape[..]);
-            prop_assert_eq!(d2s.run_bytes(&x, elem).unwrap(), want.clone(), "{}", d2s.op());
+            prop_assert_eq!(run_both(&d2s, &x, elem), want.clone(), "{}", d2s.op());
             prop_assert_eq!(s2d.output_shape(), &shape[..]);
-            prop_assert_eq!(s2d.run_bytes(&want, elem).unwrap(), x.clone(), "{}", s2d.op());
+            prop_assert_eq!(run_both(&s2d, &want, elem), x.clone(), "{}", s2d.op());
         }
     }
 
@@ -187,10 +187,10 @@ proptest! {
         let (want, want_shape) = ref_depth_to_space_nhwc(&x, &shape, elem, b);
         let d2s = tf::DepthToSpace::new(b as i64, DataFormat::Nhwc).plan(&shape).unwrap().with_streaming(st);
         prop_assert_eq!(d2s.output_shape(), &want_shape[..]);
-        prop_assert_eq!(d2s.run_bytes(&x, elem).unwrap(), want.clone());
+        prop_assert_eq!(run_both(&d2s, &x, elem), want.clone());
         let s2d = tf::SpaceToDepth::new(b as i64, DataFormat::Nhwc).plan(&want_shape).unwrap().with_streaming(st);
         let want_back = invert(&want, x.len() / elem, elem, |labels| ref_depth_to_space_nhwc(labels, &shape, 8, b).0);
-        prop_assert_eq!(s2d.run_bytes(&want, elem).unwrap(), want_back);
+        prop_assert_eq!(run_both(&s2d, &want, elem), want_back);
     }
 
     #[test]
@@ -254,7 +254,7 @@ fn large_outputs_agree_across_thread_counts() {
         let plan = op.plan(&shape).unwrap();
         assert!(plan.output_len() * elem > 2 << 20, "{} is large", op.name());
         let x = bytes(plan.input_len() * elem, 13);
-        let seq = plan.run_bytes(&x, elem).unwrap();
+        let seq = run_both(&plan, &x, elem);
         for threads in [2, 3, 8] {
             for st in [Streaming::Always, Streaming::Never] {
                 for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
@@ -263,11 +263,7 @@ fn large_outputs_agree_across_thread_counts() {
                         .with_parallelism(Parallelism::Threads(threads))
                         .with_streaming(st)
                         .with_kernels(kern);
-                    assert!(
-                        par.run_bytes(&x, elem).unwrap() == seq,
-                        "{} with {threads} threads, {st:?}, {kern:?}",
-                        op.name()
-                    );
+                    assert!(run_both(&par, &x, elem) == seq, "{} with {threads} threads, {st:?}, {kern:?}", op.name());
                 }
             }
         }
@@ -288,7 +284,7 @@ fn typed_padding_is_default() {
     let (y, shape) = op.apply(&[Pixel(1, 2, 3)], &[1, 1]).unwrap();
     assert_eq!(shape.as_slice(), &[2, 1]);
     assert_eq!(y, [Pixel(0, 0, 255), Pixel(1, 2, 3)]);
-    let y = op.plan(&[1, 1]).unwrap().run_bytes(&[1, 2, 3], 3).unwrap();
+    let y = run_both(&op.plan(&[1, 1]).unwrap(), &[1, 2, 3], 3);
     assert_eq!(y, [0, 0, 0, 1, 2, 3]);
 }
 
@@ -311,21 +307,13 @@ fn short_run_kernels_agree_with_the_reference() {
                             .unwrap()
                             .with_kernels(kern)
                             .with_streaming(st);
-                        assert_eq!(
-                            d2s.run_bytes(&x, elem).unwrap(),
-                            want,
-                            "shuffle elem {elem} b {b} w {w} {kern:?} {st:?}"
-                        );
+                        assert_eq!(run_both(&d2s, &x, elem), want, "shuffle elem {elem} b {b} w {w} {kern:?} {st:?}");
                         let s2d = torch::PixelUnshuffle::new(b as i64)
                             .plan(&want_shape)
                             .unwrap()
                             .with_kernels(kern)
                             .with_streaming(st);
-                        assert_eq!(
-                            s2d.run_bytes(&want, elem).unwrap(),
-                            x,
-                            "unshuffle elem {elem} b {b} w {w} {kern:?} {st:?}"
-                        );
+                        assert_eq!(run_both(&s2d, &want, elem), x, "unshuffle elem {elem} b {b} w {w} {kern:?} {st:?}");
                     }
                 }
             }
@@ -363,10 +351,10 @@ fn staged_streaming_agrees_with_direct_stores() {
     for (op, shape, elem) in cases {
         let plan = op.plan(&shape).unwrap();
         let x = bytes(plan.input_len() * elem, 17);
-        let direct = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
+        let direct = run_both(&plan.clone().with_streaming(Streaming::Never), &x, elem);
         for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
             let staged = plan.clone().with_streaming(Streaming::Always).with_parallelism(par);
-            assert!(staged.run_bytes(&x, elem).unwrap() == direct, "{} {shape:?} {par:?}", op.name());
+            assert!(run_both(&staged, &x, elem) == direct, "{} {shape:?} {par:?}", op.name());
         }
     }
 }
@@ -388,7 +376,7 @@ fn chunked_runs_with_progress_agree_with_whole_runs() {
     for (op, shape, elem) in cases {
         let plan = op.plan(&shape).unwrap();
         let x = bytes(plan.input_len() * elem, 23);
-        let whole = plan.run_bytes(&x, elem).unwrap();
+        let whole = run_both(&plan, &x, elem);
         assert!(whole.len() > 32 << 20, "{}: {} bytes is less than three chunks", op.name(), whole.len());
         for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
             let plan = plan.clone().with_parallelism(par);
@@ -427,7 +415,7 @@ fn every_unit_size_agrees_with_the_reference() {
             let (want, _) = ref_batch_to_space(&x, shape, elem, blocks, crops);
             for kern in [Kernels::Auto, Kernels::Portable] {
                 let plan = tf::BatchToSpaceNd::new(&b, &c).plan(shape).unwrap().with_kernels(kern);
-                assert_eq!(plan.run_bytes(&x, elem).unwrap(), want, "{shape:?} elem {elem} {kern:?}");
+                assert_eq!(run_both(&plan, &x, elem), want, "{shape:?} elem {elem} {kern:?}");
             }
         }
     }
@@ -452,7 +440,7 @@ fn long_runs_cut_for_locality_agree_with_the_reference() {
             let plan = tf::SpaceToBatchNd::new(&as_i64(blocks), &as_i64_pairs(pads)).plan(shape).unwrap();
             let plan = plan.with_streaming(st);
             assert_eq!(plan.output_shape(), &want_shape[..]);
-            assert!(plan.run_bytes(&x, elem).unwrap() == want, "{shape:?} {blocks:?} {st:?}");
+            assert!(run_both(&plan, &x, elem) == want, "{shape:?} {blocks:?} {st:?}");
         }
     }
 }
@@ -532,7 +520,7 @@ fn interleaving_tiles_carried_across_rows_match_direct_stores() {
 fn streamed_at_line_offsets_match_direct_stores(op: &dyn Operator, shape: &[usize], elem: usize) {
     let plan = op.plan(shape).unwrap();
     let x = bytes(plan.input_len() * elem, shape.iter().sum::<usize>() as u8);
-    let want = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
+    let want = run_both(&plan.clone().with_streaming(Streaming::Never), &x, elem);
     for offset in [0, 1, 8, 16, 40, 56, 57, 63] {
         for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
             let p = plan.clone().with_streaming(Streaming::Always).with_kernels(kern);
@@ -565,10 +553,10 @@ fn long_gathered_rows_stream_match_reference() {
                         let what = format!("{shape:?} elem {elem} block {block} pads {pads:?} {par:?}");
                         let s2b = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap();
                         let s2b = s2b.with_streaming(Streaming::Always).with_parallelism(par);
-                        assert!(s2b.run_bytes(&x, elem).unwrap() == want, "{what}");
+                        assert!(run_both(&s2b, &x, elem) == want, "{what}");
                         let b2s = tf::BatchToSpaceNd::new(&b, &p).plan(&want_shape).unwrap();
                         let b2s = b2s.with_streaming(Streaming::Always).with_parallelism(par);
-                        assert!(b2s.run_bytes(&want, elem).unwrap() == x, "{what}: batch-to-space");
+                        assert!(run_both(&b2s, &want, elem) == x, "{what}: batch-to-space");
                     }
                 }
                 let shape = vec![2, 3, w / block, c * block * block];
@@ -577,7 +565,7 @@ fn long_gathered_rows_stream_match_reference() {
                 for par in [Parallelism::Sequential, Parallelism::Threads(2)] {
                     let d2s = tf::DepthToSpace::new(block as i64, DataFormat::Nhwc).plan(&shape).unwrap();
                     let d2s = d2s.with_streaming(Streaming::Always).with_parallelism(par);
-                    assert!(d2s.run_bytes(&x, elem).unwrap() == want, "{shape:?} elem {elem} {par:?}: depth-to-space");
+                    assert!(run_both(&d2s, &x, elem) == want, "{shape:?} elem {elem} {par:?}: depth-to-space");
                 }
             }
         }
@@ -612,16 +600,16 @@ fn three_channel_units_match_reference() {
                             let what = format!("{shape:?} elem {elem} block {block} pads {pads:?} {st:?} {kern:?}");
                             let s2b = tf::SpaceToBatchNd::new(&b, &p).plan(&shape).unwrap();
                             let s2b = s2b.with_streaming(st).with_kernels(kern);
-                            assert!(s2b.run_bytes(&x, elem).unwrap() == want, "{what}");
+                            assert!(run_both(&s2b, &x, elem) == want, "{what}");
                             let b2s = tf::BatchToSpaceNd::new(&b, &p).plan(&want_shape).unwrap();
                             let b2s = b2s.with_streaming(st).with_kernels(kern);
-                            assert!(b2s.run_bytes(&want, elem).unwrap() == x, "{what}: batch-to-space");
+                            assert!(run_both(&b2s, &want, elem) == x, "{what}: batch-to-space");
                             let d2s = tf::DepthToSpace::new(block as i64, DataFormat::Nhwc).plan(&d2s_shape).unwrap();
                             let d2s = d2s.with_streaming(st).with_kernels(kern);
-                            assert!(d2s.run_bytes(&y, elem).unwrap() == d2s_want, "{what}: depth-to-space");
+                            assert!(run_both(&d2s, &y, elem) == d2s_want, "{what}: depth-to-space");
                             let s2d = tf::SpaceToDepth::new(block as i64, DataFormat::Nhwc).plan(&d2s_out).unwrap();
                             let s2d = s2d.with_streaming(st).with_kernels(kern);
-                            assert!(s2d.run_bytes(&d2s_want, elem).unwrap() == y, "{what}: space-to-depth");
+                            assert!(run_both(&s2d, &d2s_want, elem) == y, "{what}: space-to-depth");
                         }
                     }
                 }
@@ -669,10 +657,10 @@ fn padded_and_cropped_tiles_match_reference() {
                         let s2b = openvino::SpaceToBatch::new(&ov_block, &begin, &end).plan(&shape).unwrap();
                         let s2b = s2b.with_streaming(st).with_kernels(kern);
                         assert_eq!(s2b.output_shape(), &want_shape[..], "{what}");
-                        assert!(s2b.run_bytes(&x, elem).unwrap() == want, "{what}");
+                        assert!(run_both(&s2b, &x, elem) == want, "{what}");
                         let b2s = openvino::BatchToSpace::new(&ov_block, &begin, &end).plan(&want_shape).unwrap();
                         let b2s = b2s.with_streaming(st).with_kernels(kern);
-                        assert!(b2s.run_bytes(&want, elem).unwrap() == x, "{what}: batch-to-space");
+                        assert!(run_both(&b2s, &want, elem) == x, "{what}: batch-to-space");
                     }
                 }
             }
@@ -720,7 +708,7 @@ fn padded_source_tiles_match_reference() {
             for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
                 let what = format!("{shape:?} elem {elem} block {b} pads {p0},{p1} {st:?} {kern:?}");
                 let plan = op.plan(&shape).unwrap().with_streaming(st).with_kernels(kern);
-                assert!(plan.run_bytes(&x, elem).unwrap() == want, "{what}");
+                assert!(run_both(&plan, &x, elem) == want, "{what}");
                 assert!(plan.run(&typed).unwrap() == want_typed, "{what}: typed");
             }
         }
@@ -840,7 +828,7 @@ mod line_writers {
                     let op = onnx::SpaceToDepth::new(block as i64);
                     let plan = op.plan(&shape).unwrap();
                     let x = bytes(plan.input_len() * elem, 41);
-                    let want = plan.clone().with_streaming(Streaming::Never).run_bytes(&x, elem).unwrap();
+                    let want = run_both(&plan.clone().with_streaming(Streaming::Never), &x, elem);
                     for offset in [0, elem, 16, 40, 3] {
                         for kern in [Kernels::Auto, Kernels::Avx512, Kernels::Avx2, Kernels::Baseline] {
                             for par in [Parallelism::Sequential, Parallelism::Threads(2)] {

@@ -34,3 +34,12 @@ pub fn run_poisoned(plan: &Plan, x: &[u8], elem: usize) -> Vec<u8> {
     plan.run_bytes_into(x, elem, &mut out).unwrap();
     out
 }
+
+/// [`run_poisoned`], and the allocating call (`Plan::run_bytes`, its own
+/// path to fresh memory) on the same input, which must agree with it.
+#[allow(dead_code)]
+pub fn run_both(plan: &Plan, x: &[u8], elem: usize) -> Vec<u8> {
+    let out = run_poisoned(plan, x, elem);
+    assert!(plan.run_bytes(x, elem).unwrap() == out, "the allocating call differs from the one into a buffer");
+    out
+}
