@@ -53,9 +53,10 @@ const AHEAD_ROWS: isize = 2;
 /// each stream.
 ///
 /// - Interleaves: units of 3 and 4 bytes in 5 streams or more, loaded
-///   plain ([`loads_plain`]). (Measured before the indices were built at
-///   compile time, with masked loads: 6-, 8-, 12-, 16- and 32-byte units
-///   slower than `tile`'s wide moves, up to 3.5x the time.)
+///   plain ([`loads_plain`]). (With masked loads, before the indices were
+///   built at compile time, 6-, 8-, 12-, 16- and 32-byte units measured
+///   slower than `tile`'s wide moves, up to 3.5x the time; loaded plain,
+///   units of 5 to 8 bytes are faster: [`MAX_INTERLEAVE_UNIT`].)
 /// - Deinterleaves: the 36 broad workloads (seed 26) of 3- and 4-byte
 ///   units they reach, 5 alternated runs, 4.65 -> 3.82x memcpy (ONNX
 ///   space-to-depth of 3-byte units by 6, 19 -> 4.5; NCHW_VECT_C
@@ -171,13 +172,14 @@ const fn interleave_units(b: usize, unit: usize) -> usize {
 /// memcpy by unit: 1 byte 3.04 -> 1.85, 2 bytes 3.62 -> 2.13, 3 bytes 3.33
 /// -> 2.24, 4 bytes 2.82 -> 1.69; TF NCHW depth-to-space of float16 by 13
 /// (0.13 MiB) 6.0 -> 1.7, TF batch-to-space of 3-byte units by 11 (1.1
-/// MiB) 5.9 -> 3.2. 7 of the 160 slower by 12% or more, all streams from
-/// far apart in memory, 4 of them in 9 to 12 streams, whose slots of 8
-/// bytes fill 72 to 96 bytes of a step (TF batch-to-space-ND of 3-byte
-/// units by 8 x 14 x 9, 9 streams, 54 MiB: 3.0 -> 5.1, steps of 2 units
-/// where the masked loads took 4). A prefetch of each stream's next lines
-/// took that kind back (TF NCHW depth-to-space of uint8 by 12, 9.3 MiB:
-/// 3.9 -> 1.9) but cost the rest 5 to 12% (3 runs).
+/// MiB) 5.9 -> 3.2. 7 of the 160 slower by 12% or more, 6 of them with
+/// streams spread over 0.4 to 7 MiB, 4 of those in 9 to 12 streams,
+/// whose slots of 8 bytes fill 72 to 96 bytes of a step (TF
+/// batch-to-space-ND of 3-byte units by 8 x 14 x 9, 9 streams, 54 MiB:
+/// 3.0 -> 5.1, steps of 2 units where the masked loads took 4). A
+/// prefetch of each stream's next lines took that kind back (TF NCHW
+/// depth-to-space of uint8 by 12, 9.3 MiB: 3.9 -> 1.9) but cost the rest
+/// 5 to 12% (3 runs).
 const fn loads_plain(b: usize) -> bool {
     b >= 5
 }
@@ -293,7 +295,7 @@ mod x86 {
     }
 
     /// [`super::run`]'s interleave, with the checks done: `2 <= b <= MAX_STREAMS`,
-    /// `unit <= MAX_UNIT`.
+    /// `unit <= MAX_INTERLEAVE_UNIT`, a [`slot`] of at least a unit.
     ///
     /// # Safety
     /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
