@@ -377,6 +377,15 @@ pub(super) fn choose_tile(
     // 2.49, 3 slower; 2 to 4, 15: 1.63 -> 1.38, 2 slower); TF NCHW
     // space-to-depth of 3-byte units by 5, 1.7 MiB, 5.4 -> 1.7; the worst,
     // TF space-to-batch of three uint8 channels by 2, 5.7 MiB, 1.3 -> 2.1.
+    // So does an interleave that they take (units of 3 to 8 bytes, 5 to 32
+    // streams, 16 of units over 4 bytes), with no window on `y`: the 10
+    // workloads of 1,920 it changes, 5 alternated runs, time after over
+    // before 0.59, 0.65 and 0.79 (seeds 26, 801, 802); PyTorch pixel
+    // shuffle of 6-byte units by 8, 0.5 MiB, 4.3 -> 1.8x memcpy; one
+    // slower, the same by 11, 30 MiB, 3.5 -> 4.1 (a unit of each of its
+    // 11 streams a step). Cropped (OpenVINO batch-to-space of 6-byte
+    // units, seeds 26 and 802), two took 2.2 and 1.4 times as long so: the
+    // tile's edges go a unit at a time.
     // So does a tile of packed units (3, 6 and 12 bytes) that the
     // transpose's full-line squares take (`transpose::takes`: both sides
     // 16 or more, with AVX512-VBMI): the 14 workloads of 1,920 it then
@@ -386,7 +395,10 @@ pub(super) fn choose_tile(
     // 3, 1.5 MiB, 2.3 -> 3.1). Units of 32 bytes, which move as runs, were
     // slower so (7, 1.46 -> 1.61) and stay rows.
     let (nx, ny) = (loops[x].count, y.count);
-    let permuted = y.ss == (nx * unit) as isize && permute::takes(Way::Deinterleave, nx, unit, ny, isa);
+    let permuted = y.ss == (nx * unit) as isize && permute::takes(Way::Deinterleave, nx, unit, ny, isa)
+        || y.window.is_none()
+            && loops[x].ds == (ny * unit) as isize
+            && permute::takes(Way::Interleave, ny, unit, nx, isa);
     let squares = transpose::packed(unit) && transpose::takes(ny, nx, unit, isa, loops[x].ds, false);
     let tile =
         vector_unit(unit) || ny < nx || permuted || squares || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));

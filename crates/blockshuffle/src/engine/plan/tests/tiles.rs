@@ -1,0 +1,99 @@
+//! Which loops make a transposing tile (`rules::choose_tile`): deinterleaves
+//! and interleaves of units without a vector kernel, where a kernel takes
+//! them.
+
+use super::super::compile::*;
+use super::c_strides;
+use crate::engine::arch::Isa;
+use crate::engine::geometry::{k, o, Geometry, SpaceAxis};
+
+/// TF NCHW space-to-depth by `b` of `elem`-byte elements `[1, 2, 240,
+/// w]`: each source row of `w` units deinterleaves into `b` streams of `w
+/// / b`, as many as `b` or more (fewer make a tile anyway). With
+/// AVX512-VBMI a tile where a kernel takes it: the byte permutes (3-byte
+/// units, rows of 64 bytes or more), the transpose's full-line squares
+/// (packed units of 3, 6 and 12 bytes, 16 streams or more); below VBMI,
+/// and for shorter rows, fewer streams or 32-byte units, rows that gather
+/// every `b`-th unit.
+#[test]
+fn deinterleaves_of_packed_units_are_tiles_where_a_kernel_takes_them() {
+    let op = "t";
+    let cases = [
+        (3, 6, 420, true),
+        (3, 6, 36, true),
+        (3, 2, 22, true),
+        (3, 2, 20, false),
+        (6, 16, 320, true),
+        (6, 15, 300, false),
+        (12, 16, 320, true),
+        (32, 16, 320, false),
+    ];
+    for (elem, b, w, tiled) in cases {
+        let space = [
+            SpaceAxis::plain(1),
+            SpaceAxis::plain(2),
+            SpaceAxis::new(op, 240, 0, 0, b).unwrap(),
+            SpaceAxis::new(op, w, 0, 0, b).unwrap(),
+        ];
+        let g = Geometry::new(op, &space, &[&[o(0)], &[k(2), k(3), o(1)], &[o(2)], &[o(3)]]).unwrap();
+        let (b, w) = (b as usize, w as usize);
+        let (ss, bs) = (c_strides(&[1, 2, 240, w], elem), c_strides(&[1, 2 * b * b, 240 / b, w / b], elem));
+        for isa in [Isa::Avx512Vbmi, Isa::Avx512] {
+            for streaming in [false, true] {
+                let layouts = Layouts { space: &ss, block: &bs };
+                let p = CopyPlan::compile(&g, Direction::Forward, elem, &layouts, streaming, isa);
+                let what = format!("{elem} bytes by {b}, w {w}, {isa:?} streaming {streaming}: {p:?}");
+                let [.., x, y] = p.loops.as_slice() else { panic!("{what}") };
+                let shape = (p.unit, x.count, x.ss, y.count, y.ss, y.ds);
+                let u = elem as isize;
+                assert_eq!(shape, (elem, b, u, w / b, u * b as isize, u), "{what}");
+                assert_eq!(p.tile, isa == Isa::Avx512Vbmi && tiled, "{what}");
+                assert!(!p.nt || !p.tile, "{what}");
+            }
+        }
+    }
+}
+
+/// TF NCHW depth-to-space by `b` of `elem`-byte elements into `[1, 2, 2 *
+/// b, w]`: each destination row of `w` units interleaves `b` streams of
+/// `w / b`, no more units than streams (more make a tile anyway). With
+/// AVX512-VBMI a tile where the byte permutes take it (units of up to 8
+/// bytes, 5 to 32 streams, 16 of units over 4 bytes); below VBMI, and
+/// otherwise, rows of the destination.
+#[test]
+fn interleaves_of_units_without_a_vector_kernel_are_tiles_where_the_permutes_take_them() {
+    let op = "t";
+    // Rows of more than 256 bytes: shorter ones are gathered whole
+    // (`gather_block`).
+    let cases = [
+        (6, 7, 49, true),
+        (6, 16, 64, true),
+        (6, 17, 68, false),
+        (3, 16, 96, true),
+        (3, 32, 96, true),
+        (12, 6, 36, false),
+    ];
+    for (elem, b, w, tiled) in cases {
+        let space = [
+            SpaceAxis::plain(1),
+            SpaceAxis::plain(2),
+            SpaceAxis::new(op, 2 * b, 0, 0, b).unwrap(),
+            SpaceAxis::new(op, w, 0, 0, b).unwrap(),
+        ];
+        let g = Geometry::new(op, &space, &[&[o(0)], &[k(2), k(3), o(1)], &[o(2)], &[o(3)]]).unwrap();
+        let (b, w) = (b as usize, w as usize);
+        let (ss, bs) = (c_strides(&[1, 2, 2 * b, w], elem), c_strides(&[1, 2 * b * b, 2, w / b], elem));
+        for isa in [Isa::Avx512Vbmi, Isa::Avx512] {
+            let layouts = Layouts { space: &ss, block: &bs };
+            let p = CopyPlan::compile(&g, Direction::Backward, elem, &layouts, false, isa);
+            let what = format!("{elem} bytes by {b}, w {w}, {isa:?}: {p:?}");
+            let [.., x, y] = p.loops.as_slice() else { panic!("{what}") };
+            let u = elem as isize;
+            assert_eq!((p.unit, y.count, y.ds), (elem, b, u), "{what}");
+            if p.tile {
+                assert_eq!((x.count, x.ss, x.ds), (w / b, u, u * b as isize), "{what}");
+            }
+            assert_eq!(p.tile, isa == Isa::Avx512Vbmi && tiled, "{what}");
+        }
+    }
+}
