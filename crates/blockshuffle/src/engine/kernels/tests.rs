@@ -209,57 +209,22 @@ fn interleaving_tiles_of_other_units_zip_their_streams() {
     }
 }
 
-/// Interleaves of 3- to 8-byte units in 5 to 17 streams, which the byte
-/// permutes take (loading each stream's slot of a step plain, or masked in
-/// rows shorter than a slot; units of 5 to 8 bytes in at most 16 streams)
-/// and `tile`'s wide moves otherwise, or without VBMI: streams on both
-/// sides of a vector and of a slot, stream counts on both sides of a
-/// slot's width (8 streams of 16-byte slots, 9 of 8-byte ones, 17 of
-/// 4-byte ones), once and repeated (with gaps, or each repetition
-/// continuing the destination run), through the cache, every kernel set,
-/// against each unit's offsets and with the bytes between runs left alone.
-#[test]
-fn interleaves_of_3_to_8_byte_units_on_both_sides_of_the_permutes_slots() {
-    for unit in 3..=8 {
-        for ny in [5, 8, 9, 10, 11, 16, 17] {
-            for nx in [1, 2, 3, 5, 6, 16, 17, 21, 22, 40, 97] {
+/// Interleaving tiles of each of `units`, `ny` streams of `nx` units for
+/// each of `streams` and `lens`: once and repeated (with gaps, or each
+/// repetition continuing the destination run), every kernel set, through
+/// the cache and, with `streamed`, streamed too, against each unit's
+/// offsets, the bytes between runs left as they were.
+fn check_interleaves(units: impl IntoIterator<Item = usize>, streams: &[usize], lens: &[usize], streamed: bool) {
+    for unit in units {
+        for &ny in streams {
+            for &nx in lens {
                 for (count, continued) in [(1, false), (3, false), (3, true)] {
                     let (ssy, dsx, run) = ((nx * unit + 5) as isize, (ny * unit) as isize, nx * ny * unit);
                     let ds = if continued { run } else { run + 7 };
                     let rows = Rows { count, ss: ny as isize * ssy + 3, ds: ds as isize };
                     let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 9, 0x3C);
                     for isa in Isa::every_runnable() {
-                        let mut dst = vec![0x3Cu8; expected.len()];
-                        run_tile(rows, nx, ny, &src, ssy, &mut dst, 9, dsx, unit, Mode { nt: false, isa });
-                        let what = format!("unit {unit}, {nx} x {ny} x {count}, continued {continued}, {isa:?}");
-                        assert_eq!(dst, expected, "{what}");
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Interleaves of 15 to 32 streams of units of 1 to 4 bytes, which the
-/// byte permutes take ahead of the transpose's squares (through the
-/// cache; streamed, the squares or the stage): stream counts on both
-/// sides of a square's side and of the permutes' slots (16 streams of 8
-/// bytes, 17 of 4), streams shorter than a slot and longer than a square,
-/// once and repeated (with gaps, or each repetition continuing the
-/// destination run), every kernel set, against each unit's offsets, the
-/// bytes between runs left as they were.
-#[test]
-fn interleaves_of_15_to_32_streams() {
-    for unit in 1..=4 {
-        for ny in [15, 16, 17, 31, 32] {
-            for nx in [1, 2, 5, 16, 19, 40] {
-                for (count, continued) in [(1, false), (3, false), (3, true)] {
-                    let (ssy, dsx, run) = ((nx * unit + 5) as isize, (ny * unit) as isize, nx * ny * unit);
-                    let ds = if continued { run } else { run + 7 };
-                    let rows = Rows { count, ss: ny as isize * ssy + 3, ds: ds as isize };
-                    let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 9, 0x3C);
-                    for isa in Isa::every_runnable() {
-                        for nt in [false, true] {
+                        for nt in [false, true].into_iter().take(1 + usize::from(streamed)) {
                             let mut dst = vec![0x3Cu8; expected.len()];
                             run_tile(rows, nx, ny, &src, ssy, &mut dst, 9, dsx, unit, Mode { nt, isa });
                             let what =
@@ -271,6 +236,28 @@ fn interleaves_of_15_to_32_streams() {
             }
         }
     }
+}
+
+/// Interleaves of 3- to 8-byte units in 5 to 17 streams, which the byte
+/// permutes take (loading each stream's slot of a step plain, or masked in
+/// rows shorter than a slot; units of 5 to 8 bytes in at most 16 streams)
+/// and `tile`'s wide moves otherwise, or without VBMI: streams on both
+/// sides of a vector and of a slot, stream counts on both sides of a
+/// slot's width (8 streams of 16-byte slots, 9 of 8-byte ones, 17 of
+/// 4-byte ones), through the cache.
+#[test]
+fn interleaves_of_3_to_8_byte_units_on_both_sides_of_the_permutes_slots() {
+    check_interleaves(3..=8, &[5, 8, 9, 10, 11, 16, 17], &[1, 2, 3, 5, 6, 16, 17, 21, 22, 40, 97], false);
+}
+
+/// Interleaves of 15 to 32 streams of units of 1 to 4 bytes, which the
+/// byte permutes take ahead of the transpose's squares (through the
+/// cache; streamed, the squares or the stage): stream counts on both
+/// sides of a square's side and of the permutes' slots (16 streams of 8
+/// bytes, 17 of 4), streams shorter than a slot and longer than a square.
+#[test]
+fn interleaves_of_15_to_32_streams() {
+    check_interleaves(1..=4, &[15, 16, 17, 31, 32], &[1, 2, 5, 16, 19, 40], true);
 }
 
 /// Streaming gathers of `n` units `ss` apart into a contiguous

@@ -14,6 +14,21 @@ fn l(count: usize, ss: isize, ds: isize) -> Loop {
     Loop { count, ss, ds, window: None, is_outer: false }
 }
 
+/// TF NCHW depth-to-space by `b` of `[1, c * b * b, h, w]`: the depth index
+/// is `(by, bx, c)`.
+fn nchw_depth_to_space(c: usize, h: usize, w: usize, b: usize) -> (Geometry, [usize; 4], [usize; 4]) {
+    let op = "t";
+    let [cu, hu, wu, bu] = [c, h, w, b].map(|d| d as u64);
+    let space = [
+        SpaceAxis::plain(1),
+        SpaceAxis::plain(cu),
+        SpaceAxis::new(op, hu * bu, 0, 0, bu).unwrap(),
+        SpaceAxis::new(op, wu * bu, 0, 0, bu).unwrap(),
+    ];
+    let groups: [&[Factor]; 4] = [&[o(0)], &[k(2), k(3), o(1)], &[o(2)], &[o(3)]];
+    (Geometry::new(op, &space, &groups).unwrap(), [1, c, h * b, w * b], [1, c * b * b, h, w])
+}
+
 fn c_strides(shape: &[usize], elem: usize) -> Vec<isize> {
     let mut s = vec![0isize; shape.len()];
     let mut acc = elem as isize;

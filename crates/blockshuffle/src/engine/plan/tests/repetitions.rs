@@ -5,25 +5,10 @@ use arrayvec::ArrayVec;
 
 use super::super::compile::*;
 use super::super::rules::*;
-use super::{c_strides, compile_c, l};
+use super::{c_strides, compile_c, l, nchw_depth_to_space};
 use crate::engine::arch::Isa;
-use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
+use crate::engine::geometry::{o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
-
-/// TF NCHW depth-to-space by `b` of `[1, c * b * b, h, w]`: the depth index
-/// is `(by, bx, c)`.
-fn nchw_depth_to_space(c: usize, h: usize, w: usize, b: usize) -> (Geometry, [usize; 4], [usize; 4]) {
-    let op = "t";
-    let [cu, hu, wu, bu] = [c, h, w, b].map(|d| d as u64);
-    let space = [
-        SpaceAxis::plain(1),
-        SpaceAxis::plain(cu),
-        SpaceAxis::new(op, hu * bu, 0, 0, bu).unwrap(),
-        SpaceAxis::new(op, wu * bu, 0, 0, bu).unwrap(),
-    ];
-    let groups: [&[Factor]; 4] = [&[o(0)], &[k(2), k(3), o(1)], &[o(2)], &[o(3)]];
-    (Geometry::new(op, &space, &groups).unwrap(), [1, c, h * b, w * b], [1, c * b * b, h, w])
-}
 
 fn counts_and_strides(loops: &[Loop]) -> Vec<(usize, isize, isize)> {
     loops.iter().map(|l| (l.count, l.ss, l.ds)).collect()

@@ -3,9 +3,8 @@
 //! them.
 
 use super::super::compile::*;
-use super::c_strides;
+use super::{c_strides, nchw_depth_to_space};
 use crate::engine::arch::Isa;
-use crate::engine::geometry::{k, o, Geometry, SpaceAxis};
 
 /// TF NCHW space-to-depth by `b` of `elem`-byte elements `[1, 2, 240,
 /// w]`: each source row of `w` units deinterleaves into `b` streams of `w
@@ -17,7 +16,6 @@ use crate::engine::geometry::{k, o, Geometry, SpaceAxis};
 /// every `b`-th unit.
 #[test]
 fn deinterleaves_of_packed_units_are_tiles_where_a_kernel_takes_them() {
-    let op = "t";
     let cases = [
         (3, 6, 420, true),
         (3, 6, 36, true),
@@ -29,15 +27,8 @@ fn deinterleaves_of_packed_units_are_tiles_where_a_kernel_takes_them() {
         (32, 16, 320, false),
     ];
     for (elem, b, w, tiled) in cases {
-        let space = [
-            SpaceAxis::plain(1),
-            SpaceAxis::plain(2),
-            SpaceAxis::new(op, 240, 0, 0, b).unwrap(),
-            SpaceAxis::new(op, w, 0, 0, b).unwrap(),
-        ];
-        let g = Geometry::new(op, &space, &[&[o(0)], &[k(2), k(3), o(1)], &[o(2)], &[o(3)]]).unwrap();
-        let (b, w) = (b as usize, w as usize);
-        let (ss, bs) = (c_strides(&[1, 2, 240, w], elem), c_strides(&[1, 2 * b * b, 240 / b, w / b], elem));
+        let (g, space, block) = nchw_depth_to_space(2, 240 / b, w / b, b);
+        let (ss, bs) = (c_strides(&space, elem), c_strides(&block, elem));
         for isa in [Isa::Avx512Vbmi, Isa::Avx512] {
             for streaming in [false, true] {
                 let layouts = Layouts { space: &ss, block: &bs };
@@ -62,7 +53,6 @@ fn deinterleaves_of_packed_units_are_tiles_where_a_kernel_takes_them() {
 /// otherwise, rows of the destination.
 #[test]
 fn interleaves_of_units_without_a_vector_kernel_are_tiles_where_the_permutes_take_them() {
-    let op = "t";
     // Rows of more than 256 bytes: shorter ones are gathered whole
     // (`gather_block`).
     let cases = [
@@ -74,15 +64,8 @@ fn interleaves_of_units_without_a_vector_kernel_are_tiles_where_the_permutes_tak
         (12, 6, 36, false),
     ];
     for (elem, b, w, tiled) in cases {
-        let space = [
-            SpaceAxis::plain(1),
-            SpaceAxis::plain(2),
-            SpaceAxis::new(op, 2 * b, 0, 0, b).unwrap(),
-            SpaceAxis::new(op, w, 0, 0, b).unwrap(),
-        ];
-        let g = Geometry::new(op, &space, &[&[o(0)], &[k(2), k(3), o(1)], &[o(2)], &[o(3)]]).unwrap();
-        let (b, w) = (b as usize, w as usize);
-        let (ss, bs) = (c_strides(&[1, 2, 2 * b, w], elem), c_strides(&[1, 2 * b * b, 2, w / b], elem));
+        let (g, space, block) = nchw_depth_to_space(2, 2, w / b, b);
+        let (ss, bs) = (c_strides(&space, elem), c_strides(&block, elem));
         for isa in [Isa::Avx512Vbmi, Isa::Avx512] {
             let layouts = Layouts { space: &ss, block: &bs };
             let p = CopyPlan::compile(&g, Direction::Backward, elem, &layouts, false, isa);
