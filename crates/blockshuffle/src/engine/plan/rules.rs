@@ -395,13 +395,17 @@ pub(super) fn choose_tile(
     // 3, 1.5 MiB, 2.3 -> 3.1). Units of 32 bytes, which move as runs, were
     // slower so (7, 1.46 -> 1.61) and stay rows.
     let (nx, ny) = (loops[x].count, y.count);
-    let permuted = y.ss == (nx * unit) as isize && permute::takes(Way::Deinterleave, nx, unit, ny, isa)
-        || y.window.is_none()
-            && loops[x].ds == (ny * unit) as isize
-            && permute::takes(Way::Interleave, ny, unit, nx, isa);
-    let squares = transpose::packed(unit) && transpose::takes(ny, nx, unit, isa, loops[x].ds, false);
+    // Asked in turn, the cheapest first (planning a 64-byte tensor is a
+    // few hundred nanoseconds in all).
+    let permuted = || {
+        y.ss == (nx * unit) as isize && permute::takes(Way::Deinterleave, nx, unit, ny, isa)
+            || y.window.is_none()
+                && loops[x].ds == (ny * unit) as isize
+                && permute::takes(Way::Interleave, ny, unit, nx, isa)
+    };
+    let squares = || transpose::packed(unit) && transpose::takes(ny, nx, unit, isa, loops[x].ds, false);
     let tile =
-        vector_unit(unit) || ny < nx || permuted || squares || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));
+        vector_unit(unit) || ny < nx || permuted() || squares() || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));
     // `x` moves inward past loops none of whose windows involves it, so no
     // window changes sides: only the outer indices shift (`permute` would
     // rebuild every loop, 1,300 more instructions a call for S1).
