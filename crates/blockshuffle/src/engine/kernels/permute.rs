@@ -178,8 +178,9 @@ const fn interleave_units(b: usize, unit: usize) -> usize {
 /// batch-to-space-ND of 3-byte units by 8 x 14 x 9, 9 streams, 54 MiB:
 /// 3.0 -> 5.1, steps of 2 units where the masked loads took 4). A
 /// prefetch of each stream's next lines took that kind back (TF NCHW
-/// depth-to-space of uint8 by 12, 9.3 MiB: 3.9 -> 1.9) but cost the rest
-/// 5 to 12% (3 runs).
+/// depth-to-space of uint8 by 12, 9.3 MiB: 3.3 -> 1.9) but cost the class
+/// 4 to 12% (3 runs), or 5 to 13% where only rows whose source continues
+/// the last's fetched.
 const fn loads_plain(b: usize) -> bool {
     b >= 5
 }
