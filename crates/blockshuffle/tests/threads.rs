@@ -6,14 +6,12 @@
 //! thread counts that split rows unevenly, every kernel set, streaming
 //! stores or not, from row-major buffers and from strided views.
 
-use std::mem::MaybeUninit;
-
 use blockshuffle::catalog::OpSpec;
 use blockshuffle::{Kernels, Operator, Parallelism, Streaming};
 
 mod common;
 use common::ALL_KERNELS;
-use common::{bytes, run_poisoned, POISON};
+use common::{bytes, run_poisoned, run_strided_poisoned};
 
 /// One operator run: framework, op, flags, element bytes, input shape.
 type Case = (&'static str, &'static str, &'static [&'static str], usize, &'static [usize]);
@@ -89,12 +87,7 @@ fn threaded_runs_of_strided_views_match_the_run_on_one_thread() {
         let plan = OpSpec::parse(framework, op, args).unwrap().plan(shape).unwrap();
         let x = bytes(plan.input_len() * elem, i as u8);
         let strides: Vec<isize> = (0..shape.len()).map(|d| shape[..d].iter().product::<usize>() as isize).collect();
-        let run = |plan: &blockshuffle::Plan| {
-            let mut out = vec![MaybeUninit::new(POISON); plan.output_len() * elem];
-            plan.run_bytes_strided_uninit(&x, &strides, elem, &mut out).unwrap();
-            // SAFETY: the successful run initialised every output byte.
-            out.into_iter().map(|b| unsafe { b.assume_init() }).collect::<Vec<u8>>()
-        };
+        let run = |plan: &blockshuffle::Plan| run_strided_poisoned(plan, &x, &strides, elem);
         for kernels in [Kernels::Auto, Kernels::Portable] {
             let plan = plan.clone().with_kernels(kernels);
             let want = run(&plan);

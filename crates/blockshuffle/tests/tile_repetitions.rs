@@ -9,14 +9,12 @@
 //! transpositions whose tile is repeated along two loops, one continuing
 //! its source rows and one its destination rows: one matrix of both.
 
-use std::mem::MaybeUninit;
-
 use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
 
 mod common;
 use common::reference::*;
 use common::ALL_KERNELS;
-use common::{bytes, run_poisoned, POISON};
+use common::{bytes, run_poisoned, run_strided_poisoned};
 
 /// Runs `plan` on `x` (row-major, `shape`) and on a copy of it whose axis
 /// `lead` (the channels) is `gap` elements further apart, against `want`.
@@ -45,10 +43,7 @@ fn check(plan: &Plan, x: &[u8], shape: &[usize], elem: usize, lead: usize, want:
             let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
             let y = run_poisoned(&plan, x, elem);
             assert!(y == want, "{what} {kernels:?} {streaming:?}");
-            let mut out = vec![MaybeUninit::new(POISON); want.len()];
-            plan.run_bytes_strided_uninit(&buf, &strides, elem, &mut out).unwrap();
-            // SAFETY: a successful run writes every output byte.
-            let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
+            let got = run_strided_poisoned(&plan, &buf, &strides, elem);
             assert!(got == want, "{what} {kernels:?} {streaming:?} strides {strides:?}");
         }
     }

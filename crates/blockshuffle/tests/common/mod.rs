@@ -5,6 +5,8 @@ pub mod golden;
 pub mod guarded;
 pub mod reference;
 
+use std::mem::MaybeUninit;
+
 use blockshuffle::{Kernels, Plan};
 
 /// Every kernel set a plan can be pinned to (a set the CPU lacks runs the
@@ -33,6 +35,17 @@ pub fn run_poisoned(plan: &Plan, x: &[u8], elem: usize) -> Vec<u8> {
     let mut out = vec![POISON; plan.output_len() * elem];
     plan.run_bytes_into(x, elem, &mut out).unwrap();
     out
+}
+
+/// Runs `plan` on the strided view `x` (`strides` in elements, of
+/// `elem`-byte elements) by the call into uninitialised memory, its
+/// buffer filled with [`POISON`] all the same.
+#[allow(dead_code)]
+pub fn run_strided_poisoned(plan: &Plan, x: &[u8], strides: &[isize], elem: usize) -> Vec<u8> {
+    let mut out = vec![MaybeUninit::new(POISON); plan.output_len() * elem];
+    plan.run_bytes_strided_uninit(x, strides, elem, &mut out).unwrap();
+    // SAFETY: every byte was initialised (the poison, then the run).
+    out.into_iter().map(|b| unsafe { b.assume_init() }).collect()
 }
 
 /// [`run_poisoned`], and the allocating call (`Plan::run_bytes`, its own
