@@ -506,9 +506,9 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
 /// numpy transposes of each seed: seed 26's one, 3 MiB of float64 in 11
 /// x 10 tiles, 4.15 -> 1.90 (2 alternated runs of the whole set); held
 /// out (5 alternated runs), of seeds 801 and 802, 2-byte units 5.27 ->
-/// 2.23, 16-byte units in tiles of 9 x 10
-/// and 23 x 11 slower, 1.75 -> 1.97 and 2.12 -> 2.32 (their 4 x 4
-/// squares; the tile's own kernels took the tiles).
+/// 2.23, 16-byte units in tiles of 9 x 10 and 23 x 11 slower, 1.75 ->
+/// 1.97 and 2.12 -> 2.32 (their 4 x 4 squares; the tile's own kernels
+/// took the tiles).
 pub(super) fn repeat_both(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, isa: Isa, nt: bool) -> bool {
     let n = loops.len();
     if n < 4 {
