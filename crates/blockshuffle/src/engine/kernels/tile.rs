@@ -120,8 +120,11 @@ pub(crate) unsafe fn copy_tile(
             return;
         }
         // Deinterleaves that no kernel of their own takes, by byte
-        // permutes (interleaves went there above).
-        if permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, 0, permute::MAX_STREAMS) {
+        // permutes (interleaves went there above), or without them by the
+        // register transposes.
+        if permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, 0, permute::MAX_STREAMS)
+            || ssy == nx as isize * u && transpose::streams::deinterleave(rows, ny, nx, unit, src, dst, dsx, m.isa)
+        {
             return;
         }
         match unit {

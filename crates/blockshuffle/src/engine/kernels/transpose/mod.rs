@@ -17,8 +17,13 @@
 //! 2 of 8 bytes: log2 of the side rounds of SSE2 unpacks, which every
 //! x86_64 has). With AVX-512 the same
 //! transposes are compiled with 32 vector registers, and the edges of a
-//! strip go in masked squares; otherwise the edges, and units of other
-//! sizes, go one unit at a time by fixed-size moves.
+//! strip go in masked squares; otherwise those that fill a quarter of a
+//! square's side both ways go in squares whose rows are read and written
+//! by plain moves (a whole vector where the source's rows run on into
+//! the next ones, else two overlapping moves of the units' bytes), and
+//! narrower edges, and units of other sizes, one unit at a time by
+//! fixed-size moves. Without masks, deinterleaves of bytes into 5 to 32
+//! streams go in such squares by [`streams`].
 //!
 //! With streaming stores, a strip is transposed into a stage in the L1
 //! cache and streamed out in whole lines, when the destination's rows are
@@ -45,6 +50,7 @@ use std::ptr;
 use crate::engine::arch::mem::{fence, prefetch, store_line, LINE};
 use crate::engine::arch::Isa;
 
+pub(crate) mod streams;
 #[cfg(target_arch = "x86_64")]
 mod wide;
 
@@ -118,6 +124,11 @@ pub(crate) const MIN_SIDE: usize = 16;
 /// 4.2x in masked squares).
 const MIN_MASKED_COLS: usize = 8;
 
+/// The edges of a strip that go in squares without masks (SSE2 and AVX2):
+/// those at least a `1 / MIN_EDGE` of a square's side both ways; narrower
+/// ones go unit by unit.
+const MIN_EDGE: usize = 4;
+
 /// The widest unit [`transpose`] takes.
 ///
 /// Measured (numpy 2-D transposes from 0.06 to 230 MiB, one thread, ratio
@@ -158,6 +169,12 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
         && (!nt || !packed(unit) && stride.unsigned_abs().is_multiple_of(LINE));
     let long = rows >= MIN_SIDE && cols >= MIN_SIDE;
     (narrow || wide) && long || narrow && rows >= MIN_SIDE && cols >= MIN_MASKED_COLS && masks(isa)
+}
+
+/// Whether the squares at a strip's edges go without masks (`x86::square_edge`):
+/// x86_64 from SSE2 on, without AVX-512's masks.
+fn plain_edges(isa: Isa) -> bool {
+    cfg!(target_arch = "x86_64") && isa >= Isa::Sse2 && !masks(isa)
 }
 
 /// Whether [`transpose`] streams a tile of `rows x cols` units of `unit`
@@ -412,6 +429,7 @@ unsafe fn blocked<const MASKED: bool>(mx: Matrix, m: usize, nt: bool) {
         && lines(to.outer.unsigned_abs())
         && lines(br * unit)
         && br * unit <= RUN;
+    let ends = source_end(mx);
     let mut stage = [MaybeUninit::<u8>::uninit(); STAGE];
     let stage = stage.as_mut_ptr().cast::<u8>();
     // The block's source rows (at its first column), and the next block's:
@@ -473,12 +491,12 @@ unsafe fn blocked<const MASKED: bool>(mx: Matrix, m: usize, nt: bool) {
                             for (i, p) in staged[..n].iter_mut().enumerate() {
                                 *p = stage.add(i * run);
                             }
-                            strip::<MASKED>(block_rows, at, &staged[..n], unit, m);
+                            strip::<MASKED>(block_rows, at, &staged[..n], unit, m, ends);
                             for i in 0..n {
                                 stream_line_run(staged[i], out[i], run);
                             }
                         } else {
-                            strip::<MASKED>(block_rows, at, &out[..n], unit, m);
+                            strip::<MASKED>(block_rows, at, &out[..n], unit, m, ends);
                         }
                     }
                 }
@@ -513,7 +531,14 @@ fn steps(start: usize, end: usize, step: usize) -> impl Iterator<Item = usize> {
 /// # Safety
 /// As [`blocked`] for the strip.
 #[inline(always)]
-unsafe fn strip<const MASKED: bool>(rows: &[*const u8], at: isize, out: &[*mut u8], unit: usize, m: usize) {
+unsafe fn strip<const MASKED: bool>(
+    rows: &[*const u8],
+    at: isize,
+    out: &[*mut u8],
+    unit: usize,
+    m: usize,
+    ends: usize,
+) {
     let u = unit as isize;
     let cols = out.len();
     // SAFETY: every unit addressed is inside the strip (caller); the masked
@@ -536,17 +561,48 @@ unsafe fn strip<const MASKED: bool>(rows: &[*const u8], at: isize, out: &[*mut u
             return;
         }
         #[cfg(target_arch = "x86_64")]
-        if m != 0 && cols.is_multiple_of(m) {
-            let mr = rows.len() - rows.len() % m;
+        if m != 0 {
             for c in steps(0, cols, m) {
-                for r in steps(0, mr, m) {
-                    x86::square(unit, &rows[r..r + m], at + c as isize * u, &out[c..c + m], r as isize * u);
+                let nc = m.min(cols - c);
+                for r in steps(0, rows.len(), m) {
+                    let nr = m.min(rows.len() - r);
+                    let (s, d, at) = (&rows[r..r + nr], &out[c..c + nc], at + c as isize * u);
+                    if nr == m && nc == m {
+                        x86::square(unit, s, at, d, r as isize * u);
+                    } else if plain_edge(nr, nc, m) {
+                        x86::square_edge(unit, s, at, d, r as isize * u, ends);
+                    } else {
+                        units(s, r, at, d, unit);
+                    }
                 }
             }
-            return units(&rows[mr..], mr, at, out, unit);
+            return;
         }
         units(rows, 0, at, out, unit)
     }
+}
+
+/// Where the source's rows make one run of contiguous bytes (a
+/// deinterleave's), its end's address, up to which a square's edge may
+/// read a whole vector from a row's start (its units and the next rows');
+/// otherwise 0.
+fn source_end(mx: Matrix) -> usize {
+    let Matrix { rows, cols, unit, from, .. } = mx;
+    let one_run = from.inner >= rows || from.outer == from.inner as isize * from.stride;
+    if from.stride == (cols * unit) as isize && one_run {
+        (mx.src as usize).wrapping_add(rows * cols * unit)
+    } else {
+        0
+    }
+}
+
+/// Whether an edge of a strip, `nr` rows by `nc` columns of a square of
+/// side `m` (not both whole), goes in a square without masks
+/// (`x86::square_edge`) rather than unit by unit: where it fills at least
+/// [`MIN_EDGE`] of the square's side both ways.
+#[inline(always)]
+fn plain_edge(nr: usize, nc: usize, m: usize) -> bool {
+    MIN_EDGE * nr >= m && MIN_EDGE * nc >= m
 }
 
 /// One unit of each source row `rows` (from byte `at` of each), the first
@@ -666,6 +722,106 @@ mod x86 {
         }
     }
 
+    /// [`square`] of `rows.len()` rows and `out.len()` columns (each at
+    /// most `16 / unit`) without masks: each source row's `out.len()`
+    /// units by at most two overlapping plain reads ([`load_part`]), or a
+    /// whole vector where it ends by address `reads`, each destination
+    /// row's `rows.len()` units by at most two overlapping plain writes
+    /// ([`store_part`]); the rows past the last zero.
+    ///
+    /// # Safety
+    /// Those units readable and writable, not overlapping.
+    #[inline(always)]
+    pub(super) unsafe fn square_edge(
+        unit: usize,
+        rows: &[*const u8],
+        at: isize,
+        out: &[*mut u8],
+        to: isize,
+        reads: usize,
+    ) {
+        let (load, store) = (out.len() * unit, rows.len() * unit);
+        // SAFETY: `load_part` reads `out.len()` units of each row, and
+        // `store_part` writes `rows.len()` units of each (caller).
+        unsafe {
+            match unit {
+                1 => shuffle!(16, 4, rows, at, out, to, _mm_unpacklo_epi8, _mm_unpackhi_epi8, load, store, reads),
+                2 => shuffle!(8, 3, rows, at, out, to, _mm_unpacklo_epi16, _mm_unpackhi_epi16, load, store, reads),
+                4 => shuffle!(4, 2, rows, at, out, to, _mm_unpacklo_epi32, _mm_unpackhi_epi32, load, store, reads),
+                _ => shuffle!(2, 1, rows, at, out, to, _mm_unpacklo_epi64, _mm_unpackhi_epi64, load, store, reads),
+            }
+        }
+    }
+
+    /// The `n` bytes (at most 16) at `p` in a vector's low bytes, the rest
+    /// zero: two plain reads of the widest power of two in `n`, at its
+    /// start and at its end, whose bytes in common are the same.
+    ///
+    /// # Safety
+    /// `n` bytes readable at `p`.
+    #[inline(always)]
+    pub(super) unsafe fn load_part(p: *const u8, n: usize) -> __m128i {
+        /// `W`-byte reads at `0` and `n - W`, put together.
+        #[inline(always)]
+        unsafe fn two<const W: usize>(p: *const u8, n: usize) -> u128 {
+            let read = |at: usize| {
+                let mut b = [0u8; 16];
+                // SAFETY: `at + W <= n` bytes readable (caller).
+                b[..W].copy_from_slice(&unsafe { p.add(at).cast::<[u8; W]>().read_unaligned() });
+                u128::from_le_bytes(b)
+            };
+            read(0) | read(n - W) << (8 * (n - W))
+        }
+        // SAFETY: each read ends at or before byte `n` (`W <= n`).
+        unsafe {
+            let x = match n {
+                16.. => return _mm_loadu_si128(p.cast()),
+                8.. => two::<8>(p, n),
+                4.. => two::<4>(p, n),
+                2.. => two::<2>(p, n),
+                1 => u128::from(p.read()),
+                0 => 0,
+            };
+            _mm_set_epi64x((x >> 64) as i64, x as i64)
+        }
+    }
+
+    /// Writes the low `n` bytes (at most 16) of `v` to `p`: two plain
+    /// writes of the widest power of two in `n`, at its start and at its
+    /// end, whose bytes in common are the same.
+    ///
+    /// # Safety
+    /// `n` bytes writable at `p`.
+    #[inline(always)]
+    pub(super) unsafe fn store_part(p: *mut u8, n: usize, v: __m128i) {
+        /// `W`-byte writes at `0` and `n - W`.
+        #[inline(always)]
+        unsafe fn two<const W: usize>(p: *mut u8, n: usize, x: u128) {
+            let write = |at: usize| {
+                let b: [u8; W] = (x >> (8 * at)).to_le_bytes()[..W].try_into().unwrap_or([0; W]);
+                // SAFETY: `at + W <= n` bytes writable (caller).
+                unsafe { p.add(at).cast::<[u8; W]>().write_unaligned(b) };
+            };
+            write(0);
+            write(n - W);
+        }
+        // SAFETY: each write ends at or before byte `n` (`W <= n`).
+        unsafe {
+            if n >= 16 {
+                return _mm_storeu_si128(p.cast(), v);
+            }
+            let (lo, hi) = (_mm_cvtsi128_si64(v) as u64, _mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)) as u64);
+            let x = u128::from(lo) | u128::from(hi) << 64;
+            match n {
+                8.. => two::<8>(p, n, x),
+                4.. => two::<4>(p, n, x),
+                2.. => two::<2>(p, n, x),
+                1 => p.write(x as u8),
+                _ => {}
+            }
+        }
+    }
+
     /// The mask of the first `n` (at most 16) bytes of a vector.
     #[inline(always)]
     fn bytes_mask(n: usize) -> __mmask16 {
@@ -706,6 +862,27 @@ mod x86 {
             for i in 0..$n {
                 let mask = if i < nc { $store } else { 0 };
                 _mm_mask_storeu_epi8(out[i.min(nc - 1)].offset($to).cast(), mask, v[i]);
+            }
+        }};
+        ($n:literal, $rounds:literal, $rows:expr, $at:expr, $out:expr, $to:expr, $lo:ident, $hi:ident,
+         $load:expr, $store:expr, $reads:expr) => {{
+            // Fixed counts, so that the rows stay in registers: the rows
+            // past the last zero, the columns past the last not written.
+            // A row's whole vector where it ends by `reads`.
+            let (rows, out): (&[*const u8], &[*mut u8]) = ($rows, $out);
+            let (nr, nc, reads) = (rows.len(), out.len(), $reads);
+            let mut v = [_mm_setzero_si128(); $n];
+            for i in 0..$n {
+                if i < nr {
+                    let p = rows[i].offset($at);
+                    v[i] = if (p as usize).wrapping_add(16) <= reads { _mm_loadu_si128(p.cast()) } else { load_part(p, $load) };
+                }
+            }
+            shuffle!(@rounds $n, $rounds, v, $lo, $hi);
+            for i in 0..$n {
+                if i < nc {
+                    store_part(out[i].offset($to), $store, v[i]);
+                }
             }
         }};
         (@rounds $n:literal, $rounds:literal, $v:ident, $lo:ident, $hi:ident) => {

@@ -64,7 +64,11 @@ fn every_unit_size_shape_and_kernel_matches_the_oracle() {
     for unit in [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 40] {
         let (br, bc) = (block_rows(unit), block_cols(unit));
         let m = micro_side(unit).max(1);
-        let shapes = [(1, 1), (m, m), (m + 1, m + 2), (br, bc), (br - 1, bc + 1), (2 * br + 3, bc + m + 1), (3, 200)];
+        // Edges of a square on both sides, narrow (unit by unit) and wide
+        // (squares without masks, reading the last row's units exactly).
+        let edges = (m + m / 2 + 1, m + m / 2 + 3);
+        let shapes =
+            [(1, 1), (m, m), (m + 1, m + 2), edges, (br, bc), (br - 1, bc + 1), (2 * br + 3, bc + m + 1), (3, 200)];
         for (rows, cols) in shapes {
             for isa in isas() {
                 for (pad, dpad) in [(0, 0), (64, 64), (5, 15)] {
