@@ -561,6 +561,20 @@ unsafe fn strip<const MASKED: bool>(
             return;
         }
         #[cfg(target_arch = "x86_64")]
+        if m != 0 && cols.is_multiple_of(m) {
+            // Whole squares, the last rows unit by unit (as before the
+            // edges' squares: the same loop with them measured up to 1.2
+            // times the time of whole strips, 2-byte squares of 16
+            // destination rows).
+            let mr = rows.len() - rows.len() % m;
+            for c in steps(0, cols, m) {
+                for r in steps(0, mr, m) {
+                    x86::square(unit, &rows[r..r + m], at + c as isize * u, &out[c..c + m], r as isize * u);
+                }
+            }
+            return units(&rows[mr..], mr, at, out, unit);
+        }
+        #[cfg(target_arch = "x86_64")]
         if m != 0 {
             for c in steps(0, cols, m) {
                 let nc = m.min(cols - c);

@@ -35,21 +35,30 @@ const MIN_STREAMS: usize = 5;
 /// The most streams [`deinterleave`] takes: two squares a group.
 const MAX_STREAMS: usize = 32;
 
-/// Whether [`deinterleave`] moves `b` streams of `unit`-byte units on
-/// `isa`: x86_64 from SSE2 on without AVX-512's masks (which have the
-/// masked squares and the byte permutes), bytes, [`MIN_STREAMS`] to
-/// [`MAX_STREAMS`] streams. (2-byte units in squares of 8 measured no
+/// The fewest groups a row (or rows that continue one another)
+/// [`deinterleave`] takes: half a square. A square costs the same for
+/// fewer, and the tile's own kernels measured faster on rows of 2 to 7
+/// groups (pixel unshuffle of uint8 by 2 x 5, 2 groups of 10: 9 times the
+/// time; ONNX space-to-depth of uint8 by 7, 7 groups: 1.2).
+const MIN_GROUPS: usize = SIDE / 2;
+
+/// Whether [`deinterleave`] moves rows of `n` groups of `b` units of
+/// `unit` bytes on `isa`: x86_64 from SSE2 on without AVX-512's masks
+/// (which have the masked squares and the byte permutes), bytes,
+/// [`MIN_STREAMS`] to [`MAX_STREAMS`] streams, rows of [`MIN_GROUPS`]
+/// groups or more. (2-byte units in squares of 8 measured no
 /// faster than the tile's own kernels: 5 to 8 streams 1.14 times their
 /// time, 9 to 16 1.02, on the broad workloads of seed 26.)
-pub(crate) fn takes(b: usize, unit: usize, isa: Isa) -> bool {
-    super::plain_edges(isa) && unit == 1 && (MIN_STREAMS..=MAX_STREAMS).contains(&b)
+pub(crate) fn takes(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
+    super::plain_edges(isa) && unit == 1 && (MIN_STREAMS..=MAX_STREAMS).contains(&b) && n >= MIN_GROUPS
 }
 
 /// Moves, for each of `rows`, one contiguous run of `n` groups of `b`
 /// units of `unit` bytes at `src` into `b` streams of `n` units (stream
 /// `j` at `j * ds` bytes from the row's destination): unit `x * b + j` to
 /// unit `x` of stream `j`. Rows whose runs and streams both continue the
-/// last's go as one run. `false`, having done nothing, unless [`takes`].
+/// last's go as one run (whose groups [`takes`] counts). `false`, having
+/// done nothing, unless it takes them.
 ///
 /// # Safety
 /// Every source unit of every row readable, every destination unit
@@ -65,14 +74,14 @@ pub(crate) unsafe fn deinterleave(
     ds: isize,
     isa: Isa,
 ) -> bool {
-    if !takes(b, unit, isa) {
-        return false;
-    }
-    let (rows, n) = if rows.count > 1 && rows.ss == (n * b) as isize && rows.ds == n as isize {
+    let (rows, n) = if rows.count > 1 && rows.ss == (n * b * unit) as isize && rows.ds == (n * unit) as isize {
         (Rows::ONE, rows.count * n)
     } else {
         (rows, n)
     };
+    if !takes(n, b, unit, isa) {
+        return false;
+    }
     #[cfg(target_arch = "x86_64")]
     // SAFETY: forwarded; AVX2 where `isa` has it (one this CPU runs).
     unsafe {
@@ -242,7 +251,8 @@ mod tests {
         let mut got = vec![0xA5u8; dst_len + 16];
         // SAFETY: the rows lie inside the buffers (as built).
         let ran = unsafe { deinterleave(rows, n, b, unit, src.as_ptr(), got.as_mut_ptr(), streams as isize, isa) };
-        assert_eq!(ran, takes(b, unit, isa), "{b} streams of {unit}-byte units, {isa:?}");
+        let groups = if continued { 3 * n } else { n };
+        assert_eq!(ran, takes(groups, b, unit, isa), "{b} streams of {n} {unit}-byte units, {isa:?}");
         let mut want = vec![0xA5u8; dst_len + 16];
         for r in 0..if ran { 3 } else { 0 } {
             for x in 0..n {
@@ -273,12 +283,12 @@ mod tests {
     }
 
     #[test]
-    fn takes_five_to_32_streams_of_bytes_without_masks() {
-        assert!(!takes(8, 1, Isa::Portable));
-        assert!(!takes(4, 1, Isa::Sse2) && !takes(33, 1, Isa::Sse2) && !takes(8, 4, Isa::Sse2));
+    fn takes_five_to_32_streams_of_bytes_without_masks_in_rows_of_half_a_square() {
+        assert!(!takes(100, 8, 1, Isa::Portable));
+        assert!(!takes(100, 4, 1, Isa::Sse2) && !takes(100, 33, 1, Isa::Sse2) && !takes(100, 8, 4, Isa::Sse2));
+        assert!(!takes(7, 8, 1, Isa::Sse2) && !takes(100, 8, 2, Isa::Avx2));
         if cfg!(target_arch = "x86_64") {
-            assert!(takes(5, 1, Isa::Sse2) && takes(32, 1, Isa::Sse2) && takes(16, 1, Isa::Avx2));
-            assert!(!takes(8, 2, Isa::Avx2));
+            assert!(takes(8, 5, 1, Isa::Sse2) && takes(100, 32, 1, Isa::Sse2) && takes(8, 16, 1, Isa::Avx2));
         }
     }
 }
