@@ -526,7 +526,10 @@ fn steps(start: usize, end: usize, step: usize) -> impl Iterator<Item = usize> {
 /// One strip: the source rows `rows` (from byte `at` of each) into the
 /// destination rows `out` (at most [`STRIP`]), one unit of each source row
 /// to each; register transposes of side `m` (0: none) over its whole
-/// squares, and with `MASKED` over its edges too; the rest unit by unit.
+/// squares, and over its edges too: with `MASKED` all, in masked squares,
+/// without those that fill a quarter of a side both ways ([`plain_edge`]),
+/// reading whole vectors up to address `ends` ([`source_end`]); the rest
+/// unit by unit.
 ///
 /// # Safety
 /// As [`blocked`] for the strip.
@@ -545,27 +548,10 @@ unsafe fn strip<const MASKED: bool>(
     // squares touch only the `nr x nc` units they are given.
     unsafe {
         #[cfg(target_arch = "x86_64")]
-        if m != 0 && MASKED {
-            for c in steps(0, cols, m) {
-                let nc = m.min(cols - c);
-                for r in steps(0, rows.len(), m) {
-                    let nr = m.min(rows.len() - r);
-                    let (s, d, at) = (&rows[r..r + nr], &out[c..c + nc], at + c as isize * u);
-                    if nr == m && nc == m {
-                        x86::square(unit, s, at, d, r as isize * u);
-                    } else {
-                        x86::square_part(unit, s, at, d, r as isize * u);
-                    }
-                }
-            }
-            return;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if m != 0 && cols.is_multiple_of(m) {
+        if m != 0 && !MASKED && cols.is_multiple_of(m) {
             // Whole squares, the last rows unit by unit (as before the
-            // edges' squares: the same loop with them measured up to 1.2
-            // times the time of whole strips, 2-byte squares of 16
-            // destination rows).
+            // edges' squares: the loop below measured up to 1.2 times the
+            // time of whole strips, 2-byte squares of 16 destination rows).
             let mr = rows.len() - rows.len() % m;
             for c in steps(0, cols, m) {
                 for r in steps(0, mr, m) {
@@ -583,6 +569,8 @@ unsafe fn strip<const MASKED: bool>(
                     let (s, d, at) = (&rows[r..r + nr], &out[c..c + nc], at + c as isize * u);
                     if nr == m && nc == m {
                         x86::square(unit, s, at, d, r as isize * u);
+                    } else if MASKED {
+                        x86::square_part(unit, s, at, d, r as isize * u);
                     } else if plain_edge(nr, nc, m) {
                         x86::square_edge(unit, s, at, d, r as isize * u, ends);
                     } else {
