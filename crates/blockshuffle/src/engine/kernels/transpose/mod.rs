@@ -788,6 +788,23 @@ mod x86 {
         }
     }
 
+    /// The 16 bytes at `p` where they end by address `reads`, otherwise
+    /// only its `n` ([`load_part`]).
+    ///
+    /// # Safety
+    /// `n` bytes readable at `p`, and 16 if they end by `reads`.
+    #[inline(always)]
+    pub(super) unsafe fn load_upto(p: *const u8, n: usize, reads: usize) -> __m128i {
+        // SAFETY: forwarded.
+        unsafe {
+            if (p as usize).wrapping_add(16) <= reads {
+                _mm_loadu_si128(p.cast())
+            } else {
+                load_part(p, n)
+            }
+        }
+    }
+
     /// Writes the low `n` bytes (at most 16) of `v` to `p`: two plain
     /// writes of the widest power of two in `n`, at its start and at its
     /// end, whose bytes in common are the same.
@@ -800,9 +817,9 @@ mod x86 {
         #[inline(always)]
         unsafe fn two<const W: usize>(p: *mut u8, n: usize, x: u128) {
             let write = |at: usize| {
-                let b: [u8; W] = (x >> (8 * at)).to_le_bytes()[..W].try_into().unwrap_or([0; W]);
-                // SAFETY: `at + W <= n` bytes writable (caller).
-                unsafe { p.add(at).cast::<[u8; W]>().write_unaligned(b) };
+                let bytes = (x >> (8 * at)).to_le_bytes();
+                // SAFETY: `at + W <= n` bytes writable (caller), `W <= 16`.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(at), W) };
             };
             write(0);
             write(n - W);
@@ -876,8 +893,7 @@ mod x86 {
             let mut v = [_mm_setzero_si128(); $n];
             for i in 0..$n {
                 if i < nr {
-                    let p = rows[i].offset($at);
-                    v[i] = if (p as usize).wrapping_add(16) <= reads { _mm_loadu_si128(p.cast()) } else { load_part(p, $load) };
+                    v[i] = load_upto(rows[i].offset($at), $load, reads);
                 }
             }
             shuffle!(@rounds $n, $rounds, v, $lo, $hi);

@@ -150,7 +150,7 @@ unsafe fn deinterleave_squares<const AVX2: bool>(
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::super::x86::{load_part, store_part};
+    use super::super::x86::{load_upto, store_part};
     use super::{deinterleave_squares, Rows};
 
     /// [`super::deinterleave_squares`] by AVX2's squares ([`square`]).
@@ -172,7 +172,7 @@ mod x86 {
     /// unpacks, spills with 16 vector registers). Rows past `from.len()`
     /// are zero, columns past `to.len()` not written; a row's 16 bytes
     /// are read whole where they end by `reads`, otherwise only its
-    /// `to.len()` bytes ([`load_part`]), and a column's `from.len()` bytes
+    /// `to.len()` bytes ([`load_upto`]), and a column's `from.len()` bytes
     /// written ([`store_part`]: one vector for 16).
     ///
     /// # Safety
@@ -186,7 +186,16 @@ mod x86 {
         unsafe {
             let mut v = [_mm256_setzero_si256(); H];
             for (i, v) in v.iter_mut().enumerate() {
-                *v = _mm256_set_m128i(row(from, i + H, at, nc, reads), row(from, i, at, nc, reads));
+                // Rows `i` and `i + H`, those past the last zero (no
+                // closure, whose intrinsics the compiler may leave as
+                // calls: `.ci/inlined`).
+                let mut rows = [_mm_setzero_si128(); 2];
+                for (row, r) in rows.iter_mut().zip([i, i + H]) {
+                    if r < nr {
+                        *row = load_upto(from[r].wrapping_offset(at), nc, reads);
+                    }
+                }
+                *v = _mm256_set_m128i(rows[1], rows[0]);
             }
             for _ in 0..3 {
                 let mut next = v;
@@ -203,27 +212,6 @@ mod x86 {
                         store_part(to[c], nr, half);
                     }
                 }
-            }
-        }
-    }
-
-    /// Row `i` of [`square`]: zero past the last, else its 16 bytes from
-    /// `at` where they end by `reads`, otherwise only its `n`.
-    ///
-    /// # Safety
-    /// As [`square`].
-    #[inline(always)]
-    unsafe fn row(from: &[*const u8], i: usize, at: isize, n: usize, reads: usize) -> __m128i {
-        // SAFETY: forwarded.
-        unsafe {
-            if i >= from.len() {
-                return _mm_setzero_si128();
-            }
-            let p = from[i].wrapping_offset(at);
-            if (p as usize).wrapping_add(16) <= reads {
-                _mm_loadu_si128(p.cast())
-            } else {
-                load_part(p, n)
             }
         }
     }
