@@ -1,8 +1,9 @@
-//! Deinterleaves of bytes by the register transposes, without masks
-//! (SSE2 and AVX2): one contiguous run of groups of `b` bytes into `b`
-//! streams, for the deinterleaves no kernel of their own takes on those
-//! machines (5 streams and more: NCHW space-to-depth, pixel unshuffle,
-//! space-to-batch of bytes by blocks of 5 and more).
+//! Streams by the register transposes, without masks (SSE2 and AVX2),
+//! for the shapes no kernel of their own takes on those machines (5
+//! streams and more: NCHW space-to-depth and depth-to-space, pixel
+//! shuffles, space-to-batch of blocks of 5 and more): deinterleaves of
+//! bytes, one contiguous run of groups of `b` bytes into `b` streams, and
+//! with AVX2, both ways for 4-byte units.
 //!
 //! The run goes in squares of 16 groups: each group read as one vector
 //! from its start (its bytes, and the next groups' where the run goes on),
@@ -18,6 +19,18 @@
 //! bytes, up to 3.4 on short rows (a square's fixed cost over 16 groups
 //! of 5 bytes), 2 on TF NCHW depth-to-space of uint8 by 5 (78-byte
 //! rows).
+//!
+//! 4-byte units go in squares of 8 by 8, one 32-byte vector a row (two
+//! halves, for the unpacks inside the lanes: `x86::square4`), only where
+//! every square is whole: rows of 8 groups (units) or more, 8 streams or
+//! more. The squares start every 8 units, and the last ends at the run's
+//! end (`overlapping`), writing again some units the one before wrote.
+//! Measured against the tile's own kernels, which moved these a unit at
+//! a time (one thread, time after over before, minimum of 4 alternated
+//! processes): the broad workloads (seeds 26, 801 and 802) whose tiles
+//! interleave or deinterleave 5 to 32 streams of 4-byte units, 77, 79 and
+//! 90 of them, 0.78, 0.78 and 0.70; those it takes, deinterleaves 0.60
+//! (84), interleaves 0.73 (83).
 //!
 //! Layer: kernels; imports [`nest`](super::super::nest) and arch.
 
@@ -42,15 +55,36 @@ const MAX_STREAMS: usize = 32;
 /// time; ONNX space-to-depth of uint8 by 7, 7 groups: 1.2).
 const MIN_GROUPS: usize = SIDE / 2;
 
+/// The side of a square of 4-byte units: 8, one 32-byte vector a row.
+const SIDE4: usize = 8;
+
 /// Whether [`deinterleave`] moves rows of `n` groups of `b` units of
 /// `unit` bytes on `isa`: x86_64 from SSE2 on without AVX-512's masks
-/// (which have the masked squares and the byte permutes), bytes,
-/// [`MIN_STREAMS`] to [`MAX_STREAMS`] streams, rows of [`MIN_GROUPS`]
-/// groups or more. (2-byte units in squares of 8 measured no
-/// faster than the tile's own kernels: 5 to 8 streams 1.14 times their
-/// time, 9 to 16 1.02, on the broad workloads of seed 26.)
+/// (which have the masked squares and the byte permutes), at most
+/// [`MAX_STREAMS`] streams; bytes in [`MIN_STREAMS`] or more, in rows of
+/// [`MIN_GROUPS`] groups or more; with AVX2, 4-byte units where every
+/// square is whole, a square's side ([`SIDE4`]) both ways. (2-byte
+/// units in squares of 8 measured no faster than the tile's own kernels:
+/// 5 to 8 streams 1.14 times their time, 9 to 16 1.02, on the broad
+/// workloads of seed 26. Squares of 4-byte units with fewer streams or
+/// units than their side, rows or columns of them zero or not written,
+/// measured slower: 1.06 to 1.41 times their time, geomeans of 32 to 44
+/// broad workloads of seeds 26, 801 and 802 by way and side.)
 pub(crate) fn takes(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
-    super::plain_edges(isa) && unit == 1 && (MIN_STREAMS..=MAX_STREAMS).contains(&b) && n >= MIN_GROUPS
+    super::plain_edges(isa)
+        && b <= MAX_STREAMS
+        && match unit {
+            1 => b >= MIN_STREAMS && n >= MIN_GROUPS,
+            4 => isa >= Isa::Avx2 && b >= SIDE4 && n >= SIDE4,
+            _ => false,
+        }
+}
+
+/// Whether [`interleave`] moves rows of `b` streams of `n` units of `unit`
+/// bytes on `isa`: as [`takes`], for 4-byte units only (bytes measured
+/// slower: see the module's doc).
+pub(crate) fn takes_interleave(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
+    unit == 4 && takes(n, b, unit, isa)
 }
 
 /// Moves, for each of `rows`, one contiguous run of `n` groups of `b`
@@ -83,15 +117,113 @@ pub(crate) unsafe fn deinterleave(
         return false;
     }
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: forwarded; AVX2 where `isa` has it (one this CPU runs).
+    // SAFETY: forwarded; AVX2 where `isa` has it (one this CPU runs), as
+    // it does for 4-byte units (`takes`).
     unsafe {
-        if isa >= Isa::Avx2 {
-            x86::deinterleave_avx2(rows, n, b, src, dst, ds);
-        } else {
-            deinterleave_squares::<false>(rows, n, b, src, dst, ds);
+        match unit {
+            4 => x86::deinterleave4_avx2(rows, n, b, src, dst, ds),
+            _ if isa >= Isa::Avx2 => x86::deinterleave_avx2(rows, n, b, src, dst, ds),
+            _ => deinterleave_squares::<false>(rows, n, b, src, dst, ds),
         }
     }
     true
+}
+
+/// Moves, for each of `rows`, `b` streams of `n` units of `unit` bytes
+/// (stream `j` at `j * ss` bytes from the row's source) into one
+/// contiguous run of `n` groups of `b` units: unit `x` of stream `j` to
+/// unit `x * b + j`. Rows whose streams and runs both continue the last's
+/// go as one. `false`, having done nothing, unless it takes them
+/// ([`takes_interleave`]).
+///
+/// # Safety
+/// Every source unit of every row readable, every destination unit
+/// writable, without overlap; `isa` one this CPU runs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn interleave(
+    rows: Rows,
+    n: usize,
+    b: usize,
+    unit: usize,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    isa: Isa,
+) -> bool {
+    let (rows, n) = if rows.count > 1 && rows.ss == (n * unit) as isize && rows.ds == (n * b * unit) as isize {
+        (Rows::ONE, rows.count * n)
+    } else {
+        (rows, n)
+    };
+    if !takes_interleave(n, b, unit, isa) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: forwarded; 4-byte units with AVX2 (`takes_interleave`), which
+    // `isa`, one this CPU runs, has.
+    unsafe {
+        x86::interleave4_avx2(rows, n, b, src, ss, dst);
+    }
+    true
+}
+
+/// The starts of the squares of side `side` (at most `len`) that cover
+/// `len` units: every `side` units, the last square ending at `len`
+/// (overlapping the one before it, whose units it writes again, the
+/// same), so that every square is whole.
+fn overlapping(len: usize, side: usize) -> impl Iterator<Item = usize> {
+    let last = len.saturating_sub(side);
+    steps(0, last, side).chain((len > 0).then_some(last))
+}
+
+/// [`deinterleave`]'s rows of 4-byte units, in whole squares of 8
+/// groups by 8 streams (`x86::square4`) at [`overlapping`] starts.
+///
+/// # Safety
+/// As [`deinterleave`], with `n` and `b` at least [`SIDE4`]; the CPU has
+/// AVX2 (and the caller is compiled for it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn deinterleave_squares4(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
+    const U: usize = 4;
+    for r in 0..rows.count {
+        let (s, d) = rows.at(r, src, dst);
+        for x in overlapping(n, SIDE4) {
+            for c in overlapping(b, SIDE4) {
+                let from = s.wrapping_add((x * b + c) * U);
+                let to = d.wrapping_offset(c as isize * ds).wrapping_add(x * U);
+                // SAFETY: groups `x..x + 8`' units `c..c + 8`, and the
+                // streams' units `x..x + 8` (`x + 8 <= n`, `c + 8 <= b`:
+                // `overlapping`; caller); AVX2 (caller).
+                unsafe { x86::square4(from, (b * U) as isize, to, ds) }
+            }
+        }
+    }
+}
+
+/// [`interleave`]'s rows of 4-byte units, in whole squares of 8 streams
+/// by 8 units (`x86::square4`) at [`overlapping`] starts.
+///
+/// # Safety
+/// As [`interleave`], with `n` and `b` at least [`SIDE4`]; the CPU has
+/// AVX2 (and the caller is compiled for it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn interleave_squares4(rows: Rows, n: usize, b: usize, src: *const u8, ss: isize, dst: *mut u8) {
+    const U: usize = 4;
+    for r in 0..rows.count {
+        let (s, d) = rows.at(r, src, dst);
+        for x in overlapping(n, SIDE4) {
+            for c in overlapping(b, SIDE4) {
+                let from = s.wrapping_offset(c as isize * ss).wrapping_add(x * U);
+                let to = d.wrapping_add((x * b + c) * U);
+                // SAFETY: streams `c..c + 8`' units `x..x + 8`, and the
+                // groups `x..x + 8`' units `c..c + 8` (`x + 8 <= n`,
+                // `c + 8 <= b`: `overlapping`; caller); AVX2 (caller).
+                unsafe { x86::square4(from, ss, to, (b * U) as isize) }
+            }
+        }
+    }
 }
 
 /// [`deinterleave`]'s rows of bytes, in squares of 16 groups: byte `j`
@@ -161,6 +293,74 @@ mod x86 {
     pub(super) unsafe fn deinterleave_avx2(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
         // SAFETY: forwarded; the CPU has AVX2 (caller).
         unsafe { deinterleave_squares::<true>(rows, n, b, src, dst, ds) }
+    }
+
+    /// [`super::deinterleave_squares4`], compiled for AVX2.
+    ///
+    /// # Safety
+    /// As [`super::deinterleave`]; the CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn deinterleave4_avx2(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
+        // SAFETY: forwarded; the CPU has AVX2 (caller).
+        unsafe { super::deinterleave_squares4(rows, n, b, src, dst, ds) }
+    }
+
+    /// [`super::interleave_squares4`], compiled for AVX2.
+    ///
+    /// # Safety
+    /// As [`super::interleave`]; the CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn interleave4_avx2(rows: Rows, n: usize, b: usize, src: *const u8, ss: isize, dst: *mut u8) {
+        // SAFETY: forwarded; the CPU has AVX2 (caller).
+        unsafe { super::interleave_squares4(rows, n, b, src, ss, dst) }
+    }
+
+    /// A square of 8 rows of 8 units of 4 bytes, row `i` at `src + i *
+    /// ss`, column `k` to `dst + k * ds`: each row's two 16-byte halves,
+    /// rows `i` and `i + 4` in the two lanes of one register, so that two
+    /// rounds of unpacks (of 4 bytes, then of 8) inside the lanes leave
+    /// column `k` whole in one register: 16 loads, 16 shuffles (none
+    /// across lanes) and 8 stores.
+    ///
+    /// # Safety
+    /// Those bytes readable and writable; the CPU has AVX2.
+    #[inline(always)]
+    pub(super) unsafe fn square4(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+        const H: isize = 4;
+        // SAFETY: rows `0..8`, 32 bytes each, and columns `0..8` (caller);
+        // AVX2 (caller).
+        unsafe {
+            for h in 0..2 {
+                let mut v = [_mm256_setzero_si256(); H as usize];
+                for (i, v) in (0..).zip(v.iter_mut()) {
+                    let lo = _mm_loadu_si128(src.offset(i * ss + 16 * h).cast());
+                    let hi = _mm_loadu_si128(src.offset((i + H) * ss + 16 * h).cast());
+                    *v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+                }
+                for (k, col) in (0..).zip(transpose4(v)) {
+                    _mm256_storeu_si256(dst.offset((H * h + k) * ds).cast(), col);
+                }
+            }
+        }
+    }
+
+    /// In each lane, the 4 x 4 transpose of 4-byte units of `v`'s lanes.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[inline(always)]
+    unsafe fn transpose4(v: [__m256i; 4]) -> [__m256i; 4] {
+        // SAFETY: AVX2 (caller).
+        unsafe {
+            let (t0, t1) = (_mm256_unpacklo_epi32(v[0], v[1]), _mm256_unpackhi_epi32(v[0], v[1]));
+            let (t2, t3) = (_mm256_unpacklo_epi32(v[2], v[3]), _mm256_unpackhi_epi32(v[2], v[3]));
+            [
+                _mm256_unpacklo_epi64(t0, t2),
+                _mm256_unpackhi_epi64(t0, t2),
+                _mm256_unpacklo_epi64(t1, t3),
+                _mm256_unpackhi_epi64(t1, t3),
+            ]
+        }
     }
 
     /// A square of 16 rows of 16 bytes: rows `i` and `i + 8` in the two
@@ -253,14 +453,62 @@ mod tests {
         assert!(got == want, "{b} streams of {n} {unit}-byte units, continued {continued}, {isa:?}");
     }
 
+    /// [`check`] for [`interleave`]: 3 rows of `b` streams of `n` units,
+    /// each row's streams apart by more than they span (or, if
+    /// `continued`, each stream continuing the last row's, and the runs
+    /// one another), the source exactly its rows' bytes.
+    fn check_interleave(b: usize, unit: usize, n: usize, continued: bool, isa: Isa) {
+        let (group, stream) = (b * unit, n * unit);
+        let (ss, streams, ds) = if continued {
+            (stream, 3 * stream + 5, n * group)
+        } else {
+            (b * (stream + 3) + 5, stream + 3, n * group + 7)
+        };
+        let rows = Rows { count: 3, ss: ss as isize, ds: ds as isize };
+        let src_len = 2 * ss + (b - 1) * streams + stream;
+        let dst_len = 2 * ds + n * group;
+        let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut got = vec![0xA5u8; dst_len + 32];
+        // SAFETY: the rows lie inside the buffers (as built).
+        let ran = unsafe { interleave(rows, n, b, unit, src.as_ptr(), streams as isize, got.as_mut_ptr(), isa) };
+        let units = if continued { 3 * n } else { n };
+        assert_eq!(ran, takes_interleave(units, b, unit, isa), "{b} streams of {n} {unit}-byte units, {isa:?}");
+        let mut want = vec![0xA5u8; dst_len + 32];
+        for r in 0..if ran { 3 } else { 0 } {
+            for x in 0..n {
+                for j in 0..b {
+                    let (a, o) = (r * ss + j * streams + x * unit, r * ds + (x * b + j) * unit);
+                    want[o..o + unit].copy_from_slice(&src[a..a + unit]);
+                }
+            }
+        }
+        assert!(got == want, "{b} streams of {n} {unit}-byte units, continued {continued}, {isa:?}");
+    }
+
+    #[test]
+    fn every_stream_count_and_length_interleaves_as_the_oracle() {
+        for isa in Isa::every_runnable() {
+            for unit in [1, 2, 4, 8] {
+                for b in 1..=MAX_STREAMS + 1 {
+                    // Around a square's side and half of it.
+                    for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33] {
+                        for continued in [false, true] {
+                            check_interleave(b, unit, n, continued, isa);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_stream_count_and_length_matches_the_oracle() {
         for isa in Isa::every_runnable() {
-            for unit in 1..=3 {
+            for unit in 1..=4 {
                 for b in 1..=MAX_STREAMS + 1 {
                     // Around a square's side, and the run's end, where the
                     // last squares read exactly their units.
-                    for n in [0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 50] {
+                    for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 50] {
                         for continued in [false, true] {
                             check(b, unit, n, continued, isa);
                         }
@@ -278,5 +526,15 @@ mod tests {
         if cfg!(target_arch = "x86_64") {
             assert!(takes(8, 5, 1, Isa::Sse2) && takes(100, 32, 1, Isa::Sse2) && takes(8, 16, 1, Isa::Avx2));
         }
+    }
+
+    #[test]
+    fn takes_8_to_32_streams_of_8_or_more_4_byte_units_with_avx2() {
+        for takes in [takes, takes_interleave] {
+            assert!(!takes(100, 8, 4, Isa::Sse2) && !takes(100, 7, 4, Isa::Avx2) && !takes(100, 33, 4, Isa::Avx2));
+            assert!(!takes(7, 8, 4, Isa::Avx2) && !takes(100, 8, 8, Isa::Avx2));
+            assert_eq!(takes(8, 8, 4, Isa::Avx2) && takes(100, 32, 4, Isa::Avx2), cfg!(target_arch = "x86_64"));
+        }
+        assert!(!takes_interleave(100, 8, 1, Isa::Avx2));
     }
 }
