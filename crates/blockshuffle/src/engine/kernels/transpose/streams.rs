@@ -3,7 +3,7 @@
 //! streams and more: NCHW space-to-depth and depth-to-space, pixel
 //! shuffles, space-to-batch of blocks of 5 and more): deinterleaves of
 //! bytes, one contiguous run of groups of `b` bytes into `b` streams, and
-//! with AVX2, both ways for 4-byte units.
+//! with AVX2, both ways for 2-, 4- and 8-byte units.
 //!
 //! The run goes in squares of 16 groups: each group read as one vector
 //! from its start (its bytes, and the next groups' where the run goes on),
@@ -20,17 +20,22 @@
 //! of 5 bytes), 2 on TF NCHW depth-to-space of uint8 by 5 (78-byte
 //! rows).
 //!
-//! 4-byte units go in squares of 8 by 8, one 32-byte vector a row (two
-//! halves, for the unpacks inside the lanes: `x86::square4`), only where
-//! every square is whole: rows of 8 groups (units) or more, 8 streams or
-//! more. The squares start every 8 units, and the last ends at the run's
-//! end (`overlapping`), writing again some units the one before wrote.
-//! Measured against the tile's own kernels, which moved these a unit at
-//! a time (one thread, time after over before, minimum of 4 alternated
-//! processes): the broad workloads (seeds 26, 801 and 802) whose tiles
-//! interleave or deinterleave 5 to 32 streams of 4-byte units, 77, 79 and
-//! 90 of them, 0.78, 0.78 and 0.70; those it takes, deinterleaves 0.60
-//! (84), interleaves 0.73 (83).
+//! Units of 2, 4 and 8 bytes go in squares of one 32-byte vector a row
+//! (or two rows of 16 bytes, one a lane), transposed by unpacks inside
+//! the lanes: 16 units of a stream by 8 streams of 2-byte units (two 8 x
+//! 8 squares, one a lane), 8 by 8 of 4-byte units (each row's halves,
+//! rows `i` and `i + 4` in the lanes), 4 by 4 of 8-byte units. Only
+//! where every square is whole: the squares start every side, and the
+//! last ends at the run's end (`overlapping`), writing again some units
+//! the one before wrote. Measured against the tile's own kernels, which
+//! moved these a unit at a time (one thread, time after over before,
+//! minimum of 4 alternated processes), on the broad workloads (seeds 26,
+//! 801 and 802) whose tiles interleave or deinterleave 5 to 32 streams:
+//! of 4-byte units (77, 79 and 90 of them) 0.78, 0.78 and 0.70, those it
+//! takes 0.60 deinterleaved (84), 0.73 interleaved (83); of 2- and 8-byte
+//! units (65, 67 and 71) 0.85, 0.73 and 0.75, those it takes: 2-byte
+//! units 0.53 deinterleaved (21), 0.64 interleaved (37); 8-byte units
+//! 0.72 (42) and 0.85 (40, from 8 streams).
 //!
 //! Layer: kernels; imports [`nest`](super::super::nest) and arch.
 
@@ -55,36 +60,52 @@ const MAX_STREAMS: usize = 32;
 /// time; ONNX space-to-depth of uint8 by 7, 7 groups: 1.2).
 const MIN_GROUPS: usize = SIDE / 2;
 
-/// The side of a square of 4-byte units: 8, one 32-byte vector a row.
-const SIDE4: usize = 8;
+/// The sides of a square of `unit`-byte units, one 32-byte vector a
+/// row or a 16-byte lane, with AVX2: (units of a stream, streams), or
+/// `None` for units it has no square for. 2-byte units go 16 by 8, two
+/// 8 x 8 squares in the lanes of one transpose.
+const fn sides(unit: usize) -> Option<(usize, usize)> {
+    match unit {
+        2 => Some((16, 8)),
+        4 => Some((8, 8)),
+        8 => Some((4, 4)),
+        _ => None,
+    }
+}
 
 /// Whether [`deinterleave`] moves rows of `n` groups of `b` units of
 /// `unit` bytes on `isa`: x86_64 from SSE2 on without AVX-512's masks
 /// (which have the masked squares and the byte permutes), at most
-/// [`MAX_STREAMS`] streams; bytes in [`MIN_STREAMS`] or more, in rows of
-/// [`MIN_GROUPS`] groups or more; with AVX2, 4-byte units where every
-/// square is whole, a square's side ([`SIDE4`]) both ways. (2-byte
-/// units in squares of 8 measured no faster than the tile's own kernels:
-/// 5 to 8 streams 1.14 times their time, 9 to 16 1.02, on the broad
-/// workloads of seed 26. Squares of 4-byte units with fewer streams or
-/// units than their side, rows or columns of them zero or not written,
-/// measured slower: 1.06 to 1.41 times their time, geomeans of 32 to 44
-/// broad workloads of seeds 26, 801 and 802 by way and side.)
+/// [`MAX_STREAMS`] streams and at least [`MIN_STREAMS`]; bytes in rows of
+/// [`MIN_GROUPS`] groups or more; with AVX2, 2-, 4- and 8-byte units
+/// where every square is whole, its [`sides`] both ways. (Squares of
+/// 4-byte units with fewer streams or units than their side, rows or
+/// columns of them zero or not written, measured slower than the tile's
+/// own kernels: 1.06 to 1.41 times their time, geomeans of 32 to 44
+/// broad workloads of seeds 26, 801 and 802 by way and side; as did
+/// 2-byte units in SSE2's squares of 8: 5 to 8 streams 1.14, 9 to 16
+/// 1.02, seed 26.)
 pub(crate) fn takes(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
     super::plain_edges(isa)
-        && b <= MAX_STREAMS
-        && match unit {
-            1 => b >= MIN_STREAMS && n >= MIN_GROUPS,
-            4 => isa >= Isa::Avx2 && b >= SIDE4 && n >= SIDE4,
+        && (MIN_STREAMS..=MAX_STREAMS).contains(&b)
+        && match (unit, sides(unit)) {
+            (1, _) => n >= MIN_GROUPS,
+            (_, Some((units, streams))) => isa >= Isa::Avx2 && n >= units && b >= streams,
             _ => false,
         }
 }
 
+/// The fewest streams [`interleave`] takes: 8-byte units from 5 to 7
+/// streams measured slower in squares of 4 than by the tile's own
+/// kernels (1.10 times their time, 10 broad workloads of seeds 26, 801
+/// and 802; from 8 streams and more, 0.85, 40), deinterleaved 0.89 (13).
+const MIN_INTERLEAVED: usize = 8;
+
 /// Whether [`interleave`] moves rows of `b` streams of `n` units of `unit`
-/// bytes on `isa`: as [`takes`], for 4-byte units only (bytes measured
-/// slower: see the module's doc).
+/// bytes on `isa`: as [`takes`], from [`MIN_INTERLEAVED`] streams, but not
+/// bytes (measured slower: see the module's doc).
 pub(crate) fn takes_interleave(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
-    unit == 4 && takes(n, b, unit, isa)
+    unit != 1 && b >= MIN_INTERLEAVED && takes(n, b, unit, isa)
 }
 
 /// Moves, for each of `rows`, one contiguous run of `n` groups of `b`
@@ -118,10 +139,10 @@ pub(crate) unsafe fn deinterleave(
     }
     #[cfg(target_arch = "x86_64")]
     // SAFETY: forwarded; AVX2 where `isa` has it (one this CPU runs), as
-    // it does for 4-byte units (`takes`).
+    // it does for units wider than a byte (`takes`).
     unsafe {
         match unit {
-            4 => x86::deinterleave4_avx2(rows, n, b, src, dst, ds),
+            2 | 4 | 8 => x86::deinterleave_wide_avx2(rows, n, b, unit, src, dst, ds),
             _ if isa >= Isa::Avx2 => x86::deinterleave_avx2(rows, n, b, src, dst, ds),
             _ => deinterleave_squares::<false>(rows, n, b, src, dst, ds),
         }
@@ -159,10 +180,10 @@ pub(crate) unsafe fn interleave(
         return false;
     }
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: forwarded; 4-byte units with AVX2 (`takes_interleave`), which
-    // `isa`, one this CPU runs, has.
+    // SAFETY: forwarded; AVX2 (`takes_interleave`), which `isa`, one this
+    // CPU runs, has.
     unsafe {
-        x86::interleave4_avx2(rows, n, b, src, ss, dst);
+        x86::interleave_wide_avx2(rows, n, b, unit, src, ss, dst);
     }
     true
 }
@@ -176,51 +197,53 @@ fn overlapping(len: usize, side: usize) -> impl Iterator<Item = usize> {
     steps(0, last, side).chain((len > 0).then_some(last))
 }
 
-/// [`deinterleave`]'s rows of 4-byte units, in whole squares of 8
-/// groups by 8 streams (`x86::square4`) at [`overlapping`] starts.
+/// [`deinterleave`]'s rows of `U`-byte units, in whole squares of
+/// [`sides`] (`x86::wide_square`) at [`overlapping`] starts.
 ///
 /// # Safety
-/// As [`deinterleave`], with `n` and `b` at least [`SIDE4`]; the CPU has
-/// AVX2 (and the caller is compiled for it).
+/// As [`deinterleave`], with `n` and `b` at least the [`sides`] of `U`;
+/// the CPU has AVX2 (and the caller is compiled for it).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn deinterleave_squares4(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
-    const U: usize = 4;
+unsafe fn deinterleave_wide<const U: usize>(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
+    let Some((units, streams)) = sides(U) else { return };
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
-        for x in overlapping(n, SIDE4) {
-            for c in overlapping(b, SIDE4) {
+        for x in overlapping(n, units) {
+            for c in overlapping(b, streams) {
                 let from = s.wrapping_add((x * b + c) * U);
                 let to = d.wrapping_offset(c as isize * ds).wrapping_add(x * U);
-                // SAFETY: groups `x..x + 8`' units `c..c + 8`, and the
-                // streams' units `x..x + 8` (`x + 8 <= n`, `c + 8 <= b`:
-                // `overlapping`; caller); AVX2 (caller).
-                unsafe { x86::square4(from, (b * U) as isize, to, ds) }
+                // SAFETY: groups `x..x + units`' units `c..c + streams`,
+                // and those streams' units `x..x + units` (`x + units <=
+                // n`, `c + streams <= b`: `overlapping`; caller); AVX2
+                // (caller).
+                unsafe { x86::wide_square::<U, false>(from, (b * U) as isize, to, ds) }
             }
         }
     }
 }
 
-/// [`interleave`]'s rows of 4-byte units, in whole squares of 8 streams
-/// by 8 units (`x86::square4`) at [`overlapping`] starts.
+/// [`interleave`]'s rows of `U`-byte units, in whole squares of [`sides`]
+/// (`x86::wide_square`) at [`overlapping`] starts.
 ///
 /// # Safety
-/// As [`interleave`], with `n` and `b` at least [`SIDE4`]; the CPU has
-/// AVX2 (and the caller is compiled for it).
+/// As [`interleave`], with `n` and `b` at least the [`sides`] of `U`; the
+/// CPU has AVX2 (and the caller is compiled for it).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn interleave_squares4(rows: Rows, n: usize, b: usize, src: *const u8, ss: isize, dst: *mut u8) {
-    const U: usize = 4;
+unsafe fn interleave_wide<const U: usize>(rows: Rows, n: usize, b: usize, src: *const u8, ss: isize, dst: *mut u8) {
+    let Some((units, streams)) = sides(U) else { return };
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
-        for x in overlapping(n, SIDE4) {
-            for c in overlapping(b, SIDE4) {
+        for x in overlapping(n, units) {
+            for c in overlapping(b, streams) {
                 let from = s.wrapping_offset(c as isize * ss).wrapping_add(x * U);
                 let to = d.wrapping_add((x * b + c) * U);
-                // SAFETY: streams `c..c + 8`' units `x..x + 8`, and the
-                // groups `x..x + 8`' units `c..c + 8` (`x + 8 <= n`,
-                // `c + 8 <= b`: `overlapping`; caller); AVX2 (caller).
-                unsafe { x86::square4(from, ss, to, (b * U) as isize) }
+                // SAFETY: streams `c..c + streams`' units `x..x + units`,
+                // and those groups' units `c..c + streams` (`x + units <=
+                // n`, `c + streams <= b`: `overlapping`; caller); AVX2
+                // (caller).
+                unsafe { x86::wide_square::<U, true>(from, ss, to, (b * U) as isize) }
             }
         }
     }
@@ -295,24 +318,191 @@ mod x86 {
         unsafe { deinterleave_squares::<true>(rows, n, b, src, dst, ds) }
     }
 
-    /// [`super::deinterleave_squares4`], compiled for AVX2.
+    /// [`super::deinterleave_wide`] for `unit` (2, 4 or 8), compiled for
+    /// AVX2.
     ///
     /// # Safety
     /// As [`super::deinterleave`]; the CPU has AVX2.
+    #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn deinterleave4_avx2(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
+    pub(super) unsafe fn deinterleave_wide_avx2(
+        rows: Rows,
+        n: usize,
+        b: usize,
+        unit: usize,
+        src: *const u8,
+        dst: *mut u8,
+        ds: isize,
+    ) {
         // SAFETY: forwarded; the CPU has AVX2 (caller).
-        unsafe { super::deinterleave_squares4(rows, n, b, src, dst, ds) }
+        unsafe {
+            match unit {
+                2 => super::deinterleave_wide::<2>(rows, n, b, src, dst, ds),
+                4 => super::deinterleave_wide::<4>(rows, n, b, src, dst, ds),
+                _ => super::deinterleave_wide::<8>(rows, n, b, src, dst, ds),
+            }
+        }
     }
 
-    /// [`super::interleave_squares4`], compiled for AVX2.
+    /// [`super::interleave_wide`] for `unit` (2, 4 or 8), compiled for
+    /// AVX2.
     ///
     /// # Safety
     /// As [`super::interleave`]; the CPU has AVX2.
+    #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn interleave4_avx2(rows: Rows, n: usize, b: usize, src: *const u8, ss: isize, dst: *mut u8) {
+    pub(super) unsafe fn interleave_wide_avx2(
+        rows: Rows,
+        n: usize,
+        b: usize,
+        unit: usize,
+        src: *const u8,
+        ss: isize,
+        dst: *mut u8,
+    ) {
         // SAFETY: forwarded; the CPU has AVX2 (caller).
-        unsafe { super::interleave_squares4(rows, n, b, src, ss, dst) }
+        unsafe {
+            match unit {
+                2 => super::interleave_wide::<2>(rows, n, b, src, ss, dst),
+                4 => super::interleave_wide::<4>(rows, n, b, src, ss, dst),
+                _ => super::interleave_wide::<8>(rows, n, b, src, ss, dst),
+            }
+        }
+    }
+
+    /// A square of `U`-byte units, rows at `src + i * ss` and columns to
+    /// `dst + k * ds`: deinterleaving (`!INTERLEAVE`), rows of the
+    /// [`sides`](super::sides)' streams from its units' groups, into as
+    /// many columns; interleaving, rows of its units from its streams.
+    ///
+    /// # Safety
+    /// Those bytes readable and writable; the CPU has AVX2.
+    #[inline(always)]
+    pub(super) unsafe fn wide_square<const U: usize, const INTERLEAVE: bool>(
+        src: *const u8,
+        ss: isize,
+        dst: *mut u8,
+        ds: isize,
+    ) {
+        // SAFETY: forwarded.
+        unsafe {
+            match (U, INTERLEAVE) {
+                (2, false) => square2_tall(src, ss, dst, ds),
+                (2, true) => square2_wide(src, ss, dst, ds),
+                (4, _) => square4(src, ss, dst, ds),
+                _ => square8(src, ss, dst, ds),
+            }
+        }
+    }
+
+    /// A square of 16 rows of 8 units of 2 bytes into 8 columns of 16:
+    /// rows `i` and `i + 8` in the two lanes of one register, the 8 x 8
+    /// transpose in each lane ([`transpose2`]) leaves column `k` whole in
+    /// register `k`: 16 loads, 24 shuffles and 8 stores.
+    ///
+    /// # Safety
+    /// Those bytes readable and writable; the CPU has AVX2.
+    #[inline(always)]
+    unsafe fn square2_tall(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+        const H: isize = 8;
+        // SAFETY: rows `0..16`, 16 bytes each, and columns `0..8`, 32
+        // bytes each (caller); AVX2 (caller).
+        unsafe {
+            let mut v = [_mm256_setzero_si256(); H as usize];
+            for (i, v) in (0..).zip(v.iter_mut()) {
+                let lo = _mm_loadu_si128(src.offset(i * ss).cast());
+                let hi = _mm_loadu_si128(src.offset((i + H) * ss).cast());
+                *v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+            }
+            for (k, col) in (0..).zip(transpose2(v)) {
+                _mm256_storeu_si256(dst.offset(k * ds).cast(), col);
+            }
+        }
+    }
+
+    /// A square of 8 rows of 16 units of 2 bytes into 16 columns of 8:
+    /// each row one vector, the 8 x 8 transpose in each lane
+    /// ([`transpose2`]) leaves column `k` in register `k`'s low lane and
+    /// column `k + 8` in its high: 8 loads, 24 shuffles and 16 stores.
+    ///
+    /// # Safety
+    /// Those bytes readable and writable; the CPU has AVX2.
+    #[inline(always)]
+    unsafe fn square2_wide(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+        const H: isize = 8;
+        // SAFETY: rows `0..8`, 32 bytes each, and columns `0..16`, 16
+        // bytes each (caller); AVX2 (caller).
+        unsafe {
+            let mut v = [_mm256_setzero_si256(); H as usize];
+            for (i, v) in (0..).zip(v.iter_mut()) {
+                *v = _mm256_loadu_si256(src.offset(i * ss).cast());
+            }
+            for (k, col) in (0..).zip(transpose2(v)) {
+                _mm_storeu_si128(dst.offset(k * ds).cast(), _mm256_castsi256_si128(col));
+                _mm_storeu_si128(dst.offset((k + H) * ds).cast(), _mm256_extracti128_si256::<1>(col));
+            }
+        }
+    }
+
+    /// In each lane, the 8 x 8 transpose of 2-byte units of `v`'s lanes:
+    /// three rounds of unpacks, of 2, 4 and 8 bytes.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[inline(always)]
+    unsafe fn transpose2(v: [__m256i; 8]) -> [__m256i; 8] {
+        // SAFETY: AVX2 (caller).
+        unsafe {
+            let mut t = [_mm256_setzero_si256(); 8];
+            for i in 0..4 {
+                t[2 * i] = _mm256_unpacklo_epi16(v[2 * i], v[2 * i + 1]);
+                t[2 * i + 1] = _mm256_unpackhi_epi16(v[2 * i], v[2 * i + 1]);
+            }
+            // `t[2i]`: columns 0 to 3 of rows `2i` and `2i + 1`; `t[2i + 1]`,
+            // columns 4 to 7.
+            let mut u = [_mm256_setzero_si256(); 8];
+            for (g, base) in [0, 4].into_iter().enumerate() {
+                for h in 0..2 {
+                    let (a, b) = (t[base + h], t[base + 2 + h]);
+                    u[4 * g + 2 * h] = _mm256_unpacklo_epi32(a, b);
+                    u[4 * g + 2 * h + 1] = _mm256_unpackhi_epi32(a, b);
+                }
+            }
+            // `u[4g + j]`: columns `2j` and `2j + 1` of rows `4g..4g + 4`.
+            let mut c = [_mm256_setzero_si256(); 8];
+            for j in 0..4 {
+                c[2 * j] = _mm256_unpacklo_epi64(u[j], u[4 + j]);
+                c[2 * j + 1] = _mm256_unpackhi_epi64(u[j], u[4 + j]);
+            }
+            c
+        }
+    }
+
+    /// A square of 4 rows of 4 units of 8 bytes: each row's two 16-byte
+    /// halves, rows `i` and `i + 2` in the two lanes of one register, so
+    /// that one unpack of 8 bytes inside the lanes leaves a column whole:
+    /// 8 loads, 4 shuffles and 4 stores.
+    ///
+    /// # Safety
+    /// Those bytes readable and writable; the CPU has AVX2.
+    #[inline(always)]
+    unsafe fn square8(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+        // SAFETY: rows `0..4`, 32 bytes each, and columns `0..4` (caller);
+        // AVX2 (caller).
+        unsafe {
+            for h in 0..2 {
+                let mut v = [_mm256_setzero_si256(); 2];
+                for (i, v) in (0..).zip(v.iter_mut()) {
+                    let lo = _mm_loadu_si128(src.offset(i * ss + 16 * h).cast());
+                    let hi = _mm_loadu_si128(src.offset((i + 2) * ss + 16 * h).cast());
+                    *v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+                }
+                let cols = [_mm256_unpacklo_epi64(v[0], v[1]), _mm256_unpackhi_epi64(v[0], v[1])];
+                for (k, col) in (0..).zip(cols) {
+                    _mm256_storeu_si256(dst.offset((2 * h + k) * ds).cast(), col);
+                }
+            }
+        }
     }
 
     /// A square of 8 rows of 8 units of 4 bytes, row `i` at `src + i *
@@ -325,7 +515,7 @@ mod x86 {
     /// # Safety
     /// Those bytes readable and writable; the CPU has AVX2.
     #[inline(always)]
-    pub(super) unsafe fn square4(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    unsafe fn square4(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
         const H: isize = 4;
         // SAFETY: rows `0..8`, 32 bytes each, and columns `0..8` (caller);
         // AVX2 (caller).
@@ -504,7 +694,7 @@ mod tests {
     #[test]
     fn every_stream_count_and_length_matches_the_oracle() {
         for isa in Isa::every_runnable() {
-            for unit in 1..=4 {
+            for unit in [1, 2, 3, 4, 5, 8] {
                 for b in 1..=MAX_STREAMS + 1 {
                     // Around a square's side, and the run's end, where the
                     // last squares read exactly their units.
@@ -522,18 +712,31 @@ mod tests {
     fn takes_five_to_32_streams_of_bytes_without_masks_in_rows_of_half_a_square() {
         assert!(!takes(100, 8, 1, Isa::Portable));
         assert!(!takes(100, 4, 1, Isa::Sse2) && !takes(100, 33, 1, Isa::Sse2) && !takes(100, 8, 4, Isa::Sse2));
-        assert!(!takes(7, 8, 1, Isa::Sse2) && !takes(100, 8, 2, Isa::Avx2));
+        assert!(!takes(7, 8, 1, Isa::Sse2) && !takes(100, 8, 2, Isa::Sse2));
         if cfg!(target_arch = "x86_64") {
             assert!(takes(8, 5, 1, Isa::Sse2) && takes(100, 32, 1, Isa::Sse2) && takes(8, 16, 1, Isa::Avx2));
         }
     }
 
     #[test]
-    fn takes_8_to_32_streams_of_8_or_more_4_byte_units_with_avx2() {
-        for takes in [takes, takes_interleave] {
-            assert!(!takes(100, 8, 4, Isa::Sse2) && !takes(100, 7, 4, Isa::Avx2) && !takes(100, 33, 4, Isa::Avx2));
-            assert!(!takes(7, 8, 4, Isa::Avx2) && !takes(100, 8, 8, Isa::Avx2));
-            assert_eq!(takes(8, 8, 4, Isa::Avx2) && takes(100, 32, 4, Isa::Avx2), cfg!(target_arch = "x86_64"));
+    fn takes_wider_units_with_avx2_where_every_square_is_whole() {
+        let x86 = cfg!(target_arch = "x86_64");
+        // (way, unit, fewest units of a stream, fewest streams): a
+        // square's sides, 5 streams, 8 interleaved.
+        type Takes = fn(usize, usize, usize, Isa) -> bool;
+        let ways: [(Takes, _, _, _); 6] = [
+            (takes, 2, 16, 8),
+            (takes, 4, 8, 8),
+            (takes, 8, 4, 5),
+            (takes_interleave, 2, 16, 8),
+            (takes_interleave, 4, 8, 8),
+            (takes_interleave, 8, 4, 8),
+        ];
+        for (takes, unit, n, b) in ways {
+            assert_eq!(takes(n, b, unit, Isa::Avx2) && takes(100, 32, unit, Isa::Avx2), x86, "{unit}");
+            assert!(!takes(n - 1, b, unit, Isa::Avx2) && !takes(n, b - 1, unit, Isa::Avx2), "{unit}");
+            assert!(!takes(100, 33, unit, Isa::Avx2) && !takes(100, 16, unit, Isa::Sse2), "{unit}");
+            assert!(!takes(100, 8, 3, Isa::Avx2) && !takes(100, 8, 16, Isa::Avx2));
         }
         assert!(!takes_interleave(100, 8, 1, Isa::Avx2));
     }
