@@ -50,7 +50,8 @@ const SIDE: usize = 16;
 /// kernels.
 const MIN_STREAMS: usize = 5;
 
-/// The most streams [`deinterleave`] takes: two squares a group.
+/// The most streams [`deinterleave`] and [`interleave`] take: two byte
+/// squares a group.
 const MAX_STREAMS: usize = 32;
 
 /// The fewest groups a row (or rows that continue one another)
