@@ -130,11 +130,7 @@ pub(crate) unsafe fn deinterleave(
     ds: isize,
     isa: Isa,
 ) -> bool {
-    let (rows, n) = if rows.count > 1 && rows.ss == (n * b * unit) as isize && rows.ds == (n * unit) as isize {
-        (Rows::ONE, rows.count * n)
-    } else {
-        (rows, n)
-    };
+    let (rows, n) = continued(rows, n, n * b * unit, n * unit);
     if !takes(n, b, unit, isa) {
         return false;
     }
@@ -172,11 +168,7 @@ pub(crate) unsafe fn interleave(
     dst: *mut u8,
     isa: Isa,
 ) -> bool {
-    let (rows, n) = if rows.count > 1 && rows.ss == (n * unit) as isize && rows.ds == (n * b * unit) as isize {
-        (Rows::ONE, rows.count * n)
-    } else {
-        (rows, n)
-    };
+    let (rows, n) = continued(rows, n, n * unit, n * b * unit);
     if !takes_interleave(n, b, unit, isa) {
         return false;
     }
@@ -187,6 +179,17 @@ pub(crate) unsafe fn interleave(
         x86::interleave_wide_avx2(rows, n, b, unit, src, ss, dst);
     }
     true
+}
+
+/// `rows` of `n` groups (or units) as one row of `rows.count * n` where
+/// each row continues the last on both sides (its source `src_run` bytes
+/// on, its destination `dst_run`), else as they are.
+fn continued(rows: Rows, n: usize, src_run: usize, dst_run: usize) -> (Rows, usize) {
+    if rows.count > 1 && rows.ss == src_run as isize && rows.ds == dst_run as isize {
+        (Rows::ONE, rows.count * n)
+    } else {
+        (rows, n)
+    }
 }
 
 /// The starts of the squares of side `side` (at most `len`) that cover
