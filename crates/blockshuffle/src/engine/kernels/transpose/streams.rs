@@ -211,6 +211,9 @@ fn overlapping(len: usize, side: usize) -> impl Iterator<Item = usize> {
 #[inline(always)]
 unsafe fn deinterleave_wide<const U: usize>(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
     let Some((units, streams)) = sides(U) else { return };
+    // A real check: a square past the run or the streams would move bytes
+    // outside them (`takes` declines such rows).
+    assert!(n >= units && b >= streams, "{n} units of {b} streams: squares of {units} x {streams}");
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
         for x in overlapping(n, units) {
@@ -237,6 +240,9 @@ unsafe fn deinterleave_wide<const U: usize>(rows: Rows, n: usize, b: usize, src:
 #[inline(always)]
 unsafe fn interleave_wide<const U: usize>(rows: Rows, n: usize, b: usize, src: *const u8, ss: isize, dst: *mut u8) {
     let Some((units, streams)) = sides(U) else { return };
+    // A real check: a square past the run or the streams would move bytes
+    // outside them (`takes` declines such rows).
+    assert!(n >= units && b >= streams, "{n} units of {b} streams: squares of {units} x {streams}");
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
         for x in overlapping(n, units) {
