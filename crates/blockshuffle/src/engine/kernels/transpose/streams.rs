@@ -139,7 +139,7 @@ pub(crate) unsafe fn deinterleave(
     // it does for units wider than a byte (`takes`).
     unsafe {
         match unit {
-            2 | 4 | 8 => x86::deinterleave_wide_avx2(rows, n, b, unit, src, dst, ds),
+            _ if sides(unit).is_some() => x86::wide_avx2::<false>(rows, n, b, unit, src, dst, ds),
             _ if isa >= Isa::Avx2 => x86::deinterleave_avx2(rows, n, b, src, dst, ds),
             _ => deinterleave_squares::<false>(rows, n, b, src, dst, ds),
         }
@@ -176,7 +176,7 @@ pub(crate) unsafe fn interleave(
     // SAFETY: forwarded; AVX2 (`takes_interleave`), which `isa`, one this
     // CPU runs, has.
     unsafe {
-        x86::interleave_wide_avx2(rows, n, b, unit, src, ss, dst);
+        x86::wide_avx2::<true>(rows, n, b, unit, src, dst, ss);
     }
     true
 }
@@ -201,59 +201,45 @@ fn overlapping(len: usize, side: usize) -> impl Iterator<Item = usize> {
     steps(0, last, side).chain((len > 0).then_some(last))
 }
 
-/// [`deinterleave`]'s rows of `U`-byte units, in whole squares of
-/// [`sides`] (`x86::wide_square`) at [`overlapping`] starts.
+/// [`deinterleave`]'s rows of `U`-byte units (`INTERLEAVE`:
+/// [`interleave`]'s), in whole squares of [`sides`] (`x86::wide_square`)
+/// at [`overlapping`] starts. Unit `c` of group `x` lies `(x * b + c) *
+/// U` bytes into a row's run, and unit `x` of stream `c` at `c * stride
+/// + x * U` from its streams: the source's or the destination's, by way.
 ///
 /// # Safety
-/// As [`deinterleave`], with `n` and `b` at least the [`sides`] of `U`;
-/// the CPU has AVX2 (and the caller is compiled for it).
+/// As [`deinterleave`] or [`interleave`], with `n` and `b` at least the
+/// [`sides`] of `U`; the CPU has AVX2 (and the caller is compiled for it).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn deinterleave_wide<const U: usize>(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
+unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
+    rows: Rows,
+    n: usize,
+    b: usize,
+    src: *const u8,
+    dst: *mut u8,
+    stride: isize,
+) {
     let Some((units, streams)) = sides(U) else { return };
     // A real check: a square past the run or the streams would move bytes
     // outside them (`takes` declines such rows).
     assert!(n >= units && b >= streams, "{n} units of {b} streams: squares of {units} x {streams}");
+    let group = (b * U) as isize;
+    // Rows of the squares and columns: groups of the run and streams,
+    // deinterleaving; streams and groups, interleaving.
+    let (ss, ds) = if INTERLEAVE { (stride, group) } else { (group, stride) };
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
         for x in overlapping(n, units) {
             for c in overlapping(b, streams) {
-                let from = s.wrapping_add((x * b + c) * U);
-                let to = d.wrapping_offset(c as isize * ds).wrapping_add(x * U);
+                let in_run = ((x * b + c) * U) as isize;
+                let in_streams = c as isize * stride + (x * U) as isize;
+                let (from, to) = if INTERLEAVE { (in_streams, in_run) } else { (in_run, in_streams) };
                 // SAFETY: groups `x..x + units`' units `c..c + streams`,
                 // and those streams' units `x..x + units` (`x + units <=
                 // n`, `c + streams <= b`: `overlapping`; caller); AVX2
                 // (caller).
-                unsafe { x86::wide_square::<U, false>(from, (b * U) as isize, to, ds) }
-            }
-        }
-    }
-}
-
-/// [`interleave`]'s rows of `U`-byte units, in whole squares of [`sides`]
-/// (`x86::wide_square`) at [`overlapping`] starts.
-///
-/// # Safety
-/// As [`interleave`], with `n` and `b` at least the [`sides`] of `U`; the
-/// CPU has AVX2 (and the caller is compiled for it).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn interleave_wide<const U: usize>(rows: Rows, n: usize, b: usize, src: *const u8, ss: isize, dst: *mut u8) {
-    let Some((units, streams)) = sides(U) else { return };
-    // A real check: a square past the run or the streams would move bytes
-    // outside them (`takes` declines such rows).
-    assert!(n >= units && b >= streams, "{n} units of {b} streams: squares of {units} x {streams}");
-    for r in 0..rows.count {
-        let (s, d) = rows.at(r, src, dst);
-        for x in overlapping(n, units) {
-            for c in overlapping(b, streams) {
-                let from = s.wrapping_offset(c as isize * ss).wrapping_add(x * U);
-                let to = d.wrapping_add((x * b + c) * U);
-                // SAFETY: streams `c..c + streams`' units `x..x + units`,
-                // and those groups' units `c..c + streams` (`x + units <=
-                // n`, `c + streams <= b`: `overlapping`; caller); AVX2
-                // (caller).
-                unsafe { x86::wide_square::<U, true>(from, ss, to, (b * U) as isize) }
+                unsafe { x86::wide_square::<U, INTERLEAVE>(s.wrapping_offset(from), ss, d.wrapping_offset(to), ds) }
             }
         }
     }
@@ -328,54 +314,28 @@ mod x86 {
         unsafe { deinterleave_squares::<true>(rows, n, b, src, dst, ds) }
     }
 
-    /// [`super::deinterleave_wide`] for `unit` (2, 4 or 8), compiled for
-    /// AVX2.
+    /// [`super::wide`] for `unit` (one [`super::sides`] names), compiled
+    /// for AVX2.
     ///
     /// # Safety
-    /// As [`super::deinterleave`]; the CPU has AVX2.
-    #[allow(clippy::too_many_arguments)]
+    /// As [`super::deinterleave`] (`INTERLEAVE`: [`super::interleave`]);
+    /// the CPU has AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn deinterleave_wide_avx2(
+    pub(super) unsafe fn wide_avx2<const INTERLEAVE: bool>(
         rows: Rows,
         n: usize,
         b: usize,
         unit: usize,
         src: *const u8,
         dst: *mut u8,
-        ds: isize,
+        stride: isize,
     ) {
         // SAFETY: forwarded; the CPU has AVX2 (caller).
         unsafe {
             match unit {
-                2 => super::deinterleave_wide::<2>(rows, n, b, src, dst, ds),
-                4 => super::deinterleave_wide::<4>(rows, n, b, src, dst, ds),
-                _ => super::deinterleave_wide::<8>(rows, n, b, src, dst, ds),
-            }
-        }
-    }
-
-    /// [`super::interleave_wide`] for `unit` (2, 4 or 8), compiled for
-    /// AVX2.
-    ///
-    /// # Safety
-    /// As [`super::interleave`]; the CPU has AVX2.
-    #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn interleave_wide_avx2(
-        rows: Rows,
-        n: usize,
-        b: usize,
-        unit: usize,
-        src: *const u8,
-        ss: isize,
-        dst: *mut u8,
-    ) {
-        // SAFETY: forwarded; the CPU has AVX2 (caller).
-        unsafe {
-            match unit {
-                2 => super::interleave_wide::<2>(rows, n, b, src, ss, dst),
-                4 => super::interleave_wide::<4>(rows, n, b, src, ss, dst),
-                _ => super::interleave_wide::<8>(rows, n, b, src, ss, dst),
+                2 => super::wide::<2, INTERLEAVE>(rows, n, b, src, dst, stride),
+                4 => super::wide::<4, INTERLEAVE>(rows, n, b, src, dst, stride),
+                _ => super::wide::<8, INTERLEAVE>(rows, n, b, src, dst, stride),
             }
         }
     }
