@@ -121,7 +121,7 @@ pub(crate) unsafe fn copy_tile(
         }
         // Deinterleaves that no kernel of their own takes, by byte
         // permutes (interleaves went there above), or without them by the
-        // register transposes, as are interleaves of 2-, 4- and 8-byte
+        // register transposes, as are interleaves of 2-, 3-, 4- and 8-byte
         // units.
         if permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, 0, permute::MAX_STREAMS)
             || ssy == nx as isize * u && transpose::streams::deinterleave(rows, ny, nx, unit, src, dst, dsx, m.isa)

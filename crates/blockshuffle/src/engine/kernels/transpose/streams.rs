@@ -3,7 +3,8 @@
 //! streams and more: NCHW space-to-depth and depth-to-space, pixel
 //! shuffles, space-to-batch of blocks of 5 and more): deinterleaves of
 //! bytes, one contiguous run of groups of `b` bytes into `b` streams, and
-//! with AVX2, both ways for 2-, 4- and 8-byte units.
+//! with AVX2, both ways for 2-, 3-, 4- and 8-byte units, and
+//! deinterleaves of 6-byte units.
 //!
 //! The run goes in squares of 16 groups: each group read as one vector
 //! from its start (its bytes, and the next groups' where the run goes on),
@@ -37,6 +38,10 @@
 //! units 0.53 deinterleaved (21), 0.64 interleaved (37); 8-byte units
 //! 0.72 (42) and 0.85 (40, from 8 streams).
 //!
+//! Packed units of 3 and 6 bytes go in the squares of 4- and 8-byte
+//! units, each row widened to slots of 4 or 8 bytes as it is read and
+//! each column narrowed back as it is written (`x86::Slots`).
+//!
 //! Layer: kernels; imports [`nest`](super::super::nest) and arch.
 
 use super::steps;
@@ -64,12 +69,13 @@ const MIN_GROUPS: usize = SIDE / 2;
 /// The sides of a square of `unit`-byte units, one 32-byte vector a
 /// row or a 16-byte lane, with AVX2: (units of a stream, streams), or
 /// `None` for units it has no square for. 2-byte units go 16 by 8, two
-/// 8 x 8 squares in the lanes of one transpose.
+/// 8 x 8 squares in the lanes of one transpose; 3- and 6-byte units as
+/// 4- and 8-byte ones, in slots of that many bytes.
 const fn sides(unit: usize) -> Option<(usize, usize)> {
     match unit {
         2 => Some((16, 8)),
-        4 => Some((8, 8)),
-        8 => Some((4, 4)),
+        3 | 4 => Some((8, 8)),
+        6 | 8 => Some((4, 4)),
         _ => None,
     }
 }
@@ -78,8 +84,8 @@ const fn sides(unit: usize) -> Option<(usize, usize)> {
 /// `unit` bytes on `isa`: x86_64 from SSE2 on without AVX-512's masks
 /// (which have the masked squares and the byte permutes), at most
 /// [`MAX_STREAMS`] streams and at least [`MIN_STREAMS`]; bytes in rows of
-/// [`MIN_GROUPS`] groups or more; with AVX2, 2-, 4- and 8-byte units
-/// where every square is whole, its [`sides`] both ways. (Squares of
+/// [`MIN_GROUPS`] groups or more; with AVX2, 2-, 3-, 4-, 6- and 8-byte
+/// units where every square is whole, its [`sides`] both ways. (Squares of
 /// 4-byte units with fewer streams or units than their side, rows or
 /// columns of them zero or not written, measured slower than the tile's
 /// own kernels: 1.06 to 1.41 times their time, geomeans of 32 to 44
@@ -104,9 +110,13 @@ const MIN_INTERLEAVED: usize = 8;
 
 /// Whether [`interleave`] moves rows of `b` streams of `n` units of `unit`
 /// bytes on `isa`: as [`takes`], from [`MIN_INTERLEAVED`] streams, but not
-/// bytes (measured slower: see the module's doc).
+/// bytes (measured slower: see the module's doc) nor 6-byte units (a
+/// square of 4 x 4 costs as many instructions as moving its 16 units one
+/// by one: 1.27 times their time on 6 broad workloads of seed 26,
+/// TF batch-to-space and NCHW depth-to-space, ONNX depth-to-space, by 8
+/// to 14).
 pub(crate) fn takes_interleave(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
-    unit != 1 && b >= MIN_INTERLEAVED && takes(n, b, unit, isa)
+    !matches!(unit, 1 | 6) && b >= MIN_INTERLEAVED && takes(n, b, unit, isa)
 }
 
 /// Moves, for each of `rows`, one contiguous run of `n` groups of `b`
@@ -334,7 +344,9 @@ mod x86 {
         unsafe {
             match unit {
                 2 => super::wide::<2, INTERLEAVE>(rows, n, b, src, dst, stride),
+                3 => super::wide::<3, INTERLEAVE>(rows, n, b, src, dst, stride),
                 4 => super::wide::<4, INTERLEAVE>(rows, n, b, src, dst, stride),
+                6 => super::wide::<6, INTERLEAVE>(rows, n, b, src, dst, stride),
                 _ => super::wide::<8, INTERLEAVE>(rows, n, b, src, dst, stride),
             }
         }
@@ -359,8 +371,8 @@ mod x86 {
             match (U, INTERLEAVE) {
                 (2, false) => square2_tall(src, ss, dst, ds),
                 (2, true) => square2_wide(src, ss, dst, ds),
-                (4, _) => square4(src, ss, dst, ds),
-                _ => square8(src, ss, dst, ds),
+                (3 | 4, _) => square4::<U>(src, ss, dst, ds),
+                _ => square8::<U>(src, ss, dst, ds),
             }
         }
     }
@@ -448,58 +460,150 @@ mod x86 {
         }
     }
 
-    /// A square of 4 rows of 4 units of 8 bytes: each row's two 16-byte
-    /// halves, rows `i` and `i + 2` in the two lanes of one register, so
-    /// that one unpack of 8 bytes inside the lanes leaves a column whole:
-    /// 8 loads, 4 shuffles and 4 stores.
+    /// A square of 4 rows of 4 units of `U` bytes, 8 or 6 (in 8-byte
+    /// slots, [`Slots`]): each row's two halves, rows `i` and `i + 2` in
+    /// the two lanes of one register, so that one unpack of 8 bytes inside
+    /// the lanes leaves a column whole: 8 loads, 4 shuffles and 4 stores
+    /// (6-byte units: 12 shuffles more and 4 stores more).
     ///
     /// # Safety
     /// Those bytes readable and writable; the CPU has AVX2.
     #[inline(always)]
-    unsafe fn square8(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
-        // SAFETY: rows `0..4`, 32 bytes each, and columns `0..4` (caller);
-        // AVX2 (caller).
+    unsafe fn square8<const U: usize>(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+        // SAFETY: rows `0..4`, `4 * U` bytes each, and columns `0..4`
+        // (caller); AVX2 (caller).
         unsafe {
             for h in 0..2 {
                 let mut v = [_mm256_setzero_si256(); 2];
                 for (i, v) in (0..).zip(v.iter_mut()) {
-                    let lo = _mm_loadu_si128(src.offset(i * ss + 16 * h).cast());
-                    let hi = _mm_loadu_si128(src.offset((i + 2) * ss + 16 * h).cast());
-                    *v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+                    *v = Slots::<U>::load(src.offset(i * ss), src.offset((i + 2) * ss), h);
                 }
                 let cols = [_mm256_unpacklo_epi64(v[0], v[1]), _mm256_unpackhi_epi64(v[0], v[1])];
                 for (k, col) in (0..).zip(cols) {
-                    _mm256_storeu_si256(dst.offset((2 * h + k) * ds).cast(), col);
+                    Slots::<U>::store(dst.offset((2 * h as isize + k) * ds), col);
                 }
             }
         }
     }
 
-    /// A square of 8 rows of 8 units of 4 bytes, row `i` at `src + i *
-    /// ss`, column `k` to `dst + k * ds`: each row's two 16-byte halves,
-    /// rows `i` and `i + 4` in the two lanes of one register, so that two
-    /// rounds of unpacks (of 4 bytes, then of 8) inside the lanes leave
-    /// column `k` whole in one register: 16 loads, 16 shuffles (none
-    /// across lanes) and 8 stores.
+    /// A square of 8 rows of 8 units of `U` bytes, 4 or 3 (in 4-byte
+    /// slots, [`Slots`]), row `i` at `src + i * ss`, column `k` to
+    /// `dst + k * ds`: each row's two halves, rows `i` and `i + 4` in the
+    /// two lanes of one register, so that two rounds of unpacks (of 4
+    /// bytes, then of 8) inside the lanes leave column `k` whole in one
+    /// register: 16 loads, 16 shuffles (none across lanes) and 8 stores
+    /// (3-byte units: 24 shuffles more and 8 stores more).
     ///
     /// # Safety
     /// Those bytes readable and writable; the CPU has AVX2.
     #[inline(always)]
-    unsafe fn square4(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    unsafe fn square4<const U: usize>(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
         const H: isize = 4;
-        // SAFETY: rows `0..8`, 32 bytes each, and columns `0..8` (caller);
-        // AVX2 (caller).
+        // SAFETY: rows `0..8`, `8 * U` bytes each, and columns `0..8`
+        // (caller); AVX2 (caller).
         unsafe {
             for h in 0..2 {
                 let mut v = [_mm256_setzero_si256(); H as usize];
                 for (i, v) in (0..).zip(v.iter_mut()) {
-                    let lo = _mm_loadu_si128(src.offset(i * ss + 16 * h).cast());
-                    let hi = _mm_loadu_si128(src.offset((i + H) * ss + 16 * h).cast());
-                    *v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+                    *v = Slots::<U>::load(src.offset(i * ss), src.offset((i + H) * ss), h);
                 }
                 for (k, col) in (0..).zip(transpose4(v)) {
-                    _mm256_storeu_si256(dst.offset((H * h + k) * ds).cast(), col);
+                    Slots::<U>::store(dst.offset((H * h as isize + k) * ds), col);
                 }
+            }
+        }
+    }
+
+    /// The rows and columns of [`square4`] and [`square8`]: a row of 8
+    /// (or 4) units of `U` bytes, 4 or 8, is two 16-byte halves; units of
+    /// 3 (or 6) bytes, packed, are widened to slots of 4 (or 8) bytes, a
+    /// half's 12 bytes each into a lane by one byte shuffle, and a
+    /// column's narrowed back by one byte shuffle in the lanes and one
+    /// permute of 4-byte quarters across them, then stored as 16 bytes and
+    /// 8. Every load and store is of the units' own bytes.
+    struct Slots<const U: usize>;
+
+    impl<const U: usize> Slots<U> {
+        /// Whether the units are packed: 3 or 6 bytes.
+        const PACKED: bool = U == 3 || U == 6;
+        /// Bytes of a slot.
+        const SLOT: usize = match U {
+            3 => 4,
+            6 => 8,
+            _ => U,
+        };
+        /// In each lane, the shuffle that widens the half of a packed row
+        /// at byte `4 * h` of a lane (read from byte `8 * h` of the row, so
+        /// that it ends at the row's end) into slots (zero past each unit).
+        const WIDEN: [[u8; 32]; 2] = [Self::widen(0), Self::widen(1)];
+        /// In each lane, the shuffle that narrows slots into the lane's
+        /// first 12 bytes.
+        const NARROW: [u8; 32] = Self::narrow();
+
+        const fn widen(h: usize) -> [u8; 32] {
+            let mut c = [0x80; 32];
+            let mut i = 0;
+            while i < 32 {
+                let (slot, at) = ((i % 16) / Self::SLOT, i % Self::SLOT);
+                if at < U {
+                    c[i] = (4 * h + slot * U + at) as u8;
+                }
+                i += 1;
+            }
+            c
+        }
+
+        const fn narrow() -> [u8; 32] {
+            let mut c = [0x80; 32];
+            let mut i = 0;
+            while i < 32 {
+                let (slot, at) = ((i % 16) / U, i % 16 % U);
+                if i % 16 < 12 {
+                    c[i] = (slot * Self::SLOT + at) as u8;
+                }
+                i += 1;
+            }
+            c
+        }
+
+        /// Half `h` of the rows at `lo` and `hi`, in the low and high lane,
+        /// in slots.
+        ///
+        /// # Safety
+        /// Both rows' bytes readable; the CPU has AVX2.
+        #[inline(always)]
+        unsafe fn load(lo: *const u8, hi: *const u8, h: usize) -> __m256i {
+            let at = if Self::PACKED { 8 * h } else { 16 * h };
+            // SAFETY: bytes `at..at + 16` of a row of `2 * 12` (packed) or
+            // `2 * 16` bytes (caller); AVX2 (caller).
+            unsafe {
+                let lo = _mm_loadu_si128(lo.add(at).cast());
+                let hi = _mm_loadu_si128(hi.add(at).cast());
+                let v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+                if Self::PACKED {
+                    _mm256_shuffle_epi8(v, _mm256_loadu_si256(Self::WIDEN[h].as_ptr().cast()))
+                } else {
+                    v
+                }
+            }
+        }
+
+        /// Stores a column of slots (the low lane's first) as units at
+        /// `dst`.
+        ///
+        /// # Safety
+        /// A column's bytes writable (`32 / SLOT * U`); the CPU has AVX2.
+        #[inline(always)]
+        unsafe fn store(dst: *mut u8, col: __m256i) {
+            // SAFETY: 32 bytes, or packed 24 (caller); AVX2 (caller).
+            unsafe {
+                if !Self::PACKED {
+                    return _mm256_storeu_si256(dst.cast(), col);
+                }
+                let narrow = _mm256_shuffle_epi8(col, _mm256_loadu_si256(Self::NARROW.as_ptr().cast()));
+                let packed = _mm256_permutevar8x32_epi32(narrow, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7));
+                _mm_storeu_si128(dst.cast(), _mm256_castsi256_si128(packed));
+                _mm_storel_epi64(dst.add(16).cast(), _mm256_extracti128_si256::<1>(packed));
             }
         }
     }
@@ -648,7 +752,7 @@ mod tests {
     #[test]
     fn every_stream_count_and_length_interleaves_as_the_oracle() {
         for isa in Isa::every_runnable() {
-            for unit in [1, 2, 4, 8] {
+            for unit in 1..=8 {
                 for b in 1..=MAX_STREAMS + 1 {
                     // Around a square's side and half of it.
                     for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33] {
@@ -664,7 +768,7 @@ mod tests {
     #[test]
     fn every_stream_count_and_length_matches_the_oracle() {
         for isa in Isa::every_runnable() {
-            for unit in [1, 2, 3, 4, 5, 8] {
+            for unit in 1..=8 {
                 for b in 1..=MAX_STREAMS + 1 {
                     // Around a square's side, and the run's end, where the
                     // last squares read exactly their units.
@@ -694,11 +798,14 @@ mod tests {
         // (way, unit, fewest units of a stream, fewest streams): a
         // square's sides, 5 streams, 8 interleaved.
         type Takes = fn(usize, usize, usize, Isa) -> bool;
-        let ways: [(Takes, _, _, _); 6] = [
+        let ways: [(Takes, _, _, _); 9] = [
             (takes, 2, 16, 8),
+            (takes, 3, 8, 8),
             (takes, 4, 8, 8),
+            (takes, 6, 4, 5),
             (takes, 8, 4, 5),
             (takes_interleave, 2, 16, 8),
+            (takes_interleave, 3, 8, 8),
             (takes_interleave, 4, 8, 8),
             (takes_interleave, 8, 4, 8),
         ];
@@ -706,8 +813,10 @@ mod tests {
             assert_eq!(takes(n, b, unit, Isa::Avx2) && takes(100, 32, unit, Isa::Avx2), x86, "{unit}");
             assert!(!takes(n - 1, b, unit, Isa::Avx2) && !takes(n, b - 1, unit, Isa::Avx2), "{unit}");
             assert!(!takes(100, 33, unit, Isa::Avx2) && !takes(100, 16, unit, Isa::Sse2), "{unit}");
-            assert!(!takes(100, 8, 3, Isa::Avx2) && !takes(100, 8, 16, Isa::Avx2));
+            for other in [5, 7, 12, 16] {
+                assert!(!takes(100, 8, other, Isa::Avx2), "{other}");
+            }
         }
-        assert!(!takes_interleave(100, 8, 1, Isa::Avx2));
+        assert!(!takes_interleave(100, 8, 1, Isa::Avx2) && !takes_interleave(100, 8, 6, Isa::Avx2));
     }
 }
