@@ -21,7 +21,7 @@ use crate::engine::kernels::permute::{self, Way};
 use crate::engine::kernels::shuffle;
 use crate::engine::kernels::stream::{self, CROPPED_ROWS_BYTES};
 use crate::engine::kernels::tile::{self, TILE_STAGE_BYTES};
-use crate::engine::kernels::transpose;
+use crate::engine::kernels::transpose::{self, streams};
 
 /// Whether the last two loops gather long rows of units a few apart (`y`
 /// a row's units, `x.count` apart in the source; `x` the rows, their units
@@ -317,8 +317,9 @@ const MAX_TILE_UNIT: usize = 63;
 /// few units at its edges one by one (`Exec::windowed_tile`). Returns
 /// `None` if there is no such `x` (nothing moved), or else whether the last
 /// two loops make a tile: `x` is moved next to `y` even where they do not
-/// (see below), and then with `source_order` the loops outside them are
-/// put in the source's order.
+/// (see below), and then (as where only `transpose::streams`' squares
+/// make them one) with `source_order` the loops outside them are put in
+/// the source's order.
 pub(super) fn choose_tile(
     loops: &mut ArrayVec<Loop, MAX_LOOPS>,
     unit: usize,
@@ -404,17 +405,34 @@ pub(super) fn choose_tile(
                 && permute::takes(Way::Interleave, ny, unit, nx, isa)
     };
     let squares = || transpose::packed(unit) && transpose::takes(ny, nx, unit, isa, loops[x].ds, false);
-    let tile =
+    // So do packed units of 3 and 6 bytes that the register transposes'
+    // squares take without AVX-512 (`transpose::streams`, in slots of 4
+    // and 8 bytes): the broad workloads of 3- and 6-byte units this
+    // changes (seeds 26, 801 and 802), one thread, time after over before
+    // (minimum of 4 alternated processes): deinterleaves 0.76, 0.79 and
+    // 0.69 (19, 21 and 38 workloads), 3-byte interleaves 0.91, 0.96 and
+    // 0.92 (6, 8 and 5); pixel unshuffle of 3-byte units by 15 (7.5 MiB)
+    // 2.5 -> 1.5x memcpy. The loops around such a tile stay in the rows'
+    // order (below): in the destination's, a numpy transpose of 3-byte
+    // units whose 10 streams are 72 KiB apart (10 MiB) took 2.6 times as
+    // long.
+    let streamed = || {
+        y.ss == (nx * unit) as isize && streams::takes(ny, nx, unit, isa)
+            || y.window.is_none() && loops[x].ds == (ny * unit) as isize && streams::takes_interleave(nx, ny, unit, isa)
+    };
+    let others =
         vector_unit(unit) || ny < nx || permuted() || squares() || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));
+    let tile = others || streamed();
     // `x` moves inward past loops none of whose windows involves it, so no
     // window changes sides: only the outer indices shift (`permute` would
     // rebuild every loop, 1,300 more instructions a call for S1).
     move_inward(loops, x, n - 2);
-    if !tile && source_order {
-        // The rows read their source block once; the loops around them go
-        // in the source's order, so that the source is read in order too
-        // (NHWC space-to-batch with padding, float16 three channels 1.8 ->
-        // 1.4x memcpy, float32 8 channels 1.17 -> 1.06x).
+    if !others && source_order {
+        // The rows (and the tiles only the register squares take) read
+        // their source block once; the loops around them go in the
+        // source's order, so that the source is read in order too (NHWC
+        // space-to-batch with padding, float16 three channels 1.8 -> 1.4x
+        // memcpy, float32 8 channels 1.17 -> 1.06x).
         source_order_outside(loops, n - 2);
     }
     Some(tile)

@@ -5,6 +5,7 @@
 use super::super::compile::*;
 use super::{c_strides, nchw_depth_to_space};
 use crate::engine::arch::Isa;
+use crate::engine::kernels::transpose::streams;
 
 /// TF NCHW space-to-depth by `b` of `elem`-byte elements `[1, 2, 240,
 /// w]`: each source row of `w` units deinterleaves into `b` streams of `w
@@ -14,7 +15,9 @@ use crate::engine::arch::Isa;
 /// (packed units of 3, 6 and 12 bytes, 16 streams or more); below VBMI,
 /// and for shorter rows, fewer streams or 32-byte units, rows that gather
 /// every `b`-th unit, as on a CPU without VBMI (whatever the plan's
-/// kernel set says, the kernels ask the CPU).
+/// kernel set says, the kernels ask the CPU), but where a CPU without
+/// AVX-512's masks has the register squares (see
+/// [`packed_units_in_the_register_squares_are_tiles_with_avx2`]).
 #[test]
 fn deinterleaves_of_packed_units_are_tiles_where_a_kernel_takes_them() {
     let cases = [
@@ -39,7 +42,8 @@ fn deinterleaves_of_packed_units_are_tiles_where_a_kernel_takes_them() {
                 let shape = (p.unit, x.count, x.ss, y.count, y.ss, y.ds);
                 let u = elem as isize;
                 assert_eq!(shape, (elem, b, u, w / b, u * b as isize, u), "{what}");
-                assert_eq!(p.tile, isa.runs_vbmi() && tiled, "{what}");
+                let squares = streams::takes(w / b, b, elem, isa);
+                assert_eq!(p.tile, isa.runs_vbmi() && tiled || squares, "{what}");
                 assert!(!p.nt || !p.tile, "{what}");
             }
         }
@@ -78,6 +82,48 @@ fn interleaves_of_units_without_a_vector_kernel_are_tiles_where_the_permutes_tak
                 assert_eq!((x.count, x.ss, x.ds), (w / b, u, u * b as isize), "{what}");
             }
             assert_eq!(p.tile, isa.runs_vbmi() && tiled, "{what}");
+        }
+    }
+}
+
+/// Deinterleaves (TF NCHW space-to-depth, as above) and interleaves (TF
+/// NCHW depth-to-space) of packed units in the register transposes'
+/// squares without AVX-512 (`transpose::streams`): with AVX2, a tile from
+/// a square's side of streams and units (3-byte units 8 by 8, 6-byte
+/// units 4 by 4 from 5 streams), but no interleave of 6-byte units; with
+/// SSE2, rows.
+#[test]
+fn packed_units_in_the_register_squares_are_tiles_with_avx2() {
+    // (elem, b, w, interleave, tiled with AVX2): rows of more than 256
+    // bytes (shorter ones are gathered whole).
+    let cases = [
+        (3, 8, 96, false, true),
+        (3, 7, 98, false, false),
+        (6, 5, 50, false, true),
+        (6, 4, 48, false, false),
+        (12, 8, 64, false, false),
+        (3, 12, 96, true, true),
+        (3, 16, 112, true, false),
+        (6, 12, 48, true, false),
+    ];
+    for (elem, b, w, interleave, tiled) in cases {
+        let (g, space, block) =
+            if interleave { nchw_depth_to_space(2, 2, w / b, b) } else { nchw_depth_to_space(2, 240 / b, w / b, b) };
+        let (ss, bs) = (c_strides(&space, elem), c_strides(&block, elem));
+        let dir = if interleave { Direction::Backward } else { Direction::Forward };
+        for isa in [Isa::Avx2, Isa::Sse2] {
+            let layouts = Layouts { space: &ss, block: &bs };
+            let p = CopyPlan::compile(&g, dir, elem, &layouts, false, isa);
+            let what = format!("{elem} bytes by {b}, w {w}, interleave {interleave}, {isa:?}: {p:?}");
+            let [.., x, y] = p.loops.as_slice() else { panic!("{what}") };
+            let (u, n) = (elem as isize, w / b);
+            if interleave {
+                assert_eq!((p.unit, y.count, y.ds), (elem, b, u), "{what}");
+            } else {
+                assert_eq!((p.unit, x.count, x.ss, y.count, y.ss, y.ds), (elem, b, u, n, u * b as isize, u), "{what}");
+            }
+            let avx2 = cfg!(target_arch = "x86_64") && isa == Isa::Avx2;
+            assert_eq!(p.tile, avx2 && tiled, "{what}");
         }
     }
 }
