@@ -113,8 +113,8 @@ const MIN_INTERLEAVED: usize = 8;
 /// bytes (measured slower: see the module's doc) nor 6-byte units (a
 /// square of 4 x 4 costs as many instructions as moving its 16 units one
 /// by one: 1.27 times their time on 6 broad workloads of seed 26,
-/// TF batch-to-space and NCHW depth-to-space, ONNX depth-to-space, by 8
-/// to 14).
+/// batch-to-space and depth-to-space of TF, OpenVINO and ONNX by blocks
+/// of 8 to 14).
 pub(crate) fn takes_interleave(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
     !matches!(unit, 1 | 6) && b >= MIN_INTERLEAVED && takes(n, b, unit, isa)
 }
