@@ -7,7 +7,9 @@
 //! of 8 to 15 units, which go in the transpose's full-line squares where
 //! AVX-512 runs (channels-first space-to-depth by 11 to 15). And
 //! transpositions whose tile is repeated along two loops, one continuing
-//! its source rows and one its destination rows: one matrix of both.
+//! its source rows and one its destination rows: one matrix of both. And
+//! tiles of packed 3- and 6-byte units, which go in the register squares
+//! of 4- and 8-byte units where AVX2 runs without AVX-512.
 
 use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
 
@@ -153,4 +155,56 @@ fn transpositions_of_tiles_continued_both_ways_match_the_reference() {
         let want = reference(&x, shape, &out_shape, elem, |o| Some(o.iter().rev().copied().collect()));
         check(&plan, &x, shape, elem, 0, &want);
     }
+}
+
+#[test]
+fn packed_units_in_the_register_squares_match_the_reference() {
+    // TF NCHW space-to-depth (deinterleaves) of 3-byte units by 8 and 12
+    // and of 6-byte units by 5 and 9, rows of a square's side of units
+    // (8 or 4) and more; TF NCHW depth-to-space (interleaves) of 3-byte
+    // units by 8 and 10. Where AVX2 runs without AVX-512, the register
+    // squares (units widened to slots); elsewhere the tile's own kernels.
+    for (shape, b, elem) in [
+        ([1usize, 2, 16, 64], 8usize, 3usize),
+        ([1, 3, 24, 108], 12, 3),
+        ([1, 2, 10, 20], 5, 6),
+        ([2, 1, 18, 45], 9, 6),
+    ] {
+        let plan = tf::SpaceToDepth::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * elem, 17);
+        let out_shape = [shape[0], shape[1] * b * b, shape[2] / b, shape[3] / b];
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        let n = out_shape.iter().product::<usize>();
+        let want = invert(&x, n, elem, |labels| ref_depth_to_space_cf(labels, &out_shape, 8, 1, b, true).0);
+        check(&plan, &x, &shape, elem, 1, &want);
+    }
+    for (shape, b) in [([1usize, 128, 3, 12], 8usize), ([2, 100, 2, 9], 10)] {
+        let plan = tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * 3, 19);
+        let (want, out_shape) = ref_depth_to_space_cf(&x, &shape, 3, 1, b, true);
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        check(&plan, &x, &shape, 3, 1, &want);
+    }
+    // TF space-to-batch of one 3-byte channel by 2 x 9, padded (a window
+    // on the deinterleaved rows), and a numpy transpose that interleaves 10
+    // streams far apart.
+    let shape = [2usize, 5, 99, 1];
+    let plan = tf::SpaceToBatchNd::new(&[2, 9], &[[1, 0], [4, 5]]).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * 3, 23);
+    let (want, out_shape) = ref_space_to_batch(&x, &shape, 3, &[2, 9], &[[1usize, 0], [4, 5]]);
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    check(&plan, &x, &shape, 3, 0, &want);
+    let shape = [3usize, 10, 2, 16, 16, 8];
+    let axes = [4i64, 3, 2, 0, 5, 1];
+    let plan = numpy::Transpose::new(&axes).plan(&shape).unwrap();
+    let out_shape: Vec<usize> = axes.iter().map(|&a| shape[a as usize]).collect();
+    let x = bytes(shape.iter().product::<usize>() * 3, 29);
+    let want = reference(&x, &shape, &out_shape, 3, |o| {
+        let mut src = vec![0; 6];
+        for (k, &a) in axes.iter().enumerate() {
+            src[a as usize] = o[k];
+        }
+        Some(src)
+    });
+    check(&plan, &x, &shape, 3, 0, &want);
 }
