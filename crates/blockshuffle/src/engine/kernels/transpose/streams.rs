@@ -392,9 +392,7 @@ mod x86 {
         unsafe {
             let mut v = [_mm256_setzero_si256(); H as usize];
             for (i, v) in (0..).zip(v.iter_mut()) {
-                let lo = _mm_loadu_si128(src.offset(i * ss).cast());
-                let hi = _mm_loadu_si128(src.offset((i + H) * ss).cast());
-                *v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+                *v = _mm256_loadu2_m128i(src.offset((i + H) * ss).cast(), src.offset(i * ss).cast());
             }
             for (k, col) in (0..).zip(transpose2(v)) {
                 _mm256_storeu_si256(dst.offset(k * ds).cast(), col);
@@ -577,9 +575,7 @@ mod x86 {
             // SAFETY: bytes `at..at + 16` of a row of `2 * 12` (packed) or
             // `2 * 16` bytes (caller); AVX2 (caller).
             unsafe {
-                let lo = _mm_loadu_si128(lo.add(at).cast());
-                let hi = _mm_loadu_si128(hi.add(at).cast());
-                let v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+                let v = _mm256_loadu2_m128i(hi.add(at).cast(), lo.add(at).cast());
                 if Self::PACKED {
                     _mm256_shuffle_epi8(v, _mm256_loadu_si256(Self::WIDEN[h].as_ptr().cast()))
                 } else {
