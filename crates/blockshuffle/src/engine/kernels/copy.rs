@@ -243,19 +243,27 @@ pub(crate) fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: 
 /// destination, without overlap.
 #[inline(never)]
 pub(crate) unsafe fn units(loops: &[Loop], src: *const u8, dst: *mut u8, unit: usize) {
-    // The last two loops nested plainly, the odometer outside them.
-    let (outer, rows, last) = match loops {
-        // SAFETY: forwarded (one unit).
-        [] => return unsafe { copy_bytes(src, dst, unit, false) },
-        [last] => (&loops[..0], Rows::ONE, last),
-        [outer @ .., rows, last] => (outer, Rows::of(rows), last),
-    };
+    // SAFETY: forwarded (one unit).
+    let Some(last) = loops.last() else { return unsafe { copy_bytes(src, dst, unit, false) } };
+    // The last four loops nested plainly (those missing once each), the
+    // odometer outside them.
+    let n = loops.len();
+    let level = |k: usize| if n > k { Rows::of(&loops[n - 1 - k]) } else { Rows::ONE };
+    let (rows, planes, cubes) = (level(1), level(2), level(3));
+    let outer = &loops[..n.saturating_sub(4)];
     // SAFETY: forwarded, unit by unit.
     unsafe {
         by_unit!(unit, copy => odometer(outer, 0, 0, |so, dof| {
-            for r in 0..rows.count {
-                let (s, d) = rows.at(r, src.wrapping_offset(so), dst.wrapping_offset(dof));
-                strided(last.count, s, last.ss, d, last.ds, copy, copy)
+            let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
+            for c in 0..cubes.count {
+                let (src, dst) = cubes.at(c, src, dst);
+                for p in 0..planes.count {
+                    let (src, dst) = planes.at(p, src, dst);
+                    for r in 0..rows.count {
+                        let (s, d) = rows.at(r, src, dst);
+                        strided(last.count, s, last.ss, d, last.ds, copy, copy)
+                    }
+                }
             }
         }))
     }

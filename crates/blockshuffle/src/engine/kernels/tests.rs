@@ -419,13 +419,23 @@ fn scattered_grids_continue_each_stream() {
 }
 
 /// `copy::units` against each unit's offset computed from its indices,
-/// for nests of 0 to 4 loops (the last two nested plainly, the rest
+/// for nests of 0 to 6 loops (the last four nested plainly, the rest
 /// through the odometer), units of every size the unit copies switch on
 /// (1 to 65 bytes and beyond), and strides reversed, zero on the source
 /// (one unit read many times) and interleaved.
 #[test]
 fn units_copy_every_unit_of_their_nest() {
-    let shapes: [&[usize]; 7] = [&[], &[3], &[4, 5], &[3, 1, 4], &[2, 3, 2, 3], &[1, 2, 1, 2], &[2, 3, 4, 3]];
+    let shapes: [&[usize]; 9] = [
+        &[],
+        &[3],
+        &[4, 5],
+        &[3, 1, 4],
+        &[2, 3, 2, 3],
+        &[1, 2, 1, 2],
+        &[2, 3, 4, 3],
+        &[2, 3, 1, 3, 2],
+        &[2, 2, 3, 2, 3, 2],
+    ];
     for unit in [1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 24, 32, 33, 48, 64, 65, 100] {
         for counts in shapes {
             let n: usize = counts.iter().product();
