@@ -26,7 +26,6 @@ pub(crate) const HUGE_PAGES_MIN: usize = 8 << 20;
 pub(crate) fn advise_huge_pages(p: *mut u8, len: usize) {
     #[cfg(target_os = "linux")]
     {
-        const PAGE: usize = 4096;
         let start = (p as usize).next_multiple_of(PAGE);
         let end = (p as usize).saturating_add(len) / PAGE * PAGE;
         if end > start {
@@ -47,6 +46,10 @@ pub(crate) fn advise_huge_pages(p: *mut u8, len: usize) {
 
 /// Bytes of a cache line.
 pub(crate) const LINE: usize = 64;
+
+/// The bytes of a page, the TLB's unit (the smallest, 4 KiB: a caller's
+/// buffer may have no larger ones).
+pub(crate) const PAGE: usize = 4096;
 
 /// The mask of byte lanes `from..to` of a 64-byte vector: lanes from 64 on
 /// are left out, and `from >= to` is no lane.

@@ -743,6 +743,38 @@ fn tall_tiles_go_in_blocks_from_8_mib() {
     }
 }
 
+/// Transposes' tiles (both sides long, the destination's rows the
+/// streams' units side by side) of more streams than the zip keeps in
+/// the caches (`zips`: 64 streams a page apart or more, 512 nearer) go in
+/// blocks, and those just inside both limits are zipped. Against each
+/// unit's offsets, every kernel set, through the cache (where the zip
+/// runs) and streamed.
+#[test]
+fn transposes_of_more_streams_than_the_zip_keeps_go_in_blocks() {
+    let isas = [Isa::Portable, Isa::baseline(), Isa::detect()];
+    for (unit, nx, ny, zipped) in [
+        // Streams 8,400 bytes apart: 64 of them, and 65.
+        (12, 700, 64, true),
+        (12, 700, 65, false),
+        // Streams 1,500 bytes apart: 512 of them, and 513.
+        (5, 300, 512, true),
+        (5, 300, 513, false),
+    ] {
+        let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
+        assert_eq!(zips(ny, ssy), zipped, "unit {unit}, {nx} x {ny}");
+        assert!(blocked(nx, ny, unit), "unit {unit}, {nx} x {ny}");
+        let (src, expected) = tile_oracle(Rows::ONE, nx, ny, ssy, dsx, unit, 0, 0);
+        for isa in isas {
+            for nt in [false, true] {
+                let mut dst = vec![0u8; expected.len()];
+                run_tile(Rows::ONE, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
+                let first = dst.iter().zip(&expected).position(|(a, b)| a != b);
+                assert_eq!(first, None, "unit {unit}, {nx} x {ny}, {isa:?}, nt {nt}: first byte that differs");
+            }
+        }
+    }
+}
+
 /// Streamed interleaving tiles that no kernel streams itself (5 and more
 /// streams, units with and without kernels of their own), built in the
 /// stage and pushed through the line writers: columns in one chunk and in

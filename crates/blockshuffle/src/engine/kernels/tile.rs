@@ -18,7 +18,7 @@ use super::permute::{self, Way};
 use super::shuffle;
 use super::simd;
 use super::transpose::{self, Matrix, Rows2};
-use crate::engine::arch::mem::{pair, prefetch};
+use crate::engine::arch::mem::{pair, prefetch, LINE, PAGE};
 use crate::engine::arch::Isa;
 
 /// Copies an `nx x ny` tile whose source is contiguous along x and whose
@@ -549,7 +549,10 @@ unsafe fn tile_kernel(
         if dsx == ny as isize * u && shuffle::interleave(m.isa, ny, nx, src, ssy, dst, unit, nt) {
             return true;
         }
-        if !nt && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
+        // A transpose's tile (more streams than the zip keeps, large
+        // enough for blocks) goes in the blocks below, not zipped.
+        let many_streams = !zips(ny, ssy) && blocked(nx, ny, unit);
+        if !nt && !many_streams && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
             // A destination run of `ny` units from each column: wide moves
             // where the unit allows them (each move's excess lands on the
             // next unit, written next, and reads the next unit of the same
@@ -599,6 +602,32 @@ unsafe fn tile_kernel(
     }
     false
 }
+
+/// Whether [`zip_streams`] keeps what it reads of `ny` streams `ssy`
+/// bytes apart in the caches from one column to the next: a column reads
+/// a unit of every stream, from one line each, and from one page each
+/// where the streams are a page apart or more. Those lines must fit in
+/// the L1 data cache ([`ZIP_LINES`]), and those pages in the first-level
+/// data TLB ([`ZIP_PAGES`]); otherwise each column fetches them again.
+/// Measured (one thread, minimum of 4 alternated processes, ratio to
+/// memcpy) on the 3 broad workloads (seeds 26, 801, 802) whose tiles this
+/// sends to blocks instead of the zip: numpy 2-D transposes of 3-byte
+/// units, 3,354 streams 12,684 bytes apart 15.6 -> 3.3, 1,027 streams
+/// 6,363 bytes apart 6.5 -> 3.3; of 166 streams of 32-byte units 184,800
+/// bytes apart 1.95 -> 1.72. Blocks for every tile of more streams than
+/// a block's side measured slower where the lines fit (348 streams 1,569
+/// bytes apart, 2.18 -> 3.40).
+pub(crate) fn zips(ny: usize, ssy: isize) -> bool {
+    ny <= ZIP_LINES && (ssy.unsigned_abs() < PAGE || ny <= ZIP_PAGES)
+}
+
+/// The lines of the L1 data cache: 32 KiB on every x86_64 core of the
+/// last decade (some have 48).
+const ZIP_LINES: usize = (32 << 10) / LINE;
+
+/// The entries of the first-level data TLB for 4 KiB pages: 64 on every
+/// x86_64 core of the last decade (some have 72 or 96).
+const ZIP_PAGES: usize = 64;
 
 /// The side, in units, of the square blocks [`tile_kernel`] copies a tile in
 /// when both its sides are longer than one and the tile is large (a

@@ -47,7 +47,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use crate::engine::arch::mem::{fence, prefetch, store_line, LINE};
+use crate::engine::arch::mem::{fence, prefetch, store_line, LINE, PAGE};
 use crate::engine::arch::Isa;
 
 pub(crate) mod streams;
@@ -92,10 +92,6 @@ pub(crate) const fn block_cols(unit: usize) -> usize {
 /// 26 broad workloads (seed 26) whose tiles have more than 1,024 rows,
 /// 3.72 -> 3.40.
 const CHUNK_ROWS: usize = 1024;
-
-/// The bytes of a page, the TLB's unit (the smallest, 4 KiB: a caller's
-/// buffer may have no larger ones).
-const PAGE: usize = 4096;
 
 /// Most rows of a block (bytes).
 const MAX_BLOCK_ROWS: usize = RUN;
