@@ -587,6 +587,15 @@ unsafe fn tile_kernel(
                         let (bx, by) = (b.min(nx - nx0), b.min(ny - ny0));
                         (src.wrapping_offset(nx0 as isize * u + ny0 as isize * ssy), bx * unit, by as isize)
                     });
+                    // Packed units, through the cache, in register squares.
+                    if !m.nt && transpose::streams::block(bx as usize, by, unit, s, ssy, d, dsx, m.isa) {
+                        if let Some((n, len, rows)) = next {
+                            for y in 0..rows {
+                                prefetch(n.wrapping_offset(y * ssy), len);
+                            }
+                        }
+                        continue;
+                    }
                     for x in 0..bx {
                         copy_run(by, s.offset(x * u), ssy, d.offset(x * dsx), u, unit, m);
                         if let Some((n, len, rows)) = next {
