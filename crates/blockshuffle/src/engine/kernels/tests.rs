@@ -759,12 +759,14 @@ fn transposes_of_more_streams_than_the_zip_keeps_go_in_blocks() {
         // Streams 1,500 bytes apart: 512 of them, and 513.
         (5, 300, 512, true),
         (5, 300, 513, false),
-        // 3-byte units, in the blocks' register squares (`streams::block`)
-        // where a block has a square's side both ways, by units elsewhere:
-        // more rows than columns (blocks whatever the streams), and 513
-        // streams 1,800 bytes apart.
+        // 3-, 4- and 8-byte units, in the blocks' register squares
+        // (`streams::block`) where a block has a square's side both ways,
+        // by units elsewhere: more rows than columns (blocks whatever the
+        // streams), and 513 or 600 streams.
         (3, 515, 700, false),
         (3, 600, 513, false),
+        (4, 515, 700, false),
+        (8, 200, 600, false),
     ] {
         let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
         assert_eq!(zips(ny, ssy), zipped, "unit {unit}, {nx} x {ny}");

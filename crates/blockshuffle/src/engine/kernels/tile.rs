@@ -587,7 +587,8 @@ unsafe fn tile_kernel(
                         let (bx, by) = (b.min(nx - nx0), b.min(ny - ny0));
                         (src.wrapping_offset(nx0 as isize * u + ny0 as isize * ssy), bx * unit, by as isize)
                     });
-                    // Packed units, through the cache, in register squares.
+                    // Units of 3, 4 and 8 bytes, through the cache, in
+                    // register squares.
                     if !m.nt && transpose::streams::block(bx as usize, by, unit, s, ssy, d, dsx, m.isa) {
                         if let Some((n, len, rows)) = next {
                             for y in 0..rows {
@@ -623,9 +624,11 @@ unsafe fn tile_kernel(
 /// sends to blocks instead of the zip: numpy 2-D transposes of 3-byte
 /// units, 3,354 streams 12,684 bytes apart 15.6 -> 3.3, 1,027 streams
 /// 6,363 bytes apart 6.5 -> 3.3; of 166 streams of 32-byte units 184,800
-/// bytes apart 1.95 -> 1.72. Blocks for every tile of more streams than
-/// a block's side measured slower where the lines fit (348 streams 1,569
-/// bytes apart, 2.18 -> 3.40).
+/// bytes apart 1.95 -> 1.72; of 557 streams of 4-byte units 4,184 bytes
+/// apart 3.4 -> 4.6, and 1.4 with the blocks' register squares
+/// (`transpose::streams::block`). Blocks for every tile of more streams
+/// than a block's side measured slower where the lines fit (348 streams
+/// 1,569 bytes apart, 2.18 -> 3.40).
 pub(crate) fn zips(ny: usize, ssy: isize) -> bool {
     ny <= ZIP_LINES && (ssy.unsigned_abs() < PAGE || ny <= ZIP_PAGES)
 }

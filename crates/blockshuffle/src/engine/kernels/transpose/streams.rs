@@ -40,9 +40,10 @@
 //!
 //! Packed units of 3 and 6 bytes go in the squares of 4- and 8-byte
 //! units, each row widened to slots of 4 or 8 bytes as it is read and
-//! each column narrowed back as it is written (`x86::Slots`). So do the
-//! blocks of a transpose's tile of 3-byte units ([`block`]), a square's
-//! rows the source's and its columns the destination's.
+//! each column narrowed back as it is written (`x86::Slots`). The blocks
+//! of a transpose's tile of 3-, 4- and 8-byte units go in the same squares
+//! ([`block`]), a square's rows the source's and its columns the
+//! destination's.
 //!
 //! Layer: kernels; imports [`nest`](super::super::nest) and arch.
 
@@ -195,17 +196,21 @@ pub(crate) unsafe fn interleave(
 
 /// Whether [`block`] moves an `nx x ny` block of `unit`-byte units on
 /// `isa`: x86_64 with AVX2, without AVX-512's masks (which have the
-/// full-line squares), packed units of 3 bytes (which no other register
+/// full-line squares), units of 3, 4 and 8 bytes (which no other register
 /// transpose there takes), both sides at least a square's side. Measured
-/// (one thread, minimum of 3 alternated processes, ratio to memcpy) on
-/// the 3 broad workloads (seeds 26, 801 and 802) whose tiles go in blocks
-/// of 3-byte units, numpy 2-D transposes of 40, 225 and 6 MiB: 3.27 ->
-/// 2.57, 6.61 -> 6.24 and 2.99 -> 2.57. Not 6-byte units: in squares of 4
-/// x 4, the one such workload (2.8 MiB) measured 2.77 -> 2.75.
+/// (one thread, minimum of 3 or 4 alternated processes, time after over
+/// before) on every broad workload (seeds 26, 801 and 802) and HPTT
+/// benchmark permutation (`transpose.json`) whose tiles go in blocks
+/// through the cache, against blocks of units one at a time: numpy
+/// transposes of 3-byte units (40, 225 and 6 MiB) 0.79, 0.94 and 0.86; of
+/// 4-byte units (2.2 MiB) 0.39; of float64 (0.6 and 2.3 MiB) 0.58 and
+/// 0.82, HPTT's T10 to T12 (400 MiB) 0.86, 0.79 and 0.77. Not 6-byte
+/// units: in squares of 4 x 4, the one such workload (2.8 MiB) measured
+/// 0.99.
 pub(crate) fn takes_block(nx: usize, ny: usize, unit: usize, isa: Isa) -> bool {
     super::plain_edges(isa)
         && isa >= Isa::Avx2
-        && unit == 3
+        && matches!(unit, 3 | 4 | 8)
         && sides(unit).is_some_and(|(units, streams)| nx >= units && ny >= streams)
 }
 
@@ -236,7 +241,7 @@ pub(crate) unsafe fn block(
     // SAFETY: forwarded; AVX2 (`takes_block`), which `isa`, one this CPU
     // runs, has.
     unsafe {
-        x86::block_avx2(nx, ny, src, ssy, dst, dsx);
+        x86::block_avx2(nx, ny, unit, src, ssy, dst, dsx);
     }
     true
 }
@@ -425,14 +430,29 @@ mod x86 {
         }
     }
 
-    /// [`super::block_squares`] of 3-byte units, compiled for AVX2.
+    /// [`super::block_squares`] of `unit`-byte units (3, 4 or 8),
+    /// compiled for AVX2.
     ///
     /// # Safety
     /// As [`super::block`]; the CPU has AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn block_avx2(nx: usize, ny: usize, src: *const u8, ssy: isize, dst: *mut u8, dsx: isize) {
+    pub(super) unsafe fn block_avx2(
+        nx: usize,
+        ny: usize,
+        unit: usize,
+        src: *const u8,
+        ssy: isize,
+        dst: *mut u8,
+        dsx: isize,
+    ) {
         // SAFETY: forwarded; the CPU has AVX2 (caller).
-        unsafe { super::block_squares::<3>(nx, ny, src, ssy, dst, dsx) }
+        unsafe {
+            match unit {
+                3 => super::block_squares::<3>(nx, ny, src, ssy, dst, dsx),
+                4 => super::block_squares::<4>(nx, ny, src, ssy, dst, dsx),
+                _ => super::block_squares::<8>(nx, ny, src, ssy, dst, dsx),
+            }
+        }
     }
 
     /// A square of `U`-byte units, rows at `src + i * ss` and columns to
@@ -885,12 +905,13 @@ mod tests {
     }
 
     #[test]
-    fn blocks_of_packed_units_match_the_oracle() {
+    fn blocks_of_every_unit_match_the_oracle() {
         for isa in Isa::every_runnable() {
             for unit in 1..=8 {
-                // Around a square's side (8 of 3-byte units), and a block's (64).
-                for nx in [1, 7, 8, 9, 15, 16, 17, 63, 64] {
-                    for ny in [1, 7, 8, 9, 13, 24, 64] {
+                // Around a square's side (8, or 4 of 8-byte units), and a
+                // block's (64).
+                for nx in [1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64] {
+                    for ny in [1, 3, 4, 5, 7, 8, 9, 13, 24, 64] {
                         for gap in [0, 5] {
                             check_block(nx, ny, unit, gap, isa);
                         }
@@ -901,12 +922,14 @@ mod tests {
     }
 
     #[test]
-    fn takes_blocks_of_3_byte_units_with_avx2_from_a_square_each_way() {
+    fn takes_blocks_of_3_4_and_8_byte_units_with_avx2_from_a_square_each_way() {
         let x86 = cfg!(target_arch = "x86_64");
-        assert_eq!(takes_block(8, 8, 3, Isa::Avx2) && takes_block(64, 9, 3, Isa::Avx2), x86);
-        assert!(!takes_block(7, 8, 3, Isa::Avx2) && !takes_block(8, 7, 3, Isa::Avx2));
-        assert!(!takes_block(64, 64, 3, Isa::Sse2) && !takes_block(64, 64, 3, Isa::Portable));
-        for other in [1, 2, 4, 6, 8, 12] {
+        for (unit, side) in [(3, 8), (4, 8), (8, 4)] {
+            assert_eq!(takes_block(side, side, unit, Isa::Avx2) && takes_block(64, 9, unit, Isa::Avx2), x86);
+            assert!(!takes_block(side - 1, side, unit, Isa::Avx2) && !takes_block(side, side - 1, unit, Isa::Avx2));
+            assert!(!takes_block(64, 64, unit, Isa::Sse2) && !takes_block(64, 64, unit, Isa::Portable));
+        }
+        for other in [1, 2, 6, 12] {
             assert!(!takes_block(64, 64, other, Isa::Avx2), "{other}");
         }
     }
