@@ -620,7 +620,7 @@ unsafe fn tile_kernel(
 /// the L1 data cache ([`ZIP_LINES`]), and those pages in the first-level
 /// data TLB ([`ZIP_PAGES`]); otherwise each column fetches them again.
 /// Measured (one thread, minimum of 4 alternated processes, ratio to
-/// memcpy) on the 3 broad workloads (seeds 26, 801, 802) whose tiles this
+/// memcpy) on the 4 broad workloads (seeds 26, 801, 802) whose tiles this
 /// sends to blocks instead of the zip: numpy 2-D transposes of 3-byte
 /// units, 3,354 streams 12,684 bytes apart 15.6 -> 3.3, 1,027 streams
 /// 6,363 bytes apart 6.5 -> 3.3; of 166 streams of 32-byte units 184,800
