@@ -39,6 +39,10 @@
 //! 8 and 16 bytes by a byte permute on the way in and packed again on the
 //! way out.
 //!
+//! Without AVX-512, units of 4 and 8 bytes go in full-line squares too
+//! ([`halves`]), each built of four of AVX2's 32-byte squares, its edges
+//! a unit at a time: the same loop nest, the same whole lines.
+//!
 //! The anchor: HPTT's micro-kernels (springer13/hptt), register transposes
 //! of one vector a row inside cache blocks.
 //!
@@ -155,13 +159,17 @@ const MAX_UNIT: usize = 2;
 ///   squares' stores are the streaming stores: the tile's own kernels
 ///   stream other rows through a stage
 ///   (numpy `0,2,1` of a 26 MiB float32 tensor whose rows are 688 bytes:
-///   1.3x memcpy so, 2.4x through the cache).
+///   1.3x memcpy so, 2.4x through the cache);
+/// - without AVX-512's masks, 4- and 8-byte units in AVX2's full-line
+///   squares ([`halves`]), streamed only, both sides [`long_enough`].
 pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
     let narrow = unit <= MAX_UNIT;
     // Streamed, only where the squares' stores are the streaming stores
     // (never, for packed units).
     let wide = wide_side(unit) != 0
         && full_lines(unit, isa)
+        && long_enough(rows, cols, unit, isa)
+        && (nt || !halves(unit, isa))
         && (!nt || !packed(unit) && stride.unsigned_abs().is_multiple_of(LINE));
     let long = rows >= MIN_SIDE && cols >= MIN_SIDE;
     (narrow || wide) && long || narrow && rows >= MIN_SIDE && cols >= MIN_MASKED_COLS && masks(isa)
@@ -185,8 +193,9 @@ pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, s
     side != 0
         && !packed(unit)
         && full_lines(unit, isa)
-        && rows >= side.max(MIN_SIDE)
-        && cols >= side.max(MIN_SIDE)
+        && long_enough(rows, cols, unit, isa)
+        && rows >= MIN_SIDE
+        && cols >= MIN_SIDE
         && stride.unsigned_abs().is_multiple_of(LINE)
 }
 
@@ -220,6 +229,7 @@ pub(crate) fn takes_squares(rows: usize, cols: usize, unit: usize, isa: Isa, str
     unit == 8
         && filled(rows)
         && filled(cols)
+        && masks(isa)
         && full_lines(unit, isa)
         && (!nt || stride.unsigned_abs().is_multiple_of(LINE))
 }
@@ -270,10 +280,12 @@ pub(crate) const fn packed(unit: usize) -> bool {
 }
 
 /// Whether the full-line squares for `unit`-byte units run on `isa`:
-/// AVX-512 with masks, and VBMI for [`packed`] units (their byte permutes).
+/// AVX-512 with masks, and VBMI for [`packed`] units (their byte permutes);
+/// without masks, AVX2's squares of 4- and 8-byte units ([`halves`]).
 fn full_lines(unit: usize, isa: Isa) -> bool {
     #[cfg(target_arch = "x86_64")]
-    return masks(isa) && (!packed(unit) || isa >= Isa::Avx512Vbmi && is_x86_feature_detected!("avx512vbmi"));
+    return masks(isa) && (!packed(unit) || isa >= Isa::Avx512Vbmi && is_x86_feature_detected!("avx512vbmi"))
+        || halves(unit, isa);
     #[cfg(not(target_arch = "x86_64"))]
     return {
         let _ = (unit, isa);
@@ -281,15 +293,53 @@ fn full_lines(unit: usize, isa: Isa) -> bool {
     };
 }
 
-/// Whether `mx` goes in full-line squares (the module `wide`), given AVX-512: its
-/// unit has them and both its sides hold a whole square. A narrower side
-/// of 2-byte units (deinterleaves into 8 to 31 rows) stays with the
-/// blocked transpose's 8 x 8 squares (NCHW depth-to-space by 6 and pixel
-/// shuffle by 7 of float16, 10 MiB: 2.0-2.3x memcpy so, 3.2-7x in
-/// partial full-line squares).
-fn in_full_lines(mx: Matrix) -> bool {
-    let side = wide_side(mx.unit);
-    side != 0 && mx.rows >= side && mx.cols >= side
+/// Whether AVX2's full-line squares (`wide`'s `transpose_avx2`, each of
+/// four squares of 32-byte vectors) move `unit`-byte units on `isa`: 4-
+/// and 8-byte units, with AVX2 and without AVX-512's masks; [`takes`]
+/// gives them streamed tiles only.
+///
+/// Measured on an AMD Zen 3 (one thread, time after over before,
+/// alternated processes), against the tile's blocks of 64 x 64 units
+/// (streamed a unit at a time) and its other kernels: HPTT's 57 float64
+/// transpositions (`transpose.json`, 400 MiB each) 0.77, geomean 3.76 ->
+/// 2.88x memcpy (2-D T01 and T03 4.2-4.5x -> 2.0-2.5x; `4,3,2,1,0` T40 to
+/// T42 7.3-8.6x -> 2.9-4.0x; slower, `0,2,1` T08 2.3 -> 3.4x, in 1 of
+/// 3 runs 2.7 -> 3.0); the broad workloads of 4- and 8-byte units
+/// in tiles (seeds 26, 801 and 802: 142, 150 and 162) 0.98, 0.90 and
+/// 0.94. Through the cache too, the broad ones measured 0.97, 1.05 and
+/// 1.07: a tile that stays in the caches (a numpy transpose of 1,046 x
+/// 557 float32, 2.2 MiB) is faster in the blocks, whose lines stay in
+/// the L1 cache (1.7-2.1x memcpy, 2.1-2.9x in the squares' strips).
+fn halves(unit: usize, isa: Isa) -> bool {
+    cfg!(target_arch = "x86_64") && matches!(unit, 4 | 8) && isa >= Isa::Avx2 && !masks(isa)
+}
+
+/// Whether `mx` goes in full-line squares (the module `wide`), given the ISA: its
+/// unit has them and both its sides are [`long_enough`].
+fn in_full_lines(mx: Matrix, isa: Isa) -> bool {
+    wide_side(mx.unit) != 0 && long_enough(mx.rows, mx.cols, mx.unit, isa)
+}
+
+/// Whether both sides of a tile of `rows x cols` units of `unit` bytes are
+/// long enough for the full-line squares on `isa`: a whole square each
+/// way, and without masks (AVX2's, [`halves`], whose edges go a unit at a
+/// time) more than two.
+///
+/// A narrower side of 2-byte units (deinterleaves into 8 to 31 rows)
+/// stays with the blocked transpose's 8 x 8 squares (NCHW depth-to-space
+/// by 6 and pixel shuffle by 7 of float16, 10 MiB: 2.0-2.3x memcpy so,
+/// 3.2-7x in partial full-line squares). Without masks, the broad
+/// workloads (seeds 26, 801 and 802) whose tiles of 4- or 8-byte units
+/// have a side of one or two squares measured slower in AVX2's squares:
+/// interleaves and deinterleaves of 16 streams, which the stream kernels
+/// take (float32 TF depth-to-space of NCHW_VECT_C by 4, 196 MiB, 1.8 ->
+/// 4.7x memcpy; OpenVINO space-to-depth by 4, 56 MiB, 1.1 -> 2.5), and
+/// small tiles mostly edges (a numpy transpose of 25 x 22 float32 tiles,
+/// 83 MiB, 4.2 -> 8.2).
+fn long_enough(rows: usize, cols: usize, unit: usize, isa: Isa) -> bool {
+    let side = wide_side(unit);
+    let min = if halves(unit, isa) { 2 * side + 1 } else { side };
+    rows >= min && cols >= min
 }
 
 /// Whether the masked squares run: AVX-512F, BW and VL.
@@ -387,10 +437,12 @@ pub(crate) struct Matrix {
 pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
     let m = if isa >= Isa::Sse2 { micro_side(mx.unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
-    if in_full_lines(mx) && full_lines(mx.unit, isa) {
+    if in_full_lines(mx, isa) && full_lines(mx.unit, isa) && (nt || !halves(mx.unit, isa)) {
         // SAFETY: forwarded; the CPU has the features (detected).
         return unsafe {
-            if packed(mx.unit) {
+            if !masks(isa) {
+                wide::transpose_avx2(mx, nt)
+            } else if packed(mx.unit) {
                 wide::packed(mx)
             } else {
                 wide::transpose(mx, nt)

@@ -121,7 +121,7 @@ fn streamed_rows_that_start_inside_a_line() {
             let dpad = (LINE - rows * unit % LINE) % LINE;
             for shift in [0, 4, 8, 16, 24, 40, 60, 6] {
                 for cols in [side, 3 * side + 1, 600 / unit] {
-                    for isa in isas() {
+                    for isa in Isa::every_runnable() {
                         check(rows, cols, unit, rows, cols, 0, dpad, isa, true, shift);
                         check(rows, cols, unit, 2, cols, 0, dpad, isa, true, shift);
                     }
@@ -204,7 +204,9 @@ fn full_line_squares_around_every_boundary() {
                 if rows * cols > 64 * 1024 {
                     continue;
                 }
-                for isa in isas() {
+                // Every kernel set: AVX2's squares (without masks) too
+                // where the CPU has AVX-512.
+                for isa in Isa::every_runnable() {
                     check(rows, cols, unit, rows, cols, 0, 0, isa, false, 0);
                     check(rows, cols, unit, rows, cols, 3, 7, isa, false, 0);
                     check(rows, cols, unit, rows, cols, 0, 0, isa, true, 0);
@@ -220,21 +222,50 @@ fn full_line_squares_need_a_whole_square_on_both_sides() {
         let (from, to) = (Rows2::strided(rows, 0), Rows2::strided(cols, 0));
         Matrix { rows, cols, unit, src: ptr::null(), from, dst: ptr::null_mut(), to }
     };
-    assert!(in_full_lines(mx(32, 32, 2)));
-    assert!(!in_full_lines(mx(1000, 31, 2)));
-    assert!(!in_full_lines(mx(31, 1000, 2)));
-    assert!(in_full_lines(mx(16, 16, 4)) && in_full_lines(mx(8, 8, 8)) && in_full_lines(mx(4, 4, 16)));
-    assert!(!in_full_lines(mx(16, 15, 4)));
-    assert!(in_full_lines(mx(16, 16, 3)) && in_full_lines(mx(8, 8, 6)) && in_full_lines(mx(4, 4, 12)));
-    assert!(!in_full_lines(mx(16, 15, 3)) && !in_full_lines(mx(7, 100, 6)) && !in_full_lines(mx(100, 3, 12)));
-    assert!(in_full_lines(mx(2, 2, 32)) && !in_full_lines(mx(1, 100, 32)) && !in_full_lines(mx(100, 1, 32)));
-    assert!(!in_full_lines(mx(100, 100, 1)) && !in_full_lines(mx(100, 100, 5)) && !in_full_lines(mx(100, 100, 24)));
+    assert!(in_full_lines(mx(32, 32, 2), Isa::Sse2));
+    assert!(!in_full_lines(mx(1000, 31, 2), Isa::Sse2));
+    assert!(!in_full_lines(mx(31, 1000, 2), Isa::Sse2));
+    assert!(
+        in_full_lines(mx(16, 16, 4), Isa::Sse2)
+            && in_full_lines(mx(8, 8, 8), Isa::Sse2)
+            && in_full_lines(mx(4, 4, 16), Isa::Sse2)
+    );
+    assert!(!in_full_lines(mx(16, 15, 4), Isa::Sse2));
+    assert!(
+        in_full_lines(mx(16, 16, 3), Isa::Sse2)
+            && in_full_lines(mx(8, 8, 6), Isa::Sse2)
+            && in_full_lines(mx(4, 4, 12), Isa::Sse2)
+    );
+    assert!(
+        !in_full_lines(mx(16, 15, 3), Isa::Sse2)
+            && !in_full_lines(mx(7, 100, 6), Isa::Sse2)
+            && !in_full_lines(mx(100, 3, 12), Isa::Sse2)
+    );
+    assert!(
+        in_full_lines(mx(2, 2, 32), Isa::Sse2)
+            && !in_full_lines(mx(1, 100, 32), Isa::Sse2)
+            && !in_full_lines(mx(100, 1, 32), Isa::Sse2)
+    );
+    assert!(
+        !in_full_lines(mx(100, 100, 1), Isa::Sse2)
+            && !in_full_lines(mx(100, 100, 5), Isa::Sse2)
+            && !in_full_lines(mx(100, 100, 24), Isa::Sse2)
+    );
+    // Without masks, AVX2's squares of 4- and 8-byte units: more than two
+    // squares each way.
+    if cfg!(target_arch = "x86_64") {
+        assert!(in_full_lines(mx(33, 33, 4), Isa::Avx2) && in_full_lines(mx(17, 1000, 8), Isa::Avx2));
+        assert!(!in_full_lines(mx(32, 1000, 4), Isa::Avx2) && !in_full_lines(mx(1000, 32, 4), Isa::Avx2));
+        assert!(!in_full_lines(mx(16, 1000, 8), Isa::Avx2) && !in_full_lines(mx(1000, 16, 8), Isa::Avx2));
+        assert!(in_full_lines(mx(32, 32, 2), Isa::Avx2) && in_full_lines(mx(4, 4, 16), Isa::Avx2));
+    }
 }
 
 #[test]
 fn float64_squares_take_short_sides_that_fill_two_thirds_of_their_lanes() {
     for isa in Isa::every_runnable() {
-        let squares = full_lines(8, isa);
+        // Partial squares need AVX-512's masks: not AVX2's.
+        let squares = masks(isa) && full_lines(8, isa);
         for n in [8, 11, 12, 13, 14, 15] {
             assert_eq!(takes_squares(n, 100, 8, isa, 688, false), squares, "{n} rows, {isa:?}");
             assert_eq!(takes_squares(100, n, 8, isa, 688, false), squares, "{n} cols, {isa:?}");
@@ -256,10 +287,12 @@ fn float64_squares_take_short_sides_that_fill_two_thirds_of_their_lanes() {
 fn full_line_squares_stream_only_into_whole_lines() {
     let isa = Isa::detect();
     for unit in [4, 8, 16, 32] {
-        // Through the cache, any stride; streamed, whole lines only.
+        // Through the cache, any stride (AVX-512's only); streamed, whole
+        // lines only (AVX2's too, for 4- and 8-byte units).
+        let squares = masks(isa) || cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && unit <= 8;
         assert_eq!(takes(100, 100, unit, isa, 688, false), masks(isa));
-        assert_eq!(takes(100, 100, unit, isa, 640, true), masks(isa));
-        assert_eq!(takes(100, 100, unit, isa, -640, true), masks(isa));
+        assert_eq!(takes(100, 100, unit, isa, 640, true), squares);
+        assert_eq!(takes(100, 100, unit, isa, -640, true), squares);
         assert!(!takes(100, 100, unit, isa, 688, true));
     }
     // Packed units go through the cache, and never stream.
@@ -271,6 +304,19 @@ fn full_line_squares_stream_only_into_whole_lines() {
     assert!(takes(100, 100, 1, isa, 688, true));
 }
 
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_squares_take_4_and_8_byte_units_without_masks() {
+    for unit in 1..=64 {
+        let whole = matches!(unit, 4 | 8);
+        assert_eq!(halves(unit, Isa::Avx2), whole, "unit {unit}");
+        assert!(!halves(unit, Isa::Sse2) && !halves(unit, Isa::Portable), "unit {unit}");
+        assert_eq!(full_lines(unit, Isa::Avx2), whole, "unit {unit}");
+    }
+    // With masks, AVX-512's own squares.
+    assert_eq!(halves(8, Isa::detect()), Isa::detect() >= Isa::Avx2 && !masks(Isa::detect()));
+}
+
 #[test]
 fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
     let takes = |rows, cols, unit, isa| takes(rows, cols, unit, isa, 64, false);
@@ -280,8 +326,16 @@ fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
     assert_eq!(takes(16, 16, 3, Isa::detect()), Isa::detect() >= Isa::Avx512Vbmi && masks(Isa::detect()));
     assert!(!takes(16, 16, 3, Isa::Avx512) && !takes(16, 15, 3, Isa::detect()) && !takes(16, 16, 5, Isa::detect()));
     for unit in [4, 8, 16, 32] {
+        // Through the cache, AVX-512's full-line squares.
         assert_eq!(takes(1000, 1000, unit, Isa::detect()), masks(Isa::detect()));
+        // Without masks, AVX2's squares of 4- and 8-byte units, streamed
+        // only, more than two squares each way.
+        let streamed = |rows, cols| super::takes(rows, cols, unit, Isa::Avx2, 64, true);
         assert!(!takes(1000, 1000, unit, Isa::Avx2));
+        assert_eq!(streamed(1000, 1000), cfg!(target_arch = "x86_64") && unit <= 8);
+        let two = 2 * wide_side(unit);
+        assert!(!streamed(two, 1000) && !streamed(1000, two));
+        assert!(!takes(1000, 1000, unit, Isa::Sse2));
         assert!(!takes(1000, 8, unit, Isa::detect()));
     }
     assert!(!takes(15, 1000, 1, Isa::Portable));

@@ -1,4 +1,5 @@
-//! The full-line transpose (AVX-512): [`super::transpose`] for 2-, 4-, 8-,
+//! The full-line transpose (AVX-512, and AVX2 for 4- and 8-byte units:
+//! [`transpose_avx2`]): [`super::transpose`] for 2-, 4-, 8-,
 //! 16- and 32-byte units in squares whose rows are one 64-byte vector each
 //! (32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16
 //! bytes, 2 x 2 of 32 bytes; see [`super::wide_side`]), transposed in registers by log2 of
@@ -23,6 +24,8 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
 use super::{Matrix, CHUNK_ROWS};
+
+mod avx2;
 use crate::engine::arch::mem::{fence, LINE};
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
@@ -35,13 +38,31 @@ pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
     // SAFETY: forwarded.
     unsafe {
         match mx.unit {
-            2 => units::<2, 2, 32>(mx, nt),
-            4 => units::<4, 4, 16>(mx, nt),
-            8 => units::<8, 8, 8>(mx, nt),
-            16 => units::<16, 16, 4>(mx, nt),
-            32 => units::<32, 32, 2>(mx, nt),
+            2 => units::<Masked<2, 2, 32>>(mx, nt),
+            4 => units::<Masked<4, 4, 16>>(mx, nt),
+            8 => units::<Masked<8, 8, 8>>(mx, nt),
+            16 => units::<Masked<16, 16, 4>>(mx, nt),
+            32 => units::<Masked<32, 32, 2>>(mx, nt),
             // A real check: another unit would be moved as one of these.
             unit => unreachable!("full-line squares move units of 2, 4, 8, 16 or 32 bytes, not {unit}"),
+        }
+    }
+}
+
+/// [`super::transpose`] in full-line squares of `unit` bytes (4 or 8)
+/// built of AVX2's (`avx2`), without masks: where AVX-512's are not.
+///
+/// # Safety
+/// As [`super::transpose`]; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn transpose_avx2(mx: Matrix, nt: bool) {
+    // SAFETY: forwarded.
+    unsafe {
+        match mx.unit {
+            4 => units::<avx2::Halves<4, 16>>(mx, nt),
+            8 => units::<avx2::Halves<8, 8>>(mx, nt),
+            // A real check: another unit would be moved as one of these.
+            unit => unreachable!("AVX2's full-line squares move units of 4 or 8 bytes, not {unit}"),
         }
     }
 }
@@ -59,9 +80,9 @@ pub(super) unsafe fn packed(mx: Matrix) {
     // SAFETY: forwarded.
     unsafe {
         match mx.unit {
-            3 => units::<3, 4, 16>(mx, false),
-            6 => units::<6, 8, 8>(mx, false),
-            12 => units::<12, 16, 4>(mx, false),
+            3 => units::<Masked<3, 4, 16>>(mx, false),
+            6 => units::<Masked<6, 8, 8>>(mx, false),
+            12 => units::<Masked<12, 16, 4>>(mx, false),
             // A real check: another unit would be moved as one of these.
             unit => unreachable!("packed full-line squares move units of 3, 6 or 12 bytes, not {unit}"),
         }
@@ -85,14 +106,17 @@ const STRIP_BYTES: usize = 512;
 /// # Safety
 /// As [`transpose`].
 #[inline(always)]
-unsafe fn units<const U: usize, const L: usize, const N: usize>(mx: Matrix, nt: bool) {
+unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
     let Matrix { rows, cols, dst, to, .. } = mx;
     let line = |v: isize| v.unsigned_abs().is_multiple_of(LINE);
     let lead_bytes = (LINE - dst as usize % LINE) % LINE;
     // Every destination row starts at the same offset in its line.
-    let stream =
-        U == L && nt && line(to.stride) && (cols <= to.inner || line(to.outer)) && lead_bytes.is_multiple_of(U);
-    let lead = if stream { (lead_bytes / U).min(rows) } else { 0 };
+    let stream = S::U == S::L
+        && nt
+        && line(to.stride)
+        && (cols <= to.inner || line(to.outer))
+        && lead_bytes.is_multiple_of(S::U);
+    let lead = if stream { (lead_bytes / S::U).min(rows) } else { 0 };
     // Row pointers, written before they are read and never initialised as
     // a whole (2 KiB of stores a call, for a tile that may be 1 KiB).
     let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_BYTES / 2];
@@ -101,7 +125,7 @@ unsafe fn units<const U: usize, const L: usize, const N: usize>(mx: Matrix, nt: 
     while start < rows {
         let end = rows.min(start + CHUNK_ROWS + if start == 0 { lead } else { 0 });
         // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps.
-        unsafe { chunk::<U, L, N>(mx, start, end, lead, stream, &mut out, &mut at) };
+        unsafe { chunk::<S>(mx, start, end, lead, stream, &mut out, &mut at) };
         start = end;
     }
     if stream {
@@ -114,7 +138,7 @@ unsafe fn units<const U: usize, const L: usize, const N: usize>(mx: Matrix, nt: 
 /// # Safety
 /// As [`transpose`]; `start` 0 or `lead` plus a multiple of `N`.
 #[inline(always)]
-unsafe fn chunk<const U: usize, const L: usize, const N: usize>(
+unsafe fn chunk<S: Squares>(
     mx: Matrix,
     start: usize,
     end: usize,
@@ -124,7 +148,8 @@ unsafe fn chunk<const U: usize, const L: usize, const N: usize>(
     at: &mut [MaybeUninit<*const u8>; 32],
 ) {
     let Matrix { cols, src, from, dst, to, .. } = mx;
-    let bc = STRIP_BYTES / U / N * N;
+    let (u, n_side) = (S::U, S::N);
+    let bc = STRIP_BYTES / u / n_side * n_side;
     for c0 in (0..cols).step_by(bc) {
         let nc = bc.min(cols - c0);
         to.walk(c0, nc, |i, o| {
@@ -134,16 +159,16 @@ unsafe fn chunk<const U: usize, const L: usize, const N: usize>(
         let out = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<*mut u8>(), nc) };
         let mut r0 = start;
         while r0 < end {
-            let nr = if r0 == 0 && lead > 0 { lead } else { N.min(end - r0) };
+            let nr = if r0 == 0 && lead > 0 { lead } else { n_side.min(end - r0) };
             from.walk(r0, nr, |i, o| {
-                at[i].write(src.wrapping_offset(o + (c0 * U) as isize));
+                at[i].write(src.wrapping_offset(o + (c0 * u) as isize));
             });
             // SAFETY: the first `nr` were written just above.
             let at = unsafe { std::slice::from_raw_parts(at.as_ptr().cast::<*const u8>(), nr) };
-            let to = (r0 * U) as isize;
-            for c in (0..nc).step_by(N) {
-                let n = N.min(nc - c);
-                let from = (c * U) as isize;
+            let to = (r0 * u) as isize;
+            for c in (0..nc).step_by(n_side) {
+                let n = n_side.min(nc - c);
+                let from = (c * u) as isize;
                 // SAFETY: units (r0.., c0 + c..) of the matrix (caller).
                 // Streamed, a full square's rows start on line boundaries,
                 // as its aligned stores need: `stream` holds only where
@@ -151,15 +176,67 @@ unsafe fn chunk<const U: usize, const L: usize, const N: usize>(
                 // line (strides of whole lines), and `r0 * U` is then
                 // `lead`'s bytes (to that line's end) plus whole lines.
                 unsafe {
-                    if nr == N && n == N {
-                        square::<U, L, N>(at, from, &out[c..c + N], to, stream);
+                    if nr == n_side && n == n_side {
+                        S::square(at, from, &out[c..c + n_side], to, stream);
                     } else {
-                        part::<U, L, N>(at, from, &out[c..c + n], to);
+                        S::part(at, from, &out[c..c + n], to);
                     }
                 }
             }
             r0 += nr;
         }
+    }
+}
+
+/// The squares [`units`] moves a matrix in: `N x N` units of `U` bytes, a
+/// source row's `N * U` bytes (one line, or 48 bytes of packed units in
+/// lanes of `L`) to a destination row's.
+pub(super) trait Squares {
+    /// The unit's bytes.
+    const U: usize;
+    /// The bytes of its lane in the registers (`U`, or the next power of
+    /// two for packed units, which never stream).
+    const L: usize;
+    /// The side of a square, in units.
+    const N: usize;
+
+    /// A whole square: row `i` of the source the `N * U` bytes at
+    /// `rows[i] + at`, row `j` of the destination the `N * U` bytes at
+    /// `out[j] + to`, streamed (`stream`) or through the cache.
+    ///
+    /// # Safety
+    /// `rows` and `out` of `N` rows each; those bytes readable and
+    /// writable, not overlapping; the CPU has the square's features;
+    /// streamed, every `out[j] + to` a multiple of 64.
+    unsafe fn square(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize, stream: bool);
+
+    /// A square of `rows.len()` rows and `out.len()` columns (each at most
+    /// `N`), through the cache, touching nothing else.
+    ///
+    /// # Safety
+    /// Those units readable and writable, not overlapping; the CPU has the
+    /// square's features.
+    unsafe fn part(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize);
+}
+
+/// AVX-512's squares: one 64-byte vector a row, masked edges.
+struct Masked<const U: usize, const L: usize, const N: usize>;
+
+impl<const U: usize, const L: usize, const N: usize> Squares for Masked<U, L, N> {
+    const U: usize = U;
+    const L: usize = L;
+    const N: usize = N;
+
+    #[inline(always)]
+    unsafe fn square(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize, stream: bool) {
+        // SAFETY: forwarded.
+        unsafe { square::<U, L, N>(rows, at, out, to, stream) }
+    }
+
+    #[inline(always)]
+    unsafe fn part(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
+        // SAFETY: forwarded.
+        unsafe { part::<U, L, N>(rows, at, out, to) }
     }
 }
 
