@@ -303,8 +303,8 @@ fn full_lines(unit: usize, isa: Isa) -> bool {
 /// (streamed a unit at a time) and its other kernels: HPTT's 57 float64
 /// transpositions (`transpose.json`, 400 MiB each) 0.77, geomean 3.76 ->
 /// 2.88x memcpy (2-D T01 and T03 4.2-4.5x -> 2.0-2.5x; `4,3,2,1,0` T40 to
-/// T42 7.3-8.6x -> 2.9-4.0x; slower, `0,2,1` T08 2.3 -> 3.4x, in 1 of
-/// 3 runs 2.7 -> 3.0); the broad workloads of 4- and 8-byte units
+/// T42 7.3-8.6x -> 2.9-4.0x; slower, `0,2,1` T08, a 384 x 2,320 tile
+/// repeated 59 times, 2.1-2.5x -> 2.6-3.5x alone); the broad workloads of 4- and 8-byte units
 /// in tiles (seeds 26, 801 and 802: 142, 150 and 162) 0.98, 0.90 and
 /// 0.94. Through the cache too, the broad ones measured 0.97, 1.05 and
 /// 1.07: a tile that stays in the caches (a numpy transpose of 1,046 x

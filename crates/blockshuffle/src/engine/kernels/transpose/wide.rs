@@ -24,9 +24,9 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
 use super::{Matrix, CHUNK_ROWS};
+use crate::engine::arch::mem::{fence, LINE};
 
 mod avx2;
-use crate::engine::arch::mem::{fence, LINE};
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
 /// 16: see [`super::wide_side`]).
