@@ -501,3 +501,25 @@ unsafe fn gather3(v: [__m256i; 3], m: [&[i8; 16]; 3]) -> __m256i {
         _mm256_or_si256(_mm256_or_si256(a, b), c)
     }
 }
+
+/// In each 16-byte lane, the 4 x 4 transpose of the 4-byte units of `v`'s
+/// lanes: unpacks of dwords, then of qwords. The 4-byte round of the
+/// tile's stream squares and of AVX2's full-line squares.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn transpose4_lanes(v: [__m256i; 4]) -> [__m256i; 4] {
+    // SAFETY: register operations (AVX2, the caller's).
+    unsafe {
+        let (t0, t1) = (_mm256_unpacklo_epi32(v[0], v[1]), _mm256_unpackhi_epi32(v[0], v[1]));
+        let (t2, t3) = (_mm256_unpacklo_epi32(v[2], v[3]), _mm256_unpackhi_epi32(v[2], v[3]));
+        [
+            _mm256_unpacklo_epi64(t0, t2),
+            _mm256_unpackhi_epi64(t0, t2),
+            _mm256_unpacklo_epi64(t1, t3),
+            _mm256_unpackhi_epi64(t1, t3),
+        ]
+    }
+}

@@ -31,7 +31,7 @@
 //! goes through the cache.
 //!
 //! With AVX-512, units of 2, 4, 8, 16 and 32 bytes go instead in full-line
-//! squares (`wide`), where both sides hold a whole one ([`in_full_lines`]):
+//! squares (`wide`), where both sides hold a whole one ([`square_sides`]):
 //! one 64-byte vector a row on both sides, so that a
 //! square reads a line of each source row and writes a whole line of each
 //! destination row, streamed with no stage. With VBMI too, so do units of
@@ -166,11 +166,8 @@ pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isi
     let narrow = unit <= MAX_UNIT;
     // Streamed, only where the squares' stores are the streaming stores
     // (never, for packed units).
-    let wide = wide_side(unit) != 0
-        && full_lines(unit, isa)
-        && long_enough(rows, cols, unit, isa)
-        && (nt || !halves(unit, isa))
-        && (!nt || !packed(unit) && stride.unsigned_abs().is_multiple_of(LINE));
+    let wide =
+        in_squares(rows, cols, unit, isa, nt) && (!nt || !packed(unit) && stride.unsigned_abs().is_multiple_of(LINE));
     let long = rows >= MIN_SIDE && cols >= MIN_SIDE;
     (narrow || wide) && long || narrow && rows >= MIN_SIDE && cols >= MIN_MASKED_COLS && masks(isa)
 }
@@ -189,11 +186,8 @@ fn plain_edges(isa: Isa) -> bool {
 /// the same byte of its line, and that byte is a whole number of units
 /// from the line's end; otherwise it stores through the cache.)
 pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize) -> bool {
-    let side = wide_side(unit);
-    side != 0
-        && !packed(unit)
-        && full_lines(unit, isa)
-        && long_enough(rows, cols, unit, isa)
+    !packed(unit)
+        && in_squares(rows, cols, unit, isa, true)
         && rows >= MIN_SIDE
         && cols >= MIN_SIDE
         && stride.unsigned_abs().is_multiple_of(LINE)
@@ -314,10 +308,20 @@ fn halves(unit: usize, isa: Isa) -> bool {
     cfg!(target_arch = "x86_64") && matches!(unit, 4 | 8) && isa >= Isa::Avx2 && !masks(isa)
 }
 
-/// Whether `mx` goes in full-line squares (the module `wide`), given the ISA: its
-/// unit has them and both its sides are [`long_enough`].
-fn in_full_lines(mx: Matrix, isa: Isa) -> bool {
-    wide_side(mx.unit) != 0 && long_enough(mx.rows, mx.cols, mx.unit, isa)
+/// Whether [`transpose`] moves a tile of `rows x cols` units of `unit`
+/// bytes in full-line squares (the module `wide`) on `isa`, streamed
+/// (`nt`) or not: the squares run for its unit ([`full_lines`]), its
+/// sides are theirs ([`square_sides`]), and AVX2's ([`halves`]) take
+/// streamed tiles only. [`takes`] asks the same.
+fn in_squares(rows: usize, cols: usize, unit: usize, isa: Isa, nt: bool) -> bool {
+    square_sides(rows, cols, unit, isa) && full_lines(unit, isa) && (nt || !halves(unit, isa))
+}
+
+/// Whether a tile of `rows x cols` units of `unit` bytes has the sides of
+/// full-line squares on `isa`: its unit has a square ([`wide_side`]) and
+/// both its sides are [`long_enough`].
+fn square_sides(rows: usize, cols: usize, unit: usize, isa: Isa) -> bool {
+    wide_side(unit) != 0 && long_enough(rows, cols, unit, isa)
 }
 
 /// Whether both sides of a tile of `rows x cols` units of `unit` bytes are
@@ -437,7 +441,7 @@ pub(crate) struct Matrix {
 pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
     let m = if isa >= Isa::Sse2 { micro_side(mx.unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
-    if in_full_lines(mx, isa) && full_lines(mx.unit, isa) && (nt || !halves(mx.unit, isa)) {
+    if in_squares(mx.rows, mx.cols, mx.unit, isa, nt) {
         // SAFETY: forwarded; the CPU has the features (detected).
         return unsafe {
             if !masks(isa) {

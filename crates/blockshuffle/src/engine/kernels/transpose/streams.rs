@@ -391,6 +391,7 @@ mod x86 {
 
     use super::super::x86::{load_upto, store_part};
     use super::{deinterleave_squares, Rows};
+    use crate::engine::arch::vector::transpose4_lanes;
 
     /// [`super::deinterleave_squares`] by AVX2's squares ([`square`]).
     ///
@@ -608,7 +609,7 @@ mod x86 {
                 for (i, v) in (0..).zip(v.iter_mut()) {
                     *v = Slots::<U>::load(src.offset(i * ss), src.offset((i + H) * ss), h);
                 }
-                for (k, col) in (0..).zip(transpose4(v)) {
+                for (k, col) in (0..).zip(transpose4_lanes(v)) {
                     Slots::<U>::store(dst.offset((H * h as isize + k) * ds), col);
                 }
             }
@@ -704,25 +705,6 @@ mod x86 {
                 _mm_storeu_si128(dst.cast(), _mm256_castsi256_si128(packed));
                 _mm_storel_epi64(dst.add(16).cast(), _mm256_extracti128_si256::<1>(packed));
             }
-        }
-    }
-
-    /// In each lane, the 4 x 4 transpose of 4-byte units of `v`'s lanes.
-    ///
-    /// # Safety
-    /// The CPU has AVX2.
-    #[inline(always)]
-    unsafe fn transpose4(v: [__m256i; 4]) -> [__m256i; 4] {
-        // SAFETY: AVX2 (caller).
-        unsafe {
-            let (t0, t1) = (_mm256_unpacklo_epi32(v[0], v[1]), _mm256_unpackhi_epi32(v[0], v[1]));
-            let (t2, t3) = (_mm256_unpacklo_epi32(v[2], v[3]), _mm256_unpackhi_epi32(v[2], v[3]));
-            [
-                _mm256_unpacklo_epi64(t0, t2),
-                _mm256_unpackhi_epi64(t0, t2),
-                _mm256_unpacklo_epi64(t1, t3),
-                _mm256_unpackhi_epi64(t1, t3),
-            ]
         }
     }
 

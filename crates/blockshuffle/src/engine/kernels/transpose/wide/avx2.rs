@@ -20,6 +20,7 @@ use std::arch::x86_64::*;
 use std::ptr;
 
 use super::Squares;
+use crate::engine::arch::vector::transpose4_lanes;
 
 /// AVX2's full-line squares of `U`-byte units (4 or 8), `N` a side (16
 /// or 8): each quarter of `N / 2` rows and columns one 32-byte vector a
@@ -111,9 +112,8 @@ unsafe fn transpose4x8(v: [__m256i; 8]) -> [__m256i; 8] {
     }
 }
 
-/// The 8 x 8 transpose of 4-byte units of `v`: unpacks of dwords, then
-/// of qwords, in the lanes (a 4 x 4 transpose in each), then the lanes
-/// exchanged.
+/// The 8 x 8 transpose of 4-byte units of `v`: a 4 x 4 transpose in each
+/// lane of rows 0-3 and of rows 4-7, then the lanes exchanged.
 ///
 /// # Safety
 /// The CPU has AVX2.
@@ -121,24 +121,13 @@ unsafe fn transpose4x8(v: [__m256i; 8]) -> [__m256i; 8] {
 unsafe fn transpose8x4(v: [__m256i; 8]) -> [__m256i; 8] {
     // SAFETY: AVX2 (caller).
     unsafe {
-        let mut t = [_mm256_setzero_si256(); 8];
-        for i in 0..4 {
-            t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
-            t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
-        }
-        // In each lane, rows 0-3 (4-7) of column `k` in `q[k]` (`q[4 + k]`).
-        let mut q = [_mm256_setzero_si256(); 8];
-        for g in 0..2 {
-            let (a, b, c, d) = (t[4 * g], t[4 * g + 1], t[4 * g + 2], t[4 * g + 3]);
-            q[4 * g] = _mm256_unpacklo_epi64(a, c);
-            q[4 * g + 1] = _mm256_unpackhi_epi64(a, c);
-            q[4 * g + 2] = _mm256_unpacklo_epi64(b, d);
-            q[4 * g + 3] = _mm256_unpackhi_epi64(b, d);
-        }
+        // In each lane, rows 0-3 (4-7) of column `k` in `lo[k]` (`hi[k]`).
+        let lo = transpose4_lanes([v[0], v[1], v[2], v[3]]);
+        let hi = transpose4_lanes([v[4], v[5], v[6], v[7]]);
         let mut cols = [_mm256_setzero_si256(); 8];
         for k in 0..4 {
-            cols[k] = _mm256_permute2x128_si256::<0x20>(q[k], q[4 + k]);
-            cols[4 + k] = _mm256_permute2x128_si256::<0x31>(q[k], q[4 + k]);
+            cols[k] = _mm256_permute2x128_si256::<0x20>(lo[k], hi[k]);
+            cols[4 + k] = _mm256_permute2x128_si256::<0x31>(lo[k], hi[k]);
         }
         cols
     }
