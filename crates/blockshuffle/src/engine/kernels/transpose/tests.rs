@@ -218,26 +218,38 @@ fn full_line_squares_around_every_boundary() {
 
 #[test]
 fn full_line_squares_need_a_whole_square_on_both_sides() {
-    let mx = |rows, cols, unit| (rows, cols, unit);
-    let sides = |(rows, cols, unit), isa| square_sides(rows, cols, unit, isa);
-    assert!(sides(mx(32, 32, 2), Isa::Sse2));
-    assert!(!sides(mx(1000, 31, 2), Isa::Sse2));
-    assert!(!sides(mx(31, 1000, 2), Isa::Sse2));
-    assert!(sides(mx(16, 16, 4), Isa::Sse2) && sides(mx(8, 8, 8), Isa::Sse2) && sides(mx(4, 4, 16), Isa::Sse2));
-    assert!(!sides(mx(16, 15, 4), Isa::Sse2));
-    assert!(sides(mx(16, 16, 3), Isa::Sse2) && sides(mx(8, 8, 6), Isa::Sse2) && sides(mx(4, 4, 12), Isa::Sse2));
-    assert!(!sides(mx(16, 15, 3), Isa::Sse2) && !sides(mx(7, 100, 6), Isa::Sse2) && !sides(mx(100, 3, 12), Isa::Sse2));
-    assert!(sides(mx(2, 2, 32), Isa::Sse2) && !sides(mx(1, 100, 32), Isa::Sse2) && !sides(mx(100, 1, 32), Isa::Sse2));
+    assert!(square_sides(32, 32, 2, Isa::Sse2));
+    assert!(!square_sides(1000, 31, 2, Isa::Sse2));
+    assert!(!square_sides(31, 1000, 2, Isa::Sse2));
     assert!(
-        !sides(mx(100, 100, 1), Isa::Sse2) && !sides(mx(100, 100, 5), Isa::Sse2) && !sides(mx(100, 100, 24), Isa::Sse2)
+        square_sides(16, 16, 4, Isa::Sse2) && square_sides(8, 8, 8, Isa::Sse2) && square_sides(4, 4, 16, Isa::Sse2)
+    );
+    assert!(!square_sides(16, 15, 4, Isa::Sse2));
+    assert!(
+        square_sides(16, 16, 3, Isa::Sse2) && square_sides(8, 8, 6, Isa::Sse2) && square_sides(4, 4, 12, Isa::Sse2)
+    );
+    assert!(
+        !square_sides(16, 15, 3, Isa::Sse2)
+            && !square_sides(7, 100, 6, Isa::Sse2)
+            && !square_sides(100, 3, 12, Isa::Sse2)
+    );
+    assert!(
+        square_sides(2, 2, 32, Isa::Sse2)
+            && !square_sides(1, 100, 32, Isa::Sse2)
+            && !square_sides(100, 1, 32, Isa::Sse2)
+    );
+    assert!(
+        !square_sides(100, 100, 1, Isa::Sse2)
+            && !square_sides(100, 100, 5, Isa::Sse2)
+            && !square_sides(100, 100, 24, Isa::Sse2)
     );
     // Without masks, AVX2's squares of 4- and 8-byte units: more than two
     // squares each way.
     if cfg!(target_arch = "x86_64") {
-        assert!(sides(mx(33, 33, 4), Isa::Avx2) && sides(mx(17, 1000, 8), Isa::Avx2));
-        assert!(!sides(mx(32, 1000, 4), Isa::Avx2) && !sides(mx(1000, 32, 4), Isa::Avx2));
-        assert!(!sides(mx(16, 1000, 8), Isa::Avx2) && !sides(mx(1000, 16, 8), Isa::Avx2));
-        assert!(sides(mx(32, 32, 2), Isa::Avx2) && sides(mx(4, 4, 16), Isa::Avx2));
+        assert!(square_sides(33, 33, 4, Isa::Avx2) && square_sides(17, 1000, 8, Isa::Avx2));
+        assert!(!square_sides(32, 1000, 4, Isa::Avx2) && !square_sides(1000, 32, 4, Isa::Avx2));
+        assert!(!square_sides(16, 1000, 8, Isa::Avx2) && !square_sides(1000, 16, 8, Isa::Avx2));
+        assert!(square_sides(32, 32, 2, Isa::Avx2) && square_sides(4, 4, 16, Isa::Avx2));
     }
 }
 

@@ -9,15 +9,17 @@
 //! The loop nest around the squares is `wide`'s (strips of 512 bytes of
 //! the source rows, chunks of rows the TLB holds, a line of every
 //! destination row of a strip per step): that order is what buys the
-//! speed. In a C model on this project's machine (AMD Zen 3, AVX2, one
-//! thread, ratio to memcpy) a 7,264 x 7,264 float64 transpose took 1.4x
-//! memcpy so, against 3.0x in the tile's blocks of 64 x 64 units with the
-//! same 4 x 4 squares, and 3.7x in blocks a unit at a time.
+//! speed for long destination rows. In a C model on this project's
+//! machine (AMD Zen 3, AVX2, one thread, ratio to memcpy, 3 runs), a
+//! 7,264 x 7,264 float64 transpose took 1.5-2.1x memcpy so, 2.0-2.5x in
+//! blocks of 64 x 64 units of streamed 4 x 4 squares, 2.7-4.5x in blocks
+//! a unit at a time; with rows of 384 float64 (`transpose.json`'s T07
+//! and T08) those blocks came first (1.5-1.8x against 1.9-2.6x), which
+//! the engine's own blocks did not reproduce.
 //!
-//! Layer: kernels; imports arch only.
+//! Layer: kernels; imports its parents' `Squares` and unit-by-unit loop, and arch.
 
 use std::arch::x86_64::*;
-use std::ptr;
 
 use super::Squares;
 use crate::engine::arch::vector::transpose4_lanes;
@@ -73,17 +75,14 @@ impl<const U: usize, const N: usize> Squares for Halves<U, N> {
         }
     }
 
+    /// A unit at a time, by the blocked transpose's own loop: `to` is
+    /// `wide`'s byte offset of the square's first row (`r0 * U`, never
+    /// negative), that loop's row `r0`.
     #[inline(always)]
     unsafe fn part(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
-        for (i, r) in rows.iter().enumerate() {
-            for (j, d) in out.iter().enumerate() {
-                // SAFETY: unit `j` of source row `i` and unit `i` of
-                // destination row `j`, inside the matrix (caller).
-                unsafe {
-                    ptr::copy_nonoverlapping(r.offset(at + (j * U) as isize), d.offset(to + (i * U) as isize), U)
-                };
-            }
-        }
+        // SAFETY: forwarded; unit `(i, j)` at `rows[i] + at + j * U` and
+        // `out[j] + to + i * U`, as `units` addresses it from row `to / U`.
+        unsafe { super::super::units(rows, to as usize / U, at, out, U) }
     }
 }
 
