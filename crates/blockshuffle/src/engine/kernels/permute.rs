@@ -34,19 +34,6 @@ pub(crate) const MAX_STREAMS: usize = 32;
 /// The bytes of a step: two 64-byte registers.
 const STEP: usize = 128;
 
-/// How many rows ahead a deinterleave fetches its source rows when they do
-/// not continue one another. Each such row begins where the hardware
-/// prefetchers have not followed (often a page or more from the last),
-/// and its loads waited there: OpenVINO space-to-batch of float32 by 10
-/// (145 MiB) spent two thirds of its time on them. Measured on the 53
-/// broad workloads (seed 26) whose deinterleaves have 3 rows or more, 5
-/// alternated runs, ratio to memcpy: 16 MiB and more (22) 2.26 -> 2.02,
-/// 1 to 16 MiB (14) 3.44 -> 3.16, smaller (17, in the cache) 5.83 ->
-/// 5.78; TF NCHW space-to-depth of uint8 by 6 (47 MiB) 4.1 -> 2.1. (That
-/// was with every row fetched; leaving out rows that continue the last,
-/// which the prefetchers follow, measured the same, 3 runs.)
-const AHEAD_ROWS: isize = 2;
-
 /// The widest unit the permutes take, both ways (interleaves in slots of 8
 /// and 16 bytes: [`MAX_INTERLEAVE_UNIT`]): wider units move one at a time
 /// as fast (each a single move), and a step then moves too few bytes of
@@ -279,11 +266,8 @@ mod x86 {
 
     use arrayvec::ArrayVec;
 
-    use super::{
-        interleave_units, loads_plain, slot, Rows, AHEAD_ROWS, INDICES, MAX_INTERLEAVE_UNIT, MAX_STREAMS, MAX_UNIT,
-        STEP,
-    };
-    use crate::engine::arch::mem::{lanes, prefetch};
+    use super::{interleave_units, loads_plain, slot, Rows, INDICES, MAX_INTERLEAVE_UNIT, MAX_STREAMS, MAX_UNIT, STEP};
+    use crate::engine::arch::mem::lanes;
 
     /// A masked load of a step: the lanes `mask` of one register (`mask[0]`
     /// in a whole step, `mask[1]` in the last, if it is not) from the bytes
@@ -555,9 +539,7 @@ mod x86 {
         // Stream `j`'s indices: stream 0's plus `j * unit`.
         let first = &INDICES.deinterleave[b][unit - 1];
         let (steps, last) = (n / k, n % k);
-        // Source rows that do not continue one another: see `AHEAD_ROWS`.
         let row = n * b * unit;
-        let apart = rows.count > 1 && rows.ss != row as isize;
         // Each stream's bytes this call writes, from its first row's start:
         // one run of all its rows where they continue one another, else
         // each row's own. A step's store of a stream is a plain one of
@@ -591,9 +573,7 @@ mod x86 {
                 let (s, d) = rows.at(r, src, dst);
                 // The offset of this row's streams in their runs.
                 let at = if run == stream { 0 } else { r * stream };
-                if apart {
-                    prefetch(s.wrapping_offset(AHEAD_ROWS * rows.ss), row);
-                }
+                rows.fetch_ahead(r, src, row);
                 for i in 0..steps + usize::from(last > 0) {
                     let (bytes, len) = if i < steps { (per_step, per_stream) } else { (last * b * unit, last * unit) };
                     let (from, to) = (s.wrapping_add(i * per_step), d.wrapping_add(i * per_stream));

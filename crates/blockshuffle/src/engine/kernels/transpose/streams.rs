@@ -126,8 +126,9 @@ pub(crate) fn takes_interleave(n: usize, b: usize, unit: usize, isa: Isa) -> boo
 /// units of `unit` bytes at `src` into `b` streams of `n` units (stream
 /// `j` at `j * ds` bytes from the row's destination): unit `x * b + j` to
 /// unit `x` of stream `j`. Rows whose runs and streams both continue the
-/// last's go as one run (whose groups [`takes`] counts). `false`, having
-/// done nothing, unless it takes them.
+/// last's go as one run (whose groups [`takes`] counts); others each
+/// fetch a later row's source ahead (`Rows::fetch_ahead`). `false`,
+/// having done nothing, unless it takes them.
 ///
 /// # Safety
 /// Every source unit of every row readable, every destination unit
@@ -318,6 +319,9 @@ unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
     let (ss, ds) = if INTERLEAVE { (stride, group) } else { (group, stride) };
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
+        if !INTERLEAVE {
+            rows.fetch_ahead(r, src, n * b * U);
+        }
         for x in overlapping(n, units) {
             for c in overlapping(b, streams) {
                 let in_run = ((x * b + c) * U) as isize;
@@ -353,6 +357,7 @@ unsafe fn deinterleave_squares<const AVX2: bool>(
 ) {
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
+        rows.fetch_ahead(r, src, n * b);
         // The run's end: a square reads a whole vector from a group's
         // start up to it.
         let end = (s as usize).wrapping_add(n * b);
