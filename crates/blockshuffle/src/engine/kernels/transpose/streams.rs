@@ -2,9 +2,10 @@
 //! for the shapes no kernel of their own takes on those machines (5
 //! streams and more: NCHW space-to-depth and depth-to-space, pixel
 //! shuffles, space-to-batch of blocks of 5 and more): deinterleaves of
-//! bytes, one contiguous run of groups of `b` bytes into `b` streams, and
-//! with AVX2, both ways for 2-, 3-, 4- and 8-byte units, and
-//! deinterleaves of 6-byte units.
+//! bytes, one contiguous run of groups of `b` bytes into `b` streams,
+//! and interleaves of 9 streams of bytes and more, and with AVX2, both
+//! ways for 2-, 3-, 4- and 8-byte units, and deinterleaves of 6-byte
+//! units.
 //!
 //! The run goes in squares of 16 groups: each group read as one vector
 //! from its start (its bytes, and the next groups' where the run goes on),
@@ -13,13 +14,20 @@
 //! the reads and writes are exactly the bytes' (two overlapping plain
 //! moves each: `x86::load_part`, `x86::store_part`).
 //!
-//! The other way, interleaving 5 to 16 streams in such squares (each
-//! stream's 16 bytes read as one vector, each group written as one from
-//! its start) measured slower than the tile's own kernels: 1.2 times
-//! their time on the 18 broad workloads (seed 26) whose tiles interleave
-//! bytes, up to 3.4 on short rows (a square's fixed cost over 16 groups
-//! of 5 bytes), 2 on TF NCHW depth-to-space of uint8 by 5 (78-byte
-//! rows).
+//! The other way, interleaving, a square's rows are 16 bytes of each
+//! stream (one vector where the square is whole) and its columns the
+//! groups, each written exactly: 9 to 32 streams in rows of 32 bytes a
+//! stream and more ([`takes_interleave`]). Measured against the tile's
+//! own kernels, which zip the streams a byte at a time (one thread, 3
+//! alternated runs, each workload's minimum), on the broad workloads
+//! whose tiles interleave 5 to 32 streams of bytes (seeds 26, 801 and
+//! 802: 45): the 14 it takes, time after over before 0.67 (OpenVINO
+//! batch-to-space of uint8 by 15, 2.1 MiB, 6.5 -> 2.6x memcpy; ONNX CRD
+//! depth-to-space of uint8 by 13, 111 MiB, 8.4 -> 4.5); the 31 it leaves, 0.96
+//! (the noise). 5 to 8 streams in squares measured slower (TF
+//! batch-to-space of uint8 by 5, 15 MiB, 2.1-2.6 -> 2.9-5.2x memcpy, 2
+//! alternated pairs), as did rows of 16 groups of 5 bytes (up to 3.4
+//! times the time, an earlier measurement).
 //!
 //! Units of 2, 4 and 8 bytes go in squares of one 32-byte vector a row
 //! (or two rows of 16 bytes, one a lane), transposed by unpacks inside
@@ -112,15 +120,27 @@ pub(crate) fn takes(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
 const MIN_INTERLEAVED: usize = 8;
 
 /// Whether [`interleave`] moves rows of `b` streams of `n` units of `unit`
-/// bytes on `isa`: as [`takes`], from [`MIN_INTERLEAVED`] streams, but not
-/// bytes (measured slower: see the module's doc) nor 6-byte units (a
+/// bytes on `isa`: as [`takes`], from [`MIN_INTERLEAVED`] streams; bytes
+/// from [`MIN_INTERLEAVED_BYTE_STREAMS`] streams of
+/// [`MIN_INTERLEAVED_BYTES`] (fewer measured slower: see the module's
+/// doc); not 6-byte units (a
 /// square of 4 x 4 costs as many instructions as moving its 16 units one
 /// by one: 1.27 times their time on 6 broad workloads of seed 26,
 /// batch-to-space and depth-to-space of TF, OpenVINO and ONNX by blocks
 /// of 8 to 14).
 pub(crate) fn takes_interleave(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
-    !matches!(unit, 1 | 6) && b >= MIN_INTERLEAVED && takes(n, b, unit, isa)
+    match unit {
+        1 => b >= MIN_INTERLEAVED_BYTE_STREAMS && n >= MIN_INTERLEAVED_BYTES && takes(n, b, unit, isa),
+        6 => false,
+        _ => b >= MIN_INTERLEAVED && takes(n, b, unit, isa),
+    }
 }
+
+/// The fewest streams of bytes [`interleave`] takes.
+const MIN_INTERLEAVED_BYTE_STREAMS: usize = 9;
+
+/// The fewest bytes of a stream [`interleave`] takes.
+const MIN_INTERLEAVED_BYTES: usize = 32;
 
 /// Moves, for each of `rows`, one contiguous run of `n` groups of `b`
 /// units of `unit` bytes at `src` into `b` streams of `n` units (stream
@@ -155,7 +175,7 @@ pub(crate) unsafe fn deinterleave(
         match unit {
             _ if sides(unit).is_some() => x86::wide_avx2::<false>(rows, n, b, unit, src, dst, ds),
             _ if isa >= Isa::Avx2 => x86::deinterleave_avx2(rows, n, b, src, dst, ds),
-            _ => deinterleave_squares::<false>(rows, n, b, src, dst, ds),
+            _ => byte_squares::<false, false>(rows, n, b, src, dst, ds),
         }
     }
     true
@@ -190,7 +210,11 @@ pub(crate) unsafe fn interleave(
     // SAFETY: forwarded; AVX2 (`takes_interleave`), which `isa`, one this
     // CPU runs, has.
     unsafe {
-        x86::wide_avx2::<true>(rows, n, b, unit, src, dst, ss);
+        match unit {
+            1 if isa >= Isa::Avx2 => x86::interleave_avx2(rows, n, b, src, ss, dst),
+            1 => byte_squares::<false, true>(rows, n, b, src, dst, ss),
+            _ => x86::wide_avx2::<true>(rows, n, b, unit, src, dst, ss),
+        }
     }
     true
 }
@@ -337,52 +361,66 @@ unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
     }
 }
 
-/// [`deinterleave`]'s rows of bytes, in squares of 16 groups: byte `j`
-/// (from `at`) of each of the `from.len()` groups at `from` to byte `i` of
-/// stream `j` of the `to.len()` at `to`, reading a group's whole vector
-/// where it ends by the run's end: AVX2's squares (`x86::square`) or
-/// SSE2's (`x86::square_edge`).
+/// [`deinterleave`]'s rows of bytes (`INTERLEAVE`: [`interleave`]'s), in
+/// squares of 16 groups: deinterleaving, byte `j` (from `at`) of each of
+/// the `from.len()` groups at `from` to byte `i` of stream `j` of the
+/// `to.len()` at `to`, reading a group's whole vector where it ends by
+/// the run's end; interleaving, the `to.len()` bytes from `x` of each of
+/// the `from.len()` streams to the groups at `to`, reading a stream's
+/// whole vector where the square is whole. By AVX2's squares
+/// (`x86::square`) or SSE2's (`x86::square_edge`).
 ///
 /// # Safety
-/// As [`deinterleave`]; with `AVX2`, the CPU has AVX2 (and the caller is
+/// As [`deinterleave`] (`INTERLEAVE`: [`interleave`], `stride` the
+/// source's streams'); with `AVX2`, the CPU has AVX2 (and the caller is
 /// compiled for it).
 #[inline(always)]
-unsafe fn deinterleave_squares<const AVX2: bool>(
+unsafe fn byte_squares<const AVX2: bool, const INTERLEAVE: bool>(
     rows: Rows,
     n: usize,
     b: usize,
     src: *const u8,
     dst: *mut u8,
-    ds: isize,
+    stride: isize,
 ) {
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
-        rows.fetch_ahead(r, src, n * b);
-        // The run's end: a square reads a whole vector from a group's
-        // start up to it.
-        let end = (s as usize).wrapping_add(n * b);
+        if !INTERLEAVE {
+            rows.fetch_ahead(r, src, n * b);
+        }
         for x in steps(0, n, SIDE) {
-            let nr = SIDE.min(n - x);
-            let mut from = [std::ptr::null::<u8>(); SIDE];
-            for (i, p) in from[..nr].iter_mut().enumerate() {
-                *p = s.wrapping_add((x + i) * b);
-            }
+            let groups = SIDE.min(n - x);
             for c in steps(0, b, SIDE) {
-                let nc = SIDE.min(b - c);
-                let mut to = [std::ptr::null_mut::<u8>(); SIDE];
-                for (j, p) in to[..nc].iter_mut().enumerate() {
-                    *p = d.wrapping_offset((c + j) as isize * ds).wrapping_add(x);
+                let streams = SIDE.min(b - c);
+                // A square's rows (read) and columns (written): groups and
+                // streams deinterleaving, streams and groups interleaving.
+                let (mut from, mut to) = ([std::ptr::null::<u8>(); SIDE], [std::ptr::null_mut::<u8>(); SIDE]);
+                let (nr, nc) = if INTERLEAVE { (streams, groups) } else { (groups, streams) };
+                let group = |i: usize| (x + i) * b;
+                let stream = |j: usize| (c + j) as isize * stride + x as isize;
+                for (i, p) in from[..nr].iter_mut().enumerate() {
+                    *p = if INTERLEAVE { s.wrapping_offset(stream(i)) } else { s.wrapping_add(group(i)) };
                 }
-                let (from, to, at) = (&from[..nr], &to[..nc], c as isize);
-                // SAFETY: the square's `nr` groups' bytes `c..c + nc`, and
-                // the streams' `nr` bytes from `x` (caller); whole vectors
-                // read only up to the run's end.
+                for (j, p) in to[..nc].iter_mut().enumerate() {
+                    *p = if INTERLEAVE { d.wrapping_add(group(j) + c) } else { d.wrapping_offset(stream(j)) };
+                }
+                // Whole vectors read only where they end by the run's end
+                // (deinterleaving: the groups' bytes from `c` on), or
+                // inside the streams' rows (interleaving: a whole square).
+                let (at, reads) = match (INTERLEAVE, x + SIDE <= n) {
+                    (false, _) => (c as isize, (s as usize).wrapping_add(n * b)),
+                    (true, whole) => (0, if whole { usize::MAX } else { 0 }),
+                };
+                let (from, to) = (&from[..nr], &to[..nc]);
+                // SAFETY: the square's `nr` rows' bytes (`nc` of each from
+                // `at`) and its `nc` columns' (`nr` of each) (caller);
+                // whole vectors read only inside the rows (`reads`).
                 #[cfg(target_arch = "x86_64")]
                 unsafe {
                     if AVX2 {
-                        x86::square(from, at, to, end)
+                        x86::square(from, at, to, reads)
                     } else {
-                        super::x86::square_edge(1, from, at, to, 0, end)
+                        super::x86::square_edge(1, from, at, to, 0, reads)
                     }
                 }
             }
@@ -395,17 +433,27 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use super::super::x86::{load_upto, store_part};
-    use super::{deinterleave_squares, Rows};
+    use super::{byte_squares, Rows};
     use crate::engine::arch::vector::transpose4_lanes;
 
-    /// [`super::deinterleave_squares`] by AVX2's squares ([`square`]).
+    /// [`super::byte_squares`] by AVX2's squares ([`square`]), deinterleaving.
     ///
     /// # Safety
     /// As [`super::deinterleave`]; the CPU has AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn deinterleave_avx2(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
         // SAFETY: forwarded; the CPU has AVX2 (caller).
-        unsafe { deinterleave_squares::<true>(rows, n, b, src, dst, ds) }
+        unsafe { byte_squares::<true, false>(rows, n, b, src, dst, ds) }
+    }
+
+    /// [`super::byte_squares`] by AVX2's squares ([`square`]), interleaving.
+    ///
+    /// # Safety
+    /// As [`super::interleave`]; the CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn interleave_avx2(rows: Rows, n: usize, b: usize, src: *const u8, ss: isize, dst: *mut u8) {
+        // SAFETY: forwarded; the CPU has AVX2 (caller).
+        unsafe { byte_squares::<true, true>(rows, n, b, src, dst, ss) }
     }
 
     /// [`super::wide`] for `unit` (one [`super::sides`] names), compiled
@@ -840,8 +888,9 @@ mod tests {
         for isa in Isa::every_runnable() {
             for unit in 1..=8 {
                 for b in 1..=MAX_STREAMS + 1 {
-                    // Around a square's side and half of it.
-                    for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33] {
+                    // Around a square's side and half of it, and the
+                    // fewest bytes taken (`MIN_INTERLEAVED_BYTES`).
+                    for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 50] {
                         for continued in [false, true] {
                             check_interleave(b, unit, n, continued, isa);
                         }
@@ -956,6 +1005,17 @@ mod tests {
                 assert!(!takes(100, 8, other, Isa::Avx2), "{other}");
             }
         }
-        assert!(!takes_interleave(100, 8, 1, Isa::Avx2) && !takes_interleave(100, 8, 6, Isa::Avx2));
+        assert!(!takes_interleave(100, 8, 6, Isa::Avx2));
+    }
+
+    #[test]
+    fn interleaves_9_to_32_streams_of_bytes_without_masks_from_32_bytes() {
+        let (x86, n) = (cfg!(target_arch = "x86_64"), 32);
+        for isa in [Isa::Sse2, Isa::Avx2] {
+            assert_eq!(takes_interleave(n, 9, 1, isa) && takes_interleave(n, 32, 1, isa), x86, "{isa:?}");
+            assert!(!takes_interleave(n - 1, 9, 1, isa) && !takes_interleave(n, 8, 1, isa), "{isa:?}");
+            assert!(!takes_interleave(n, 33, 1, isa), "{isa:?}");
+        }
+        assert!(!takes_interleave(100, 8, 1, Isa::Portable));
     }
 }
