@@ -1,0 +1,199 @@
+//! The stream squares' tests: each way, every unit, stream count and
+//! row length around the squares' sides against a unit-by-unit oracle,
+//! per ISA, and the rules of what they take.
+
+use super::*;
+
+/// Runs the kernel on 3 rows of `n` groups (rows apart by more than
+/// they span on both sides, or, if `continued`, each continuing the
+/// last), the source exactly its rows' bytes, and compares the whole
+/// destination, a vector past its end too, with the oracle's.
+fn check(b: usize, unit: usize, n: usize, continued: bool, isa: Isa) {
+    let (group, stream) = (b * unit, n * unit);
+    let (ss, ds, streams) =
+        if continued { (n * group, stream, 3 * stream + 5) } else { (n * group + 7, b * (stream + 3) + 5, stream + 3) };
+    let rows = Rows { count: 3, ss: ss as isize, ds: ds as isize };
+    let src_len = 2 * ss + n * group;
+    let dst_len = 2 * ds + (b - 1) * streams + stream;
+    let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
+    let mut got = vec![0xA5u8; dst_len + 16];
+    // SAFETY: the rows lie inside the buffers (as built).
+    let ran = unsafe { deinterleave(rows, n, b, unit, src.as_ptr(), got.as_mut_ptr(), streams as isize, isa) };
+    let groups = if continued { 3 * n } else { n };
+    assert_eq!(ran, takes(groups, b, unit, isa), "{b} streams of {n} {unit}-byte units, {isa:?}");
+    let mut want = vec![0xA5u8; dst_len + 16];
+    for r in 0..if ran { 3 } else { 0 } {
+        for x in 0..n {
+            for j in 0..b {
+                let (a, o) = (r * ss + (x * b + j) * unit, r * ds + j * streams + x * unit);
+                want[o..o + unit].copy_from_slice(&src[a..a + unit]);
+            }
+        }
+    }
+    assert!(got == want, "{b} streams of {n} {unit}-byte units, continued {continued}, {isa:?}");
+}
+
+/// [`check`] for [`interleave`]: 3 rows of `b` streams of `n` units,
+/// each row's streams apart by more than they span (or, if
+/// `continued`, each stream continuing the last row's, and the runs
+/// one another), the source exactly its rows' bytes.
+fn check_interleave(b: usize, unit: usize, n: usize, continued: bool, isa: Isa) {
+    let (group, stream) = (b * unit, n * unit);
+    let (ss, streams, ds) =
+        if continued { (stream, 3 * stream + 5, n * group) } else { (b * (stream + 3) + 5, stream + 3, n * group + 7) };
+    let rows = Rows { count: 3, ss: ss as isize, ds: ds as isize };
+    let src_len = 2 * ss + (b - 1) * streams + stream;
+    let dst_len = 2 * ds + n * group;
+    let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
+    let mut got = vec![0xA5u8; dst_len + 32];
+    // SAFETY: the rows lie inside the buffers (as built).
+    let ran = unsafe { interleave(rows, n, b, unit, src.as_ptr(), streams as isize, got.as_mut_ptr(), isa) };
+    let units = if continued { 3 * n } else { n };
+    assert_eq!(ran, takes_interleave(units, b, unit, isa), "{b} streams of {n} {unit}-byte units, {isa:?}");
+    let mut want = vec![0xA5u8; dst_len + 32];
+    for r in 0..if ran { 3 } else { 0 } {
+        for x in 0..n {
+            for j in 0..b {
+                let (a, o) = (r * ss + j * streams + x * unit, r * ds + (x * b + j) * unit);
+                want[o..o + unit].copy_from_slice(&src[a..a + unit]);
+            }
+        }
+    }
+    assert!(got == want, "{b} streams of {n} {unit}-byte units, continued {continued}, {isa:?}");
+}
+
+#[test]
+fn every_stream_count_and_length_interleaves_as_the_oracle() {
+    for isa in Isa::every_runnable() {
+        for unit in 1..=8 {
+            for b in 1..=MAX_STREAMS + 1 {
+                // Around a square's side and half of it, and the
+                // fewest bytes taken (`MIN_INTERLEAVED_BYTES`).
+                for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 50] {
+                    for continued in [false, true] {
+                        check_interleave(b, unit, n, continued, isa);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_stream_count_and_length_matches_the_oracle() {
+    for isa in Isa::every_runnable() {
+        for unit in 1..=8 {
+            for b in 1..=MAX_STREAMS + 1 {
+                // Around a square's side, and the run's end, where the
+                // last squares read exactly their units.
+                for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 50] {
+                    for continued in [false, true] {
+                        check(b, unit, n, continued, isa);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`block`] of `nx x ny` units of `unit` bytes, the source's rows
+/// and the destination's apart by more than they span (`gap` bytes
+/// more), the source exactly its rows' bytes, against each unit's
+/// offsets: the whole destination, a vector past its end too, and
+/// nothing written unless [`takes_block`] takes the block.
+fn check_block(nx: usize, ny: usize, unit: usize, gap: usize, isa: Isa) {
+    let (ssy, dsx) = (nx * unit + gap, ny * unit + gap);
+    let src: Vec<u8> = (0..(ny - 1) * ssy + nx * unit).map(|i| (i * 7 + i / 251 + 1) as u8).collect();
+    let dst_len = (nx - 1) * dsx + ny * unit;
+    let mut got = vec![0xA5u8; dst_len + 32];
+    // SAFETY: the block lies inside both buffers (as built).
+    let ran = unsafe { block(nx, ny, unit, src.as_ptr(), ssy as isize, got.as_mut_ptr(), dsx as isize, isa) };
+    assert_eq!(ran, takes_block(nx, ny, unit, isa), "{nx} x {ny} of {unit}-byte units, {isa:?}");
+    let mut want = vec![0xA5u8; dst_len + 32];
+    for x in 0..if ran { nx } else { 0 } {
+        for y in 0..ny {
+            let (a, o) = (y * ssy + x * unit, x * dsx + y * unit);
+            want[o..o + unit].copy_from_slice(&src[a..a + unit]);
+        }
+    }
+    assert!(got == want, "{nx} x {ny} of {unit}-byte units, gap {gap}, {isa:?}");
+}
+
+#[test]
+fn blocks_of_every_unit_match_the_oracle() {
+    for isa in Isa::every_runnable() {
+        for unit in 1..=8 {
+            // Around a square's side (8, or 4 of 8-byte units), and a
+            // block's (64).
+            for nx in [1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64] {
+                for ny in [1, 3, 4, 5, 7, 8, 9, 13, 24, 64] {
+                    for gap in [0, 5] {
+                        check_block(nx, ny, unit, gap, isa);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn takes_blocks_of_3_4_and_8_byte_units_with_avx2_from_a_square_each_way() {
+    let x86 = cfg!(target_arch = "x86_64");
+    for (unit, side) in [(3, 8), (4, 8), (8, 4)] {
+        assert_eq!(takes_block(side, side, unit, Isa::Avx2) && takes_block(64, 9, unit, Isa::Avx2), x86);
+        assert!(!takes_block(side - 1, side, unit, Isa::Avx2) && !takes_block(side, side - 1, unit, Isa::Avx2));
+        assert!(!takes_block(64, 64, unit, Isa::Sse2) && !takes_block(64, 64, unit, Isa::Portable));
+    }
+    for other in [1, 2, 6, 12] {
+        assert!(!takes_block(64, 64, other, Isa::Avx2), "{other}");
+    }
+}
+
+#[test]
+fn takes_five_to_32_streams_of_bytes_without_masks_in_rows_of_half_a_square() {
+    assert!(!takes(100, 8, 1, Isa::Portable));
+    assert!(!takes(100, 4, 1, Isa::Sse2) && !takes(100, 33, 1, Isa::Sse2) && !takes(100, 8, 4, Isa::Sse2));
+    assert!(!takes(7, 8, 1, Isa::Sse2) && !takes(100, 8, 2, Isa::Sse2));
+    if cfg!(target_arch = "x86_64") {
+        assert!(takes(8, 5, 1, Isa::Sse2) && takes(100, 32, 1, Isa::Sse2) && takes(8, 16, 1, Isa::Avx2));
+    }
+}
+
+#[test]
+fn takes_wider_units_with_avx2_where_every_square_is_whole() {
+    let x86 = cfg!(target_arch = "x86_64");
+    // (way, unit, fewest units of a stream, fewest streams): a
+    // square's sides, 5 streams, 8 interleaved.
+    type Takes = fn(usize, usize, usize, Isa) -> bool;
+    let ways: [(Takes, _, _, _); 9] = [
+        (takes, 2, 16, 8),
+        (takes, 3, 8, 8),
+        (takes, 4, 8, 8),
+        (takes, 6, 4, 5),
+        (takes, 8, 4, 5),
+        (takes_interleave, 2, 16, 8),
+        (takes_interleave, 3, 8, 8),
+        (takes_interleave, 4, 8, 8),
+        (takes_interleave, 8, 4, 8),
+    ];
+    for (takes, unit, n, b) in ways {
+        assert_eq!(takes(n, b, unit, Isa::Avx2) && takes(100, 32, unit, Isa::Avx2), x86, "{unit}");
+        assert!(!takes(n - 1, b, unit, Isa::Avx2) && !takes(n, b - 1, unit, Isa::Avx2), "{unit}");
+        assert!(!takes(100, 33, unit, Isa::Avx2) && !takes(100, 16, unit, Isa::Sse2), "{unit}");
+        for other in [5, 7, 12, 16] {
+            assert!(!takes(100, 8, other, Isa::Avx2), "{other}");
+        }
+    }
+    assert!(!takes_interleave(100, 8, 6, Isa::Avx2));
+}
+
+#[test]
+fn interleaves_9_to_32_streams_of_bytes_without_masks_from_32_bytes() {
+    let (x86, n) = (cfg!(target_arch = "x86_64"), 32);
+    for isa in [Isa::Sse2, Isa::Avx2] {
+        assert_eq!(takes_interleave(n, 9, 1, isa) && takes_interleave(n, 32, 1, isa), x86, "{isa:?}");
+        assert!(!takes_interleave(n - 1, 9, 1, isa) && !takes_interleave(n, 8, 1, isa), "{isa:?}");
+        assert!(!takes_interleave(n, 33, 1, isa), "{isa:?}");
+    }
+    assert!(!takes_interleave(100, 8, 1, Isa::Portable));
+}
