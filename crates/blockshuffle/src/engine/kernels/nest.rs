@@ -148,7 +148,7 @@ impl Rows {
     #[inline(always)]
     pub(crate) fn fetch_ahead(&self, r: usize, src: *const u8, len: usize) {
         if self.count > 1 && self.ss != len as isize {
-            prefetch(src.wrapping_offset((r as isize + AHEAD_ROWS) * self.ss), len);
+            prefetch(src.wrapping_offset((r as isize + AHEAD_ROWS).wrapping_mul(self.ss)), len);
         }
     }
 }

@@ -23,8 +23,8 @@
 //! whose tiles interleave 5 to 32 streams of bytes (seeds 26, 801 and
 //! 802: 45): the 14 it takes, time after over before 0.67 (OpenVINO
 //! batch-to-space of uint8 by 15, 2.1 MiB, 6.5 -> 2.6x memcpy; ONNX CRD
-//! depth-to-space of uint8 by 13, 111 MiB, 8.4 -> 4.5); the 31 it leaves, 0.96
-//! (the noise). 5 to 8 streams in squares measured slower (TF
+//! depth-to-space of uint8 by 13, 111 MiB, 8.4 -> 4.5); the 31 it
+//! leaves, 0.96 (the noise). 5 to 8 streams in squares measured slower (TF
 //! batch-to-space of uint8 by 5, 15 MiB, 2.1-2.6 -> 2.9-5.2x memcpy, 2
 //! alternated pairs), as did rows of 16 groups of 5 bytes (up to 3.4
 //! times the time, an earlier measurement).
@@ -123,11 +123,10 @@ const MIN_INTERLEAVED: usize = 8;
 /// bytes on `isa`: as [`takes`], from [`MIN_INTERLEAVED`] streams; bytes
 /// from [`MIN_INTERLEAVED_BYTE_STREAMS`] streams of
 /// [`MIN_INTERLEAVED_BYTES`] (fewer measured slower: see the module's
-/// doc); not 6-byte units (a
-/// square of 4 x 4 costs as many instructions as moving its 16 units one
-/// by one: 1.27 times their time on 6 broad workloads of seed 26,
-/// batch-to-space and depth-to-space of TF, OpenVINO and ONNX by blocks
-/// of 8 to 14).
+/// doc); not 6-byte units (a square of 4 x 4 costs as many instructions
+/// as moving its 16 units one by one: 1.27 times their time on 6 broad
+/// workloads of seed 26, batch-to-space and depth-to-space of TF,
+/// OpenVINO and ONNX by blocks of 8 to 14).
 pub(crate) fn takes_interleave(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
     match unit {
         1 => b >= MIN_INTERLEAVED_BYTE_STREAMS && n >= MIN_INTERLEAVED_BYTES && takes(n, b, unit, isa),
