@@ -417,9 +417,10 @@ unsafe fn byte_squares<const AVX2: bool, const INTERLEAVE: bool>(
                     (true, whole) => (0, if whole { usize::MAX } else { 0 }),
                 };
                 // A square of 16 rows, each read whole: its last row's
-                // vector ends by the run's end, or it is whole.
-                let last_row = (s as usize).wrapping_add((x + SIDE - 1) * b + c + SIDE);
-                let full = nr == SIDE && if INTERLEAVE { x + SIDE <= n } else { last_row <= reads };
+                // vector ends by `reads` too (deinterleaving, the farthest
+                // along the run; interleaving, `reads` holds for all or none).
+                let last = from[SIDE - 1].wrapping_offset(at).wrapping_add(SIDE);
+                let full = nr == SIDE && last as usize <= reads;
                 let (from, to) = (&from[..nr], &to[..nc]);
                 // SAFETY: the square's `nr` rows' bytes (`nc` of each from
                 // `at`) and its `nc` columns' (`nr` of each) (caller);
