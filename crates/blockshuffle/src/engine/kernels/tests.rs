@@ -729,8 +729,8 @@ fn tall_tiles_go_in_blocks_from_8_mib() {
         (8, 9, tall(8, 9), true),
         (12, 5, tall(12, 5) - 1, false),
     ] {
-        assert_eq!(blocked(nx, ny, unit), blocks, "unit {unit}, {nx} x {ny}");
         let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
+        assert_eq!(blocked(nx, ny, unit, ssy), blocks, "unit {unit}, {nx} x {ny}");
         let (src, expected) = tile_oracle(Rows::ONE, nx, ny, ssy, dsx, unit, 0, 0);
         for isa in isas {
             for nt in [false, true] {
@@ -770,7 +770,48 @@ fn transposes_of_more_streams_than_the_zip_keeps_go_in_blocks() {
     ] {
         let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
         assert_eq!(zips(ny, ssy), zipped, "unit {unit}, {nx} x {ny}");
-        assert!(blocked(nx, ny, unit), "unit {unit}, {nx} x {ny}");
+        assert!(blocked(nx, ny, unit, ssy), "unit {unit}, {nx} x {ny}");
+        let (src, expected) = tile_oracle(Rows::ONE, nx, ny, ssy, dsx, unit, 0, 0);
+        for isa in isas {
+            for nt in [false, true] {
+                let mut dst = vec![0u8; expected.len()];
+                run_tile(Rows::ONE, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
+                let first = dst.iter().zip(&expected).position(|(a, b)| a != b);
+                assert_eq!(first, None, "unit {unit}, {nx} x {ny}, {isa:?}, nt {nt}: first byte that differs");
+            }
+        }
+    }
+}
+
+/// Tiles of any size whose columns (a unit of each source row) read more
+/// lines than the L1 cache holds or more pages than the first-level TLB
+/// (`spill`) go in blocks (`blocked`) where their rows are longer than a
+/// line; whole: those just inside each limit, of one column, rows of a
+/// line or less, or whole 16-byte vectors. Units without a vector kernel and with one (3-, 4- and 8-byte
+/// units in the blocks' register squares), each against its offsets,
+/// every kernel set, streamed or not.
+#[test]
+fn tiles_whose_columns_spill_from_the_caches_go_in_blocks() {
+    let isas = [Isa::Portable, Isa::baseline(), Isa::detect()];
+    let pages = (PAGE + 8) as isize;
+    for (unit, nx, ny, ssy, blocks) in [
+        // Rows a page apart: 65 of them, and 64.
+        (6, 44, 65, pages, true),
+        (6, 44, 64, pages, false),
+        (8, 20, 113, pages, true),
+        (3, 22, 70, pages, true),
+        // Rows a line apart or more: 513 of them, and 512.
+        (12, 7, 513, 84, true),
+        (12, 7, 512, 84, false),
+        (4, 33, 600, 132, true),
+        // One column; rows of a line or less; whole vectors.
+        (72, 1, 600, pages, false),
+        (4, 16, 600, 64, false),
+        (3, 21, 600, pages, false),
+        (16, 7, 600, 112, false),
+    ] {
+        assert_eq!(blocked(nx, ny, unit, ssy), blocks, "unit {unit}, {nx} x {ny}, rows {ssy} apart");
+        let dsx = (ny * unit + 24) as isize;
         let (src, expected) = tile_oracle(Rows::ONE, nx, ny, ssy, dsx, unit, 0, 0);
         for isa in isas {
             for nt in [false, true] {

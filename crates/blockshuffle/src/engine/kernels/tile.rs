@@ -551,7 +551,7 @@ unsafe fn tile_kernel(
         }
         // A transpose's tile (more streams than the zip keeps, large
         // enough for blocks) goes in the blocks below, not zipped.
-        let many_streams = !zips(ny, ssy) && blocked(nx, ny, unit);
+        let many_streams = !zips(ny, ssy) && blocked(nx, ny, unit, ssy);
         if !nt && !many_streams && nx > ny && ny > 1 && dsx == ny as isize * u && unit <= 64 {
             // A destination run of `ny` units from each column: wide moves
             // where the unit allows them (each move's excess lands on the
@@ -565,7 +565,7 @@ unsafe fn tile_kernel(
             }
             return true;
         }
-        if let Some((b, nt)) = tile_block(nx, ny, dst, dsx, unit, nt) {
+        if let Some((b, nt)) = tile_block(nx, ny, ssy, dst, dsx, unit, nt) {
             let m = Mode { nt, ..m };
             // Both sides long (a transpose's tile): square blocks of `b`
             // units a side, whose source rows and destination rows stay in
@@ -650,11 +650,19 @@ const ZIP_PAGES: usize = 64;
 /// destination rows are whole lines (a line shared between a streamed and
 /// a cached store is slow), through the cache otherwise. `None`: the tile
 /// is copied whole.
-fn tile_block(nx: usize, ny: usize, dst: *mut u8, dsx: isize, unit: usize, nt: bool) -> Option<(usize, bool)> {
+fn tile_block(
+    nx: usize,
+    ny: usize,
+    ssy: isize,
+    dst: *mut u8,
+    dsx: isize,
+    unit: usize,
+    nt: bool,
+) -> Option<(usize, bool)> {
     let b = block_side(unit);
     let lines = |v: usize| v.is_multiple_of(64);
     let whole_lines = lines(dst as usize) && lines(dsx.unsigned_abs()) && lines(b * unit) && lines(ny * unit);
-    blocked(nx, ny, unit).then_some((b, nt && whole_lines))
+    blocked(nx, ny, unit, ssy).then_some((b, nt && whole_lines))
 }
 
 /// The side of [`tile_block`]'s blocks for `unit`-byte units.
@@ -662,15 +670,43 @@ fn block_side(unit: usize) -> usize {
     (TILE_BLOCK_BYTES / unit).clamp(8, 64)
 }
 
-/// Whether an `nx x ny` tile of `unit`-byte units goes in [`tile_block`]'s
-/// blocks (where no vector kernel takes it; square, or the short side by
-/// a block's side): both sides longer than a block, and the tile
-/// [`TILE_BLOCKED_BYTES`] or more; or a tall tile ([`tall`]) of
-/// [`TALL_TILE_BYTES`] or more (see there).
-pub(crate) fn blocked(nx: usize, ny: usize, unit: usize) -> bool {
+/// Whether an `nx x ny` tile of `unit`-byte units, its `ny` source rows
+/// `ssy` bytes apart, goes in [`tile_block`]'s blocks (where no vector
+/// kernel takes it; square, or the short side by a block's side): both
+/// sides longer than a block, and the tile [`TILE_BLOCKED_BYTES`] or more;
+/// or a tall tile ([`tall`]) of [`TALL_TILE_BYTES`] or more (see there);
+/// or, whatever its size, a tile whose columns [`spill`] (see there).
+pub(crate) fn blocked(nx: usize, ny: usize, unit: usize, ssy: isize) -> bool {
     let b = block_side(unit);
     let bytes = nx.saturating_mul(ny).saturating_mul(unit);
-    (nx > b && ny > b && bytes >= TILE_BLOCKED_BYTES) || (tall(nx, ny, unit) && bytes >= TALL_TILE_BYTES)
+    (nx > b && ny > b && bytes >= TILE_BLOCKED_BYTES)
+        || (tall(nx, ny, unit) && bytes >= TALL_TILE_BYTES)
+        || spill(nx, ny, unit, ssy)
+}
+
+/// Whether each column of an `nx x ny` tile of `unit`-byte units (a unit
+/// of each of its `ny` source rows, `ssy` bytes apart) reads more lines
+/// than the L1 data cache holds, or more pages than the first-level data
+/// TLB (as [`zips`]), its rows longer than a line (and so a line apart or
+/// more), and there are 2 columns or more: copied whole, a column at a
+/// time, every column fetches those lines and pages again (from the L2
+/// cache, and through the second-level TLB or a page walk), where a
+/// block's columns share them. Not units of whole 16-byte vectors, whose
+/// strided rows the hardware prefetchers follow. Measured (one thread, 4
+/// alternated runs, ratio to memcpy) on the 6 broad workloads (seeds 26,
+/// 801, 802) whose tiles this sends to blocks: numpy transposes of 6-byte
+/// units, 3,476 rows 11,616 bytes apart (38 MiB) 9.2-10.3 -> 2.3-3.1; of
+/// 8-byte units, 113 rows 29,328 bytes apart, 2.4-3.9 -> 2.2-2.4; of 4-byte
+/// units, 55,800 rows 132 bytes apart, 3.4-4.6 -> 1.5-2.2; OpenVINO
+/// space-to-depth of 12-byte units by 7 (51,088 rows 84 bytes apart)
+/// 1.9-2.4 -> 1.0-1.5, by 16 unchanged (1.7-2.3 -> 1.9-2.3); TF NHWC
+/// depth-to-space of 24-byte units 1.4-2.1 -> 1.0-1.5. Slower, and left
+/// whole: 16-byte units (OpenVINO space-to-batch, 29,864 rows 160 bytes
+/// apart, 1.1-1.5 -> 1.4-2.1; 1,913 rows 176 bytes apart, 1.6-1.8 ->
+/// 2.0-2.4), and rows of a line or less (a numpy transpose of 3-byte
+/// units, 11 a row, 360 rows 56,628 bytes apart, 5.3-9.1 -> 6.0-8.5).
+fn spill(nx: usize, ny: usize, unit: usize, ssy: isize) -> bool {
+    nx >= 2 && nx.saturating_mul(unit) > LINE && !unit.is_multiple_of(16) && !zips(ny, ssy)
 }
 
 /// Whether an `nx x ny` tile has one side longer than a block and the

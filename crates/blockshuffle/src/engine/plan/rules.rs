@@ -364,6 +364,10 @@ pub(super) fn choose_tile(
     // 32-byte units this rule takes among 1,183 drawn by the broad
     // generator (seeds 600-639), 3 alternated runs: geomean 4.28 -> 2.91,
     // outputs of 16 MiB and more 6.17 -> 3.09, the worst 20.7 -> 7.6. So
+    // does a tile of any size whose columns spill from the L1 cache or
+    // the TLB, which as rows would fetch them again each row (see
+    // `tile::blocked`: OpenVINO space-to-depth of 12-byte units by 7,
+    // 51,088 groups 84 bytes apart, 1.9-2.4 -> 1.0-1.5x memcpy). So
     // does a tall tile (a short side, a long one) too large for the
     // caches, which as rows would read its source once a row (see
     // `tile::TALL_TILE_BYTES`), but for a few rows that
@@ -420,8 +424,11 @@ pub(super) fn choose_tile(
         y.ss == (nx * unit) as isize && streams::takes(ny, nx, unit, isa)
             || y.window.is_none() && loops[x].ds == (ny * unit) as isize && streams::takes_interleave(nx, ny, unit, isa)
     };
-    let others =
-        vector_unit(unit) || ny < nx || permuted() || squares() || (tile::blocked(nx, ny, unit) && !scatters(unit, nx));
+    let others = vector_unit(unit)
+        || ny < nx
+        || permuted()
+        || squares()
+        || (tile::blocked(nx, ny, unit, y.ss) && !scatters(unit, nx));
     let tile = others || streamed();
     // `x` moves inward past loops none of whose windows involves it, so no
     // window changes sides: only the outer indices shift (`permute` would

@@ -862,11 +862,13 @@ fn transposes_of_units_without_a_vector_kernel_tile_when_long_on_both_sides_and_
 
 /// A tall tile (a short side of 2 or more, a long one) of units without a
 /// vector kernel tiles from 8 MiB (`tile::blocked`), and runs as rows
-/// under it; a tall tile of at most 3 rows of 32-byte units stays as rows
-/// whatever its size (`scatters_gathered_rows` takes them).
+/// under it (where its columns do not spill from the caches: rows of a
+/// line or less, or of 32-byte units); a tall tile of at most 3 rows of
+/// 32-byte units stays as rows whatever its size (`scatters_gathered_rows`
+/// takes them).
 #[test]
 fn tall_transposes_of_units_without_a_vector_kernel_tile_from_8_mib() {
-    for (elem, short) in [(3usize, 2usize), (6, 11), (12, 5), (32, 15), (32, 4)] {
+    for (elem, short) in [(3usize, 2usize), (6, 10), (12, 5), (32, 15), (32, 4)] {
         let long = (8usize << 20).div_ceil(elem * short);
         for streaming in [false, true] {
             // `short` columns of the source: the tile's `x`.

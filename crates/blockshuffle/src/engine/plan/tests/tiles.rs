@@ -127,3 +127,28 @@ fn packed_units_in_the_register_squares_are_tiles_with_avx2() {
         }
     }
 }
+
+/// TF NCHW space-to-depth by `b` of `elem`-byte units without a vector
+/// kernel (and no register squares: 12 and 32 bytes), each row of `b * n`
+/// units into `b` streams: a tile where a column of it (a unit of each of
+/// its `n` source groups) reads more lines than the L1 cache holds
+/// (`tile::blocked`, whose blocks keep them); as many lines as the cache
+/// holds, groups of a line or less, or whole 16-byte vectors (which the
+/// prefetchers follow), rows that gather.
+#[test]
+fn deinterleaves_whose_columns_spill_from_the_l1_cache_are_tiles() {
+    let cases = [(12, 7, 513, true), (12, 7, 512, false), (12, 5, 600, false), (32, 7, 513, false)];
+    for (elem, b, n, tiled) in cases {
+        let (g, space, block) = nchw_depth_to_space(2, 240 / b, n, b);
+        let (ss, bs) = (c_strides(&space, elem), c_strides(&block, elem));
+        for isa in [Isa::Avx2, Isa::Avx512, Isa::Sse2] {
+            let layouts = Layouts { space: &ss, block: &bs };
+            let p = CopyPlan::compile(&g, Direction::Forward, elem, &layouts, false, isa);
+            let what = format!("{elem} bytes by {b}, {n} groups, {isa:?}: {p:?}");
+            let [.., x, y] = p.loops.as_slice() else { panic!("{what}") };
+            let u = elem as isize;
+            assert_eq!((p.unit, x.count, x.ss, y.count, y.ss, y.ds), (elem, b, u, n, u * b as isize, u), "{what}");
+            assert_eq!(p.tile, tiled, "{what}");
+        }
+    }
+}
