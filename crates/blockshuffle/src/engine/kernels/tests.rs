@@ -713,6 +713,21 @@ fn short_runs_of_a_few_streams_take_the_widest_vector_they_fill() {
     }
 }
 
+/// Runs one `nx x ny` tile (source rows `ssy` apart, destination rows
+/// `dsx`) of `unit`-byte units on `tile_oracle`'s buffers with every
+/// kernel set, through the cache and streamed, and checks every byte.
+fn check_tile(nx: usize, ny: usize, ssy: isize, dsx: isize, unit: usize) {
+    let (src, expected) = tile_oracle(Rows::ONE, nx, ny, ssy, dsx, unit, 0, 0);
+    for isa in [Isa::Portable, Isa::baseline(), Isa::detect()] {
+        for nt in [false, true] {
+            let mut dst = vec![0u8; expected.len()];
+            run_tile(Rows::ONE, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
+            let first = dst.iter().zip(&expected).position(|(a, b)| a != b);
+            assert_eq!(first, None, "unit {unit}, {nx} x {ny}, {isa:?}, nt {nt}: first byte that differs");
+        }
+    }
+}
+
 /// Tall tiles (a short side of 2 or more, a long one) of 8 MiB and more go
 /// in blocks (`blocked`): deinterleaving (the short side `x`, contiguous
 /// in the source) and interleaving (the short side `y`); and one just
@@ -721,7 +736,6 @@ fn short_runs_of_a_few_streams_take_the_widest_vector_they_fill() {
 /// Against each unit's offsets, every kernel set, streamed or not.
 #[test]
 fn tall_tiles_go_in_blocks_from_8_mib() {
-    let isas = [Isa::Portable, Isa::baseline(), Isa::detect()];
     let tall = |unit: usize, short: usize| (8usize << 20).div_ceil(unit * short);
     for (unit, nx, ny, blocks) in [
         (32, 15, tall(32, 15), true),
@@ -731,15 +745,7 @@ fn tall_tiles_go_in_blocks_from_8_mib() {
     ] {
         let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
         assert_eq!(blocked(nx, ny, unit, ssy), blocks, "unit {unit}, {nx} x {ny}");
-        let (src, expected) = tile_oracle(Rows::ONE, nx, ny, ssy, dsx, unit, 0, 0);
-        for isa in isas {
-            for nt in [false, true] {
-                let mut dst = vec![0u8; expected.len()];
-                run_tile(Rows::ONE, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
-                let first = dst.iter().zip(&expected).position(|(a, b)| a != b);
-                assert_eq!(first, None, "unit {unit}, {nx} x {ny}, {isa:?}, nt {nt}: first byte that differs");
-            }
-        }
+        check_tile(nx, ny, ssy, dsx, unit);
     }
 }
 
@@ -751,7 +757,6 @@ fn tall_tiles_go_in_blocks_from_8_mib() {
 /// runs) and streamed.
 #[test]
 fn transposes_of_more_streams_than_the_zip_keeps_go_in_blocks() {
-    let isas = [Isa::Portable, Isa::baseline(), Isa::detect()];
     for (unit, nx, ny, zipped) in [
         // Streams 8,400 bytes apart: 64 of them, and 65.
         (12, 700, 64, true),
@@ -771,15 +776,7 @@ fn transposes_of_more_streams_than_the_zip_keeps_go_in_blocks() {
         let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
         assert_eq!(zips(ny, ssy), zipped, "unit {unit}, {nx} x {ny}");
         assert!(blocked(nx, ny, unit, ssy), "unit {unit}, {nx} x {ny}");
-        let (src, expected) = tile_oracle(Rows::ONE, nx, ny, ssy, dsx, unit, 0, 0);
-        for isa in isas {
-            for nt in [false, true] {
-                let mut dst = vec![0u8; expected.len()];
-                run_tile(Rows::ONE, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
-                let first = dst.iter().zip(&expected).position(|(a, b)| a != b);
-                assert_eq!(first, None, "unit {unit}, {nx} x {ny}, {isa:?}, nt {nt}: first byte that differs");
-            }
-        }
+        check_tile(nx, ny, ssy, dsx, unit);
     }
 }
 
@@ -787,12 +784,11 @@ fn transposes_of_more_streams_than_the_zip_keeps_go_in_blocks() {
 /// lines than the L1 cache holds or more pages than the first-level TLB
 /// (`spill`) go in blocks (`blocked`) where their rows are longer than a
 /// line; whole: those just inside each limit, of one column, rows of a
-/// line or less, or whole 16-byte vectors. Units without a vector kernel and with one (3-, 4- and 8-byte
-/// units in the blocks' register squares), each against its offsets,
-/// every kernel set, streamed or not.
+/// line or less, or whole 16-byte vectors. Units without a vector kernel
+/// and with one (3-, 4- and 8-byte units in the blocks' register
+/// squares), each against its offsets, every kernel set, streamed or not.
 #[test]
 fn tiles_whose_columns_spill_from_the_caches_go_in_blocks() {
-    let isas = [Isa::Portable, Isa::baseline(), Isa::detect()];
     let pages = (PAGE + 8) as isize;
     for (unit, nx, ny, ssy, blocks) in [
         // Rows a page apart: 65 of them, and 64.
@@ -812,15 +808,7 @@ fn tiles_whose_columns_spill_from_the_caches_go_in_blocks() {
     ] {
         assert_eq!(blocked(nx, ny, unit, ssy), blocks, "unit {unit}, {nx} x {ny}, rows {ssy} apart");
         let dsx = (ny * unit + 24) as isize;
-        let (src, expected) = tile_oracle(Rows::ONE, nx, ny, ssy, dsx, unit, 0, 0);
-        for isa in isas {
-            for nt in [false, true] {
-                let mut dst = vec![0u8; expected.len()];
-                run_tile(Rows::ONE, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
-                let first = dst.iter().zip(&expected).position(|(a, b)| a != b);
-                assert_eq!(first, None, "unit {unit}, {nx} x {ny}, {isa:?}, nt {nt}: first byte that differs");
-            }
-        }
+        check_tile(nx, ny, ssy, dsx, unit);
     }
 }
 
