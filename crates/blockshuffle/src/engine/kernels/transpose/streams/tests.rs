@@ -4,25 +4,38 @@
 
 use super::*;
 
-/// Runs the kernel on 3 rows of `n` groups (rows apart by more than
-/// they span on both sides, or, if `continued`, each continuing the
-/// last), the source exactly its rows' bytes, and compares the whole
+/// How [`check`]'s rows lie: apart on both sides, each continuing the
+/// last on both, or only in the destination (each stream's bytes where
+/// the last row's left off, the source's rows apart: [`joins`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Runs {
+    Apart,
+    Continued,
+    Joined,
+}
+
+/// Runs the kernel on `count` rows of `n` groups, laid out as `runs`
+/// says, the source exactly its rows' bytes, and compares the whole
 /// destination, a vector past its end too, with the oracle's.
-fn check(b: usize, unit: usize, n: usize, continued: bool, isa: Isa) {
+fn check(b: usize, unit: usize, n: usize, count: usize, runs: Runs, isa: Isa) {
     let (group, stream) = (b * unit, n * unit);
-    let (ss, ds, streams) =
-        if continued { (n * group, stream, 3 * stream + 5) } else { (n * group + 7, b * (stream + 3) + 5, stream + 3) };
-    let rows = Rows { count: 3, ss: ss as isize, ds: ds as isize };
-    let src_len = 2 * ss + n * group;
-    let dst_len = 2 * ds + (b - 1) * streams + stream;
+    let (ss, ds, streams) = match runs {
+        Runs::Continued => (n * group, stream, count * stream + 5),
+        Runs::Apart => (n * group + 7, b * (stream + 3) + 5, stream + 3),
+        Runs::Joined => (n * group + 7, stream, count * stream + 5),
+    };
+    let rows = Rows { count, ss: ss as isize, ds: ds as isize };
+    let src_len = (count - 1) * ss + n * group;
+    let dst_len = (count - 1) * ds + (b - 1) * streams + stream;
     let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
     let mut got = vec![0xA5u8; dst_len + 16];
     // SAFETY: the rows lie inside the buffers (as built).
     let ran = unsafe { deinterleave(rows, n, b, unit, src.as_ptr(), got.as_mut_ptr(), streams as isize, isa) };
-    let groups = if continued { 3 * n } else { n };
-    assert_eq!(ran, takes(groups, b, unit, isa), "{b} streams of {n} {unit}-byte units, {isa:?}");
+    let groups = if runs == Runs::Continued && count > 1 { count * n } else { n };
+    let what = format!("{b} streams of {n} {unit}-byte units, {count} rows {runs:?}, {isa:?}");
+    assert_eq!(ran, takes(groups, b, unit, isa), "{what}");
     let mut want = vec![0xA5u8; dst_len + 16];
-    for r in 0..if ran { 3 } else { 0 } {
+    for r in 0..if ran { count } else { 0 } {
         for x in 0..n {
             for j in 0..b {
                 let (a, o) = (r * ss + (x * b + j) * unit, r * ds + j * streams + x * unit);
@@ -30,7 +43,7 @@ fn check(b: usize, unit: usize, n: usize, continued: bool, isa: Isa) {
             }
         }
     }
-    assert!(got == want, "{b} streams of {n} {unit}-byte units, continued {continued}, {isa:?}");
+    assert!(got == want, "{what}");
 }
 
 /// [`check`] for [`interleave`]: 3 rows of `b` streams of `n` units,
@@ -87,9 +100,27 @@ fn every_stream_count_and_length_matches_the_oracle() {
                 // Around a square's side, and the run's end, where the
                 // last squares read exactly their units.
                 for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 50] {
-                    for continued in [false, true] {
-                        check(b, unit, n, continued, isa);
+                    for runs in [Runs::Apart, Runs::Continued, Runs::Joined] {
+                        check(b, unit, n, 3, runs, isa);
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Rows of bytes that continue the destination's streams but lie apart in
+/// the source ([`joins`]: fewer groups than a square's side), in squares
+/// across the rows: 1 to 6 rows (a square from one row, two and three,
+/// and its last partial), every group count taken and stream count.
+#[test]
+fn rows_that_continue_only_the_destination_deinterleave_as_the_oracle() {
+    for isa in Isa::every_runnable() {
+        for b in 1..=MAX_STREAMS + 1 {
+            for n in MIN_GROUPS..SIDE + 2 {
+                assert_eq!(joins(Rows { count: 2, ss: (n * b + 1) as isize, ds: n as isize }, n, b), n < SIDE);
+                for count in 1..=6 {
+                    check(b, 1, n, count, Runs::Joined, isa);
                 }
             }
         }
