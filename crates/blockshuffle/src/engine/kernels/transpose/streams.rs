@@ -485,21 +485,24 @@ unsafe fn joined_squares<const AVX2: bool>(rows: Rows, n: usize, b: usize, src: 
         let first = x / n;
         rows.fetch_ahead(first, src, n * b);
         let reads = (src.wrapping_offset(first as isize * rows.ss) as usize).wrapping_add(n * b);
+        // The square's groups, the same for every 16 streams.
+        let mut from = [std::ptr::null::<u8>(); SIDE];
+        let (mut r, mut k) = (first, x % n);
+        for p in &mut from[..groups] {
+            *p = src.wrapping_offset(r as isize * rows.ss).wrapping_add(k * b);
+            k += 1;
+            if k == n {
+                (r, k) = (r + 1, 0);
+            }
+        }
+        let from = &from[..groups];
         for c in steps(0, b, SIDE) {
             let streams = SIDE.min(b - c);
-            let (mut from, mut to) = ([std::ptr::null::<u8>(); SIDE], [std::ptr::null_mut::<u8>(); SIDE]);
-            let (mut r, mut k) = (first, x % n);
-            for p in &mut from[..groups] {
-                *p = src.wrapping_offset(r as isize * rows.ss).wrapping_add(k * b);
-                k += 1;
-                if k == n {
-                    (r, k) = (r + 1, 0);
-                }
-            }
+            let mut to = [std::ptr::null_mut::<u8>(); SIDE];
             for (j, p) in to[..streams].iter_mut().enumerate() {
                 *p = dst.wrapping_offset((c + j) as isize * ds + x as isize);
             }
-            let (from, to) = (&from[..groups], &to[..streams]);
+            let to = &to[..streams];
             // SAFETY: each group's `streams` bytes from `c` (`c + streams
             // <= b`), and each stream's `groups` bytes from `x` (caller);
             // whole vectors only where they end by `reads`, the end of the
