@@ -1,0 +1,397 @@
+//! The stream squares' x86_64 kernels: AVX2's byte squares and squares of
+//! wider units, compiled for AVX2 where the caller dispatched on it.
+//!
+//! Layer: kernels; imports its parent, [`transpose`](super::super)'s x86
+//! moves and arch.
+
+use std::arch::x86_64::*;
+
+use super::super::x86::{load_upto, store_part};
+use super::{byte_squares, Rows};
+use crate::engine::arch::vector::transpose4_lanes;
+
+/// [`super::byte_squares`] by AVX2's squares ([`square`]), deinterleaving.
+///
+/// # Safety
+/// As [`super::deinterleave`]; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn deinterleave_avx2(rows: Rows, n: usize, b: usize, src: *const u8, dst: *mut u8, ds: isize) {
+    // SAFETY: forwarded; the CPU has AVX2 (caller).
+    unsafe { byte_squares::<true, false>(rows, n, b, src, dst, ds) }
+}
+
+/// [`super::byte_squares`] by AVX2's squares ([`square`]), interleaving.
+///
+/// # Safety
+/// As [`super::interleave`]; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn interleave_avx2(rows: Rows, n: usize, b: usize, src: *const u8, ss: isize, dst: *mut u8) {
+    // SAFETY: forwarded; the CPU has AVX2 (caller).
+    unsafe { byte_squares::<true, true>(rows, n, b, src, dst, ss) }
+}
+
+/// [`super::wide`] for `unit` (one [`super::sides`] names), compiled
+/// for AVX2.
+///
+/// # Safety
+/// As [`super::deinterleave`] (`INTERLEAVE`: [`super::interleave`]);
+/// the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn wide_avx2<const INTERLEAVE: bool>(
+    rows: Rows,
+    n: usize,
+    b: usize,
+    unit: usize,
+    src: *const u8,
+    dst: *mut u8,
+    stride: isize,
+) {
+    // SAFETY: forwarded; the CPU has AVX2 (caller).
+    unsafe {
+        match unit {
+            2 => super::wide::<2, INTERLEAVE>(rows, n, b, src, dst, stride),
+            3 => super::wide::<3, INTERLEAVE>(rows, n, b, src, dst, stride),
+            4 => super::wide::<4, INTERLEAVE>(rows, n, b, src, dst, stride),
+            6 => super::wide::<6, INTERLEAVE>(rows, n, b, src, dst, stride),
+            _ => super::wide::<8, INTERLEAVE>(rows, n, b, src, dst, stride),
+        }
+    }
+}
+
+/// [`super::block_squares`] of `unit`-byte units (3, 4 or 8),
+/// compiled for AVX2.
+///
+/// # Safety
+/// As [`super::block`]; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn block_avx2(
+    nx: usize,
+    ny: usize,
+    unit: usize,
+    src: *const u8,
+    ssy: isize,
+    dst: *mut u8,
+    dsx: isize,
+) {
+    // SAFETY: forwarded; the CPU has AVX2 (caller).
+    unsafe {
+        match unit {
+            3 => super::block_squares::<3>(nx, ny, src, ssy, dst, dsx),
+            4 => super::block_squares::<4>(nx, ny, src, ssy, dst, dsx),
+            _ => super::block_squares::<8>(nx, ny, src, ssy, dst, dsx),
+        }
+    }
+}
+
+/// A square of `U`-byte units, rows at `src + i * ss` and columns to
+/// `dst + k * ds`: deinterleaving (`!INTERLEAVE`), rows of the
+/// [`sides`](super::sides)' streams from its units' groups, into as
+/// many columns; interleaving, rows of its units from its streams.
+///
+/// # Safety
+/// Those bytes readable and writable; the CPU has AVX2.
+#[inline(always)]
+pub(super) unsafe fn wide_square<const U: usize, const INTERLEAVE: bool>(
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    ds: isize,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        match (U, INTERLEAVE) {
+            (2, false) => square2_tall(src, ss, dst, ds),
+            (2, true) => square2_wide(src, ss, dst, ds),
+            (3 | 4, _) => square4::<U>(src, ss, dst, ds),
+            _ => square8::<U>(src, ss, dst, ds),
+        }
+    }
+}
+
+/// A square of 16 rows of 8 units of 2 bytes into 8 columns of 16:
+/// rows `i` and `i + 8` in the two lanes of one register, the 8 x 8
+/// transpose in each lane ([`transpose2`]) leaves column `k` whole in
+/// register `k`: 16 loads, 24 shuffles and 8 stores.
+///
+/// # Safety
+/// Those bytes readable and writable; the CPU has AVX2.
+#[inline(always)]
+unsafe fn square2_tall(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    const H: isize = 8;
+    // SAFETY: rows `0..16`, 16 bytes each, and columns `0..8`, 32
+    // bytes each (caller); AVX2 (caller).
+    unsafe {
+        let mut v = [_mm256_setzero_si256(); H as usize];
+        for (i, v) in (0..).zip(v.iter_mut()) {
+            *v = _mm256_loadu2_m128i(src.offset((i + H) * ss).cast(), src.offset(i * ss).cast());
+        }
+        for (k, col) in (0..).zip(transpose2(v)) {
+            _mm256_storeu_si256(dst.offset(k * ds).cast(), col);
+        }
+    }
+}
+
+/// A square of 8 rows of 16 units of 2 bytes into 16 columns of 8:
+/// each row one vector, the 8 x 8 transpose in each lane
+/// ([`transpose2`]) leaves column `k` in register `k`'s low lane and
+/// column `k + 8` in its high: 8 loads, 24 shuffles and 16 stores.
+///
+/// # Safety
+/// Those bytes readable and writable; the CPU has AVX2.
+#[inline(always)]
+unsafe fn square2_wide(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    const H: isize = 8;
+    // SAFETY: rows `0..8`, 32 bytes each, and columns `0..16`, 16
+    // bytes each (caller); AVX2 (caller).
+    unsafe {
+        let mut v = [_mm256_setzero_si256(); H as usize];
+        for (i, v) in (0..).zip(v.iter_mut()) {
+            *v = _mm256_loadu_si256(src.offset(i * ss).cast());
+        }
+        for (k, col) in (0..).zip(transpose2(v)) {
+            _mm_storeu_si128(dst.offset(k * ds).cast(), _mm256_castsi256_si128(col));
+            _mm_storeu_si128(dst.offset((k + H) * ds).cast(), _mm256_extracti128_si256::<1>(col));
+        }
+    }
+}
+
+/// In each lane, the 8 x 8 transpose of 2-byte units of `v`'s lanes:
+/// three rounds of unpacks, of 2, 4 and 8 bytes.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[inline(always)]
+unsafe fn transpose2(v: [__m256i; 8]) -> [__m256i; 8] {
+    // SAFETY: AVX2 (caller).
+    unsafe {
+        let mut t = [_mm256_setzero_si256(); 8];
+        for i in 0..4 {
+            t[2 * i] = _mm256_unpacklo_epi16(v[2 * i], v[2 * i + 1]);
+            t[2 * i + 1] = _mm256_unpackhi_epi16(v[2 * i], v[2 * i + 1]);
+        }
+        // `t[2i]`: columns 0 to 3 of rows `2i` and `2i + 1`; `t[2i + 1]`,
+        // columns 4 to 7.
+        let mut u = [_mm256_setzero_si256(); 8];
+        for (g, base) in [0, 4].into_iter().enumerate() {
+            for h in 0..2 {
+                let (a, b) = (t[base + h], t[base + 2 + h]);
+                u[4 * g + 2 * h] = _mm256_unpacklo_epi32(a, b);
+                u[4 * g + 2 * h + 1] = _mm256_unpackhi_epi32(a, b);
+            }
+        }
+        // `u[4g + j]`: columns `2j` and `2j + 1` of rows `4g..4g + 4`.
+        let mut c = [_mm256_setzero_si256(); 8];
+        for j in 0..4 {
+            c[2 * j] = _mm256_unpacklo_epi64(u[j], u[4 + j]);
+            c[2 * j + 1] = _mm256_unpackhi_epi64(u[j], u[4 + j]);
+        }
+        c
+    }
+}
+
+/// A square of 4 rows of 4 units of `U` bytes, 8 or 6 (in 8-byte
+/// slots, [`Slots`]): each row's two halves, rows `i` and `i + 2` in
+/// the two lanes of one register, so that one unpack of 8 bytes inside
+/// the lanes leaves a column whole: 8 loads, 4 shuffles and 4 stores
+/// (6-byte units: 12 shuffles more and 4 stores more).
+///
+/// # Safety
+/// Those bytes readable and writable; the CPU has AVX2.
+#[inline(always)]
+unsafe fn square8<const U: usize>(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    // SAFETY: rows `0..4`, `4 * U` bytes each, and columns `0..4`
+    // (caller); AVX2 (caller).
+    unsafe {
+        for h in 0..2 {
+            let mut v = [_mm256_setzero_si256(); 2];
+            for (i, v) in (0..).zip(v.iter_mut()) {
+                *v = Slots::<U>::load(src.offset(i * ss), src.offset((i + 2) * ss), h);
+            }
+            let cols = [_mm256_unpacklo_epi64(v[0], v[1]), _mm256_unpackhi_epi64(v[0], v[1])];
+            for (k, col) in (0..).zip(cols) {
+                Slots::<U>::store(dst.offset((2 * h as isize + k) * ds), col);
+            }
+        }
+    }
+}
+
+/// A square of 8 rows of 8 units of `U` bytes, 4 or 3 (in 4-byte
+/// slots, [`Slots`]), row `i` at `src + i * ss`, column `k` to
+/// `dst + k * ds`: each row's two halves, rows `i` and `i + 4` in the
+/// two lanes of one register, so that two rounds of unpacks (of 4
+/// bytes, then of 8) inside the lanes leave column `k` whole in one
+/// register: 16 loads, 16 shuffles (none across lanes) and 8 stores
+/// (3-byte units: 24 shuffles more and 8 stores more).
+///
+/// # Safety
+/// Those bytes readable and writable; the CPU has AVX2.
+#[inline(always)]
+unsafe fn square4<const U: usize>(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    const H: isize = 4;
+    // SAFETY: rows `0..8`, `8 * U` bytes each, and columns `0..8`
+    // (caller); AVX2 (caller).
+    unsafe {
+        for h in 0..2 {
+            let mut v = [_mm256_setzero_si256(); H as usize];
+            for (i, v) in (0..).zip(v.iter_mut()) {
+                *v = Slots::<U>::load(src.offset(i * ss), src.offset((i + H) * ss), h);
+            }
+            for (k, col) in (0..).zip(transpose4_lanes(v)) {
+                Slots::<U>::store(dst.offset((H * h as isize + k) * ds), col);
+            }
+        }
+    }
+}
+
+/// The rows and columns of [`square4`] and [`square8`]: a row of 8
+/// (or 4) units of `U` bytes, 4 or 8, is two 16-byte halves; units of
+/// 3 (or 6) bytes, packed, are widened to slots of 4 (or 8) bytes, a
+/// half's 12 bytes each into a lane by one byte shuffle, and a
+/// column's narrowed back by one byte shuffle in the lanes and one
+/// permute of 4-byte quarters across them, then stored as 16 bytes and
+/// 8. Every load and store is of the units' own bytes.
+struct Slots<const U: usize>;
+
+impl<const U: usize> Slots<U> {
+    /// Whether the units are packed: 3 or 6 bytes.
+    const PACKED: bool = U == 3 || U == 6;
+    /// Bytes of a slot.
+    const SLOT: usize = match U {
+        3 => 4,
+        6 => 8,
+        _ => U,
+    };
+    /// In each lane, the shuffle that widens the half of a packed row
+    /// at byte `4 * h` of a lane (read from byte `8 * h` of the row, so
+    /// that it ends at the row's end) into slots (zero past each unit).
+    const WIDEN: [[u8; 32]; 2] = [Self::widen(0), Self::widen(1)];
+    /// In each lane, the shuffle that narrows slots into the lane's
+    /// first 12 bytes.
+    const NARROW: [u8; 32] = Self::narrow();
+
+    const fn widen(h: usize) -> [u8; 32] {
+        let mut c = [0x80; 32];
+        let mut i = 0;
+        while i < 32 {
+            let (slot, at) = ((i % 16) / Self::SLOT, i % Self::SLOT);
+            if at < U {
+                c[i] = (4 * h + slot * U + at) as u8;
+            }
+            i += 1;
+        }
+        c
+    }
+
+    const fn narrow() -> [u8; 32] {
+        let mut c = [0x80; 32];
+        let mut i = 0;
+        while i < 32 {
+            let (slot, at) = ((i % 16) / U, i % 16 % U);
+            if i % 16 < 12 {
+                c[i] = (slot * Self::SLOT + at) as u8;
+            }
+            i += 1;
+        }
+        c
+    }
+
+    /// Half `h` of the rows at `lo` and `hi`, in the low and high lane,
+    /// in slots.
+    ///
+    /// # Safety
+    /// Both rows' bytes readable; the CPU has AVX2.
+    #[inline(always)]
+    unsafe fn load(lo: *const u8, hi: *const u8, h: usize) -> __m256i {
+        let at = if Self::PACKED { 8 * h } else { 16 * h };
+        // SAFETY: bytes `at..at + 16` of a row of `2 * 12` (packed) or
+        // `2 * 16` bytes (caller); AVX2 (caller).
+        unsafe {
+            let v = _mm256_loadu2_m128i(hi.add(at).cast(), lo.add(at).cast());
+            if Self::PACKED {
+                _mm256_shuffle_epi8(v, _mm256_loadu_si256(Self::WIDEN[h].as_ptr().cast()))
+            } else {
+                v
+            }
+        }
+    }
+
+    /// Stores a column of slots (the low lane's first) as units at
+    /// `dst`.
+    ///
+    /// # Safety
+    /// A column's bytes writable (`32 / SLOT * U`); the CPU has AVX2.
+    #[inline(always)]
+    unsafe fn store(dst: *mut u8, col: __m256i) {
+        // SAFETY: 32 bytes, or packed 24 (caller); AVX2 (caller).
+        unsafe {
+            if !Self::PACKED {
+                return _mm256_storeu_si256(dst.cast(), col);
+            }
+            let narrow = _mm256_shuffle_epi8(col, _mm256_loadu_si256(Self::NARROW.as_ptr().cast()));
+            let packed = _mm256_permutevar8x32_epi32(narrow, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7));
+            _mm_storeu_si128(dst.cast(), _mm256_castsi256_si128(packed));
+            _mm_storel_epi64(dst.add(16).cast(), _mm256_extracti128_si256::<1>(packed));
+        }
+    }
+}
+
+/// A square of 16 rows of 16 bytes: rows `i` and `i + 8` in the two
+/// lanes of one register, three rounds of byte unpacks (row `i` with
+/// row `i + 4`, the perfect shuffle) leave columns `2k` and `2k + 1`
+/// of each lane's rows in register `k`, and a permute of its 8-byte
+/// quarters puts column `2k` in the low lane and `2k + 1` in the high:
+/// 8 registers and 40 shuffles (SSE2's square, 16 registers and 64
+/// unpacks, spills with 16 vector registers). Rows past `from.len()`
+/// are zero, columns past `to.len()` not written; a row's 16 bytes
+/// are read whole where they end by `reads`, otherwise only its
+/// `to.len()` bytes ([`load_upto`]), and a column's `from.len()` bytes
+/// written ([`store_part`]: one vector for 16). `FULL`: 16 rows, each
+/// read whole, with neither check (a square inside a run).
+///
+/// # Safety
+/// Those bytes readable and writable, and with `FULL`, 16 rows of 16
+/// bytes; the CPU has AVX2.
+#[inline(always)]
+pub(super) unsafe fn square<const FULL: bool>(from: &[*const u8], at: isize, to: &[*mut u8], reads: usize) {
+    const H: usize = 8;
+    let (nr, nc) = (if FULL { 16 } else { from.len() }, to.len());
+    // SAFETY: the rows' `nc` bytes, or whole vectors that end by
+    // `reads`; the columns' `nr` (caller); the CPU has AVX2 (caller).
+    unsafe {
+        let mut v = [_mm256_setzero_si256(); H];
+        for (i, v) in v.iter_mut().enumerate() {
+            // Rows `i` and `i + H`, those past the last zero (no
+            // closure, whose intrinsics the compiler may leave as
+            // calls: `.ci/inlined`).
+            let mut rows = [_mm_setzero_si128(); 2];
+            for (row, r) in rows.iter_mut().zip([i, i + H]) {
+                if FULL {
+                    *row = _mm_loadu_si128(from[r].wrapping_offset(at).cast());
+                } else if r < nr {
+                    *row = load_upto(from[r].wrapping_offset(at), nc, reads);
+                }
+            }
+            *v = _mm256_set_m128i(rows[1], rows[0]);
+        }
+        for _ in 0..3 {
+            let mut next = v;
+            for i in 0..H / 2 {
+                let (a, b) = (v[i], v[i + H / 2]);
+                (next[2 * i], next[2 * i + 1]) = (_mm256_unpacklo_epi8(a, b), _mm256_unpackhi_epi8(a, b));
+            }
+            v = next;
+        }
+        for (k, v) in v.iter().enumerate() {
+            let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(*v);
+            for (c, half) in [(2 * k, _mm256_castsi256_si128(v)), (2 * k + 1, _mm256_extracti128_si256::<1>(v))] {
+                if c < nc {
+                    if FULL {
+                        _mm_storeu_si128(to[c].cast(), half);
+                    } else {
+                        store_part(to[c], nr, half);
+                    }
+                }
+            }
+        }
+    }
+}
