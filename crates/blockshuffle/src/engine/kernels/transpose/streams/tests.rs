@@ -4,9 +4,10 @@
 
 use super::*;
 
-/// How [`check`]'s rows lie: apart on both sides, each continuing the
-/// last on both, or only in the destination (each stream's bytes where
-/// the last row's left off, the source's rows apart: [`joins`]).
+/// How [`check`]'s and [`check_interleave`]'s rows lie: apart on both
+/// sides, each continuing the last on both, or only on the streams' side
+/// (each stream's units where the last row's left off, the groups' rows
+/// apart: [`joins`], [`joins_streams`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Runs {
     Apart,
@@ -31,7 +32,8 @@ fn check(b: usize, unit: usize, n: usize, count: usize, runs: Runs, isa: Isa) {
     let mut got = vec![0xA5u8; dst_len + 16];
     // SAFETY: the rows lie inside the buffers (as built).
     let ran = unsafe { deinterleave(rows, n, b, unit, src.as_ptr(), got.as_mut_ptr(), streams as isize, isa) };
-    let groups = if runs == Runs::Continued && count > 1 { count * n } else { n };
+    let joined = runs == Runs::Joined && joins_streams(rows, n, unit, rows.ds);
+    let groups = if runs == Runs::Continued && count > 1 || joined { count * n } else { n };
     let what = format!("{b} streams of {n} {unit}-byte units, {count} rows {runs:?}, {isa:?}");
     assert_eq!(ran, takes(groups, b, unit, isa), "{what}");
     let mut want = vec![0xA5u8; dst_len + 16];
@@ -46,25 +48,28 @@ fn check(b: usize, unit: usize, n: usize, count: usize, runs: Runs, isa: Isa) {
     assert!(got == want, "{what}");
 }
 
-/// [`check`] for [`interleave`]: 3 rows of `b` streams of `n` units,
-/// each row's streams apart by more than they span (or, if
-/// `continued`, each stream continuing the last row's, and the runs
-/// one another), the source exactly its rows' bytes.
-fn check_interleave(b: usize, unit: usize, n: usize, continued: bool, isa: Isa) {
+/// [`check`] for [`interleave`]: `count` rows of `b` streams of `n`
+/// units, laid out as `runs` says, the source exactly its rows' bytes.
+fn check_interleave(b: usize, unit: usize, n: usize, count: usize, runs: Runs, isa: Isa) {
     let (group, stream) = (b * unit, n * unit);
-    let (ss, streams, ds) =
-        if continued { (stream, 3 * stream + 5, n * group) } else { (b * (stream + 3) + 5, stream + 3, n * group + 7) };
-    let rows = Rows { count: 3, ss: ss as isize, ds: ds as isize };
-    let src_len = 2 * ss + (b - 1) * streams + stream;
-    let dst_len = 2 * ds + n * group;
+    let (ss, streams, ds) = match runs {
+        Runs::Continued => (stream, count * stream + 5, n * group),
+        Runs::Apart => (b * (stream + 3) + 5, stream + 3, n * group + 7),
+        Runs::Joined => (stream, count * stream + 5, n * group + 7),
+    };
+    let rows = Rows { count, ss: ss as isize, ds: ds as isize };
+    let src_len = (count - 1) * ss + (b - 1) * streams + stream;
+    let dst_len = (count - 1) * ds + n * group;
     let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
     let mut got = vec![0xA5u8; dst_len + 32];
     // SAFETY: the rows lie inside the buffers (as built).
     let ran = unsafe { interleave(rows, n, b, unit, src.as_ptr(), streams as isize, got.as_mut_ptr(), isa) };
-    let units = if continued { 3 * n } else { n };
-    assert_eq!(ran, takes_interleave(units, b, unit, isa), "{b} streams of {n} {unit}-byte units, {isa:?}");
+    let joined = runs == Runs::Joined && joins_streams(rows, n, unit, rows.ss);
+    let units = if runs == Runs::Continued && count > 1 || joined { count * n } else { n };
+    let what = format!("{b} streams of {n} {unit}-byte units, {count} rows {runs:?}, {isa:?}");
+    assert_eq!(ran, takes_interleave(units, b, unit, isa), "{what}");
     let mut want = vec![0xA5u8; dst_len + 32];
-    for r in 0..if ran { 3 } else { 0 } {
+    for r in 0..if ran { count } else { 0 } {
         for x in 0..n {
             for j in 0..b {
                 let (a, o) = (r * ss + j * streams + x * unit, r * ds + (x * b + j) * unit);
@@ -72,7 +77,7 @@ fn check_interleave(b: usize, unit: usize, n: usize, continued: bool, isa: Isa) 
             }
         }
     }
-    assert!(got == want, "{b} streams of {n} {unit}-byte units, continued {continued}, {isa:?}");
+    assert!(got == want, "{what}");
 }
 
 #[test]
@@ -83,8 +88,8 @@ fn every_stream_count_and_length_interleaves_as_the_oracle() {
                 // Around a square's side and half of it, and the
                 // fewest bytes taken (`MIN_INTERLEAVED_BYTES`).
                 for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 50] {
-                    for continued in [false, true] {
-                        check_interleave(b, unit, n, continued, isa);
+                    for runs in [Runs::Apart, Runs::Continued, Runs::Joined] {
+                        check_interleave(b, unit, n, 3, runs, isa);
                     }
                 }
             }
@@ -121,6 +126,38 @@ fn rows_that_continue_only_the_destination_deinterleave_as_the_oracle() {
                 assert_eq!(joins(Rows { count: 2, ss: (n * b + 1) as isize, ds: n as isize }, n, b), n < SIDE);
                 for count in 1..=6 {
                     check(b, 1, n, count, Runs::Joined, isa);
+                }
+            }
+        }
+    }
+}
+
+/// Rows of 2- to 8-byte units shorter than a square's side whose streams
+/// continue the last row's ([`joins_streams`]), both ways, in squares
+/// across the rows: 1 to 6 rows (a square from one row, two and more, the
+/// last overlapping the one before), every row length up to a square's
+/// side and one more, stream counts around the squares' and the most.
+#[test]
+fn rows_shorter_than_a_square_that_continue_the_streams_go_across_them_as_the_oracle() {
+    for (unit, side) in [(2, 16), (3, 8), (4, 8), (6, 4), (8, 4)] {
+        for n in 1..=side + 1 {
+            let step = (n * unit) as isize;
+            let rows = Rows { count: 2, ss: step + 7, ds: step + 9 };
+            assert_eq!(joins_streams(rows, n, unit, step), n < side, "{n} {unit}-byte units");
+            assert!(
+                !joins_streams(Rows { count: 1, ..rows }, n, unit, step) && !joins_streams(rows, n, unit, step + 1)
+            );
+        }
+    }
+    assert!(!joins_streams(Rows { count: 2, ss: 3, ds: 3 }, 3, 1, 3), "bytes have `joins`");
+    for isa in Isa::every_runnable() {
+        for (unit, side) in [(2, 16), (3, 8), (4, 8), (6, 4), (8, 4)] {
+            for b in [3, 4, 5, 7, 8, 9, 14, 16, 17, MAX_STREAMS] {
+                for n in 1..=side + 1 {
+                    for count in 1..=6 {
+                        check(b, unit, n, count, Runs::Joined, isa);
+                        check_interleave(b, unit, n, count, Runs::Joined, isa);
+                    }
                 }
             }
         }

@@ -58,6 +58,32 @@ pub(super) unsafe fn wide_avx2<const INTERLEAVE: bool>(
     }
 }
 
+/// [`super::joined`] for `unit`, compiled for AVX2.
+///
+/// # Safety
+/// As [`super::joined`]; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn joined_avx2<const INTERLEAVE: bool>(
+    rows: Rows,
+    n: usize,
+    b: usize,
+    unit: usize,
+    src: *const u8,
+    dst: *mut u8,
+    stride: isize,
+) {
+    // SAFETY: forwarded; the CPU has AVX2 (caller).
+    unsafe {
+        match unit {
+            2 => super::joined::<2, INTERLEAVE>(rows, n, b, src, dst, stride),
+            3 => super::joined::<3, INTERLEAVE>(rows, n, b, src, dst, stride),
+            4 => super::joined::<4, INTERLEAVE>(rows, n, b, src, dst, stride),
+            6 => super::joined::<6, INTERLEAVE>(rows, n, b, src, dst, stride),
+            _ => super::joined::<8, INTERLEAVE>(rows, n, b, src, dst, stride),
+        }
+    }
+}
+
 /// [`super::block_squares`] of `unit`-byte units (3, 4 or 8),
 /// compiled for AVX2.
 ///
@@ -98,12 +124,26 @@ pub(super) unsafe fn wide_square<const U: usize, const INTERLEAVE: bool>(
     ds: isize,
 ) {
     // SAFETY: forwarded.
+    unsafe { wide_square_at::<U, INTERLEAVE>(|i| src.wrapping_offset(i * ss), |k| dst.wrapping_offset(k * ds)) }
+}
+
+/// [`wide_square`] whose row `i` is at `row(i)` and column `k` goes
+/// to `col(k)`.
+///
+/// # Safety
+/// As [`wide_square`], for those rows and columns.
+#[inline(always)]
+pub(super) unsafe fn wide_square_at<const U: usize, const INTERLEAVE: bool>(
+    row: impl Fn(isize) -> *const u8,
+    col: impl Fn(isize) -> *mut u8,
+) {
+    // SAFETY: forwarded.
     unsafe {
         match (U, INTERLEAVE) {
-            (2, false) => square2_tall(src, ss, dst, ds),
-            (2, true) => square2_wide(src, ss, dst, ds),
-            (3 | 4, _) => square4::<U>(src, ss, dst, ds),
-            _ => square8::<U>(src, ss, dst, ds),
+            (2, false) => square2_tall(row, col),
+            (2, true) => square2_wide(row, col),
+            (3 | 4, _) => square4::<U>(row, col),
+            _ => square8::<U>(row, col),
         }
     }
 }
@@ -116,17 +156,17 @@ pub(super) unsafe fn wide_square<const U: usize, const INTERLEAVE: bool>(
 /// # Safety
 /// Those bytes readable and writable; the CPU has AVX2.
 #[inline(always)]
-unsafe fn square2_tall(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+unsafe fn square2_tall(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8) {
     const H: isize = 8;
     // SAFETY: rows `0..16`, 16 bytes each, and columns `0..8`, 32
     // bytes each (caller); AVX2 (caller).
     unsafe {
         let mut v = [_mm256_setzero_si256(); H as usize];
         for (i, v) in (0..).zip(v.iter_mut()) {
-            *v = _mm256_loadu2_m128i(src.offset((i + H) * ss).cast(), src.offset(i * ss).cast());
+            *v = _mm256_loadu2_m128i(row(i + H).cast(), row(i).cast());
         }
-        for (k, col) in (0..).zip(transpose2(v)) {
-            _mm256_storeu_si256(dst.offset(k * ds).cast(), col);
+        for (k, c) in (0..).zip(transpose2(v)) {
+            _mm256_storeu_si256(col(k).cast(), c);
         }
     }
 }
@@ -139,18 +179,18 @@ unsafe fn square2_tall(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
 /// # Safety
 /// Those bytes readable and writable; the CPU has AVX2.
 #[inline(always)]
-unsafe fn square2_wide(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+unsafe fn square2_wide(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8) {
     const H: isize = 8;
     // SAFETY: rows `0..8`, 32 bytes each, and columns `0..16`, 16
     // bytes each (caller); AVX2 (caller).
     unsafe {
         let mut v = [_mm256_setzero_si256(); H as usize];
         for (i, v) in (0..).zip(v.iter_mut()) {
-            *v = _mm256_loadu_si256(src.offset(i * ss).cast());
+            *v = _mm256_loadu_si256(row(i).cast());
         }
-        for (k, col) in (0..).zip(transpose2(v)) {
-            _mm_storeu_si128(dst.offset(k * ds).cast(), _mm256_castsi256_si128(col));
-            _mm_storeu_si128(dst.offset((k + H) * ds).cast(), _mm256_extracti128_si256::<1>(col));
+        for (k, c) in (0..).zip(transpose2(v)) {
+            _mm_storeu_si128(col(k).cast(), _mm256_castsi256_si128(c));
+            _mm_storeu_si128(col(k + H).cast(), _mm256_extracti128_si256::<1>(c));
         }
     }
 }
@@ -198,26 +238,26 @@ unsafe fn transpose2(v: [__m256i; 8]) -> [__m256i; 8] {
 /// # Safety
 /// Those bytes readable and writable; the CPU has AVX2.
 #[inline(always)]
-unsafe fn square8<const U: usize>(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+unsafe fn square8<const U: usize>(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8) {
     // SAFETY: rows `0..4`, `4 * U` bytes each, and columns `0..4`
     // (caller); AVX2 (caller).
     unsafe {
         for h in 0..2 {
             let mut v = [_mm256_setzero_si256(); 2];
             for (i, v) in (0..).zip(v.iter_mut()) {
-                *v = Slots::<U>::load(src.offset(i * ss), src.offset((i + 2) * ss), h);
+                *v = Slots::<U>::load(row(i), row(i + 2), h);
             }
             let cols = [_mm256_unpacklo_epi64(v[0], v[1]), _mm256_unpackhi_epi64(v[0], v[1])];
-            for (k, col) in (0..).zip(cols) {
-                Slots::<U>::store(dst.offset((2 * h as isize + k) * ds), col);
+            for (k, c) in (0..).zip(cols) {
+                Slots::<U>::store(col(2 * h as isize + k), c);
             }
         }
     }
 }
 
 /// A square of 8 rows of 8 units of `U` bytes, 4 or 3 (in 4-byte
-/// slots, [`Slots`]), row `i` at `src + i * ss`, column `k` to
-/// `dst + k * ds`: each row's two halves, rows `i` and `i + 4` in the
+/// slots, [`Slots`]), row `i` at `row(i)`, column `k` to `col(k)`:
+/// each row's two halves, rows `i` and `i + 4` in the
 /// two lanes of one register, so that two rounds of unpacks (of 4
 /// bytes, then of 8) inside the lanes leave column `k` whole in one
 /// register: 16 loads, 16 shuffles (none across lanes) and 8 stores
@@ -226,7 +266,7 @@ unsafe fn square8<const U: usize>(src: *const u8, ss: isize, dst: *mut u8, ds: i
 /// # Safety
 /// Those bytes readable and writable; the CPU has AVX2.
 #[inline(always)]
-unsafe fn square4<const U: usize>(src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+unsafe fn square4<const U: usize>(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8) {
     const H: isize = 4;
     // SAFETY: rows `0..8`, `8 * U` bytes each, and columns `0..8`
     // (caller); AVX2 (caller).
@@ -234,10 +274,10 @@ unsafe fn square4<const U: usize>(src: *const u8, ss: isize, dst: *mut u8, ds: i
         for h in 0..2 {
             let mut v = [_mm256_setzero_si256(); H as usize];
             for (i, v) in (0..).zip(v.iter_mut()) {
-                *v = Slots::<U>::load(src.offset(i * ss), src.offset((i + H) * ss), h);
+                *v = Slots::<U>::load(row(i), row(i + H), h);
             }
-            for (k, col) in (0..).zip(transpose4_lanes(v)) {
-                Slots::<U>::store(dst.offset((H * h as isize + k) * ds), col);
+            for (k, c) in (0..).zip(transpose4_lanes(v)) {
+                Slots::<U>::store(col(H * h as isize + k), c);
             }
         }
     }
