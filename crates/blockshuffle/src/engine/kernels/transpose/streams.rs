@@ -179,8 +179,7 @@ pub(crate) unsafe fn deinterleave(
     // it does for units wider than a byte (`takes`).
     unsafe {
         match unit {
-            _ if joined => x86::joined_avx2::<false>(rows, n, b, unit, src, dst, ds),
-            _ if sides(unit).is_some() => x86::wide_avx2::<false>(rows, n, b, unit, src, dst, ds),
+            _ if sides(unit).is_some() => x86::wide_avx2::<false>(joined, rows, n, b, unit, src, dst, ds),
             _ if isa >= Isa::Avx2 => x86::deinterleave_avx2(rows, n, b, src, dst, ds),
             _ => byte_squares::<false, false>(rows, n, b, src, dst, ds),
         }
@@ -220,10 +219,9 @@ pub(crate) unsafe fn interleave(
     // CPU runs, has.
     unsafe {
         match unit {
-            _ if joined => x86::joined_avx2::<true>(rows, n, b, unit, src, dst, ss),
             1 if isa >= Isa::Avx2 => x86::interleave_avx2(rows, n, b, src, ss, dst),
             1 => byte_squares::<false, true>(rows, n, b, src, dst, ss),
-            _ => x86::wide_avx2::<true>(rows, n, b, unit, src, dst, ss),
+            _ => x86::wide_avx2::<true>(joined, rows, n, b, unit, src, dst, ss),
         }
     }
     true
@@ -362,13 +360,8 @@ unsafe fn joined<const U: usize, const INTERLEAVE: bool>(
         // The square's groups (offsets on their side), the same for every
         // square of streams.
         let mut at = [0isize; SIDE];
-        let (mut r, mut k) = (x / n, x % n);
-        for a in &mut at[..units] {
+        for (a, (r, k)) in at[..units].iter_mut().zip(joined_groups(x, n)) {
             *a = (r as isize).wrapping_mul(groups_step).wrapping_add(k as isize * group);
-            k += 1;
-            if k == n {
-                (r, k) = (r + 1, 0);
-            }
         }
         for c in overlapping(b, streams) {
             // Units `x..` of streams `c..`: the streams continue across
@@ -397,6 +390,20 @@ unsafe fn joined<const U: usize, const INTERLEAVE: bool>(
     }
 }
 
+/// The row and the place in it of each group from `x` on of rows of `n`
+/// groups taken as one run: group `g` is group `g % n` of row `g / n`.
+fn joined_groups(x: usize, n: usize) -> impl Iterator<Item = (usize, usize)> {
+    let (mut r, mut k) = (x / n, x % n);
+    std::iter::from_fn(move || {
+        let at = (r, k);
+        k += 1;
+        if k == n {
+            (r, k) = (r + 1, 0);
+        }
+        Some(at)
+    })
+}
+
 /// `rows` of `n` groups (or units) as one row of `rows.count * n` where
 /// each row continues the last on both sides (its source `src_run` bytes
 /// on, its destination `dst_run`), else as they are.
@@ -419,16 +426,18 @@ fn overlapping(len: usize, side: usize) -> impl Iterator<Item = usize> {
 
 /// [`deinterleave`]'s rows of `U`-byte units (`INTERLEAVE`:
 /// [`interleave`]'s), in whole squares of [`sides`] (`x86::wide_square`)
-/// at [`overlapping`] starts. Unit `c` of group `x` lies `(x * b + c) *
+/// at [`overlapping`] starts (`joined`: across the rows, [`joined`]). Unit `c` of group `x` lies `(x * b + c) *
 /// U` bytes into a row's run, and unit `x` of stream `c` at `c * stride
 /// + x * U` from its streams: the source's or the destination's, by way.
 ///
 /// # Safety
 /// As [`deinterleave`] or [`interleave`], with `n` and `b` at least the
-/// [`sides`] of `U`; the CPU has AVX2 (and the caller is compiled for it).
+/// [`sides`] of `U` (`joined`: as [`joined`]); the CPU has AVX2 (and the
+/// caller is compiled for it).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
+    joined: bool,
     rows: Rows,
     n: usize,
     b: usize,
@@ -436,6 +445,10 @@ unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
     dst: *mut u8,
     stride: isize,
 ) {
+    if joined {
+        // SAFETY: forwarded.
+        return unsafe { self::joined::<U, INTERLEAVE>(rows, n, b, src, dst, stride) };
+    }
     let Some((units, streams)) = sides(U) else { return };
     // A real check: a square past the run or the streams would move bytes
     // outside them (`takes` declines such rows).
@@ -589,13 +602,8 @@ unsafe fn joined_squares<const AVX2: bool>(rows: Rows, n: usize, b: usize, src: 
         let reads = (src.wrapping_offset(first as isize * rows.ss) as usize).wrapping_add(n * b);
         // The square's groups, the same for every 16 streams.
         let mut from = [std::ptr::null::<u8>(); SIDE];
-        let (mut r, mut k) = (first, x % n);
-        for p in &mut from[..groups] {
+        for (p, (r, k)) in from[..groups].iter_mut().zip(joined_groups(x, n)) {
             *p = src.wrapping_offset(r as isize * rows.ss).wrapping_add(k * b);
-            k += 1;
-            if k == n {
-                (r, k) = (r + 1, 0);
-            }
         }
         let from = &from[..groups];
         for c in steps(0, b, SIDE) {

@@ -34,10 +34,11 @@ pub(super) unsafe fn interleave_avx2(rows: Rows, n: usize, b: usize, src: *const
 /// for AVX2.
 ///
 /// # Safety
-/// As [`super::deinterleave`] (`INTERLEAVE`: [`super::interleave`]);
-/// the CPU has AVX2.
+/// As [`super::wide`]; the CPU has AVX2.
 #[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn wide_avx2<const INTERLEAVE: bool>(
+    joined: bool,
     rows: Rows,
     n: usize,
     b: usize,
@@ -49,37 +50,11 @@ pub(super) unsafe fn wide_avx2<const INTERLEAVE: bool>(
     // SAFETY: forwarded; the CPU has AVX2 (caller).
     unsafe {
         match unit {
-            2 => super::wide::<2, INTERLEAVE>(rows, n, b, src, dst, stride),
-            3 => super::wide::<3, INTERLEAVE>(rows, n, b, src, dst, stride),
-            4 => super::wide::<4, INTERLEAVE>(rows, n, b, src, dst, stride),
-            6 => super::wide::<6, INTERLEAVE>(rows, n, b, src, dst, stride),
-            _ => super::wide::<8, INTERLEAVE>(rows, n, b, src, dst, stride),
-        }
-    }
-}
-
-/// [`super::joined`] for `unit`, compiled for AVX2.
-///
-/// # Safety
-/// As [`super::joined`]; the CPU has AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn joined_avx2<const INTERLEAVE: bool>(
-    rows: Rows,
-    n: usize,
-    b: usize,
-    unit: usize,
-    src: *const u8,
-    dst: *mut u8,
-    stride: isize,
-) {
-    // SAFETY: forwarded; the CPU has AVX2 (caller).
-    unsafe {
-        match unit {
-            2 => super::joined::<2, INTERLEAVE>(rows, n, b, src, dst, stride),
-            3 => super::joined::<3, INTERLEAVE>(rows, n, b, src, dst, stride),
-            4 => super::joined::<4, INTERLEAVE>(rows, n, b, src, dst, stride),
-            6 => super::joined::<6, INTERLEAVE>(rows, n, b, src, dst, stride),
-            _ => super::joined::<8, INTERLEAVE>(rows, n, b, src, dst, stride),
+            2 => super::wide::<2, INTERLEAVE>(joined, rows, n, b, src, dst, stride),
+            3 => super::wide::<3, INTERLEAVE>(joined, rows, n, b, src, dst, stride),
+            4 => super::wide::<4, INTERLEAVE>(joined, rows, n, b, src, dst, stride),
+            6 => super::wide::<6, INTERLEAVE>(joined, rows, n, b, src, dst, stride),
+            _ => super::wide::<8, INTERLEAVE>(joined, rows, n, b, src, dst, stride),
         }
     }
 }
