@@ -271,9 +271,8 @@ pub(crate) fn interleaves(isa: Isa, unit: usize, b: usize) -> bool {
 /// 5 to 8 streams of a period's bytes or more ([`BYTE_PERIOD`]), each
 /// vector of the destination the OR of one shuffled load of each, where
 /// the byte permutes do not run (AVX512-VBMI: `permute`, which take such
-/// interleaves first). Checked before the call: tiles of shorter rows
-/// are small, and the call alone measured 1.3 times their time (OpenVINO
-/// depth-to-space of uint8 by 7, rows of 10 bytes).
+/// interleaves first). The row's length is checked here, before the
+/// call: tiles of shorter rows are small, and would pay for it.
 ///
 /// Measured against the tile's own kernels, which zip the streams a byte
 /// at a time (one thread, each workload's minimum of 4 alternated runs,
@@ -293,9 +292,10 @@ const BYTE_PERIOD: usize = 16;
 /// Interleaves `b` streams of `n` contiguous units of `unit` bytes, stream
 /// `y` at `src + y*ss`, into the contiguous destination at `dst` (unit
 /// `x` of stream `y` to `dst + (x*b + y)*unit`), if a shuffle kernel has
-/// this shape (`b` of 2 to 4, `n` at least a period) and `isa` runs it;
-/// with streaming stores (`nt`), also only into a 16-byte aligned
-/// destination of whole vectors. `false`, having done nothing, if not.
+/// this shape ([`interleaves`], [`interleaves_bytes`]; `n` at least a
+/// period) and `isa` runs it; with streaming stores (`nt`), also only
+/// into a 16-byte aligned destination of whole vectors. `false`, having
+/// done nothing, if not.
 ///
 /// # Safety
 /// Every source unit readable, every destination unit writable, without

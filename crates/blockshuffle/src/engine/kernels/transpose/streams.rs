@@ -312,11 +312,11 @@ unsafe fn block_squares<const U: usize>(nx: usize, ny: usize, src: *const u8, ss
 ///
 /// Measured (one thread, each workload's minimum of 4 alternated runs,
 /// ratio to memcpy) on the broad workloads it takes, interleaves and
-/// deinterleaves of 2-, 3- and 4-byte units in 8 to 16 streams: seed 26,
-/// 18 of them, geomean 2.80 -> 1.67 (TF NCHW space-to-depth of 3-byte
-/// units by 14, 0.1 MiB, 3.9 -> 2.0; ONNX space-to-depth of float64 by
-/// 15, 1.8 MiB, 6.4 -> 2.5); held out, seeds 801 and 802, 24, 3.52 ->
-/// 1.92, none slower (pixel unshuffle of 3-byte units by 16, 9.1 -> 2.9).
+/// deinterleaves of 2- to 8-byte units: seed 26, 18 of them, geomean
+/// 2.80 -> 1.67 (TF NCHW space-to-depth of 6-byte units by 14, 0.1 MiB,
+/// 3.9 -> 2.0; ONNX space-to-depth of float64 by 15, 1.8 MiB, 6.4 ->
+/// 2.5); held out, seeds 801 and 802, 24, 3.52 -> 1.92, none slower
+/// (pixel unshuffle of float16 by 9, 0.3 MiB, 9.1 -> 2.9).
 /// Rows of a square's side and more, in squares across the rows rather
 /// than each in its own, measured slower: the 55 more workloads of seed 26
 /// that takes, 1.17 times the time.
@@ -426,9 +426,10 @@ fn overlapping(len: usize, side: usize) -> impl Iterator<Item = usize> {
 
 /// [`deinterleave`]'s rows of `U`-byte units (`INTERLEAVE`:
 /// [`interleave`]'s), in whole squares of [`sides`] (`x86::wide_square`)
-/// at [`overlapping`] starts (`joined`: across the rows, [`joined`]). Unit `c` of group `x` lies `(x * b + c) *
-/// U` bytes into a row's run, and unit `x` of stream `c` at `c * stride
-/// + x * U` from its streams: the source's or the destination's, by way.
+/// at [`overlapping`] starts (`joined`: across the rows, by [`joined`]).
+/// Unit `c` of group `x` lies `(x * b + c) * U` bytes into a row's run,
+/// and unit `x` of stream `c` at `c * stride + x * U` from its streams:
+/// the source's or the destination's, by way.
 ///
 /// # Safety
 /// As [`deinterleave`] or [`interleave`], with `n` and `b` at least the
