@@ -321,7 +321,15 @@ unsafe fn block_squares<const U: usize>(nx: usize, ny: usize, src: *const u8, ss
 /// than each in its own, measured slower: the 55 more workloads of seed 26
 /// that takes, 1.17 times the time.
 fn joins_streams(rows: Rows, n: usize, unit: usize, streams_step: isize) -> bool {
-    rows.count > 1 && streams_step == (n * unit) as isize && sides(unit).is_some_and(|(units, _)| n < units)
+    sides(unit).is_some_and(|(units, _)| continue_streams(rows, n, unit, streams_step, units))
+}
+
+/// Whether `rows` of `n` units of `unit` bytes a stream, shorter than a
+/// square's `side`, each continue the last row's streams (`streams_step`,
+/// the rows' step on the streams' side, is `n * unit`): the rows that
+/// [`joins`] and [`joins_streams`] take as one run of squares.
+fn continue_streams(rows: Rows, n: usize, unit: usize, streams_step: isize, side: usize) -> bool {
+    rows.count > 1 && n < side && streams_step == (n * unit) as isize
 }
 
 /// [`wide`] of rows that [`joins_streams`] takes: each stream one run of
@@ -578,7 +586,7 @@ unsafe fn byte_squares<const AVX2: bool, const INTERLEAVE: bool>(
 /// it takes (seeds 26, 801 and 802, 0.1 to 1 MiB) moved within their
 /// noise.
 fn joins(rows: Rows, n: usize, b: usize) -> bool {
-    rows.count > 1 && n < SIDE && rows.ds == n as isize && rows.ss > (n * b) as isize
+    continue_streams(rows, n, 1, rows.ds, SIDE) && rows.ss > (n * b) as isize
 }
 
 /// [`byte_squares`]' deinterleave of `rows` that [`joins`] takes, in
