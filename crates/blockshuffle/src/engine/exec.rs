@@ -210,8 +210,8 @@ impl Exec<'_> {
                 return;
             }
             if p.units {
-                let (src, dst) = (self.buf.src.wrapping_offset(p.src_base), self.buf.dst.wrapping_offset(p.dst_base));
-                return copy::units(&p.loops, src, dst, p.unit);
+                // (The offsets include the bases.)
+                return copy::listed(&p.offsets, self.buf.src, self.buf.dst, p.unit);
             }
             let mut w = Writers::new();
             let all = 0..p.loops.first().map_or(0, |l| l.count);

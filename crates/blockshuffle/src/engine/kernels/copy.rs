@@ -2,8 +2,9 @@
 //! plan has proven valid. Each documents what its caller guarantees.
 //!
 //! This file holds runs of units ([`copy_run`], with its [`Mode`]), the
-//! loop-nest walk ([`odometer`]) and the streaming gather of a run's units
-//! (`stream_gather`, which fetches the source ahead by `sweep`).
+//! loop-nest walk ([`odometer`], [`units`]), listed units ([`listed`]) and
+//! the streaming gather of a run's units (`stream_gather`, which fetches
+//! the source ahead by `sweep`).
 //!
 //! Layer: kernels; imports [`nest`](super::nest), [`bytes`](super::bytes),
 //! [`shuffle`](super::shuffle) and arch.
@@ -229,14 +230,15 @@ pub(crate) fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: 
 
 /// Copies every unit of a loop nest one at a time, the last loop fastest:
 /// unit `(i_0, .., i_k)` from `src + Σ i_j·ss_j` to `dst + Σ i_j·ds_j`. The
-/// kernel of tiny plans (`CopyPlan::units`), whose units are too few to
-/// pay for choosing any other, and of the tiles that no other kernel takes
-/// (`tile::unit_tiles`); the unit's copy is chosen once.
+/// kernel of the tiles that no other kernel takes (`tile::unit_tiles`); the
+/// unit's copy is chosen once. (Tiny plans, whose units are too few to pay
+/// for choosing any other kernel, list their units instead: [`listed`].)
 ///
 /// `Grid::units` walks the same nest but steps each row's window bounds
 /// and multiplies out each row's offsets: run through it, the prepared
 /// S1 and S3 workloads took 45-51 and 96-98 ns against 32-34 and 64-67
-/// here (alternated, best of 9 processes each).
+/// here (alternated, best of 9 processes each), when this was the tiny
+/// plans' kernel.
 ///
 /// # Safety
 /// Every unit so addressed readable at the source and writable at the
@@ -266,6 +268,28 @@ pub(crate) unsafe fn units(loops: &[Loop], src: *const u8, dst: *mut u8, unit: u
                 }
             }
         }))
+    }
+}
+
+/// Copies units listed by their offsets: unit `i` from `src + offsets[i][0]`
+/// to `dst + offsets[i][1]`, in the list's order. The kernel of tiny plans
+/// (`CopyPlan::units`), whose offsets the plan lists once, when it is
+/// compiled: a run then costs a load and a store a unit, where walking
+/// the loop nest ([`units`]) cost about 27 instructions a unit of the
+/// 64-byte S1 workload (16 units in loops of 2).
+///
+/// # Safety
+/// Every unit so addressed readable at the source and writable at the
+/// destination, without overlap.
+#[inline(never)]
+pub(crate) unsafe fn listed(offsets: &[[isize; 2]], src: *const u8, dst: *mut u8, unit: usize) {
+    // SAFETY: forwarded, unit by unit.
+    unsafe {
+        by_unit!(unit, copy => {
+            for &[s, d] in offsets {
+                copy(src.wrapping_offset(s), dst.wrapping_offset(d));
+            }
+        })
     }
 }
 

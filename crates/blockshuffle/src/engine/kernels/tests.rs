@@ -422,7 +422,9 @@ fn scattered_grids_continue_each_stream() {
 /// for nests of 0 to 6 loops (the last four nested plainly, the rest
 /// through the odometer), units of every size the unit copies switch on
 /// (1 to 65 bytes and beyond), and strides reversed, zero on the source
-/// (one unit read many times) and interleaved.
+/// (one unit read many times) and interleaved; and `copy::listed` given
+/// those offsets as a list (a tiny plan's), in the destination's order
+/// and reversed.
 #[test]
 fn units_copy_every_unit_of_their_nest() {
     let shapes: [&[usize]; 9] = [
@@ -462,6 +464,7 @@ fn units_copy_every_unit_of_their_nest() {
                 .map(|(&count, (&ss, &ds))| Loop { count, ss, ds, window: None, is_outer: false })
                 .collect();
             let mut expected = vec![0u8; n * unit];
+            let mut list = Vec::new();
             for flat in 0..n {
                 let (mut rest, mut s, mut d) = (flat, src_base, 0isize);
                 for j in (0..counts.len()).rev() {
@@ -470,6 +473,7 @@ fn units_copy_every_unit_of_their_nest() {
                     s += i * ss[j];
                     d += i * ds[j];
                 }
+                list.push([s, d]);
                 let (s, d) = (s as usize, d as usize);
                 expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
             }
@@ -478,6 +482,15 @@ fn units_copy_every_unit_of_their_nest() {
             // offsets above, from the source's last unit back).
             unsafe { units(&loops, src.as_ptr().wrapping_offset(src_base), dst.as_mut_ptr(), unit) };
             assert_eq!(dst, expected, "unit {unit}, counts {counts:?}");
+            for reversed in [false, true] {
+                if reversed {
+                    list.reverse();
+                }
+                let mut dst = vec![0u8; n * unit];
+                // SAFETY: the same units, listed with the bases added.
+                unsafe { listed(&list, src.as_ptr(), dst.as_mut_ptr(), unit) };
+                assert_eq!(dst, expected, "listed, unit {unit}, counts {counts:?}, reversed {reversed}");
+            }
         }
     }
 }

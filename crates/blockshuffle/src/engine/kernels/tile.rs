@@ -489,9 +489,9 @@ unsafe fn tile_rows(
     }
 }
 
-/// The tiles of `rows` as a nest of their units ([`units`], the tiny
-/// plans' kernel), the longer side innermost, the unit's copy chosen once
-/// for all of them: the tiles that no kernel takes are mostly small (a
+/// The tiles of `rows` as a nest of their units ([`units`]), the longer
+/// side innermost, the unit's copy chosen once for all of them: the
+/// tiles that no kernel takes are mostly small (a
 /// block's columns of a few units by a few, NCHW space-to-depth and pixel
 /// unshuffle of 8- and 16-byte units by 5 to 16), and a call of
 /// [`copy_run`] for each of their rows cost as much as its few units.

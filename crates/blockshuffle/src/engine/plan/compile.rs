@@ -75,9 +75,13 @@ pub(crate) struct CopyPlan {
     /// No destination bytes at all.
     pub empty: bool,
     /// A tiny plan: every unit copied one at a time, in the destination's
-    /// order, by `kernels::copy::units` (see [`TINY_UNITS`]). Its loops
-    /// carry no window, and it does not stream.
+    /// order, from the list in `offsets`, by `kernels::copy::listed` (see
+    /// [`TINY_UNITS`]). Its loops carry no window, and it does not stream.
     pub units: bool,
+    /// A tiny plan's units, listed when it is compiled (see [`list_units`]):
+    /// each unit's source and destination byte offsets, bases included,
+    /// in the destination's order. Empty for other plans.
+    pub offsets: ArrayVec<[isize; 2], TINY_UNITS>,
     /// Every destination position is padding (forward only).
     pub all_padding: bool,
     /// For each loop j: bytes of the contiguous destination block that one
@@ -197,6 +201,7 @@ impl CopyPlan {
             fill: false,
             empty: true,
             units: false,
+            offsets: ArrayVec::new_const(),
             all_padding: false,
             dst_block: ArrayVec::new_const(),
             dst_bytes: 0,
@@ -330,6 +335,7 @@ impl CopyPlan {
         self.fill = dir == Direction::Forward;
         self.empty = empty;
         self.units = false;
+        self.offsets.clear();
         self.all_padding = false;
         self.dst_block.clear();
         self.dst_bytes = dst_bytes;
@@ -498,7 +504,11 @@ impl CopyPlan {
 
         // 3'. Tiny plans copy unit by unit: no kernel would pay for its
         // choosing (nor would the rules below for their running).
-        if !self.nt && self.dst_bytes <= TINY_UNITS.saturating_mul(self.unit) && loops.iter().all(free) {
+        if !self.nt
+            && self.dst_bytes <= TINY_UNITS.saturating_mul(self.unit)
+            && loops.iter().all(free)
+            && list_units(loops, self.src_base, self.dst_base, &mut self.offsets)
+        {
             self.units = true;
             destination_blocks(loops, self.unit, &mut self.dst_block);
             return;

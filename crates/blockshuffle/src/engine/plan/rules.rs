@@ -298,6 +298,47 @@ pub(super) const MANY_STREAMS_UNIT: usize = 256;
 /// 144 units 1.29x).
 pub(super) const TINY_UNITS: usize = 64;
 
+/// Lists the source and destination offsets of every unit of `loops`
+/// (windowless), the bases added, in the destination's order (the last
+/// loop fastest): the list a tiny plan's runs copy (`CopyPlan::offsets`,
+/// `kernels::copy::listed`). `false`, the list empty, when the units are
+/// more than [`TINY_UNITS`].
+///
+/// Built from the innermost loop out: each loop repeats the list so far
+/// (the units of the loops inside it) at each of its further indices.
+pub(super) fn list_units(
+    loops: &[Loop],
+    src_base: isize,
+    dst_base: isize,
+    list: &mut ArrayVec<[isize; 2], TINY_UNITS>,
+) -> bool {
+    list.clear();
+    let units = loops.iter().try_fold(1usize, |n, l| n.checked_mul(l.count));
+    let n = match units {
+        Some(0) => return true,
+        Some(n) if n <= TINY_UNITS => n,
+        _ => return false,
+    };
+    // Sized first, then written in place: pushed one at a time, each
+    // checked against the capacity, the list cost twice as much.
+    list.try_extend_from_slice(&[[0; 2]; TINY_UNITS][..n]).expect("at most TINY_UNITS units");
+    list[0] = [src_base, dst_base];
+    let mut len = 1;
+    for l in loops.iter().rev() {
+        let inner = len;
+        let (mut s, mut d) = (0isize, 0isize);
+        for _ in 1..l.count {
+            (s, d) = (s.wrapping_add(l.ss), d.wrapping_add(l.ds));
+            let (done, rest) = list.split_at_mut(len);
+            for (to, &[a, b]) in rest[..inner].iter_mut().zip(&done[..inner]) {
+                *to = [a.wrapping_add(s), b.wrapping_add(d)];
+            }
+            len += inner;
+        }
+    }
+    true
+}
+
 /// Destination bytes from which rows of units without a vector kernel walk
 /// the loops around them in the source's order (see [`choose_tile`]): past
 /// the first-level caches, where the order of memory traffic matters.
