@@ -1,8 +1,9 @@
 //! Byte-shuffle kernels for units of 3, 6 and 12 bytes: the three channels
 //! of an NHWC image in uint8, float16 or float32, which no vector kernel of
 //! [`simd`](super::simd) moves (its units are powers of two); and for
-//! bytes in 5 to 8 streams, which no other kernel without AVX512-VBMI
-//! interleaves (NCHW depth-to-space and pixel shuffle of uint8 by 5 to 8).
+//! bytes in 5 to 8 streams and 2- and 4-byte units in 5 to 7, which no
+//! other vector kernel without AVX512-VBMI interleaves (NCHW depth-to-space
+//! and pixel shuffles by 5 to 8, batch-to-space by 5 to 7).
 //!
 //! Two shapes of run, both building a contiguous destination:
 //!
@@ -10,8 +11,9 @@
 //!   block position of NHWC space-to-batch, space-to-depth's inverse), for
 //!   units of 3 bytes (see [`gathers`]);
 //! - an *interleave* of `b` source rows (2 to 4), one unit of each in turn
-//!   (NHWC batch-to-space and space-to-depth), and of 5 to 8 rows of bytes
-//!   (see [`interleaves_bytes`]).
+//!   (NHWC batch-to-space and space-to-depth), of 5 to 8 rows of bytes
+//!   (see [`interleaves_bytes`]) and of 5 to 7 rows of 2- and 4-byte units
+//!   (see [`interleaves_units`]).
 //!
 //! Either way each 16-byte destination vector is the OR of a few 16-byte
 //! source loads, each byte-shuffled (`pshufb`) into place. The pattern of
@@ -289,11 +291,45 @@ pub(crate) fn interleaves_bytes(isa: Isa, b: usize, n: usize) -> bool {
 /// for 5 to 8 streams: 16 groups, whole vectors.
 const BYTE_PERIOD: usize = 16;
 
+/// Whether [`interleave`] takes `b` streams of `n` units of `unit` bytes
+/// on `isa` as [`interleaves_bytes`] takes bytes: units of 2 and 4 bytes
+/// in 5 to 7 streams (8 and more go in the transpose's squares), each
+/// vector of the destination the OR of one shuffled load of each stream,
+/// a period 16 bytes of each ([`UNIT_PERIOD`]); without AVX512-VBMI, as
+/// the bytes. Rows of at least two periods: a row's last, partial period
+/// is a whole one that ends the row, moving again the units before it,
+/// and rows of 9 and 12 units of 2 bytes (one period and a part) measured
+/// slower so than the tile's own kernels.
+///
+/// Measured against the tile's own kernels (which zip the streams a unit
+/// at a time) on the broad workloads that reach it, seeds 26, 801 and 802
+/// (39 workloads), one thread, each workload's minimum of 4 alternated
+/// runs: 0.83 of the time (seed 26's 17: 0.83; held out, 801's 9: 0.92,
+/// 802's 13: 0.77). 2-byte units (5 workloads) 0.67, none slower (TF
+/// batch-to-space of float16 by 6, 28 MiB, 1.48 -> 0.92x memcpy); 4-byte
+/// units (34) 0.86, in 5 streams 0.96, 6 streams 0.74, 7 streams 0.88,
+/// two of them slower in every run: OpenVINO batch-to-space of float32 by
+/// 1 x 7 x 5 x 7, cropped, 169 MiB, 1.71 -> 2.71, and TF NCHW_VECT_C
+/// depth-to-space by 5, 8.7 MiB, 1.36 -> 1.89 (a 4-byte unit takes a load,
+/// a shuffle and an OR, where a zip takes a load and a store).
+#[inline]
+pub(crate) fn interleaves_units(isa: Isa, unit: usize, b: usize, n: usize) -> bool {
+    cfg!(target_arch = "x86_64")
+        && isa >= Isa::Avx2
+        && !isa.runs_vbmi()
+        && matches!(unit, 2 | 4)
+        && matches!(b, 5..=7)
+        && n * unit >= 2 * UNIT_PERIOD
+}
+
+/// The bytes of each stream in a period of [`interleaves_units`]' kernels.
+const UNIT_PERIOD: usize = 16;
+
 /// Interleaves `b` streams of `n` contiguous units of `unit` bytes, stream
 /// `y` at `src + y*ss`, into the contiguous destination at `dst` (unit
 /// `x` of stream `y` to `dst + (x*b + y)*unit`), if a shuffle kernel has
-/// this shape ([`interleaves`], [`interleaves_bytes`]; `n` at least a
-/// period) and `isa` runs it; with streaming stores (`nt`), also only
+/// this shape ([`interleaves`], [`interleaves_bytes`],
+/// [`interleaves_units`]; `n` at least a period) and `isa` runs it; with streaming stores (`nt`), also only
 /// into a 16-byte aligned destination of whole vectors. `false`, having
 /// done nothing, if not.
 ///
@@ -313,7 +349,7 @@ pub(crate) unsafe fn interleave(
     nt: bool,
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if interleaves(isa, unit, b) || unit == 1 && interleaves_bytes(isa, b, n) {
+    if interleaves(isa, unit, b) || unit == 1 && interleaves_bytes(isa, b, n) || interleaves_units(isa, unit, b, n) {
         // SAFETY: forwarded; AVX2 (the plan's `isa`).
         unsafe {
             let run = if nt { x86::interleave::<true> } else { x86::interleave::<false> };
@@ -364,6 +400,12 @@ mod x86 {
                 (1, 6) => run::<false, 1, 6, NT>(n, src, ss, dst),
                 (1, 7) => run::<false, 1, 7, NT>(n, src, ss, dst),
                 (1, 8) => run::<false, 1, 8, NT>(n, src, ss, dst),
+                (2, 5) => run::<false, 2, 5, NT>(n, src, ss, dst),
+                (2, 6) => run::<false, 2, 6, NT>(n, src, ss, dst),
+                (2, 7) => run::<false, 2, 7, NT>(n, src, ss, dst),
+                (4, 5) => run::<false, 4, 5, NT>(n, src, ss, dst),
+                (4, 6) => run::<false, 4, 6, NT>(n, src, ss, dst),
+                (4, 7) => run::<false, 4, 7, NT>(n, src, ss, dst),
                 _ => false,
             }
         }
@@ -573,56 +615,81 @@ mod tests {
             assert_eq!(p.units, BYTE_PERIOD, "interleave 1 x {b}");
             assert!(p.loads[..p.vectors].iter().all(|&l| l == b), "interleave 1 x {b}");
         }
+        // Units of 2 and 4 bytes in 5 to 7 streams: as many loads a
+        // vector as the streams it takes units of, at most 8 (2-byte
+        // units) or 4 (4-byte), a period of `UNIT_PERIOD` bytes of each.
+        for (unit, most) in [(2, 8), (4, 4)] {
+            for b in 5..=7 {
+                let (p, paired) =
+                    (Pattern::new(Shape::Interleave, unit, b), Pattern::paired(Shape::Interleave, unit, b));
+                assert!(p.ok && paired.ok && paired.vectors.is_multiple_of(2), "interleave {unit} x {b}");
+                assert_eq!(p.units * unit, UNIT_PERIOD, "interleave {unit} x {b}");
+                assert!(p.loads[..p.vectors].iter().all(|&l| l <= most.min(b)), "interleave {unit} x {b}");
+            }
+        }
         // Nine loads would be needed.
         assert!(!Pattern::new(Shape::Gather, 6, 8).ok);
         // More rows than an interleave takes.
         assert!(!Pattern::new(Shape::Interleave, 2, 9).ok && !Pattern::new(Shape::Interleave, 1, 9).ok);
     }
 
-    /// Interleaves of 4 to 9 streams of bytes (5 to 8 taken), of 0 to 100
-    /// bytes each (around a period, whole periods and pairs of them and
-    /// not), the streams apart by more than their bytes, against the
+    /// Interleaves of 4 to 9 streams of bytes (5 to 8 taken) and of 2- and
+    /// 4-byte units (5 to 7 taken, rows of two periods and more), of 0 to
+    /// 100 bytes each (around a period, whole periods and pairs of them
+    /// and not), the streams apart by more than their bytes, against the
     /// definition, nothing written past the end; every kernel set (only
     /// AVX2 without VBMI takes them), and streamed into whole aligned
     /// vectors.
     #[test]
-    fn byte_interleaves_of_5_to_8_streams_match_the_definition() {
+    fn interleaves_of_5_to_8_streams_of_narrow_units_match_the_definition() {
         for isa in Isa::every_runnable() {
-            for b in 4..=9 {
-                for n in [0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 100] {
-                    let pitch = n + 5;
-                    let src: Vec<u8> = (0..b * pitch).map(|i| (i * 13 + i / 251 + 1) as u8).collect();
-                    let mut dst = vec![0xAAu8; b * n + 32];
-                    // SAFETY: `b` streams of `n` bytes; `b * n` destination bytes.
-                    let done =
-                        unsafe { interleave(isa, b, n, src.as_ptr(), pitch as isize, dst.as_mut_ptr(), 1, false) };
-                    let takes = cfg!(target_arch = "x86_64")
-                        && isa >= Isa::Avx2
-                        && !isa.runs_vbmi()
-                        && (5..=8).contains(&b)
-                        && n >= 16;
-                    assert_eq!(done, takes, "{b} streams of {n} bytes, {isa:?}");
-                    assert_eq!(interleaves_bytes(isa, b, n), takes, "{b} streams of {n} bytes, {isa:?}");
-                    let mut want = vec![0xAAu8; b * n + 32];
-                    for x in 0..if done { n } else { 0 } {
-                        for y in 0..b {
-                            want[x * b + y] = src[y * pitch + x];
-                        }
-                    }
-                    assert!(dst == want, "{b} streams of {n} bytes, {isa:?}");
-                    let mut out = vec![0u128; (b * n).div_ceil(16) + 1];
-                    // SAFETY: as above, into a buffer of `b * n` bytes and more.
-                    let streamed = unsafe {
-                        interleave(isa, b, n, src.as_ptr(), pitch as isize, out.as_mut_ptr().cast(), 1, true)
-                    };
-                    assert_eq!(streamed, done && (b * n).is_multiple_of(16), "{b} streams of {n} bytes streamed");
-                    if streamed {
-                        // SAFETY: the buffer's first `b * n` bytes, written.
-                        let out = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), b * n) };
-                        assert_eq!(out, &want[..b * n], "{b} streams of {n} bytes streamed");
+            for unit in [1, 2, 4] {
+                for b in 4..=9 {
+                    for bytes in [0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 100] {
+                        let n = bytes / unit;
+                        let avx2 = cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && !isa.runs_vbmi();
+                        let takes = avx2
+                            && match unit {
+                                1 => (5..=8).contains(&b) && n >= 16,
+                                _ => (5..=7).contains(&b) && n * unit >= 32,
+                            };
+                        check_interleave(isa, unit, b, n, takes);
                     }
                 }
             }
+        }
+    }
+
+    /// Runs [`interleave`] on `b` streams of `n` units of `unit` bytes,
+    /// through the cache and streamed, and checks that it takes them
+    /// exactly when `takes`, and what it writes.
+    fn check_interleave(isa: Isa, unit: usize, b: usize, n: usize, takes: bool) {
+        let what = format!("{b} streams of {n} units of {unit} bytes, {isa:?}");
+        let (row, pitch) = (n * unit, n * unit + 5);
+        let src: Vec<u8> = (0..b * pitch).map(|i| (i * 13 + i / 251 + 1) as u8).collect();
+        let mut dst = vec![0xAAu8; b * row + 32];
+        // SAFETY: `b` streams of `n` units; `b * n` destination units.
+        let done = unsafe { interleave(isa, b, n, src.as_ptr(), pitch as isize, dst.as_mut_ptr(), unit, false) };
+        assert_eq!(done, takes, "{what}");
+        let taken = if unit == 1 { interleaves_bytes(isa, b, n) } else { interleaves_units(isa, unit, b, n) };
+        assert_eq!(taken, takes, "{what}");
+        let mut want = vec![0xAAu8; b * row + 32];
+        for x in 0..if done { n } else { 0 } {
+            for y in 0..b {
+                let (to, from) = ((x * b + y) * unit, y * pitch + x * unit);
+                want[to..to + unit].copy_from_slice(&src[from..from + unit]);
+            }
+        }
+        assert!(dst == want, "{what}");
+        let mut out = vec![0u128; (b * row).div_ceil(16) + 1];
+        // SAFETY: as above, into a buffer of `b * n` units and more.
+        let streamed =
+            unsafe { interleave(isa, b, n, src.as_ptr(), pitch as isize, out.as_mut_ptr().cast(), unit, true) };
+        assert_eq!(streamed, done && (b * row).is_multiple_of(16), "{what}, streamed");
+        if streamed {
+            // SAFETY: the buffer's first `b * n` units, written.
+            let out = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), b * row) };
+            assert_eq!(out, &want[..b * row], "{what}, streamed");
         }
     }
 

@@ -250,6 +250,15 @@ fn interleaves_of_3_to_8_byte_units_on_both_sides_of_the_permutes_slots() {
     check_interleaves(3..=8, &[5, 8, 9, 10, 11, 16, 17], &[1, 2, 3, 5, 6, 16, 17, 21, 22, 40, 97], false);
 }
 
+/// Interleaves of 5 to 7 streams of 2- and 4-byte units, which the byte
+/// shuffles take in rows of two periods and more (32 bytes) without VBMI:
+/// rows on both sides of that length (7, 8, 15, 16, 17 units) and longer,
+/// through the cache and streamed.
+#[test]
+fn interleaves_of_5_to_7_streams_of_2_and_4_byte_units() {
+    check_interleaves([2, 4], &[5, 6, 7], &[1, 7, 8, 15, 16, 17, 33], true);
+}
+
 /// Interleaves of 15 to 32 streams of units of 1 to 4 bytes, which the
 /// byte permutes take ahead of the transpose's squares (through the
 /// cache; streamed, the squares or the stage): stream counts on both
