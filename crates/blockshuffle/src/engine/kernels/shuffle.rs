@@ -294,9 +294,9 @@ const BYTE_PERIOD: usize = 16;
 /// Whether [`interleave`] takes `b` streams of `n` units of `unit` bytes
 /// on `isa` as [`interleaves_bytes`] takes bytes: units of 2 and 4 bytes
 /// in 5 to 7 streams (8 and more go in the transpose's squares), each
-/// vector of the destination the OR of one shuffled load of each stream,
-/// a period 16 bytes of each ([`UNIT_PERIOD`]); without AVX512-VBMI, as
-/// the bytes. Rows of at least two periods: a row's last, partial period
+/// vector of the destination the OR of one shuffled load of each stream
+/// it holds units of, a period 16 bytes of each ([`UNIT_PERIOD`]); without
+/// AVX512-VBMI, as the bytes. Rows of at least two periods: a row's last, partial period
 /// is a whole one that ends the row, moving again the units before it,
 /// and rows of 9 and 12 units of 2 bytes (one period and a part) measured
 /// slower so than the tile's own kernels.
@@ -329,9 +329,9 @@ const UNIT_PERIOD: usize = 16;
 /// `y` at `src + y*ss`, into the contiguous destination at `dst` (unit
 /// `x` of stream `y` to `dst + (x*b + y)*unit`), if a shuffle kernel has
 /// this shape ([`interleaves`], [`interleaves_bytes`],
-/// [`interleaves_units`]; `n` at least a period) and `isa` runs it; with streaming stores (`nt`), also only
-/// into a 16-byte aligned destination of whole vectors. `false`, having
-/// done nothing, if not.
+/// [`interleaves_units`]; `n` at least a period) and `isa` runs it; with
+/// streaming stores (`nt`), also only into a 16-byte aligned destination
+/// of whole vectors. `false`, having done nothing, if not.
 ///
 /// # Safety
 /// Every source unit readable, every destination unit writable, without
