@@ -12,8 +12,8 @@
 //!   units of 3 bytes (see [`gathers`]);
 //! - an *interleave* of `b` source rows (2 to 4), one unit of each in turn
 //!   (NHWC batch-to-space and space-to-depth), of 5 to 8 rows of bytes
-//!   (see [`interleaves_bytes`]) and of 5 to 7 rows of 2- and 4-byte units
-//!   (see [`interleaves_units`]).
+//!   and of 5 to 7 rows of 2- and 4-byte units (see
+//!   [`interleaves_streams`]).
 //!
 //! Either way each 16-byte destination vector is the OR of a few 16-byte
 //! source loads, each byte-shuffled (`pshufb`) into place. The pattern of
@@ -268,68 +268,55 @@ pub(crate) fn interleaves(isa: Isa, unit: usize, b: usize) -> bool {
     cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && matches!((unit, b), (3 | 6 | 12, 2..=4))
 }
 
-/// Whether [`interleave`] takes `b` streams of `n` bytes on `isa`, through
-/// the cache (streamed, such tiles go through a stage: `tile::copy_tile`):
-/// 5 to 8 streams of a period's bytes or more ([`BYTE_PERIOD`]), each
-/// vector of the destination the OR of one shuffled load of each, where
-/// the byte permutes do not run (AVX512-VBMI: `permute`, which take such
-/// interleaves first). The row's length is checked here, before the
-/// call: tiles of shorter rows are small, and would pay for it.
-///
-/// Measured against the tile's own kernels, which zip the streams a byte
-/// at a time (one thread, each workload's minimum of 4 alternated runs,
-/// ratio to memcpy), on the broad workloads that reach it: seed 26, 10 of
-/// them, geomean 5.68 -> 2.50 (TF NCHW depth-to-space of uint8 by 5, 0.6
-/// MiB, 7.6 -> 2.5; TF batch-to-space of uint8 by 5, 55 MiB, 3.3 ->
-/// 1.2); held out, seeds 801 and 802, 9, 4.85 -> 2.80.
-#[inline]
-pub(crate) fn interleaves_bytes(isa: Isa, b: usize, n: usize) -> bool {
-    cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && !isa.runs_vbmi() && matches!(b, 5..=8) && n >= BYTE_PERIOD
-}
-
-/// The bytes of each stream in a period of [`interleaves_bytes`]' kernels,
-/// for 5 to 8 streams: 16 groups, whole vectors.
-const BYTE_PERIOD: usize = 16;
-
 /// Whether [`interleave`] takes `b` streams of `n` units of `unit` bytes
-/// on `isa` as [`interleaves_bytes`] takes bytes: units of 2 and 4 bytes
-/// in 5 to 7 streams (8 and more go in the transpose's squares), each
-/// vector of the destination the OR of one shuffled load of each stream
-/// it holds units of, a period 16 bytes of each ([`UNIT_PERIOD`]); without
-/// AVX512-VBMI, as the bytes. Rows of at least two periods: a row's last, partial period
-/// is a whole one that ends the row, moving again the units before it,
-/// and rows of 9 and 12 units of 2 bytes (one period and a part) measured
-/// slower so than the tile's own kernels.
+/// on `isa` in whole vectors of the destination, each the OR of one
+/// shuffled load of each stream it holds units of, a period
+/// [`STREAM_PERIOD`] bytes of each stream: bytes in 5 to 8 streams of a
+/// period or more, and units of 2 and 4 bytes in 5 to 7 streams (8 and
+/// more go in the transpose's squares) of two periods or more. Through
+/// the cache (streamed, such tiles go through a stage: `tile::copy_tile`),
+/// where the byte permutes do not run (AVX512-VBMI: `permute`, which take
+/// such interleaves first). The row's length is checked here, before the
+/// call: tiles of shorter rows are small, and would pay for it; and a
+/// row's last, partial period is a whole one that ends the row, moving
+/// again the units before it: rows of 9 and 12 units of 2 bytes (one
+/// period and a part) measured slower so than the tile's own kernels.
 ///
-/// Measured against the tile's own kernels (which zip the streams a unit
-/// at a time) on the broad workloads that reach it, seeds 26, 801 and 802
-/// (39 workloads), one thread, each workload's minimum of 4 alternated
-/// runs: 0.83 of the time (seed 26's 17: 0.83; held out, 801's 9: 0.92,
-/// 802's 13: 0.77). 2-byte units (5 workloads) 0.67, none slower (TF
-/// batch-to-space of float16 by 6, 28 MiB, 1.48 -> 0.92x memcpy); 4-byte
-/// units (34) 0.86, in 5 streams 0.96, 6 streams 0.74, 7 streams 0.88,
-/// two of them slower in every run: OpenVINO batch-to-space of float32 by
-/// 1 x 7 x 5 x 7, cropped, 169 MiB, 1.71 -> 2.71, and TF NCHW_VECT_C
-/// depth-to-space by 5, 8.7 MiB, 1.36 -> 1.89 (a 4-byte unit takes a load,
-/// a shuffle and an OR, where a zip takes a load and a store).
+/// Measured against the tile's own kernels, which zip the streams a unit
+/// at a time (one thread, each workload's minimum of 4 alternated runs,
+/// ratio to memcpy), on the broad workloads that reach it:
+/// - bytes: seed 26, 10 of them, geomean 5.68 -> 2.50 (TF NCHW
+///   depth-to-space of uint8 by 5, 0.6 MiB, 7.6 -> 2.5; TF batch-to-space
+///   of uint8 by 5, 55 MiB, 3.3 -> 1.2); held out, seeds 801 and 802, 9,
+///   4.85 -> 2.80.
+/// - 2- and 4-byte units: seeds 26, 801 and 802, 39 of them, 0.83 of the
+///   time (seed 26's 17: 0.83; held out, 801's 9: 0.92, 802's 13: 0.77).
+///   2-byte units (5 workloads) 0.67, none slower (TF batch-to-space of
+///   float16 by 6, 28 MiB, 1.48 -> 0.92x memcpy); 4-byte units (34) 0.86,
+///   in 5 streams 0.96, 6 streams 0.74, 7 streams 0.88, two of them
+///   slower in every run: OpenVINO batch-to-space of float32 by 1 x 7 x 5
+///   x 7, cropped, 169 MiB, 1.71 -> 2.71, and TF NCHW_VECT_C
+///   depth-to-space by 5, 8.7 MiB, 1.36 -> 1.89 (a 4-byte unit takes a
+///   load, a shuffle and an OR, where a zip takes a load and a store).
 #[inline]
-pub(crate) fn interleaves_units(isa: Isa, unit: usize, b: usize, n: usize) -> bool {
-    cfg!(target_arch = "x86_64")
-        && isa >= Isa::Avx2
-        && !isa.runs_vbmi()
-        && matches!(unit, 2 | 4)
-        && matches!(b, 5..=7)
-        && n * unit >= 2 * UNIT_PERIOD
+pub(crate) fn interleaves_streams(isa: Isa, unit: usize, b: usize, n: usize) -> bool {
+    let periods = match (unit, b) {
+        (1, 5..=8) => 1,
+        (2 | 4, 5..=7) => 2,
+        _ => return false,
+    };
+    cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && !isa.runs_vbmi() && n * unit >= periods * STREAM_PERIOD
 }
 
-/// The bytes of each stream in a period of [`interleaves_units`]' kernels.
-const UNIT_PERIOD: usize = 16;
+/// The bytes of each stream in a period of [`interleaves_streams`]'
+/// kernels: 16 bytes, 16 or 8 or 4 units, whole vectors.
+const STREAM_PERIOD: usize = 16;
 
 /// Interleaves `b` streams of `n` contiguous units of `unit` bytes, stream
 /// `y` at `src + y*ss`, into the contiguous destination at `dst` (unit
 /// `x` of stream `y` to `dst + (x*b + y)*unit`), if a shuffle kernel has
-/// this shape ([`interleaves`], [`interleaves_bytes`],
-/// [`interleaves_units`]; `n` at least a period) and `isa` runs it; with
+/// this shape ([`interleaves`], [`interleaves_streams`]; `n` at least a
+/// period) and `isa` runs it; with
 /// streaming stores (`nt`), also only into a 16-byte aligned destination
 /// of whole vectors. `false`, having done nothing, if not.
 ///
@@ -349,7 +336,7 @@ pub(crate) unsafe fn interleave(
     nt: bool,
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if interleaves(isa, unit, b) || unit == 1 && interleaves_bytes(isa, b, n) || interleaves_units(isa, unit, b, n) {
+    if interleaves(isa, unit, b) || interleaves_streams(isa, unit, b, n) {
         // SAFETY: forwarded; AVX2 (the plan's `isa`).
         unsafe {
             let run = if nt { x86::interleave::<true> } else { x86::interleave::<false> };
@@ -608,22 +595,22 @@ mod tests {
             assert!(Pattern::new(Shape::Gather, 3, k).ok, "gather 3 / {k}");
         }
         // Bytes of 5 to 8 streams: one load of each stream a vector, a
-        // period of `BYTE_PERIOD` bytes of each.
+        // period of `STREAM_PERIOD` bytes of each.
         for b in 5..=8 {
             let (p, paired) = (Pattern::new(Shape::Interleave, 1, b), Pattern::paired(Shape::Interleave, 1, b));
             assert!(p.ok && paired.ok && paired.vectors.is_multiple_of(2), "interleave 1 x {b}");
-            assert_eq!(p.units, BYTE_PERIOD, "interleave 1 x {b}");
+            assert_eq!(p.units, STREAM_PERIOD, "interleave 1 x {b}");
             assert!(p.loads[..p.vectors].iter().all(|&l| l == b), "interleave 1 x {b}");
         }
         // Units of 2 and 4 bytes in 5 to 7 streams: as many loads a
         // vector as the streams it takes units of, at most 8 (2-byte
-        // units) or 4 (4-byte), a period of `UNIT_PERIOD` bytes of each.
+        // units) or 4 (4-byte), a period of `STREAM_PERIOD` bytes of each.
         for (unit, most) in [(2, 8), (4, 4)] {
             for b in 5..=7 {
                 let (p, paired) =
                     (Pattern::new(Shape::Interleave, unit, b), Pattern::paired(Shape::Interleave, unit, b));
                 assert!(p.ok && paired.ok && paired.vectors.is_multiple_of(2), "interleave {unit} x {b}");
-                assert_eq!(p.units * unit, UNIT_PERIOD, "interleave {unit} x {b}");
+                assert_eq!(p.units * unit, STREAM_PERIOD, "interleave {unit} x {b}");
                 assert!(p.loads[..p.vectors].iter().all(|&l| l <= most.min(b)), "interleave {unit} x {b}");
             }
         }
@@ -671,8 +658,7 @@ mod tests {
         // SAFETY: `b` streams of `n` units; `b * n` destination units.
         let done = unsafe { interleave(isa, b, n, src.as_ptr(), pitch as isize, dst.as_mut_ptr(), unit, false) };
         assert_eq!(done, takes, "{what}");
-        let taken = if unit == 1 { interleaves_bytes(isa, b, n) } else { interleaves_units(isa, unit, b, n) };
-        assert_eq!(taken, takes, "{what}");
+        assert_eq!(interleaves_streams(isa, unit, b, n), takes, "{what}");
         let mut want = vec![0xAAu8; b * row + 32];
         for x in 0..if done { n } else { 0 } {
             for y in 0..b {
