@@ -231,8 +231,11 @@ pub(crate) fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: 
 /// Copies every unit of a loop nest one at a time, the last loop fastest:
 /// unit `(i_0, .., i_k)` from `src + Σ i_j·ss_j` to `dst + Σ i_j·ds_j`. The
 /// kernel of the tiles that no other kernel takes (`tile::unit_tiles`); the
-/// unit's copy is chosen once. (Tiny plans, whose units are too few to pay
-/// for choosing any other kernel, list their units instead: [`listed`].)
+/// unit's copy is chosen once, and where the last loop's destination is
+/// contiguous, units of 3, 5-7, 9-15, ... bytes but the last of each run
+/// go in one move of the power of two above them ([`widens`], as
+/// [`copy_run`]'s). (Tiny plans, whose units are too few to pay for
+/// choosing any other kernel, list their units instead: [`listed`].)
 ///
 /// `Grid::units` walks the same nest but steps each row's window bounds
 /// and multiplies out each row's offsets: run through it, the prepared
@@ -247,28 +250,54 @@ pub(crate) fn odometer(loops: &[Loop], src_base: isize, dst_base: isize, mut f: 
 pub(crate) unsafe fn units(loops: &[Loop], src: *const u8, dst: *mut u8, unit: usize) {
     // SAFETY: forwarded (one unit).
     let Some(last) = loops.last() else { return unsafe { copy_bytes(src, dst, unit, false) } };
-    // The last four loops nested plainly (those missing once each), the
-    // odometer outside them.
+    // SAFETY: forwarded, unit by unit; widened, every unit but the last of
+    // each run of the last loop, as `widens` allows: that loop's
+    // destination is contiguous (a move's excess lands on the next unit's
+    // place, written next) and its next source unit at least a move on
+    // (the excess read lies between two of the source's units).
+    unsafe {
+        if widens(unit, last.ss, last.ds) {
+            by_wide_unit!(unit, wide, exact => nest(loops, src, dst, wide, exact))
+        } else {
+            by_unit!(unit, copy => nest(loops, src, dst, copy, copy))
+        }
+    }
+}
+
+/// [`units`]' walk: the last four loops nested plainly (those missing
+/// once each), the odometer outside them; `copy` moves each unit of the
+/// last loop's runs but the last, which `last_copy` moves.
+///
+/// # Safety
+/// As [`units`], and the units the two copies are given as they require;
+/// `loops` not empty.
+#[inline(always)]
+unsafe fn nest(
+    loops: &[Loop],
+    src: *const u8,
+    dst: *mut u8,
+    copy: impl Fn(*const u8, *mut u8),
+    last_copy: impl Fn(*const u8, *mut u8),
+) {
     let n = loops.len();
+    let last = &loops[n - 1];
     let level = |k: usize| if n > k { Rows::of(&loops[n - 1 - k]) } else { Rows::ONE };
     let (rows, planes, cubes) = (level(1), level(2), level(3));
     let outer = &loops[..n.saturating_sub(4)];
-    // SAFETY: forwarded, unit by unit.
-    unsafe {
-        by_unit!(unit, copy => odometer(outer, 0, 0, |so, dof| {
-            let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
-            for c in 0..cubes.count {
-                let (src, dst) = cubes.at(c, src, dst);
-                for p in 0..planes.count {
-                    let (src, dst) = planes.at(p, src, dst);
-                    for r in 0..rows.count {
-                        let (s, d) = rows.at(r, src, dst);
-                        strided(last.count, s, last.ss, d, last.ds, copy, copy)
-                    }
+    odometer(outer, 0, 0, |so, dof| {
+        let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
+        for c in 0..cubes.count {
+            let (src, dst) = cubes.at(c, src, dst);
+            for p in 0..planes.count {
+                let (src, dst) = planes.at(p, src, dst);
+                for r in 0..rows.count {
+                    let (s, d) = rows.at(r, src, dst);
+                    // SAFETY: forwarded.
+                    unsafe { strided(last.count, s, last.ss, d, last.ds, &copy, &last_copy) }
                 }
             }
-        }))
-    }
+        }
+    })
 }
 
 /// Copies units listed by their offsets: unit `i` from `src + offsets[i][0]`

@@ -504,6 +504,46 @@ fn units_copy_every_unit_of_their_nest() {
     }
 }
 
+/// `copy::units` where its last loop's destination is contiguous, in runs
+/// with gaps between them (bytes no unit owns, which must keep what they
+/// held): units of 3, 5-7, 9-15, ... bytes but the last of each run go in
+/// one move of the power of two above them, whose excess lands on the
+/// next unit of the run, never in a gap; source units just a move apart
+/// (the excess read the next unit's first bytes) and one byte fewer (no
+/// unit widened), both buffers ending with their last unit.
+#[test]
+fn units_widen_only_inside_their_runs() {
+    for unit in [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 24, 31, 33, 48, 63, 64] {
+        let wide = wide_move(unit).unwrap_or(unit);
+        for ss in [wide, wide.max(unit + 1) - 1, 2 * wide + 1] {
+            for (runs, n, gap) in [(1, 1, 1), (1, 5, 0), (3, 1, 2), (3, 4, 1), (4, 7, 5)] {
+                // Runs (the outer loop) `n * unit + gap` bytes apart in the
+                // destination, their units `ss` apart in the source and the
+                // runs `n * ss + 1` apart.
+                let (ds_run, ss_run) = ((n * unit + gap) as isize, (n * ss + 1) as isize);
+                let src_len = (runs - 1) * ss_run as usize + (n - 1) * ss + unit;
+                let dst_len = (runs - 1) * ds_run as usize + n * unit;
+                let src: Vec<u8> = (0..src_len).map(|i| (i * 29 + 3) as u8).collect();
+                let mut expected = vec![0xA5u8; dst_len];
+                for r in 0..runs {
+                    for k in 0..n {
+                        let (s, d) = (r * ss_run as usize + k * ss, r * ds_run as usize + k * unit);
+                        expected[d..d + unit].copy_from_slice(&src[s..s + unit]);
+                    }
+                }
+                let loops = [
+                    Loop { count: runs, ss: ss_run, ds: ds_run, window: None, is_outer: false },
+                    Loop { count: n, ss: ss as isize, ds: unit as isize, window: None, is_outer: false },
+                ];
+                let mut dst = vec![0xA5u8; dst_len];
+                // SAFETY: every unit of the nest is inside both buffers.
+                unsafe { units(&loops, src.as_ptr(), dst.as_mut_ptr(), unit) };
+                assert_eq!(dst, expected, "unit {unit}, source stride {ss}, {runs} runs of {n}, gaps of {gap}");
+            }
+        }
+    }
+}
+
 /// The source and the expected destination of `rows` repetitions of an
 /// `nx x ny` tile of `unit`-byte units: unit `(r, x, y)` from `r * rows.ss
 /// + x * unit + y * ssy` to `pad + r * rows.ds + x * dsx + y * unit`, the
