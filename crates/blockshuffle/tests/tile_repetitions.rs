@@ -89,6 +89,30 @@ fn pixel_shuffle_of_small_tiles_matches_the_reference() {
 }
 
 #[test]
+fn repetitions_of_units_without_a_vector_kernel_match_the_reference() {
+    // Tiles of units of 3, 6, 12 and 32 bytes (pixels of three channels,
+    // their blocks), whose image rows continue the tile's source rows and
+    // go next to it as they do for other units: TF NCHW depth-to-space by
+    // 3 and 5, ONNX CRD by 6, pixel shuffle by 3.
+    for (shape, b, elem) in [([1usize, 18, 10, 7], 3usize, 3usize), ([2, 50, 7, 8], 5, 12)] {
+        let plan = tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * elem, 13);
+        let (want, _) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, true);
+        check(&plan, &x, &shape, elem, 1, &want);
+    }
+    let shape = [1usize, 72, 10, 9];
+    let plan = onnx::DepthToSpace::crd(6).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * 6, 17);
+    let (want, _) = ref_depth_to_space_cf(&x, &shape, 6, 1, 6, false);
+    check(&plan, &x, &shape, 6, 1, &want);
+    let shape = [2usize, 18, 5, 6];
+    let plan = torch::PixelShuffle::new(3).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * 32, 19);
+    let (want, _) = ref_depth_to_space_cf(&x, &shape, 32, 1, 3, false);
+    check(&plan, &x, &shape, 32, 1, &want);
+}
+
+#[test]
 fn repetitions_around_the_sweep_limit_match_the_reference() {
     // complex128 by 4 of 32-unit rows: tiles of 2 KiB; 256 image rows
     // sweep 512 KiB (moved next to the tile), 257 do not.

@@ -498,11 +498,10 @@ const MAX_REPEATED_SWEEP: usize = 512 << 10;
 /// or its source rows (`ss == nx * unit`), where the loop next to it does
 /// neither: the tile's kernel then runs all those repetitions as one
 /// matrix, or in one call (`tile::copy_tile`), instead of a small tile a
-/// call. Only for units the vector tile kernels take ([`vector_unit`]),
-/// a tile with no window, a loop of at least as many repetitions as the
-/// one it replaces, and a sweep of the destination that stays in the
-/// cache ([`MAX_REPEATED_SWEEP`]): the move trades the destination's order
-/// for the source's.
+/// call. Only for a tile with no window, a loop of at least as many
+/// repetitions as the one it replaces, and a sweep of the destination
+/// that stays in the cache ([`MAX_REPEATED_SWEEP`]): the move trades the
+/// destination's order for the source's.
 ///
 /// Measured (one thread, 3 alternated runs of 15 repetitions, time after
 /// over before) on the broad workloads it changes, all of them
@@ -517,13 +516,28 @@ const MAX_REPEATED_SWEEP: usize = 512 << 10;
 /// layout of the code (`tile::zip_streams`' short hot loop), not the plan.
 /// Left out, measured on the 99 of seed 26 that a move without these
 /// limits changed: sweeps past the cache (NCHW depth-to-space of 3-byte
-/// units by 2, 97 MiB, 1.27x the time), packed and 32-byte units (whose
-/// tiles run a repetition at a time: 1.00 and up to 1.42), fewer
-/// repetitions than the loop replaced (PyTorch pixel shuffle of
-/// complex128 by 15, 2.46).
+/// units by 2, 97 MiB, 1.27x the time), fewer repetitions than the loop
+/// replaced (PyTorch pixel shuffle of complex128 by 15, 2.46).
+///
+/// Units the vector tile kernels do not take (3, 6, 12, 32, 48 bytes:
+/// pixels of three channels and their blocks), once left out too (a
+/// repetition at a time, 1.00 and up to 1.42), measured on an AMD Zen 3
+/// (the same binary with and without them, 4 alternated runs of 5
+/// repetitions, each workload's best) on the 104 broad workloads it
+/// changes in seeds 26, 801 and 802: 0.83 of the time (each seed 0.82 to
+/// 0.86; by element size, 3 bytes, 36 workloads, 0.73; 6 bytes, 36, 0.88;
+/// 12 bytes, 16, 0.93; 32 bytes, 11, 0.83), their medians 0.84, 68 of
+/// them faster by more than 5% and 18 slower: the tile's kernel is
+/// chosen once a call, for all its repetitions. NCHW depth-to-space of
+/// 3-byte units by 9 (14 MiB) 3.8 -> 1.6x memcpy; OpenVINO depth-to-space
+/// by 5 (36 MiB) 5.5 -> 2.4x. The slowest (medians): OpenVINO
+/// depth-to-space by 3 of 32-byte units (7 MiB) 1.8 -> 2.3x, TF
+/// batch-to-space by 3 of three complex128 channels (1.1 MiB) 1.2 ->
+/// 1.55x, PyTorch pixel shuffle by 2 of 3-byte units (29 MiB) 1.06 ->
+/// 1.33x.
 pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) {
     let n = loops.len();
-    if n < 4 || !vector_unit(unit) {
+    if n < 4 {
         return;
     }
     let (x, y, u) = (loops[n - 2], loops[n - 1], unit as isize);

@@ -49,12 +49,16 @@ fn a_sweep_past_the_cache_keeps_the_destination_order() {
 }
 
 #[test]
-fn only_vector_units_and_unwindowed_tiles_move() {
-    // A tile of 30 x 16 units of `u` bytes, as above.
-    let nest = |u: isize| [l(40, 30 * u, 7680 * u), l(16, 19200 * u, 480 * u), l(30, u, 16 * u), l(16, 1200 * u, u)];
-    for u in [1usize, 2, 3, 4, 6, 8, 12, 16, 32] {
-        let moved = repeated(&nest(u as isize), u)[0].count == 16;
-        assert_eq!(moved, vector_unit(u), "unit {u}");
+fn units_of_every_size_move_and_windowed_tiles_stay() {
+    // A tile of 30 x 16 units of `u` bytes, as above, and 20 image rows
+    // (a sweep of 20 tiles of 48-byte units, 460,800 bytes, stays in the
+    // cache): they go next to the tile, whatever the unit (those no vector
+    // kernel takes too).
+    let nest = |u: isize| [l(20, 30 * u, 7680 * u), l(16, 9600 * u, 480 * u), l(30, u, 16 * u), l(16, 600 * u, u)];
+    for u in [1usize, 2, 3, 4, 6, 8, 12, 16, 32, 48] {
+        let ui = u as isize;
+        let expected = [l(16, 9600 * ui, 480 * ui), l(20, 30 * ui, 7680 * ui), l(30, ui, 16 * ui), l(16, 600 * ui, ui)];
+        assert_eq!(repeated(&nest(ui), u).as_slice(), expected, "unit {u}");
     }
     // A window on the tile's inner loop: left as it is.
     let mut loops = nest(1);
