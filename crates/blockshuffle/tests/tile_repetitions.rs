@@ -51,16 +51,22 @@ fn check(plan: &Plan, x: &[u8], shape: &[usize], elem: usize, lead: usize, want:
     }
 }
 
+/// TF NCHW depth-to-space by `b` of `shape` (`elem`-byte elements, the
+/// input from `seed`), its output shape and [`check`]ed.
+fn check_tf_nchw_depth_to_space(shape: [usize; 4], b: usize, elem: usize, seed: u8) {
+    let plan = tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * elem, seed);
+    let (want, out_shape) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, true);
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    check(&plan, &x, &shape, elem, 1, &want);
+}
+
 #[test]
 fn depth_to_space_of_small_tiles_matches_the_reference() {
     // TF NCHW by 16 of uint8 (tiles of 30 x 16 bytes, 40 image rows), of
     // float16 by 13.
     for (shape, b, elem) in [([1usize, 256, 40, 30], 16usize, 1usize), ([1, 338, 5, 10], 13, 2)] {
-        let plan = tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * elem, 3);
-        let (want, out_shape) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, true);
-        assert_eq!(plan.output_shape(), out_shape.as_slice());
-        check(&plan, &x, &shape, elem, 1, &want);
+        check_tf_nchw_depth_to_space(shape, b, elem, 3);
     }
     // ONNX CRD (depth first) by 6 of uint8; DCR by 11 of float32.
     let shape = [1usize, 72, 30, 145];
@@ -95,10 +101,7 @@ fn repetitions_of_units_without_a_vector_kernel_match_the_reference() {
     // go next to it as they do for other units: TF NCHW depth-to-space by
     // 3 and 5, ONNX CRD by 6, pixel shuffle by 3.
     for (shape, b, elem) in [([1usize, 18, 10, 7], 3usize, 3usize), ([2, 50, 7, 8], 5, 12)] {
-        let plan = tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * elem, 13);
-        let (want, _) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, true);
-        check(&plan, &x, &shape, elem, 1, &want);
+        check_tf_nchw_depth_to_space(shape, b, elem, 13);
     }
     let shape = [1usize, 72, 10, 9];
     let plan = onnx::DepthToSpace::crd(6).plan(&shape).unwrap();
