@@ -54,10 +54,7 @@ pub(crate) unsafe fn copy_run(n: usize, src: *const u8, ss: isize, dst: *mut u8,
             return;
         }
         // The kind of unit chosen once per run, not per unit.
-        if widens(unit, ss, ds) {
-            return by_wide_unit!(unit, wide, exact => strided(n, src, ss, dst, ds, wide, exact));
-        }
-        by_unit!(unit, copy => strided(n, src, ss, dst, ds, copy, copy))
+        by_run_unit!(unit, ss, ds, copy, last => strided(n, src, ss, dst, ds, copy, last))
     }
 }
 
@@ -126,6 +123,27 @@ macro_rules! by_wide_unit {
     }};
 }
 pub(super) use by_wide_unit;
+
+/// Evaluates `$body` with `$copy` and `$last` bound to the copies of a
+/// run's units of `$unit` bytes, `$ss` and `$ds` apart, chosen once: where
+/// [`widens`] allows, each unit but the last in one move of the power of
+/// two above it and the last exactly ([`by_wide_unit`]); otherwise both
+/// the unit's own copy ([`by_unit`]). The caller vouches for the units its
+/// loop gives them, as for those macros.
+macro_rules! by_run_unit {
+    ($unit:expr, $ss:expr, $ds:expr, $copy:ident, $last:ident => $body:expr) => {{
+        let unit: usize = $unit;
+        if widens(unit, $ss, $ds) {
+            by_wide_unit!(unit, $copy, $last => $body)
+        } else {
+            by_unit!(unit, $copy => {
+                let $last = $copy;
+                $body
+            })
+        }
+    }};
+}
+pub(super) use by_run_unit;
 
 /// Evaluates `$body` with `$copy` bound to a closure that copies one unit of
 /// `$unit` bytes, chosen once: each arm is its own loop nest, which never
@@ -255,13 +273,7 @@ pub(crate) unsafe fn units(loops: &[Loop], src: *const u8, dst: *mut u8, unit: u
     // destination is contiguous (a move's excess lands on the next unit's
     // place, written next) and its next source unit at least a move on
     // (the excess read lies between two of the source's units).
-    unsafe {
-        if widens(unit, last.ss, last.ds) {
-            by_wide_unit!(unit, wide, exact => nest(loops, src, dst, wide, exact))
-        } else {
-            by_unit!(unit, copy => nest(loops, src, dst, copy, copy))
-        }
-    }
+    unsafe { by_run_unit!(unit, last.ss, last.ds, copy, last_copy => nest(loops, src, dst, copy, last_copy)) }
 }
 
 /// [`units`]' walk: the last four loops nested plainly (those missing

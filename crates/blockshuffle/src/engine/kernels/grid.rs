@@ -9,7 +9,8 @@ use std::ptr;
 
 use super::bytes::zero_bytes;
 use super::copy::{
-    by_unit, by_wide_unit, copy_run, odometer, stream_vectors, strided, unit_copy, whole_rows, widens, Mode,
+    by_run_unit, by_unit, by_wide_unit, copy_run, odometer, stream_vectors, strided, unit_copy, whole_rows, widens,
+    Mode,
 };
 use super::nest::{Bounds, Loop, Rows};
 use super::shuffle;
@@ -103,10 +104,7 @@ impl Grid {
             }
             // One out-of-line loop nest per kind of unit (`units` gives the
             // closures only the grid's units, which the caller vouches for).
-            if widens(unit, self.ss0, self.ds0) {
-                return by_wide_unit!(unit, wide, exact => self.units(outer, src, dst, wide, exact));
-            }
-            by_unit!(unit, copy => self.units(outer, src, dst, copy, copy))
+            by_run_unit!(unit, self.ss0, self.ds0, copy, last => self.units(outer, src, dst, copy, last))
         }
     }
 
