@@ -61,6 +61,16 @@ fn check_tf_nchw_depth_to_space(shape: [usize; 4], b: usize, elem: usize, seed: 
     check(&plan, &x, &shape, elem, 1, &want);
 }
 
+/// ONNX depth-to-space by `b` of `shape` (`elem`-byte elements, the input
+/// from `seed`), CRD (depth first, `crd`) or DCR, [`check`]ed.
+fn check_onnx_depth_to_space(shape: [usize; 4], b: usize, elem: usize, seed: u8, crd: bool) {
+    let op = if crd { onnx::DepthToSpace::crd(b as i64) } else { onnx::DepthToSpace::dcr(b as i64) };
+    let plan = op.plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * elem, seed);
+    let (want, _) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, !crd);
+    check(&plan, &x, &shape, elem, 1, &want);
+}
+
 #[test]
 fn depth_to_space_of_small_tiles_matches_the_reference() {
     // TF NCHW by 16 of uint8 (tiles of 30 x 16 bytes, 40 image rows), of
@@ -69,16 +79,8 @@ fn depth_to_space_of_small_tiles_matches_the_reference() {
         check_tf_nchw_depth_to_space(shape, b, elem, 3);
     }
     // ONNX CRD (depth first) by 6 of uint8; DCR by 11 of float32.
-    let shape = [1usize, 72, 30, 145];
-    let plan = onnx::DepthToSpace::crd(6).plan(&shape).unwrap();
-    let x = bytes(shape.iter().product(), 9);
-    let (want, _) = ref_depth_to_space_cf(&x, &shape, 1, 1, 6, false);
-    check(&plan, &x, &shape, 1, 1, &want);
-    let shape = [1usize, 242, 23, 18];
-    let plan = onnx::DepthToSpace::dcr(11).plan(&shape).unwrap();
-    let x = bytes(shape.iter().product::<usize>() * 4, 1);
-    let (want, _) = ref_depth_to_space_cf(&x, &shape, 4, 1, 11, true);
-    check(&plan, &x, &shape, 4, 1, &want);
+    check_onnx_depth_to_space([1, 72, 30, 145], 6, 1, 9, true);
+    check_onnx_depth_to_space([1, 242, 23, 18], 11, 4, 1, false);
 }
 
 #[test]
@@ -103,11 +105,7 @@ fn repetitions_of_units_without_a_vector_kernel_match_the_reference() {
     for (shape, b, elem) in [([1usize, 18, 10, 7], 3usize, 3usize), ([2, 50, 7, 8], 5, 12)] {
         check_tf_nchw_depth_to_space(shape, b, elem, 13);
     }
-    let shape = [1usize, 72, 10, 9];
-    let plan = onnx::DepthToSpace::crd(6).plan(&shape).unwrap();
-    let x = bytes(shape.iter().product::<usize>() * 6, 17);
-    let (want, _) = ref_depth_to_space_cf(&x, &shape, 6, 1, 6, false);
-    check(&plan, &x, &shape, 6, 1, &want);
+    check_onnx_depth_to_space([1, 72, 10, 9], 6, 6, 17, true);
     let shape = [2usize, 18, 5, 6];
     let plan = torch::PixelShuffle::new(3).plan(&shape).unwrap();
     let x = bytes(shape.iter().product::<usize>() * 32, 19);
