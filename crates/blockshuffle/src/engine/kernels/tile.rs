@@ -2,7 +2,8 @@
 //! interleaved or deinterleaved by the vector kernels where they apply,
 //! zipped stream by stream otherwise; the tile repeated along two loops
 //! that continue its rows, one matrix ([`copy_matrix`]); and the stage of
-//! a streamed tile ([`TILE_STAGE_BYTES`]).
+//! a streamed tile ([`TILE_STAGE_BYTES`]). Which kernel a tile goes by
+//! depends on its shape alone ([`choice`]).
 //!
 //! Layer: kernels; imports [`copy`](super::copy), [`bytes`](super::bytes),
 //! [`simd`](super::simd), [`shuffle`](super::shuffle), [`permute`](super::permute),
@@ -14,12 +15,15 @@ use super::bytes::{Stage, STAGE, STREAM_MIN};
 use super::copy::{by_unit, by_wide_unit, copy_run, unit_copy, units, wide_move, Mode};
 use super::lines::Writers;
 use super::nest::{Loop, Rows};
-use super::permute::{self, Way};
 use super::shuffle;
 use super::simd;
 use super::transpose::{self, Matrix, Rows2};
 use crate::engine::arch::mem::{pair, prefetch, LINE, PAGE};
 use crate::engine::arch::Isa;
+
+mod choice;
+
+pub(crate) use choice::{TileChoice, TileShape};
 
 /// Copies an `nx x ny` tile whose source is contiguous along x and whose
 /// destination is contiguous along y: unit `(x, y)` goes from
@@ -49,95 +53,9 @@ pub(crate) unsafe fn copy_tile(
     m: Mode,
     w: &mut Writers,
 ) {
-    // SAFETY: forwarded; each arm addresses exactly the tiles' units.
-    unsafe {
-        // Repetitions that continue the destination rows (or the source
-        // rows) make one matrix of all their rows (columns): `count * ny`
-        // (`count * nx`) units of the tensor, no overflow. The transpose
-        // is chosen for that matrix (NCHW space-to-depth of bytes by 12:
-        // 15-unit rows continued 29 times, a matrix of 435 rows), except
-        // for packed units, chosen for one tile as before (a first
-        // measurement showed them no gain). Measured on the 11 of the
-        // broad benchmark's 640 workloads that this changes, 3 runs
-        // alternating, ratio to memcpy: geomean 6.7 -> 3.2, every one
-        // faster or the same (TF NCHW space-to-depth of uint8 by 12 and
-        // 14: 25 -> 5.8 and 37 -> 8.9; float16 by 16: 10.4 -> 3.2); on
-        // the 18 of 1,280 drawn from two other seeds (801, 802), 13.0 ->
-        // 5.5, none slower.
-        let (u, ny_i, nx_i) = (unit as isize, ny as isize, nx as isize);
-        let continues_rows = rows.count > 1 && rows.ds == ny_i * u;
-        let continues_cols = !continues_rows && rows.count > 1 && rows.ss == nx_i * u;
-        let (my, mx) = match (continues_rows, continues_cols) {
-            _ if transpose::packed(unit) => (ny, nx),
-            (true, _) => (rows.count * ny, nx),
-            (_, true) => (ny, rows.count * nx),
-            _ => (ny, nx),
-        };
-        // Interleaves go by the byte permutes rather than the transpose's
-        // squares: the broad workloads whose tiles interleave 5 to 32
-        // streams of units of up to 4 bytes (seeds 26, 801 and 802: 51,
-        // 51 and 58 of them), 3 alternated runs, time after over before
-        // 0.94, 0.94 and 0.99 (ONNX CRD depth-to-space of float16 by 16,
-        // 3.3 MiB, 7.0 -> 2.2x memcpy; a numpy transpose of 32 streams of
-        // float16, 7 MiB, 4.7 -> 5.5). So do deinterleaves of bytes in
-        // fewer streams than a square's side, rather than the masked
-        // squares: the 13 broad workloads (seed 26) that this changes, 5
-        // alternated runs, geomean 4.67 -> 3.77x memcpy (pixel unshuffle
-        // of uint8 by 9, 127 MiB: 4.5 -> 2.3); float16 there measured no
-        // faster (3.63 -> 3.75) and bytes in 16 streams slower (2.56 ->
-        // 2.77).
-        let deinterleaves = if unit == 1 { transpose::MIN_SIDE - 1 } else { 0 };
-        if permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, permute::MAX_STREAMS, deinterleaves) {
-            return;
-        }
-        // Shorter sides of float64 in full-line squares, where the tile's
-        // destination rows are not runs of its rows (see `takes_squares`).
-        let squares = dsx != ny_i * u && transpose::takes_squares(my, mx, unit, m.isa, dsx, m.nt);
-        if squares || transpose::takes(my, mx, unit, m.isa, dsx, m.nt) {
-            let (from, to) = (Rows2::strided(ny, ssy), Rows2::strided(nx, dsx));
-            let tile = Matrix { rows: ny, cols: nx, unit, src, from, dst, to };
-            if continues_rows {
-                let from = Rows2 { outer: rows.ss, ..from };
-                return transpose::transpose(Matrix { rows: rows.count * ny, from, ..tile }, m.isa, m.nt);
-            }
-            if continues_cols {
-                let to = Rows2 { outer: rows.ds, ..to };
-                return transpose::transpose(Matrix { cols: rows.count * nx, to, ..tile }, m.isa, m.nt);
-            }
-            for r in 0..rows.count {
-                let (src, dst) = rows.at(r, src, dst);
-                transpose::transpose(Matrix { src, dst, ..tile }, m.isa, m.nt);
-            }
-            return;
-        }
-        // Streamed interleaves that no kernel streams itself (more than 4
-        // streams, or units without a vector kernel): staged.
-        if m.nt
-            && dsx == ny as isize * u
-            && !own_interleave(m.isa, ny, unit)
-            && staged_tile(rows, nx, ny, src, ssy, dst, unit, m, w)
-        {
-            return;
-        }
-        // Deinterleaves that no kernel of their own takes, by byte
-        // permutes (interleaves went there above), or without them by the
-        // register transposes, as are interleaves of 2-, 3-, 4- and 8-byte
-        // units.
-        if permutes(rows, nx, ny, unit, src, ssy, dst, dsx, m, 0, permute::MAX_STREAMS)
-            || ssy == nx as isize * u && transpose::streams::deinterleave(rows, ny, nx, unit, src, dst, dsx, m.isa)
-            || dsx == ny as isize * u && transpose::streams::interleave(rows, nx, ny, unit, src, ssy, dst, m.isa)
-        {
-            return;
-        }
-        match unit {
-            1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-            2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-            4 => tile::<u32>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-            8 => tile::<u64>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-            16 => tile::<u128>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-            _ => tile_rows(rows, nx, ny, src, ssy, dst, dsx, unit, m),
-        }
-    }
+    let choice = TileChoice::of(TileShape { rows, nx, ny, ssy, dsx, unit, m });
+    // SAFETY: forwarded (the shape's units are the caller's).
+    unsafe { choice.run(src, dst, w) }
 }
 
 /// [`copy_tile`]'s tile repeated along two loops: `cols`, whose
@@ -217,10 +135,10 @@ unsafe fn staged_tile(
     m: Mode,
     w: &mut Writers,
 ) -> bool {
-    let col = ny * unit;
-    if col == 0 || col > STAGE {
+    if !stages(ny, unit) {
         return false;
     }
+    let col = ny * unit;
     let run = nx * col;
     // Repetitions that continue one another go as many at a time as the
     // stage holds, whole; others a chunk of columns at a time.
@@ -253,40 +171,11 @@ unsafe fn staged_tile(
     true
 }
 
-/// Runs the tile by the byte permutes (`permute`) if it interleaves at
-/// most `interleaves` streams or deinterleaves at most `deinterleaves`,
-/// that no kernel of their own takes, and the permutes take them (not
-/// streamed). `false`, having done nothing, if not.
-///
-/// # Safety
-/// As [`copy_tile`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn permutes(
-    rows: Rows,
-    nx: usize,
-    ny: usize,
-    unit: usize,
-    src: *const u8,
-    ssy: isize,
-    dst: *mut u8,
-    dsx: isize,
-    m: Mode,
-    interleaves: usize,
-    deinterleaves: usize,
-) -> bool {
-    let u = unit as isize;
-    // SAFETY: forwarded; each kernel addresses exactly the tiles' units.
-    unsafe {
-        !m.nt
-            && (dsx == ny as isize * u
-                && ny <= interleaves
-                && !own_interleave(m.isa, ny, unit)
-                && permute::run(Way::Interleave, rows, nx, ny, unit, src, dst, ssy, m.isa)
-                || ssy == nx as isize * u
-                    && nx <= deinterleaves
-                    && !simd_streams(nx, unit)
-                    && permute::run(Way::Deinterleave, rows, ny, nx, unit, src, dst, dsx, m.isa))
-    }
+/// Whether a column of `ny` units of `unit` bytes (a streamed
+/// interleave's, see [`staged_tile`]) fits in the stage.
+fn stages(ny: usize, unit: usize) -> bool {
+    let col = ny * unit;
+    col != 0 && col <= STAGE
 }
 
 /// Whether `b` streams of `unit`-byte units interleave and deinterleave by

@@ -146,6 +146,15 @@ const MIN_INTERLEAVED_BYTE_STREAMS: usize = 9;
 /// The fewest bytes of a stream [`interleave`] takes.
 const MIN_INTERLEAVED_BYTES: usize = 32;
 
+/// Whether [`deinterleave`] moves `rows` of one contiguous run of `n`
+/// groups of `b` units of `unit` bytes on `isa` ([`takes`], counting the
+/// groups of rows it joins as one run).
+pub(crate) fn takes_deinterleave(rows: Rows, n: usize, b: usize, unit: usize, isa: Isa) -> bool {
+    let (rows, n) = continued(rows, n, n * b * unit, n * unit);
+    let joined = joins_streams(rows, n, unit, rows.ds);
+    takes(if joined { rows.count * n } else { n }, b, unit, isa)
+}
+
 /// Moves, for each of `rows`, one contiguous run of `n` groups of `b`
 /// units of `unit` bytes at `src` into `b` streams of `n` units (stream
 /// `j` at `j * ds` bytes from the row's destination): unit `x * b + j` to
@@ -153,11 +162,12 @@ const MIN_INTERLEAVED_BYTES: usize = 32;
 /// last's go as one run (whose groups [`takes`] counts), as do rows
 /// shorter than a square that continue only the streams ([`joins_streams`]);
 /// others each fetch a later row's source ahead (`Rows::fetch_ahead`).
-/// `false`, having done nothing, unless it takes them.
 ///
 /// # Safety
 /// Every source unit of every row readable, every destination unit
-/// writable, without overlap; `isa` one this CPU runs.
+/// writable, without overlap; `isa` one this CPU runs, and
+/// [`takes_deinterleave`] of `rows`, `n`, `b`, `unit` and `isa` (its
+/// kernels need AVX2 for units wider than a byte).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn deinterleave(
     rows: Rows,
@@ -168,15 +178,12 @@ pub(crate) unsafe fn deinterleave(
     dst: *mut u8,
     ds: isize,
     isa: Isa,
-) -> bool {
+) {
     let (rows, n) = continued(rows, n, n * b * unit, n * unit);
     let joined = joins_streams(rows, n, unit, rows.ds);
-    if !takes(if joined { rows.count * n } else { n }, b, unit, isa) {
-        return false;
-    }
     #[cfg(target_arch = "x86_64")]
     // SAFETY: forwarded; AVX2 where `isa` has it (one this CPU runs), as
-    // it does for units wider than a byte (`takes`).
+    // it does for units wider than a byte (`takes_deinterleave`: caller).
     unsafe {
         match unit {
             _ if sides(unit).is_some() => x86::wide_avx2::<false>(joined, rows, n, b, unit, src, dst, ds),
@@ -184,7 +191,20 @@ pub(crate) unsafe fn deinterleave(
             _ => byte_squares::<false, false>(rows, n, b, src, dst, ds),
         }
     }
-    true
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (joined, src, dst, ds);
+        unreachable!("takes is false off x86_64")
+    }
+}
+
+/// Whether [`interleave`] moves `rows` of `b` streams of `n` units of
+/// `unit` bytes on `isa` ([`takes_interleave`], counting the units of
+/// rows it joins as one run).
+pub(crate) fn takes_interleave_rows(rows: Rows, n: usize, b: usize, unit: usize, isa: Isa) -> bool {
+    let (rows, n) = continued(rows, n, n * unit, n * b * unit);
+    let joined = joins_streams(rows, n, unit, rows.ss);
+    takes_interleave(if joined { rows.count * n } else { n }, b, unit, isa)
 }
 
 /// Moves, for each of `rows`, `b` streams of `n` units of `unit` bytes
@@ -192,12 +212,13 @@ pub(crate) unsafe fn deinterleave(
 /// contiguous run of `n` groups of `b` units: unit `x` of stream `j` to
 /// unit `x * b + j`. Rows whose streams and runs both continue the last's
 /// go as one, as do rows shorter than a square that continue only the
-/// streams ([`joins_streams`]). `false`, having done nothing, unless it
-/// takes them ([`takes_interleave`]).
+/// streams ([`joins_streams`]).
 ///
 /// # Safety
 /// Every source unit of every row readable, every destination unit
-/// writable, without overlap; `isa` one this CPU runs.
+/// writable, without overlap; `isa` one this CPU runs, and
+/// [`takes_interleave_rows`] of `rows`, `n`, `b`, `unit` and `isa` (its
+/// kernels need AVX2).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn interleave(
     rows: Rows,
@@ -208,15 +229,12 @@ pub(crate) unsafe fn interleave(
     ss: isize,
     dst: *mut u8,
     isa: Isa,
-) -> bool {
+) {
     let (rows, n) = continued(rows, n, n * unit, n * b * unit);
     let joined = joins_streams(rows, n, unit, rows.ss);
-    if !takes_interleave(if joined { rows.count * n } else { n }, b, unit, isa) {
-        return false;
-    }
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: forwarded; AVX2 (`takes_interleave`), which `isa`, one this
-    // CPU runs, has.
+    // SAFETY: forwarded; AVX2 (`takes_interleave_rows`: caller), which
+    // `isa`, one this CPU runs, has.
     unsafe {
         match unit {
             1 if isa >= Isa::Avx2 => x86::interleave_avx2(rows, n, b, src, ss, dst),
@@ -224,7 +242,11 @@ pub(crate) unsafe fn interleave(
             _ => x86::wide_avx2::<true>(joined, rows, n, b, unit, src, dst, ss),
         }
     }
-    true
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (joined, src, ss, dst);
+        unreachable!("takes_interleave is false off x86_64")
+    }
 }
 
 /// Whether [`block`] moves an `nx x ny` block of `unit`-byte units on

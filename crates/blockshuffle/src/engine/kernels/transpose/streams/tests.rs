@@ -30,8 +30,11 @@ fn check(b: usize, unit: usize, n: usize, count: usize, runs: Runs, isa: Isa) {
     let dst_len = (count - 1) * ds + (b - 1) * streams + stream;
     let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
     let mut got = vec![0xA5u8; dst_len + 16];
-    // SAFETY: the rows lie inside the buffers (as built).
-    let ran = unsafe { deinterleave(rows, n, b, unit, src.as_ptr(), got.as_mut_ptr(), streams as isize, isa) };
+    let ran = takes_deinterleave(rows, n, b, unit, isa);
+    if ran {
+        // SAFETY: the rows lie inside the buffers (as built); it takes them.
+        unsafe { deinterleave(rows, n, b, unit, src.as_ptr(), got.as_mut_ptr(), streams as isize, isa) };
+    }
     let joined = runs == Runs::Joined && joins_streams(rows, n, unit, rows.ds);
     let groups = if runs == Runs::Continued && count > 1 || joined { count * n } else { n };
     let what = format!("{b} streams of {n} {unit}-byte units, {count} rows {runs:?}, {isa:?}");
@@ -62,8 +65,11 @@ fn check_interleave(b: usize, unit: usize, n: usize, count: usize, runs: Runs, i
     let dst_len = (count - 1) * ds + n * group;
     let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
     let mut got = vec![0xA5u8; dst_len + 32];
-    // SAFETY: the rows lie inside the buffers (as built).
-    let ran = unsafe { interleave(rows, n, b, unit, src.as_ptr(), streams as isize, got.as_mut_ptr(), isa) };
+    let ran = takes_interleave_rows(rows, n, b, unit, isa);
+    if ran {
+        // SAFETY: the rows lie inside the buffers (as built); it takes them.
+        unsafe { interleave(rows, n, b, unit, src.as_ptr(), streams as isize, got.as_mut_ptr(), isa) };
+    }
     let joined = runs == Runs::Joined && joins_streams(rows, n, unit, rows.ss);
     let units = if runs == Runs::Continued && count > 1 || joined { count * n } else { n };
     let what = format!("{b} streams of {n} {unit}-byte units, {count} rows {runs:?}, {isa:?}");

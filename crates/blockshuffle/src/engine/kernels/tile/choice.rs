@@ -1,0 +1,221 @@
+//! The kernel a transposing tile runs by ([`TileChoice`]), chosen from its
+//! shape alone ([`TileShape`]) by [`copy_tile`](super::copy_tile) for its
+//! own tile.
+//!
+//! Layer: kernels; a part of [`tile`](super), whose kernels it runs.
+
+use super::{own_interleave, simd_streams, staged_tile, stages, tile, tile_rows, Writers};
+use crate::engine::kernels::copy::Mode;
+use crate::engine::kernels::nest::Rows;
+use crate::engine::kernels::permute::{self, Way};
+use crate::engine::kernels::transpose::{self, streams, Matrix, Rows2};
+
+/// Everything a tile's choice of kernel reads: `rows.count` repetitions
+/// (see [`Rows`]) of an `nx x ny` tile of `unit`-byte units, the source
+/// contiguous along x (rows `ssy` bytes apart), the destination along y
+/// (rows `dsx` bytes apart), moved as `m` says: unit `(x, y)` of
+/// repetition `r` from `src + r*rows.ss + x*unit + y*ssy` to `dst +
+/// r*rows.ds + x*dsx + y*unit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TileShape {
+    pub rows: Rows,
+    pub nx: usize,
+    pub ny: usize,
+    pub ssy: isize,
+    pub dsx: isize,
+    pub unit: usize,
+    pub m: Mode,
+}
+
+/// The kernels a tile goes by, the first that takes it in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kernel {
+    /// The byte permutes (`permute::run`), interleaving or deinterleaving.
+    Permute(Way),
+    /// The transpose's squares (`transpose::transpose`), all the
+    /// repetitions one matrix where they continue the tile's rows or its
+    /// columns.
+    Transpose,
+    /// A streamed interleave built in the stage (`staged_tile`).
+    Staged,
+    /// The register transposes' deinterleave (`streams::deinterleave`).
+    Deinterleave,
+    /// The register transposes' interleave (`streams::interleave`).
+    Interleave,
+    /// The tile's own kernels (`tile`, `tile_rows`), which choose on.
+    Own,
+}
+
+/// A tile's shape and the kernel chosen for it: made only by
+/// [`TileChoice::of`], so that the kernel it runs always takes its shape
+/// (the permutes and the register transposes need the CPU features their
+/// rules check).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TileChoice {
+    shape: TileShape,
+    kernel: Kernel,
+}
+
+impl TileChoice {
+    /// The kernel for `shape`.
+    pub(crate) fn of(shape: TileShape) -> TileChoice {
+        TileChoice { shape, kernel: kernel(&shape) }
+    }
+
+    /// Copies the tile (all its repetitions) from `src` to `dst` by the
+    /// chosen kernel.
+    ///
+    /// # Safety
+    /// Every source unit of the shape (see [`TileShape`]) readable from
+    /// `src` and every destination unit writable from `dst`, without
+    /// overlap; `m.isa` one this CPU runs; `w` holds only runs of this
+    /// run's destination.
+    #[inline]
+    pub(crate) unsafe fn run(&self, src: *const u8, dst: *mut u8, w: &mut Writers) {
+        let TileShape { rows, nx, ny, ssy, dsx, unit, m } = self.shape;
+        // SAFETY: forwarded; each kernel addresses exactly the tiles' units,
+        // and takes this shape (`kernel`, for this shape: `of`).
+        unsafe {
+            match self.kernel {
+                Kernel::Permute(Way::Interleave) => {
+                    permute::run(Way::Interleave, rows, nx, ny, unit, src, dst, ssy);
+                }
+                Kernel::Permute(Way::Deinterleave) => {
+                    permute::run(Way::Deinterleave, rows, ny, nx, unit, src, dst, dsx);
+                }
+                Kernel::Transpose => {
+                    let (continues_rows, continues_cols) = continues(&self.shape);
+                    let (from, to) = (Rows2::strided(ny, ssy), Rows2::strided(nx, dsx));
+                    let tile = Matrix { rows: ny, cols: nx, unit, src, from, dst, to };
+                    if continues_rows {
+                        let from = Rows2 { outer: rows.ss, ..from };
+                        return transpose::transpose(Matrix { rows: rows.count * ny, from, ..tile }, m.isa, m.nt);
+                    }
+                    if continues_cols {
+                        let to = Rows2 { outer: rows.ds, ..to };
+                        return transpose::transpose(Matrix { cols: rows.count * nx, to, ..tile }, m.isa, m.nt);
+                    }
+                    for r in 0..rows.count {
+                        let (src, dst) = rows.at(r, src, dst);
+                        transpose::transpose(Matrix { src, dst, ..tile }, m.isa, m.nt);
+                    }
+                }
+                Kernel::Staged => {
+                    // A column within the stage (`stages`): it does not
+                    // decline.
+                    staged_tile(rows, nx, ny, src, ssy, dst, unit, m, w);
+                }
+                Kernel::Deinterleave => streams::deinterleave(rows, ny, nx, unit, src, dst, dsx, m.isa),
+                Kernel::Interleave => streams::interleave(rows, nx, ny, unit, src, ssy, dst, m.isa),
+                Kernel::Own => match unit {
+                    1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+                    2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+                    4 => tile::<u32>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+                    8 => tile::<u64>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+                    16 => tile::<u128>(rows, nx, ny, src, ssy, dst, dsx, m, w),
+                    _ => tile_rows(rows, nx, ny, src, ssy, dst, dsx, unit, m),
+                },
+            }
+        }
+    }
+}
+
+/// Whether the repetitions continue the tile's destination rows (each
+/// repetition's `ny` units where the last's ended), or else its source
+/// rows: then they make one matrix of all their rows (columns), `count *
+/// ny` (`count * nx`) units of the tensor, no overflow.
+fn continues(s: &TileShape) -> (bool, bool) {
+    let (u, ny, nx) = (s.unit as isize, s.ny as isize, s.nx as isize);
+    let rows = s.rows.count > 1 && s.rows.ds == ny * u;
+    (rows, !rows && s.rows.count > 1 && s.rows.ss == nx * u)
+}
+
+/// The first kernel that takes `s`, in [`Kernel`]'s order.
+fn kernel(s: &TileShape) -> Kernel {
+    let TileShape { rows, nx, ny, ssy, dsx, unit, m } = *s;
+    let u = unit as isize;
+    // Interleaves go by the byte permutes rather than the transpose's
+    // squares: the broad workloads whose tiles interleave 5 to 32
+    // streams of units of up to 4 bytes (seeds 26, 801 and 802: 51,
+    // 51 and 58 of them), 3 alternated runs, time after over before
+    // 0.94, 0.94 and 0.99 (ONNX CRD depth-to-space of float16 by 16,
+    // 3.3 MiB, 7.0 -> 2.2x memcpy; a numpy transpose of 32 streams of
+    // float16, 7 MiB, 4.7 -> 5.5). So do deinterleaves of bytes in
+    // fewer streams than a square's side, rather than the masked
+    // squares: the 13 broad workloads (seed 26) that this changes, 5
+    // alternated runs, geomean 4.67 -> 3.77x memcpy (pixel unshuffle
+    // of uint8 by 9, 127 MiB: 4.5 -> 2.3); float16 there measured no
+    // faster (3.63 -> 3.75) and bytes in 16 streams slower (2.56 ->
+    // 2.77).
+    let deinterleaves = if unit == 1 { transpose::MIN_SIDE - 1 } else { 0 };
+    if let Some(way) = permutes(s, permute::MAX_STREAMS, deinterleaves) {
+        return Kernel::Permute(way);
+    }
+    // Repetitions that continue the destination rows (or the source
+    // rows) make one matrix of all their rows (columns). The transpose
+    // is chosen for that matrix (NCHW space-to-depth of bytes by 12:
+    // 15-unit rows continued 29 times, a matrix of 435 rows), except
+    // for packed units, chosen for one tile as before (a first
+    // measurement showed them no gain). Measured on the 11 of the
+    // broad benchmark's 640 workloads that this changes, 3 runs
+    // alternating, ratio to memcpy: geomean 6.7 -> 3.2, every one
+    // faster or the same (TF NCHW space-to-depth of uint8 by 12 and
+    // 14: 25 -> 5.8 and 37 -> 8.9; float16 by 16: 10.4 -> 3.2); on
+    // the 18 of 1,280 drawn from two other seeds (801, 802), 13.0 ->
+    // 5.5, none slower.
+    let (my, mx) = match continues(s) {
+        _ if transpose::packed(unit) => (ny, nx),
+        (true, _) => (rows.count * ny, nx),
+        (_, true) => (ny, rows.count * nx),
+        _ => (ny, nx),
+    };
+    // Shorter sides of float64 in full-line squares, where the tile's
+    // destination rows are not runs of its rows (see `takes_squares`).
+    let squares = dsx != ny as isize * u && transpose::takes_squares(my, mx, unit, m.isa, dsx, m.nt);
+    if squares || transpose::takes(my, mx, unit, m.isa, dsx, m.nt) {
+        return Kernel::Transpose;
+    }
+    // Streamed interleaves that no kernel streams itself (more than 4
+    // streams, or units without a vector kernel): staged.
+    let (interleave, deinterleave) = (dsx == ny as isize * u, ssy == nx as isize * u);
+    if m.nt && interleave && !own_interleave(m.isa, ny, unit) && stages(ny, unit) {
+        return Kernel::Staged;
+    }
+    // Deinterleaves that no kernel of their own takes, by byte
+    // permutes (interleaves went there above), or without them by the
+    // register transposes, as are interleaves of 2-, 3-, 4- and 8-byte
+    // units.
+    if let Some(way) = permutes(s, 0, permute::MAX_STREAMS) {
+        return Kernel::Permute(way);
+    }
+    if deinterleave && streams::takes_deinterleave(rows, ny, nx, unit, m.isa) {
+        return Kernel::Deinterleave;
+    }
+    if interleave && streams::takes_interleave_rows(rows, nx, ny, unit, m.isa) {
+        return Kernel::Interleave;
+    }
+    Kernel::Own
+}
+
+/// Which way the byte permutes (`permute`) take the tile, if they do: an
+/// interleave of at most `interleaves` streams or a deinterleave of at
+/// most `deinterleaves`, that no kernel of their own takes, not streamed.
+fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize) -> Option<Way> {
+    let TileShape { nx, ny, ssy, dsx, unit, m, .. } = *s;
+    let u = unit as isize;
+    if m.nt {
+        return None;
+    }
+    if dsx == ny as isize * u
+        && ny <= interleaves
+        && !own_interleave(m.isa, ny, unit)
+        && permute::takes(Way::Interleave, ny, unit, nx, m.isa)
+    {
+        return Some(Way::Interleave);
+    }
+    let deinterleaves = ssy == nx as isize * u
+        && nx <= deinterleaves
+        && !simd_streams(nx, unit)
+        && permute::takes(Way::Deinterleave, nx, unit, ny, m.isa);
+    deinterleaves.then_some(Way::Deinterleave)
+}
