@@ -34,7 +34,7 @@ use super::kernels::interleave_carried::{interleave_carried, Interleaved};
 use super::kernels::lines::Writers;
 use super::kernels::nest::{Bounds, Loop, Rows, MAX_LOOPS};
 use super::kernels::stream::gather_lines;
-use super::kernels::tile::{copy_matrix, copy_tile, TILE_STAGE_BYTES};
+use super::kernels::tile::{copy_matrix, copy_tile, TileChoice, TileShape, TILE_STAGE_BYTES};
 use super::plan::CopyPlan;
 
 /// What padding positions receive.
@@ -281,9 +281,10 @@ impl Exec<'_> {
                     return true;
                 }
                 let (outer, rows) = if m == 2 { (0, Rows::ONE) } else { (m - 3, Rows::of(&loops[m - 3])) };
+                // One shape for every position of the outer loops: one choice.
+                let tile = self.tile_choice(rows, x, y);
                 odometer(&loops[..outer], so, dof, |so, dof| {
-                    let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
-                    copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, mode, w)
+                    tile.run(src.wrapping_offset(so), dst.wrapping_offset(dof), w)
                 });
             } else {
                 if !free(&loops[..m - 1]) || !self.grid_rows(n - 2) {
@@ -401,7 +402,7 @@ impl Exec<'_> {
                 // or a constant one).
                 let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
                 match y.window {
-                    None => copy_tile(rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, self.mode(), w),
+                    None => self.tile_choice(rows, &x, &y).run(src, dst, w),
                     Some(win) => self.windowed_tile(rows, &x, &y, win, src, dst, w),
                 }
             } else if j + 2 == p.loops.len() && self.grid_rows(j) {
@@ -483,6 +484,16 @@ impl Exec<'_> {
             (win.lo, win.hi) = (win.lo.checked_sub(moved)?, win.hi.checked_sub(moved)?);
         }
         Some((Rows::ONE, x, y))
+    }
+
+    /// The kernel of the tile of loops `x` and `y` (the last two) repeated
+    /// along `rows`: the plan's choice where it is this tile's (its kernel
+    /// chosen for this very shape: `CopyPlan::tile_choice`), else its own.
+    #[inline(always)]
+    fn tile_choice(&self, rows: Rows, x: &Loop, y: &Loop) -> TileChoice {
+        let (unit, m) = (self.plan.unit, self.mode());
+        let shape = TileShape { rows, nx: x.count, ny: y.count, ssy: y.ss, dsx: x.ds, unit, m };
+        self.plan.tile_choice.filter(|c| *c.shape() == shape).unwrap_or_else(|| TileChoice::of(shape))
     }
 
     /// Runs loop `j`, the plan's [`TileStage`] level, in chunks built in a

@@ -37,8 +37,10 @@ use super::order::*;
 use super::rules::*;
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
+use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::gather::Gather;
-use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
+use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
+use crate::engine::kernels::tile::{TileChoice, TileShape};
 use crate::MAX_RANK;
 
 /// Which way a geometry is run.
@@ -138,6 +140,12 @@ pub(crate) struct CopyPlan {
     /// The unit is a small destination block gathered from a few source
     /// rows by byte permutes (see [`gather_block`]), not a contiguous run.
     pub gather: Option<Gather>,
+    /// The kernel of the tile that each index of the loops outside it runs
+    /// whole (with the loop around it, its repetitions), chosen once for
+    /// its shape: see [`tile_choice`]. `None` for plans whose tiles go
+    /// otherwise (the matrix, the carried kernels, the tile stage, a
+    /// window on the tile).
+    pub tile_choice: Option<TileChoice>,
 }
 
 /// Strides (in bytes) of both sides of a geometry.
@@ -216,6 +224,7 @@ impl CopyPlan {
             lines: false,
             gathered: false,
             gather: None,
+            tile_choice: None,
         }
     }
 
@@ -350,6 +359,7 @@ impl CopyPlan {
         self.lines = false;
         self.gathered = false;
         self.gather = None;
+        self.tile_choice = None;
         if !empty {
             if windowed {
                 self.nest::<true>(&raw, &mut windows);
@@ -742,5 +752,31 @@ impl CopyPlan {
             let joined = joins_padded_runs(loops, self.fill) || !continues_rows(loops, self.unit);
             self.gathered = self.nt && joined && loops.last().is_some_and(joins);
         }
+
+        // 7. The tile's kernel, chosen once (see `tile_choice`).
+        let plain = self.tile && !self.matrix && self.carry_level.is_none() && self.tile_stage.is_none();
+        if plain {
+            self.tile_choice = tile_choice(loops, self.unit, Mode { nt: self.nt, isa: self.isa });
+        }
     }
+}
+
+/// The kernel of the tile of the last two of `loops` (`x`, contiguous in
+/// the source, and `y`, in the destination), repeated along the loop
+/// around them if there is one: the tile the executor runs for each index
+/// of the loops outside it, where no window or division among threads
+/// cuts that loop (a tile of another shape chooses for itself; see
+/// `tile::TileChoice` for what choosing once saves). `None` where `y`
+/// carries a window (the tile runs in parts).
+fn tile_choice(loops: &[Loop], unit: usize, m: Mode) -> Option<TileChoice> {
+    let [.., x, y] = loops else { return None };
+    if y.window.is_some() {
+        return None;
+    }
+    let rows = match loops {
+        [.., r, _, _] => Rows::of(r),
+        _ => Rows::ONE,
+    };
+    let shape = TileShape { rows, nx: x.count, ny: y.count, ssy: y.ss, dsx: x.ds, unit, m };
+    Some(TileChoice::of(shape))
 }

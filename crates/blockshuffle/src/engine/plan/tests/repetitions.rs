@@ -5,10 +5,12 @@ use arrayvec::ArrayVec;
 
 use super::super::compile::*;
 use super::super::rules::*;
-use super::{c_strides, compile_c, l, nchw_depth_to_space};
+use super::{c_strides, compile_c, l, nchw_depth_to_space, ov_space_to_batch_by_4};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{o, Factor, Geometry, SpaceAxis};
-use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
+use crate::engine::kernels::copy::Mode;
+use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
+use crate::engine::kernels::tile::{TileChoice, TileShape};
 
 fn counts_and_strides(loops: &[Loop]) -> Vec<(usize, isize, isize)> {
     loops.iter().map(|l| (l.count, l.ss, l.ds)).collect()
@@ -31,6 +33,29 @@ fn rows_of_a_small_tile_run_as_one_matrix() {
     let p = compile_c(&g, Direction::Backward, 1, &space, &block, false);
     assert!(p.tile && !p.nt);
     assert_eq!(counts_and_strides(&p.loops), vec![(16, 19200, 480), (40, 30, 7680), (30, 1, 16), (16, 1200, 1)]);
+}
+
+/// The plan chooses once the kernel of the tile that the executor runs
+/// for each index of the loops outside it (`CopyPlan::tile_choice`): the
+/// last two loops' tile repeated along the loop around them (the image
+/// rows, as above), for the plan's kernel set; none where the tile runs
+/// in parts (a window on it), or by the carried kernels.
+#[test]
+fn a_tile_and_its_repetitions_choose_their_kernel_once() {
+    let (g, space, block) = nchw_depth_to_space(1, 40, 30, 16);
+    let (ss, bs) = (c_strides(&space, 1), c_strides(&block, 1));
+    for isa in Isa::every_runnable() {
+        let p = CopyPlan::compile(&g, Direction::Backward, 1, &Layouts { space: &ss, block: &bs }, false, isa);
+        let rows = Rows { count: 40, ss: 30, ds: 7680 };
+        let shape = TileShape { rows, nx: 30, ny: 16, ssy: 1200, dsx: 16, unit: 1, m: Mode { nt: false, isa } };
+        assert_eq!(p.tile_choice, Some(TileChoice::of(shape)), "{isa:?}: {p:?}");
+    }
+    let windowed = ov_space_to_batch_by_4(15, (504, 2), (504, 2));
+    assert!(windowed.tile && windowed.loops.last().is_some_and(|y| y.window.is_some()));
+    assert_eq!(windowed.tile_choice, None);
+    let carried = ov_space_to_batch_by_4(16, (504, 2), (508, 0));
+    assert!(carried.tile && carried.carry_level.is_some() && carried.loops.last().is_some_and(|y| y.window.is_none()));
+    assert_eq!(carried.tile_choice, None);
 }
 
 #[test]
