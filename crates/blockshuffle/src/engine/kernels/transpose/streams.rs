@@ -193,7 +193,7 @@ pub(crate) unsafe fn deinterleave(
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (joined, src, dst, ds);
+        let _ = (joined, src, dst, ds, isa);
         unreachable!("takes is false off x86_64")
     }
 }
@@ -244,7 +244,7 @@ pub(crate) unsafe fn interleave(
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (joined, src, ss, dst);
+        let _ = (joined, src, ss, dst, isa);
         unreachable!("takes_interleave is false off x86_64")
     }
 }
