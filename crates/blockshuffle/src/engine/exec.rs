@@ -491,8 +491,7 @@ impl Exec<'_> {
     /// chosen for this very shape: `CopyPlan::tile_choice`), else its own.
     #[inline(always)]
     fn tile_choice(&self, rows: Rows, x: &Loop, y: &Loop) -> TileChoice {
-        let (unit, m) = (self.plan.unit, self.mode());
-        let shape = TileShape { rows, nx: x.count, ny: y.count, ssy: y.ss, dsx: x.ds, unit, m };
+        let shape = TileShape::of_loops(rows, x, y, self.plan.unit, self.mode());
         self.plan.tile_choice.filter(|c| *c.shape() == shape).unwrap_or_else(|| TileChoice::of(shape))
     }
 

@@ -777,6 +777,5 @@ fn tile_choice(loops: &[Loop], unit: usize, m: Mode) -> Option<TileChoice> {
         [.., r, _, _] => Rows::of(r),
         _ => Rows::ONE,
     };
-    let shape = TileShape { rows, nx: x.count, ny: y.count, ssy: y.ss, dsx: x.ds, unit, m };
-    Some(TileChoice::of(shape))
+    Some(TileChoice::of(TileShape::of_loops(rows, x, y, unit, m)))
 }

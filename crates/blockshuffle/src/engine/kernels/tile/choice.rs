@@ -17,7 +17,7 @@
 
 use super::{own_interleave, simd_streams, staged_tile, stages, tile, tile_rows, Writers};
 use crate::engine::kernels::copy::Mode;
-use crate::engine::kernels::nest::Rows;
+use crate::engine::kernels::nest::{Loop, Rows};
 use crate::engine::kernels::permute::{self, Way};
 use crate::engine::kernels::transpose::{self, streams, Matrix, Rows2};
 
@@ -36,6 +36,17 @@ pub(crate) struct TileShape {
     pub dsx: isize,
     pub unit: usize,
     pub m: Mode,
+}
+
+impl TileShape {
+    /// The tile of loops `x` (contiguous in the source: its count and
+    /// destination stride) and `y` (contiguous in the destination: its
+    /// count and source stride), repeated along `rows`: the one shape the
+    /// plan chooses for and the executor asks for (a choice is taken only
+    /// where the two are equal).
+    pub(crate) fn of_loops(rows: Rows, x: &Loop, y: &Loop, unit: usize, m: Mode) -> TileShape {
+        TileShape { rows, nx: x.count, ny: y.count, ssy: y.ss, dsx: x.ds, unit, m }
+    }
 }
 
 /// The kernels a tile goes by, the first that takes it in this order.
