@@ -83,16 +83,22 @@ fn depth_to_space_of_small_tiles_matches_the_reference() {
     check_onnx_depth_to_space([1, 242, 23, 18], 11, 4, 1, false);
 }
 
+/// PyTorch pixel shuffle by `r` of `shape` (`elem`-byte elements, the
+/// input from `seed`), its output shape and [`check`]ed.
+fn check_pixel_shuffle(shape: &[usize], r: usize, elem: usize, seed: u8) {
+    let plan = torch::PixelShuffle::new(r as i64).plan(shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * elem, seed);
+    let lead = shape.len() - 3;
+    let (want, out_shape) = ref_depth_to_space_cf(&x, shape, elem, lead, r, false);
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    check(&plan, &x, shape, elem, lead, &want);
+}
+
 #[test]
 fn pixel_shuffle_of_small_tiles_matches_the_reference() {
     // float32 by 13 under two leading dims; uint8 by 7.
     for (shape, r, elem) in [(vec![2usize, 2, 338, 28, 19], 13usize, 4usize), (vec![2, 98, 16, 26], 7, 1)] {
-        let plan = torch::PixelShuffle::new(r as i64).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * elem, 5);
-        let lead = shape.len() - 3;
-        let (want, out_shape) = ref_depth_to_space_cf(&x, &shape, elem, lead, r, false);
-        assert_eq!(plan.output_shape(), out_shape.as_slice());
-        check(&plan, &x, &shape, elem, lead, &want);
+        check_pixel_shuffle(&shape, r, elem, 5);
     }
 }
 
@@ -106,11 +112,7 @@ fn repetitions_of_units_without_a_vector_kernel_match_the_reference() {
         check_tf_nchw_depth_to_space(shape, b, elem, 13);
     }
     check_onnx_depth_to_space([1, 72, 10, 9], 6, 6, 17, true);
-    let shape = [2usize, 18, 5, 6];
-    let plan = torch::PixelShuffle::new(3).plan(&shape).unwrap();
-    let x = bytes(shape.iter().product::<usize>() * 32, 19);
-    let (want, _) = ref_depth_to_space_cf(&x, &shape, 32, 1, 3, false);
-    check(&plan, &x, &shape, 32, 1, &want);
+    check_pixel_shuffle(&[2, 18, 5, 6], 3, 32, 19);
 }
 
 #[test]
