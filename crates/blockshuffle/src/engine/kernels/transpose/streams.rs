@@ -12,14 +12,19 @@
 //! transposed, and each stream's 16 bytes of them written as one vector; a
 //! group of more than 16 bytes goes in columns of 16. At the run's end,
 //! the reads and writes are exactly the bytes' (two overlapping plain
-//! moves each: `x86::load_part`, `x86::store_part`). Rows of fewer groups
-//! than a square that continue the destination's streams go as one run
-//! of squares across the rows ([`joins`]).
+//! moves each: `x86::load_part`, `x86::store_part`); with AVX2, a run of
+//! 16 groups or more ends in a square or two of 16 whole groups, the last
+//! overlapping the one before, whose vectors past the run are read
+//! exactly. Rows of fewer groups than a square that continue the
+//! destination's streams go as one run of squares across the rows
+//! ([`joins`]).
 //!
 //! The other way, interleaving, a square's rows are 16 bytes of each
 //! stream (one vector where the square is whole) and its columns the
-//! groups, each written exactly: 9 to 32 streams in rows of 32 bytes a
-//! stream and more ([`takes_interleave`]). Measured against the tile's
+//! groups, each written exactly, or with AVX2 as one vector, the next
+//! column writing again the bytes it wrote past its group (exactly where
+//! a square's last column would end past the run): 9 to 32 streams in
+//! rows of 32 bytes a stream and more ([`takes_interleave`]). Measured against the tile's
 //! own kernels, which zip the streams a byte at a time (one thread, 3
 //! alternated runs, each workload's minimum), on the broad workloads
 //! whose tiles interleave 5 to 32 streams of bytes (seeds 26, 801 and
@@ -515,13 +520,26 @@ unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
 /// the run's end; interleaving, the `to.len()` bytes from `x` of each of
 /// the `from.len()` streams to the groups at `to`, reading a stream's
 /// whole vector where the square is whole. By AVX2's squares
-/// (`x86::square`) or SSE2's (`x86::square_edge`). AVX2's squares of 16
-/// rows each read whole go without the edges' checks: measured on the
-/// broad workloads whose byte squares that takes (seeds 26, 801 and 802:
-/// 13, 17 and 13), one thread, 3 alternated runs, time after over before
-/// 0.68, 0.82 and 0.91 (the byte tiles it leaves, 9, 11 and 13: 0.85,
-/// 0.99 and 1.03, the noise); OpenVINO space-to-depth of uint8 by 5 (30
-/// MiB) 5.7 -> 3.0x memcpy.
+/// (`x86::square`) or SSE2's (`x86::square_edge`), one by one
+/// ([`byte_square`], each working out its rows' and columns' addresses).
+///
+/// With AVX2, a row of 16 groups or more goes in runs of squares whose
+/// rows' addresses are offsets worked out once a row
+/// (`x86::deinterleave_squares`, `x86::interleave_squares`):
+/// deinterleaving, the squares whose groups all read whole
+/// ([`whole_squares`]) without the edges' checks, then a square or two of
+/// 16 groups at the run's end; interleaving, squares of 16 groups at
+/// [`overlapping`] starts, each group written as one vector. Measured
+/// against squares one by one (one thread, 3 alternated runs, each
+/// workload's minimum, time after over before) on the broad workloads it
+/// takes: seed 26, 17 of them, 0.66 (OpenVINO 1-D space-to-depth of uint8
+/// by 14, 4.8 MiB, 2.44 -> 1.17x memcpy; TF batch-to-space of uint8 by 9
+/// x 10 with crops, 1.1 MiB, 8.9 -> 5.3), the 623 it leaves 1.00; held
+/// out, seeds 801 and 802, 38 of them, 0.62, none slower by more than the
+/// noise (OpenVINO 1-D depth-to-space of uint8 by 10, 2.7 MiB, 5.5 ->
+/// 1.7), 40 it leaves 1.01. The executor's instructions (callgrind): TF
+/// NCHW space-to-depth of uint8 by 10 (91 MiB) 0.50, OpenVINO
+/// space-to-depth of uint8 by 5 (30 MiB) 0.32.
 ///
 /// # Safety
 /// As [`deinterleave`] (`INTERLEAVE`: [`interleave`], `stride` the
@@ -543,53 +561,123 @@ unsafe fn byte_squares<const AVX2: bool, const INTERLEAVE: bool>(
     }
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
-        if !INTERLEAVE {
-            rows.fetch_ahead(r, src, n * b);
-        }
-        for x in steps(0, n, SIDE) {
-            let groups = SIDE.min(n - x);
-            for c in steps(0, b, SIDE) {
-                let streams = SIDE.min(b - c);
-                // A square's rows (read) and columns (written): groups and
-                // streams deinterleaving, streams and groups interleaving.
-                let (mut from, mut to) = ([std::ptr::null::<u8>(); SIDE], [std::ptr::null_mut::<u8>(); SIDE]);
-                let (nr, nc) = if INTERLEAVE { (streams, groups) } else { (groups, streams) };
-                let group = |i: usize| (x + i) * b;
-                let stream = |j: usize| (c + j) as isize * stride + x as isize;
-                for (i, p) in from[..nr].iter_mut().enumerate() {
-                    *p = if INTERLEAVE { s.wrapping_offset(stream(i)) } else { s.wrapping_add(group(i)) };
-                }
-                for (j, p) in to[..nc].iter_mut().enumerate() {
-                    *p = if INTERLEAVE { d.wrapping_add(group(j) + c) } else { d.wrapping_offset(stream(j)) };
-                }
-                // Whole vectors read only where they end by the run's end
-                // (deinterleaving: the groups' bytes from `c` on), or
-                // inside the streams' rows (interleaving: a whole square).
-                let (at, reads) = match (INTERLEAVE, x + SIDE <= n) {
-                    (false, _) => (c as isize, (s as usize).wrapping_add(n * b)),
-                    (true, whole) => (0, if whole { usize::MAX } else { 0 }),
-                };
-                // A square of 16 rows, each read whole: its last row's
-                // vector ends by `reads` too (deinterleaving, the farthest
-                // along the run; interleaving, `reads` holds for all or none).
-                let last = from[SIDE - 1].wrapping_offset(at).wrapping_add(SIDE);
-                let full = nr == SIDE && last as usize <= reads;
-                let (from, to) = (&from[..nr], &to[..nc]);
-                // SAFETY: the square's `nr` rows' bytes (`nc` of each from
-                // `at`) and its `nc` columns' (`nr` of each) (caller);
-                // whole vectors read only inside the rows (`reads`, and
-                // `full` only where every row's vector is).
-                #[cfg(target_arch = "x86_64")]
-                unsafe {
-                    if AVX2 && full {
-                        x86::square::<true>(from, at, to, reads)
-                    } else if AVX2 {
-                        x86::square::<false>(from, at, to, reads)
-                    } else {
-                        super::x86::square_edge(1, from, at, to, 0, reads)
-                    }
+        if INTERLEAVE {
+            // In squares of 16 bytes of each stream, by AVX2's run of
+            // them; a run shorter than that, and all without AVX2, one by
+            // one.
+            #[cfg(target_arch = "x86_64")]
+            if AVX2 && n >= SIDE {
+                // SAFETY: the row's streams and groups (caller); `n >=
+                // 16`, every start at most `n - 16`, one after another,
+                // the last at `n - 16` (`overlapping`); AVX2 (caller).
+                unsafe { x86::interleave_squares(s, stride, b, n, overlapping(n, SIDE), d) };
+                continue;
+            }
+            for x in steps(0, n, SIDE) {
+                for c in steps(0, b, SIDE) {
+                    // SAFETY: forwarded.
+                    unsafe { byte_square::<AVX2, INTERLEAVE>(s, d, n, b, x, c, stride) }
                 }
             }
+            continue;
+        }
+        rows.fetch_ahead(r, src, n * b);
+        for c in steps(0, b, SIDE) {
+            // Whole squares, then squares at the run's end, each of 16
+            // groups and written whole; the square of a run shorter than
+            // that, and all without AVX2, one by one.
+            #[cfg(target_arch = "x86_64")]
+            if AVX2 && n >= SIDE {
+                let streams = SIDE.min(b - c);
+                let whole = whole_squares(n, b, c);
+                let mut cols = [std::ptr::null_mut::<u8>(); SIDE];
+                for (j, p) in cols[..streams].iter_mut().enumerate() {
+                    *p = d.wrapping_offset((c + j) as isize * stride);
+                }
+                let (from, cols, reads) = (s.wrapping_add(c), &cols[..streams], (s as usize).wrapping_add(n * b));
+                let rest = (whole * SIDE).min(n - SIDE);
+                // SAFETY: groups `0..16 * whole`, each read whole from
+                // byte `c`, end by the run's end (`whole_squares`); the
+                // rest, from `n - 16 >= 0` on, read whole only where they
+                // end by it, `reads`; the streams' bytes `0..n` (caller);
+                // AVX2 (caller).
+                unsafe {
+                    x86::deinterleave_squares::<true>(from, b, (0..whole).map(|q| q * SIDE), cols, reads);
+                    if whole * SIDE < n {
+                        let starts = overlapping(n - rest, SIDE).map(|x| rest + x);
+                        x86::deinterleave_squares::<false>(from, b, starts, cols, reads);
+                    }
+                }
+                continue;
+            }
+            for x in steps(0, n, SIDE) {
+                // SAFETY: forwarded.
+                unsafe { byte_square::<AVX2, INTERLEAVE>(s, d, n, b, x, c, stride) }
+            }
+        }
+    }
+}
+
+/// How many squares of 16 groups of `b` bytes from the start of a run of
+/// `n` groups read each group's 16 bytes from byte `c` inside the run:
+/// square `q`'s last group, `16 * q + 15`, reads to `(16 * q + 15) * b +
+/// c + 16 <= n * b`.
+#[cfg(target_arch = "x86_64")]
+fn whole_squares(n: usize, b: usize, c: usize) -> usize {
+    // Bytes of the tensor: no overflow.
+    match (n * b).checked_sub(15 * b + c + SIDE) {
+        Some(room) => (n / SIDE).min(room / (SIDE * b) + 1),
+        None => 0,
+    }
+}
+
+/// One square of [`byte_squares`]: groups `x..` and streams `c..` of the
+/// row at `s` (source) and `d` (destination).
+///
+/// # Safety
+/// As [`byte_squares`], for that row.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn byte_square<const AVX2: bool, const INTERLEAVE: bool>(
+    s: *const u8,
+    d: *mut u8,
+    n: usize,
+    b: usize,
+    x: usize,
+    c: usize,
+    stride: isize,
+) {
+    let groups = SIDE.min(n - x);
+    let streams = SIDE.min(b - c);
+    // A square's rows (read) and columns (written): groups and
+    // streams deinterleaving, streams and groups interleaving.
+    let (mut from, mut to) = ([std::ptr::null::<u8>(); SIDE], [std::ptr::null_mut::<u8>(); SIDE]);
+    let (nr, nc) = if INTERLEAVE { (streams, groups) } else { (groups, streams) };
+    let group = |i: usize| (x + i) * b;
+    let stream = |j: usize| (c + j) as isize * stride + x as isize;
+    for (i, p) in from[..nr].iter_mut().enumerate() {
+        *p = if INTERLEAVE { s.wrapping_offset(stream(i)) } else { s.wrapping_add(group(i)) };
+    }
+    for (j, p) in to[..nc].iter_mut().enumerate() {
+        *p = if INTERLEAVE { d.wrapping_add(group(j) + c) } else { d.wrapping_offset(stream(j)) };
+    }
+    // Whole vectors read only where they end by the run's end
+    // (deinterleaving: the groups' bytes from `c` on), or
+    // inside the streams' rows (interleaving: a whole square).
+    let (at, reads) = match (INTERLEAVE, x + SIDE <= n) {
+        (false, _) => (c as isize, (s as usize).wrapping_add(n * b)),
+        (true, whole) => (0, if whole { usize::MAX } else { 0 }),
+    };
+    let (from, to) = (&from[..nr], &to[..nc]);
+    // SAFETY: the square's `nr` rows' bytes (`nc` of each from
+    // `at`) and its `nc` columns' (`nr` of each) (caller);
+    // whole vectors read only inside the rows (`reads`).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        if AVX2 {
+            x86::square(from, at, to, reads)
+        } else {
+            super::x86::square_edge(1, from, at, to, 0, reads)
         }
     }
 }
@@ -651,7 +739,7 @@ unsafe fn joined_squares<const AVX2: bool>(rows: Rows, n: usize, b: usize, src: 
             #[cfg(target_arch = "x86_64")]
             unsafe {
                 if AVX2 {
-                    x86::square::<false>(from, c as isize, to, reads)
+                    x86::square(from, c as isize, to, reads)
                 } else {
                     super::x86::square_edge(1, from, c as isize, to, 0, reads)
                 }

@@ -360,16 +360,110 @@ impl<const U: usize> Slots<U> {
 /// are zero, columns past `to.len()` not written; a row's 16 bytes
 /// are read whole where they end by `reads`, otherwise only its
 /// `to.len()` bytes ([`load_upto`]), and a column's `from.len()` bytes
-/// written ([`store_part`]: one vector for 16). `FULL`: 16 rows, each
-/// read whole, with neither check (a square inside a run).
+/// written ([`store_part`]: one vector for 16).
 ///
 /// # Safety
-/// Those bytes readable and writable, and with `FULL`, 16 rows of 16
-/// bytes; the CPU has AVX2.
+/// Those bytes readable and writable; the CPU has AVX2.
 #[inline(always)]
-pub(super) unsafe fn square<const FULL: bool>(from: &[*const u8], at: isize, to: &[*mut u8], reads: usize) {
+pub(super) unsafe fn square(from: &[*const u8], at: isize, to: &[*mut u8], reads: usize) {
+    // SAFETY: forwarded.
+    unsafe { square_at::<false, false>(from.len(), |r| from[r].wrapping_offset(at), to.len(), |c| to[c], reads) }
+}
+
+/// Deinterleaves squares of 16 groups of `b` bytes, the groups `b`
+/// bytes apart from `src`, one from each group in `starts`: byte `j` of
+/// group `x` to byte `x` of column `j` (at `cols[j]`), for the
+/// `cols.len()` columns (at most 16). Each row's address an offset worked
+/// out once; `WHOLE`: every group's 16 bytes read whole, without the
+/// edges' checks, otherwise only where they end by `reads`.
+///
+/// # Safety
+/// The 16 groups from each start readable (each group's 16 bytes from
+/// its start with `WHOLE`, else where they end by `reads`, and its
+/// `cols.len()` bytes), and the columns' 16 bytes from each start
+/// writable; the CPU has AVX2.
+#[inline(always)]
+pub(super) unsafe fn deinterleave_squares<const WHOLE: bool>(
+    src: *const u8,
+    b: usize,
+    starts: impl Iterator<Item = usize>,
+    cols: &[*mut u8],
+    reads: usize,
+) {
+    let rows: [usize; 16] = std::array::from_fn(|i| i * b);
+    for x in starts {
+        let from = src.wrapping_add(x * b);
+        // SAFETY: the square's 16 groups and 16 bytes of each column
+        // (caller); AVX2 (caller).
+        unsafe {
+            square_at::<WHOLE, true>(16, |i| from.wrapping_add(rows[i]), cols.len(), |j| cols[j].wrapping_add(x), reads)
+        }
+    }
+}
+
+/// Interleaves one row of `b` streams of `n` bytes (at least 16), stream
+/// `j` at `src + j * stride`, into `n` groups of `b` bytes at `dst`, in
+/// squares of 16 bytes of each of 16 streams (or the rest of them) from
+/// each of `starts`, each stream's 16 bytes read whole. Each column of a
+/// square is written as one vector where the square's last ends by the
+/// run's end: the bytes it writes past the square's streams (fewer than
+/// 16, zero) are the first of the next group, which the next column
+/// writes again, or, past the square's last column, a later square; a
+/// group's later streams go first, so that its first 16 streams' square
+/// writes again what those wrote past the group. A square whose last
+/// column would end past the run writes exactly its bytes
+/// ([`store_part`]).
+///
+/// # Safety
+/// The streams' bytes readable, the run's `n * b` writable; `n >= 16`,
+/// every start at most `n - 16` and after the one before, every group in
+/// some square; the CPU has AVX2.
+#[inline(always)]
+pub(super) unsafe fn interleave_squares(
+    src: *const u8,
+    stride: isize,
+    b: usize,
+    n: usize,
+    starts: impl Iterator<Item = usize>,
+    dst: *mut u8,
+) {
+    let rows: [isize; 16] = std::array::from_fn(|i| i as isize * stride);
+    let writes = n * b;
+    for x in starts {
+        for c in (0..b.div_ceil(16)).rev().map(|k| 16 * k) {
+            let nr = 16.min(b - c);
+            let (from, at) = (src.wrapping_offset(c as isize * stride).wrapping_add(x), x * b + c);
+            let (row, col) = (|i| from.wrapping_offset(rows[i]), |j| dst.wrapping_add(at + j * b));
+            // SAFETY: the streams' bytes `x..x + 16` (`x <= n - 16`),
+            // and the groups' (`at + 15 * b + 16 <= n * b` where written
+            // whole, exactly otherwise) (caller); AVX2 (caller).
+            unsafe {
+                if at + 15 * b + 16 <= writes {
+                    square_at::<true, true>(nr, row, 16, col, 0)
+                } else {
+                    square_at::<true, false>(nr, row, 16, col, 0)
+                }
+            }
+        }
+    }
+}
+
+/// [`square`] of `nr` rows, row `r` read from `row(r)`, and `nc` columns,
+/// column `c` written to `col(c)`: `ROWS`, each row's 16 bytes read whole
+/// (else only where they end by `reads`); `COLUMNS`, each column's 16
+/// bytes written whole, the rows' past `nr` zero (else only its `nr`).
+///
+/// # Safety
+/// As [`square`], for those rows and columns.
+#[inline(always)]
+pub(super) unsafe fn square_at<const ROWS: bool, const COLUMNS: bool>(
+    nr: usize,
+    row: impl Fn(usize) -> *const u8,
+    nc: usize,
+    col: impl Fn(usize) -> *mut u8,
+    reads: usize,
+) {
     const H: usize = 8;
-    let (nr, nc) = (if FULL { 16 } else { from.len() }, to.len());
     // SAFETY: the rows' `nc` bytes, or whole vectors that end by
     // `reads`; the columns' `nr` (caller); the CPU has AVX2 (caller).
     unsafe {
@@ -379,11 +473,9 @@ pub(super) unsafe fn square<const FULL: bool>(from: &[*const u8], at: isize, to:
             // closure, whose intrinsics the compiler may leave as
             // calls: `.ci/inlined`).
             let mut rows = [_mm_setzero_si128(); 2];
-            for (row, r) in rows.iter_mut().zip([i, i + H]) {
-                if FULL {
-                    *row = _mm_loadu_si128(from[r].wrapping_offset(at).cast());
-                } else if r < nr {
-                    *row = load_upto(from[r].wrapping_offset(at), nc, reads);
+            for (lane, r) in rows.iter_mut().zip([i, i + H]) {
+                if r < nr {
+                    *lane = if ROWS { _mm_loadu_si128(row(r).cast()) } else { load_upto(row(r), nc, reads) };
                 }
             }
             *v = _mm256_set_m128i(rows[1], rows[0]);
@@ -400,10 +492,10 @@ pub(super) unsafe fn square<const FULL: bool>(from: &[*const u8], at: isize, to:
             let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(*v);
             for (c, half) in [(2 * k, _mm256_castsi256_si128(v)), (2 * k + 1, _mm256_extracti128_si256::<1>(v))] {
                 if c < nc {
-                    if FULL {
-                        _mm_storeu_si128(to[c].cast(), half);
+                    if COLUMNS {
+                        _mm_storeu_si128(col(c).cast(), half);
                     } else {
-                        store_part(to[c], nr, half);
+                        store_part(col(c), nr, half);
                     }
                 }
             }
