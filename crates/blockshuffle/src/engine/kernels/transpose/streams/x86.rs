@@ -6,7 +6,7 @@
 
 use std::arch::x86_64::*;
 
-use super::super::x86::{load_upto, store_part};
+use super::super::x86::{load_part, store_part};
 use super::{byte_squares, Rows};
 use crate::engine::arch::vector::transpose4_lanes;
 
@@ -359,15 +359,17 @@ impl<const U: usize> Slots<U> {
 /// unpacks, spills with 16 vector registers). Rows past `from.len()`
 /// are zero, columns past `to.len()` not written; a row's 16 bytes
 /// are read whole where they end by `reads`, otherwise only its
-/// `to.len()` bytes ([`load_upto`]), and a column's `from.len()` bytes
+/// `to.len()` bytes ([`load_part`]), and a column's `from.len()` bytes
 /// written ([`store_part`]: one vector for 16).
 ///
 /// # Safety
 /// Those bytes readable and writable; the CPU has AVX2.
 #[inline(always)]
 pub(super) unsafe fn square(from: &[*const u8], at: isize, to: &[*mut u8], reads: usize) {
+    let row = |r: usize| from[r].wrapping_offset(at);
+    let whole = |r: usize| (row(r) as usize).wrapping_add(16) <= reads;
     // SAFETY: forwarded.
-    unsafe { square_at::<false, false>(from.len(), |r| from[r].wrapping_offset(at), to.len(), |c| to[c], reads) }
+    unsafe { square_at::<false, false>(from.len(), row, to.len(), |c| to[c], whole) }
 }
 
 /// Deinterleaves squares of 16 groups of `b` bytes, the groups `b`
@@ -396,7 +398,9 @@ pub(super) unsafe fn deinterleave_squares<const WHOLE: bool>(
         // SAFETY: the square's 16 groups and 16 bytes of each column
         // (caller); AVX2 (caller).
         unsafe {
-            square_at::<WHOLE, true>(16, |i| from.wrapping_add(rows[i]), cols.len(), |j| cols[j].wrapping_add(x), reads)
+            let row = |i: usize| from.wrapping_add(rows[i]);
+            let whole = |i: usize| (row(i) as usize).wrapping_add(16) <= reads;
+            square_at::<WHOLE, true>(16, row, cols.len(), |j| cols[j].wrapping_add(x), whole)
         }
     }
 }
@@ -439,9 +443,9 @@ pub(super) unsafe fn interleave_squares(
             // whole, exactly otherwise) (caller); AVX2 (caller).
             unsafe {
                 if at + 15 * b + 16 <= writes {
-                    square_at::<true, true>(nr, row, 16, col, 0)
+                    square_at::<true, true>(nr, row, 16, col, |_| true)
                 } else {
-                    square_at::<true, false>(nr, row, 16, col, 0)
+                    square_at::<true, false>(nr, row, 16, col, |_| true)
                 }
             }
         }
@@ -450,8 +454,9 @@ pub(super) unsafe fn interleave_squares(
 
 /// [`square`] of `nr` rows, row `r` read from `row(r)`, and `nc` columns,
 /// column `c` written to `col(c)`: `ROWS`, each row's 16 bytes read whole
-/// (else only where they end by `reads`); `COLUMNS`, each column's 16
-/// bytes written whole, the rows' past `nr` zero (else only its `nr`).
+/// (else where `whole(r)`, otherwise only its `nc`: `load_part`);
+/// `COLUMNS`, each column's 16 bytes written whole, the rows' past `nr`
+/// zero (else only its `nr`).
 ///
 /// # Safety
 /// As [`square`], for those rows and columns.
@@ -461,11 +466,12 @@ pub(super) unsafe fn square_at<const ROWS: bool, const COLUMNS: bool>(
     row: impl Fn(usize) -> *const u8,
     nc: usize,
     col: impl Fn(usize) -> *mut u8,
-    reads: usize,
+    whole: impl Fn(usize) -> bool,
 ) {
     const H: usize = 8;
-    // SAFETY: the rows' `nc` bytes, or whole vectors that end by
-    // `reads`; the columns' `nr` (caller); the CPU has AVX2 (caller).
+    // SAFETY: the rows' `nc` bytes, or whole vectors where `ROWS` or
+    // `whole`; the columns' `nr`, or 16 with `COLUMNS` (caller); the CPU
+    // has AVX2 (caller).
     unsafe {
         let mut v = [_mm256_setzero_si256(); H];
         for (i, v) in v.iter_mut().enumerate() {
@@ -475,7 +481,7 @@ pub(super) unsafe fn square_at<const ROWS: bool, const COLUMNS: bool>(
             let mut rows = [_mm_setzero_si128(); 2];
             for (lane, r) in rows.iter_mut().zip([i, i + H]) {
                 if r < nr {
-                    *lane = if ROWS { _mm_loadu_si128(row(r).cast()) } else { load_upto(row(r), nc, reads) };
+                    *lane = if ROWS || whole(r) { _mm_loadu_si128(row(r).cast()) } else { load_part(row(r), nc) };
                 }
             }
             *v = _mm256_set_m128i(rows[1], rows[0]);
