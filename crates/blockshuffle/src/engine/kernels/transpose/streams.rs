@@ -24,8 +24,9 @@
 //! groups, each written exactly, or with AVX2 as one vector, the next
 //! column writing again the bytes it wrote past its group (exactly where
 //! a square's last column would end past the run): 9 to 32 streams in
-//! rows of 32 bytes a stream and more ([`takes_interleave`]). Measured against the tile's
-//! own kernels, which zip the streams a byte at a time (one thread, 3
+//! rows of 32 bytes a stream and more, with AVX2 16
+//! ([`takes_interleave`]). Measured against the tile's own kernels, which
+//! zip the streams a byte at a time (one thread, 3
 //! alternated runs, each workload's minimum), on the broad workloads
 //! whose tiles interleave 5 to 32 streams of bytes (seeds 26, 801 and
 //! 802: 45): the 14 it takes, time after over before 0.67 (OpenVINO
@@ -132,14 +133,14 @@ const MIN_INTERLEAVED: usize = 8;
 /// Whether [`interleave`] moves rows of `b` streams of `n` units of `unit`
 /// bytes on `isa`: as [`takes`], from [`MIN_INTERLEAVED`] streams; bytes
 /// from [`MIN_INTERLEAVED_BYTE_STREAMS`] streams of
-/// [`MIN_INTERLEAVED_BYTES`] (fewer measured slower: see the module's
+/// [`min_interleaved_bytes`] (fewer measured slower: see the module's
 /// doc); not 6-byte units (a square of 4 x 4 costs as many instructions
 /// as moving its 16 units one by one: 1.27 times their time on 6 broad
 /// workloads of seed 26, batch-to-space and depth-to-space of TF,
 /// OpenVINO and ONNX by blocks of 8 to 14).
 pub(crate) fn takes_interleave(n: usize, b: usize, unit: usize, isa: Isa) -> bool {
     match unit {
-        1 => b >= MIN_INTERLEAVED_BYTE_STREAMS && n >= MIN_INTERLEAVED_BYTES && takes(n, b, unit, isa),
+        1 => b >= MIN_INTERLEAVED_BYTE_STREAMS && n >= min_interleaved_bytes(isa) && takes(n, b, unit, isa),
         6 => false,
         _ => b >= MIN_INTERLEAVED && takes(n, b, unit, isa),
     }
@@ -148,8 +149,22 @@ pub(crate) fn takes_interleave(n: usize, b: usize, unit: usize, isa: Isa) -> boo
 /// The fewest streams of bytes [`interleave`] takes.
 const MIN_INTERLEAVED_BYTE_STREAMS: usize = 9;
 
-/// The fewest bytes of a stream [`interleave`] takes.
-const MIN_INTERLEAVED_BYTES: usize = 32;
+/// The fewest bytes of a stream [`interleave`] takes on `isa`: with AVX2,
+/// a square's side, in its runs of squares (`x86::interleave_squares`);
+/// without, 32, square by square. Measured against the tile's own
+/// kernels (one thread, 5 alternated runs, each workload's minimum, time
+/// after over before) on the broad workloads of 9 streams and more of 16
+/// to 31 bytes (seeds 26, 801 and 802: 4): with AVX2 0.49 to 0.77 (TF
+/// batch-to-space of uint8 by 15, 0.1 MiB, 12.4 -> 6.2x memcpy; pixel
+/// shuffle of uint8 by 11, 1.5 MiB, 8.0 -> 3.9); SSE2's squares one by
+/// one, 0.83 to 1.40 (3 runs).
+fn min_interleaved_bytes(isa: Isa) -> usize {
+    if isa >= Isa::Avx2 {
+        SIDE
+    } else {
+        2 * SIDE
+    }
+}
 
 /// Whether [`deinterleave`] moves `rows` of one contiguous run of `n`
 /// groups of `b` units of `unit` bytes on `isa` ([`takes`], counting the
