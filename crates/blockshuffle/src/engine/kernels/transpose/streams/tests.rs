@@ -92,8 +92,9 @@ fn every_stream_count_and_length_interleaves_as_the_oracle() {
         for unit in 1..=8 {
             for b in 1..=MAX_STREAMS + 1 {
                 // Around a square's side and half of it, the fewest
-                // bytes taken (`MIN_INTERLEAVED_BYTES`), and runs whose
-                // last square overlaps the one before by 1 to 15 bytes.
+                // bytes taken (`min_interleaved_bytes`: 16 with AVX2, 32
+                // without), and runs whose last square overlaps the one
+                // before by 1 to 15 bytes.
                 for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 50, 63, 64, 65] {
                     for runs in [Runs::Apart, Runs::Continued, Runs::Joined] {
                         check_interleave(b, unit, n, 3, runs, isa);

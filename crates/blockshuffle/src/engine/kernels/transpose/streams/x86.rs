@@ -367,9 +367,14 @@ impl<const U: usize> Slots<U> {
 #[inline(always)]
 pub(super) unsafe fn square(from: &[*const u8], at: isize, to: &[*mut u8], reads: usize) {
     let row = |r: usize| from[r].wrapping_offset(at);
-    let whole = |r: usize| (row(r) as usize).wrapping_add(16) <= reads;
     // SAFETY: forwarded.
-    unsafe { square_at::<false, false>(from.len(), row, to.len(), |c| to[c], whole) }
+    unsafe { square_at::<false, false>(from.len(), row, to.len(), |c| to[c], |r| ends_by(row(r), reads)) }
+}
+
+/// Whether the 16 bytes at `p` end by address `reads`.
+#[inline(always)]
+fn ends_by(p: *const u8, reads: usize) -> bool {
+    (p as usize).wrapping_add(16) <= reads
 }
 
 /// Deinterleaves squares of 16 groups of `b` bytes, the groups `b`
@@ -395,12 +400,11 @@ pub(super) unsafe fn deinterleave_squares<const WHOLE: bool>(
     let rows: [usize; 16] = std::array::from_fn(|i| i * b);
     for x in starts {
         let from = src.wrapping_add(x * b);
+        let row = |i: usize| from.wrapping_add(rows[i]);
         // SAFETY: the square's 16 groups and 16 bytes of each column
         // (caller); AVX2 (caller).
         unsafe {
-            let row = |i: usize| from.wrapping_add(rows[i]);
-            let whole = |i: usize| (row(i) as usize).wrapping_add(16) <= reads;
-            square_at::<WHOLE, true>(16, row, cols.len(), |j| cols[j].wrapping_add(x), whole)
+            square_at::<WHOLE, true>(16, row, cols.len(), |j| cols[j].wrapping_add(x), |i| ends_by(row(i), reads))
         }
     }
 }
