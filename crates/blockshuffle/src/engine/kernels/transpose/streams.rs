@@ -555,7 +555,7 @@ unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
 ///
 /// With AVX2, a row of 16 groups or more goes in runs of squares whose
 /// rows' addresses are offsets worked out once a row
-/// (`x86::deinterleave_squares`, `x86::interleave_squares`):
+/// ([`deinterleave_row`], `x86::interleave_squares`):
 /// deinterleaving, the squares whose groups all read whole
 /// ([`whole_squares`]) without the edges' checks, then a square or two of
 /// 16 groups at the run's end; interleaving, squares of 16 groups at
@@ -591,58 +591,65 @@ unsafe fn byte_squares<const AVX2: bool, const INTERLEAVE: bool>(
     }
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
-        if INTERLEAVE {
-            // In squares of 16 bytes of each stream, by AVX2's run of
-            // them; a run shorter than that, and all without AVX2, one by
-            // one.
-            #[cfg(target_arch = "x86_64")]
-            if AVX2 && n >= SIDE {
-                // SAFETY: the row's streams and groups (caller); `n >=
-                // 16`, every start at most `n - 16`, one after another,
-                // the last at `n - 16` (`overlapping`); AVX2 (caller).
-                unsafe { x86::interleave_squares(s, stride, b, n, overlapping(n, SIDE), d) };
-                continue;
-            }
-            for x in steps(0, n, SIDE) {
-                for c in steps(0, b, SIDE) {
-                    // SAFETY: forwarded.
-                    unsafe { byte_square::<AVX2, INTERLEAVE>(s, d, n, b, x, c, stride) }
+        if !INTERLEAVE {
+            rows.fetch_ahead(r, src, n * b);
+        }
+        // With AVX2, a run of 16 groups or more in runs of squares; a
+        // shorter run, and all without AVX2, square by square.
+        #[cfg(target_arch = "x86_64")]
+        if AVX2 && n >= SIDE {
+            // SAFETY: the row's groups and streams (caller); `n >= 16`: for
+            // the interleave, every start at most `n - 16`, one after
+            // another, the last at `n - 16` (`overlapping`); AVX2 (caller).
+            unsafe {
+                if INTERLEAVE {
+                    x86::interleave_squares(s, stride, b, n, overlapping(n, SIDE), d)
+                } else {
+                    deinterleave_row(s, d, n, b, stride)
                 }
             }
             continue;
         }
-        rows.fetch_ahead(r, src, n * b);
-        for c in steps(0, b, SIDE) {
-            // Whole squares, then squares at the run's end, each of 16
-            // groups and written whole; the square of a run shorter than
-            // that, and all without AVX2, one by one.
-            #[cfg(target_arch = "x86_64")]
-            if AVX2 && n >= SIDE {
-                let streams = SIDE.min(b - c);
-                let whole = whole_squares(n, b, c);
-                let mut cols = [std::ptr::null_mut::<u8>(); SIDE];
-                for (j, p) in cols[..streams].iter_mut().enumerate() {
-                    *p = d.wrapping_offset((c + j) as isize * stride);
-                }
-                let (from, cols, reads) = (s.wrapping_add(c), &cols[..streams], (s as usize).wrapping_add(n * b));
-                let rest = (whole * SIDE).min(n - SIDE);
-                // SAFETY: groups `0..16 * whole`, each read whole from
-                // byte `c`, end by the run's end (`whole_squares`); the
-                // rest, from `n - 16 >= 0` on, read whole only where they
-                // end by it, `reads`; the streams' bytes `0..n` (caller);
-                // AVX2 (caller).
-                unsafe {
-                    x86::deinterleave_squares::<true>(from, b, (0..whole).map(|q| q * SIDE), cols, reads);
-                    if whole * SIDE < n {
-                        let starts = overlapping(n - rest, SIDE).map(|x| rest + x);
-                        x86::deinterleave_squares::<false>(from, b, starts, cols, reads);
-                    }
-                }
-                continue;
-            }
-            for x in steps(0, n, SIDE) {
+        for x in steps(0, n, SIDE) {
+            for c in steps(0, b, SIDE) {
                 // SAFETY: forwarded.
                 unsafe { byte_square::<AVX2, INTERLEAVE>(s, d, n, b, x, c, stride) }
+            }
+        }
+    }
+}
+
+/// Deinterleaves one row of `n` groups (at least 16) of `b` bytes at `s`
+/// into `b` streams `stride` bytes apart from `d`, 16 streams at a time:
+/// the whole squares ([`whole_squares`]) without the edges' checks, then a
+/// square or two of 16 groups at the run's end, the last overlapping the
+/// one before, each reading whole only the vectors that end by the run.
+///
+/// # Safety
+/// As [`deinterleave`], for that row, with `n >= 16`; the CPU has AVX2
+/// (and the caller is compiled for it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn deinterleave_row(s: *const u8, d: *mut u8, n: usize, b: usize, stride: isize) {
+    let reads = (s as usize).wrapping_add(n * b);
+    for c in steps(0, b, SIDE) {
+        let streams = SIDE.min(b - c);
+        let whole = whole_squares(n, b, c);
+        let mut cols = [std::ptr::null_mut::<u8>(); SIDE];
+        for (j, p) in cols[..streams].iter_mut().enumerate() {
+            *p = d.wrapping_offset((c + j) as isize * stride);
+        }
+        let (from, cols) = (s.wrapping_add(c), &cols[..streams]);
+        let rest = (whole * SIDE).min(n - SIDE);
+        // SAFETY: groups `0..16 * whole`, each read whole from byte `c`,
+        // end by the run's end (`whole_squares`); the rest, from `n - 16 >=
+        // 0` on, read whole only where they end by it, `reads`; the
+        // streams' bytes `0..n` (caller); AVX2 (caller).
+        unsafe {
+            x86::deinterleave_squares::<true>(from, b, (0..whole).map(|q| q * SIDE), cols, reads);
+            if whole * SIDE < n {
+                let starts = overlapping(n - rest, SIDE).map(|x| rest + x);
+                x86::deinterleave_squares::<false>(from, b, starts, cols, reads);
             }
         }
     }
