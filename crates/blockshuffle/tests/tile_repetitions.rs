@@ -9,7 +9,9 @@
 //! transpositions whose tile is repeated along two loops, one continuing
 //! its source rows and one its destination rows: one matrix of both. And
 //! tiles of packed 3- and 6-byte units, which go in the register squares
-//! of 4- and 8-byte units where AVX2 runs without AVX-512.
+//! of 4- and 8-byte units where AVX2 runs without AVX-512. And
+//! channels-first space-to-depth over a source larger than a chunk of
+//! the second-level cache, whose rows go a chunk at a time when streamed.
 
 use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
 
@@ -234,4 +236,25 @@ fn packed_units_in_the_register_squares_match_the_reference() {
         Some(src)
     });
     check(&plan, &x, &shape, 3, 0, &want);
+}
+
+#[test]
+fn space_to_depth_in_chunks_of_rows_matches_the_reference() {
+    // TF NCHW space-to-depth whose passes over the source (block rows)
+    // read runs shorter than a page, over more source than a chunk holds:
+    // streamed, the rows go a chunk at a time, with the passes inside
+    // (`block_passes`). uint8 by 6, rows of 93 bytes (chunks of 16 rows);
+    // float16 by 13, rows of 172 (6 of 24); float32 by 16, rows of 16
+    // bytes (the most that fit, 48 of 96).
+    for (shape, b, elem) in
+        [([1usize, 2, 960, 558], 6usize, 1usize), ([1, 1, 312, 1118], 13, 2), ([1, 1, 1536, 64], 16, 4)]
+    {
+        let plan = tf::SpaceToDepth::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * elem, 23);
+        let out_shape = [shape[0], shape[1] * b * b, shape[2] / b, shape[3] / b];
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        let n = out_shape.iter().product::<usize>();
+        let want = invert(&x, n, elem, |labels| ref_depth_to_space_cf(labels, &out_shape, 8, 1, b, true).0);
+        check(&plan, &x, &shape, elem, 1, &want);
+    }
 }

@@ -22,7 +22,10 @@
 //! destination run (`CopyPlan::carry_level`; padded rows,
 //! [`padded_carry_level`](super::rules::padded_carry_level)). A tile
 //! through the cache has next to it a loop whose repetitions continue it
-//! ([`repeat_continuing`](super::rules::repeat_continuing)).
+//! ([`repeat_continuing`](super::rules::repeat_continuing)); past the
+//! caches, a deinterleaving one whose rows each pass over the source reads
+//! in short runs goes a chunk of rows at a time
+//! ([`block_passes`](super::order::block_passes)).
 //!
 //! This file holds the plan ([`CopyPlan`]) and its compilation; the rules
 //! it applies are in [`rules`](super::rules), the loop orders in
@@ -366,7 +369,7 @@ impl CopyPlan {
             } else {
                 self.nest::<false>(&raw, &mut []);
             }
-            self.canonicalise();
+            self.canonicalise(streaming);
         }
     }
 
@@ -499,9 +502,10 @@ impl CopyPlan {
 
     /// Canonicalisation from step 3 on: the unit, and the loops arranged
     /// for the kernels. Inlined into its one caller: out of line, the
-    /// per-call workload S2 measured 5% slower.
+    /// per-call workload S2 measured 5% slower. `streaming`: the
+    /// destination is past the caches (the plan's `nt` before its rules).
     #[inline(always)]
-    fn canonicalise(&mut self) {
+    fn canonicalise(&mut self, streaming: bool) {
         let loops = &mut self.loops;
         // 3. The innermost loop, contiguous on both sides, becomes the unit.
         let last = *loops.last().expect("the element loop is never dropped");
@@ -713,11 +717,16 @@ impl CopyPlan {
 
         // 4'''. A tile through the cache: the loops of repetitions that
         // continue it go next to it, so that its kernel runs them as one
-        // (see `repeat_both`, `repeat_continuing`).
+        // (see `repeat_both`, `repeat_continuing`); past the caches, a
+        // deinterleave's passes over the source go in chunks of it (see
+        // `block_passes`).
         if self.tile && !self.nt {
             self.matrix = repeat_both(loops, self.unit, self.isa, false);
             if !self.matrix {
                 repeat_continuing(loops, self.unit);
+                if streaming {
+                    block_passes(loops, self.unit);
+                }
             }
         }
 

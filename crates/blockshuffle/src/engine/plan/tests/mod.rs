@@ -6,6 +6,7 @@ use crate::engine::kernels::nest::{Loop, Window};
 
 mod gathers;
 mod nest;
+mod passes;
 mod repetitions;
 mod tiles;
 mod tiny;
