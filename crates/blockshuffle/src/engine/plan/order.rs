@@ -239,7 +239,7 @@ pub(super) fn source_order_outside(loops: &mut ArrayVec<Loop, MAX_LOOPS>, k: usi
 const PASS_CHUNK: usize = 256 << 10;
 
 /// The longest source run of a pass that [`block_passes`] blocks: a page.
-/// The 8 broad workloads of seed 26 with longer runs (4 to 43 KiB), whose
+/// The 8 broad workloads of seed 26 with longer runs (5 to 43 KiB), whose
 /// prefetchers' overshoot is a small part of them, measured no faster
 /// blocked (time after over before 1.01 and 1.02 in two runs, from 0.75
 /// to 1.45).
@@ -258,7 +258,7 @@ const MIN_PASS_WRITE: usize = 1 << 10;
 /// every block row), each pass sweeps the whole source, reading runs of
 /// the tile's `nx * ny` units (`< MAX_PASS_RUN`) far apart. The
 /// prefetchers fetch past each run's end the bytes a later pass reads,
-/// evicted by then, and each run starts cold. So loop `r` is split into
+/// evicted by then. So loop `r` is split into
 /// chunks of `c` rows (its inner part, next to the tile) spanning at most
 /// [`PASS_CHUNK`] source bytes, and the loops outside go in the source's
 /// order, the passes inside the chunks: every pass reads a chunk while
