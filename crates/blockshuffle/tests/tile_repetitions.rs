@@ -63,6 +63,19 @@ fn check_tf_nchw_depth_to_space(shape: [usize; 4], b: usize, elem: usize, seed: 
     check(&plan, &x, &shape, elem, 1, &want);
 }
 
+/// TF NCHW space-to-depth by `b` of `shape` (`elem`-byte elements, the
+/// input from `seed`), its output shape and [`check`]ed against the
+/// inverse of the depth-to-space reference.
+fn check_tf_nchw_space_to_depth(shape: [usize; 4], b: usize, elem: usize, seed: u8) {
+    let plan = tf::SpaceToDepth::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * elem, seed);
+    let out_shape = [shape[0], shape[1] * b * b, shape[2] / b, shape[3] / b];
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    let n = out_shape.iter().product::<usize>();
+    let want = invert(&x, n, elem, |labels| ref_depth_to_space_cf(labels, &out_shape, 8, 1, b, true).0);
+    check(&plan, &x, &shape, elem, 1, &want);
+}
+
 /// ONNX depth-to-space by `b` of `shape` (`elem`-byte elements, the input
 /// from `seed`), CRD (depth first, `crd`) or DCR, [`check`]ed.
 fn check_onnx_depth_to_space(shape: [usize; 4], b: usize, elem: usize, seed: u8, crd: bool) {
@@ -199,13 +212,7 @@ fn packed_units_in_the_register_squares_match_the_reference() {
         ([1, 2, 10, 20], 5, 6),
         ([2, 1, 18, 45], 9, 6),
     ] {
-        let plan = tf::SpaceToDepth::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * elem, 17);
-        let out_shape = [shape[0], shape[1] * b * b, shape[2] / b, shape[3] / b];
-        assert_eq!(plan.output_shape(), out_shape.as_slice());
-        let n = out_shape.iter().product::<usize>();
-        let want = invert(&x, n, elem, |labels| ref_depth_to_space_cf(labels, &out_shape, 8, 1, b, true).0);
-        check(&plan, &x, &shape, elem, 1, &want);
+        check_tf_nchw_space_to_depth(shape, b, elem, 17);
     }
     for (shape, b) in [([1usize, 128, 3, 12], 8usize), ([2, 100, 2, 9], 10)] {
         let plan = tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
@@ -249,12 +256,6 @@ fn space_to_depth_in_chunks_of_rows_matches_the_reference() {
     for (shape, b, elem) in
         [([1usize, 2, 960, 558], 6usize, 1usize), ([1, 1, 312, 1118], 13, 2), ([1, 1, 1536, 64], 16, 4)]
     {
-        let plan = tf::SpaceToDepth::new(b as i64, DataFormat::Nchw).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * elem, 23);
-        let out_shape = [shape[0], shape[1] * b * b, shape[2] / b, shape[3] / b];
-        assert_eq!(plan.output_shape(), out_shape.as_slice());
-        let n = out_shape.iter().product::<usize>();
-        let want = invert(&x, n, elem, |labels| ref_depth_to_space_cf(labels, &out_shape, 8, 1, b, true).0);
-        check(&plan, &x, &shape, elem, 1, &want);
+        check_tf_nchw_space_to_depth(shape, b, elem, 23);
     }
 }
