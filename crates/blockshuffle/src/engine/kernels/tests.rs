@@ -806,7 +806,7 @@ fn tall_tiles_go_in_blocks_from_8_mib() {
         (12, 5, tall(12, 5) - 1, false),
     ] {
         let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
-        assert_eq!(blocked(nx, ny, unit, ssy), blocks, "unit {unit}, {nx} x {ny}");
+        assert_eq!(blocked(nx, ny, unit, ssy, dsx), blocks, "unit {unit}, {nx} x {ny}");
         check_tile(nx, ny, ssy, dsx, unit);
     }
 }
@@ -837,7 +837,7 @@ fn transposes_of_more_streams_than_the_zip_keeps_go_in_blocks() {
     ] {
         let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
         assert_eq!(zips(ny, ssy), zipped, "unit {unit}, {nx} x {ny}");
-        assert!(blocked(nx, ny, unit, ssy), "unit {unit}, {nx} x {ny}");
+        assert!(blocked(nx, ny, unit, ssy, dsx), "unit {unit}, {nx} x {ny}");
         check_tile(nx, ny, ssy, dsx, unit);
     }
 }
@@ -868,8 +868,38 @@ fn tiles_whose_columns_spill_from_the_caches_go_in_blocks() {
         (3, 21, 600, pages, false),
         (16, 7, 600, 112, false),
     ] {
-        assert_eq!(blocked(nx, ny, unit, ssy), blocks, "unit {unit}, {nx} x {ny}, rows {ssy} apart");
         let dsx = (ny * unit + 24) as isize;
+        assert_eq!(blocked(nx, ny, unit, ssy, dsx), blocks, "unit {unit}, {nx} x {ny}, rows {ssy} apart");
+        check_tile(nx, ny, ssy, dsx, unit);
+    }
+}
+
+/// The same from the destination's side: tiles whose rows (a unit to each
+/// destination row) write more lines than the L1 cache holds or more
+/// pages than the first-level TLB go in blocks where the destination's
+/// rows are longer than a line; whole: those just inside each limit, of
+/// one row, destination rows of a line or less, or whole 16-byte vectors.
+/// Each against its offsets, every kernel set, streamed or not.
+#[test]
+fn tiles_whose_rows_spill_from_the_caches_go_in_blocks() {
+    let pages = (PAGE + 8) as isize;
+    for (unit, nx, ny, dsx, blocks) in [
+        // Destination rows a page apart: 65 of them, and 64.
+        (6, 65, 44, pages, true),
+        (6, 64, 44, pages, false),
+        (4, 100, 21, pages, true),
+        (3, 70, 22, pages, true),
+        // Destination rows a line apart or more: 513 of them, and 512.
+        (12, 513, 7, 84, true),
+        (12, 512, 7, 84, false),
+        // One row; destination rows of a line or less; whole vectors.
+        (72, 600, 1, pages, false),
+        (4, 600, 16, 64, false),
+        (3, 600, 21, pages, false),
+        (16, 600, 7, 112, false),
+    ] {
+        let ssy = (nx * unit + 24) as isize;
+        assert_eq!(blocked(nx, ny, unit, ssy, dsx), blocks, "unit {unit}, {nx} x {ny}, destination rows {dsx} apart");
         check_tile(nx, ny, ssy, dsx, unit);
     }
 }

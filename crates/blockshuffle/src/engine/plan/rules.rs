@@ -469,7 +469,7 @@ pub(super) fn choose_tile(
         || ny < nx
         || permuted()
         || squares()
-        || (tile::blocked(nx, ny, unit, y.ss) && !scatters(unit, nx));
+        || (tile::blocked(nx, ny, unit, y.ss, loops[x].ds) && !scatters(unit, nx));
     let tile = others || streamed();
     // `x` moves inward past loops none of whose windows involves it, so no
     // window changes sides: only the outer indices shift (`permute` would
