@@ -868,9 +868,7 @@ fn tiles_whose_columns_spill_from_the_caches_go_in_blocks() {
         (3, 21, 600, pages, false),
         (16, 7, 600, 112, false),
     ] {
-        let dsx = (ny * unit + 24) as isize;
-        assert_eq!(blocked(nx, ny, unit, ssy, dsx), blocks, "unit {unit}, {nx} x {ny}, rows {ssy} apart");
-        check_tile(nx, ny, ssy, dsx, unit);
+        check_blocked(unit, nx, ny, ssy, (ny * unit + 24) as isize, blocks);
     }
 }
 
@@ -898,10 +896,15 @@ fn tiles_whose_rows_spill_from_the_caches_go_in_blocks() {
         (3, 600, 21, pages, false),
         (16, 600, 7, 112, false),
     ] {
-        let ssy = (nx * unit + 24) as isize;
-        assert_eq!(blocked(nx, ny, unit, ssy, dsx), blocks, "unit {unit}, {nx} x {ny}, destination rows {dsx} apart");
-        check_tile(nx, ny, ssy, dsx, unit);
+        check_blocked(unit, nx, ny, (nx * unit + 24) as isize, dsx, blocks);
     }
+}
+
+/// Asserts whether a tile goes in blocks, and checks its copy.
+fn check_blocked(unit: usize, nx: usize, ny: usize, ssy: isize, dsx: isize, blocks: bool) {
+    let what = format!("unit {unit}, {nx} x {ny}, rows {ssy} apart, destination rows {dsx} apart");
+    assert_eq!(blocked(nx, ny, unit, ssy, dsx), blocks, "{what}");
+    check_tile(nx, ny, ssy, dsx, unit);
 }
 
 /// Streamed interleaving tiles that no kernel streams itself (5 and more
