@@ -16,6 +16,11 @@ fn l(count: usize, ss: isize, ds: isize) -> Loop {
     Loop { count, ss, ds, window: None, is_outer: false }
 }
 
+/// The loops' counts and strides (`count`, `ss`, `ds`), to compare.
+fn counts_and_strides(loops: &[Loop]) -> Vec<(usize, isize, isize)> {
+    loops.iter().map(|l| (l.count, l.ss, l.ds)).collect()
+}
+
 /// TF NCHW depth-to-space by `b` of `[1, c * b * b, h, w]`: the depth index
 /// is `(by, bx, c)`.
 fn nchw_depth_to_space(c: usize, h: usize, w: usize, b: usize) -> (Geometry, [usize; 4], [usize; 4]) {

@@ -5,12 +5,8 @@ use arrayvec::ArrayVec;
 
 use super::super::compile::*;
 use super::super::order::block_passes;
-use super::{compile_c, l, nchw_depth_to_space};
+use super::{compile_c, counts_and_strides, l, nchw_depth_to_space};
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
-
-fn counts_and_strides(loops: &[Loop]) -> Vec<(usize, isize, isize)> {
-    loops.iter().map(|l| (l.count, l.ss, l.ds)).collect()
-}
 
 /// [`block_passes`] of `loops` with `unit`-byte units: whether it split,
 /// and the loops after.

@@ -5,16 +5,12 @@ use arrayvec::ArrayVec;
 
 use super::super::compile::*;
 use super::super::rules::*;
-use super::{c_strides, compile_c, l, nchw_depth_to_space, ov_space_to_batch_by_4};
+use super::{c_strides, compile_c, counts_and_strides, l, nchw_depth_to_space, ov_space_to_batch_by_4};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
 use crate::engine::kernels::tile::{TileChoice, TileShape};
-
-fn counts_and_strides(loops: &[Loop]) -> Vec<(usize, isize, isize)> {
-    loops.iter().map(|l| (l.count, l.ss, l.ds)).collect()
-}
 
 /// [`repeat_continuing`] of `loops` with `unit`-byte units.
 fn repeated(loops: &[Loop], unit: usize) -> ArrayVec<Loop, MAX_LOOPS> {
