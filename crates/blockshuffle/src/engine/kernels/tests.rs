@@ -656,15 +656,16 @@ fn tiles_whose_repetitions_continue_their_rows() {
 /// kernel, neither side continuing the other's rows), which go through the
 /// cache as a nest of their units (`unit_tiles`) and streamed as strided
 /// runs: every arm of the unit's copy, the longer side either way and
-/// both sides equal, once and repeated with gaps or continuing the
-/// destination rows, the destination's bytes between units left alone;
-/// against each unit's offsets, every kernel set.
+/// both sides equal, source rows apart or one run (deinterleaves, walked
+/// in the source's order from 16-byte units), once and repeated with gaps
+/// or continuing the destination rows, the destination's bytes between
+/// units left alone; against each unit's offsets, every kernel set.
 #[test]
 fn tiles_no_kernel_takes_copy_each_unit() {
     for unit in [1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 32, 33, 48, 64, 65, 100] {
-        for (nx, ny) in [(15, 2), (2, 15), (5, 3), (3, 5), (7, 7), (1, 9), (9, 1), (13, 10)] {
-            for (count, continues) in [(1, false), (3, false), (3, true)] {
-                let ssy = (nx * unit + 5) as isize;
+        for (nx, ny) in [(15, 2), (2, 15), (5, 3), (3, 5), (7, 7), (1, 9), (9, 1), (13, 10), (6, 11)] {
+            for (count, continues, apart) in [(1, false, 5), (3, false, 5), (3, true, 5), (1, false, 0), (3, true, 0)] {
+                let ssy = (nx * unit + apart) as isize;
                 let (dsx, rows) = if continues {
                     let dsx = (count * ny * unit + 3) as isize;
                     (dsx, Rows { count, ss: ny as isize * ssy + 11, ds: (ny * unit) as isize })
@@ -677,13 +678,31 @@ fn tiles_no_kernel_takes_copy_each_unit() {
                     for nt in [false, true] {
                         let mut dst = vec![0x5Au8; expected.len()];
                         run_tile(rows, nx, ny, &src, ssy, &mut dst, 9, dsx, unit, Mode { nt, isa });
-                        let what =
-                            format!("unit {unit}, {nx} x {ny} x {count}, continues {continues}, {isa:?}, nt {nt}");
+                        let what = format!(
+                            "unit {unit}, {nx} x {ny} x {count}, continues {continues}, apart {apart}, {isa:?}, nt {nt}"
+                        );
                         assert_eq!(dst, expected, "{what}");
                     }
                 }
             }
         }
+    }
+}
+
+/// The walk in the source's order takes deinterleaves (source rows one
+/// run) of units from 16 bytes, whichever side is longer.
+#[test]
+fn unit_walks_deinterleaves_of_whole_vectors_in_the_source_order() {
+    for (nx, ssy, unit, walks) in [
+        (5, 80, 16, true),
+        (9, 9 * 48, 48, true),
+        (5, 85, 17, true),
+        (5, 75, 15, false),
+        (5, 40, 8, false),
+        (5, 81, 16, false),
+        (5, 96, 16, false),
+    ] {
+        assert_eq!(walks_source_order(nx, ssy, unit), walks, "{nx} units of {unit} bytes, rows {ssy} apart");
     }
 }
 
