@@ -379,12 +379,12 @@ unsafe fn tile_rows(
 }
 
 /// The tiles of `rows` as a nest of their units ([`units`]), the longer
-/// side innermost (or the source's order: [`walks_source_order`]), the
-/// unit's copy chosen once for all of them: the tiles
-/// that no kernel takes are mostly small (a block's columns of a few units
-/// by a few, NCHW space-to-depth and pixel unshuffle of 8- and 16-byte
-/// units by 5 to 16), and a call of [`copy_run`] for each of their rows
-/// cost as much as its few units.
+/// side innermost (or in the source's order: [`walks_source_order`]), the
+/// unit's copy chosen once for all of them: the tiles that no kernel takes
+/// are mostly small (a block's columns of a few units by a few, NCHW
+/// space-to-depth and pixel unshuffle of 8- and 16-byte units by 5 to 16),
+/// and a call of [`copy_run`] for each of their rows cost as much as its
+/// few units.
 /// Measured against those calls on the 211 broad workloads (seeds 26,
 /// 801, 802) whose tiles reach it, 3 alternated runs, the operator's time
 /// over memcpy's: geomean 3.12 -> 2.83 (below 1 MiB, 74: 3.55 -> 3.23; 1
