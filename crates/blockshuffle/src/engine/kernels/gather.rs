@@ -1,6 +1,6 @@
-//! Small destination blocks gathered by byte permutes (AVX512-VBMI): a
-//! block of up to 256 destination bytes whose source bytes lie in a few
-//! contiguous rows, such as einops' `b (h p1) (w p2) c -> b h w (c p2
+//! Small destination blocks gathered by byte permutes (AVX512-VBMI, or
+//! AVX2's byte shuffles): a block of up to 256 destination bytes whose
+//! source bytes lie in a few contiguous rows, such as einops' `b (h p1) (w p2) c -> b h w (c p2
 //! p1)` with small `p1`, `p2` and `c`, a three-way transpose of each
 //! `p1 x p2 x c` block.
 //!
@@ -11,6 +11,13 @@
 //! lies in, and for each 64 destination bytes one two-register permute
 //! (`vpermt2b`), or two and a blend from four registers, and one store,
 //! whatever the loops inside it.
+//!
+//! Without VBMI, AVX2 gathers blocks of a whole number of 16 bytes
+//! ([`Gather::runs_on`]): the rows cut into pieces of at most 16 bytes,
+//! each loaded exactly into both lanes of a register, and each 32
+//! destination bytes the OR of a byte shuffle (`vpshufb`) of every piece
+//! they take bytes from, at most [`MAX_SHUFFLES`] a block, their tables
+//! built with the gather.
 //!
 //! What it buys is measured at the planner's rule that makes blocks of
 //! the innermost loops (`plan::rules::gather_block`).
@@ -39,6 +46,23 @@ const MAX_LOADS: usize = 16;
 /// paid per block, however few its bytes.
 pub(crate) const MIN_BLOCK: usize = 16;
 
+/// The most pieces (16 bytes of a row at most each) of a block AVX2
+/// gathers: their lane numbers, `piece * 16 + lane`, fit in a byte.
+const MAX_PIECES: usize = 16;
+
+/// The most byte shuffles (one of a piece into 32 destination bytes) of a
+/// block AVX2 gathers.
+const MAX_SHUFFLES: usize = 32;
+
+/// A piece of a source row for AVX2's shuffles: `n` bytes (1 to 16) from
+/// `at` (bytes from the block's source position), loaded exactly, in the
+/// lanes [`piece_lane`] gives (`x86::load_exact`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Piece {
+    at: isize,
+    n: u8,
+}
+
 /// A row's part in one register: the lanes `mask` of register `reg` hold
 /// the source bytes from `at` (bytes from the block's source position)
 /// plus the lane, so the load of lane `t` reads byte `at + t`.
@@ -62,6 +86,22 @@ pub(crate) struct Gather {
     /// Destination byte `t` of a block is lane `idx[t]` of the registers
     /// side by side (register `idx[t] / 64`).
     idx: [u8; MAX_BLOCK],
+    /// AVX2's form ([`Avx2`]), where AVX2 gathers the block (see
+    /// [`Gather::runs_on`]).
+    avx2: Option<Avx2>,
+}
+
+/// How AVX2 gathers a block: its rows in pieces, and for each 32
+/// destination bytes (a part) the byte shuffles of the pieces they take
+/// bytes from: shuffle `j` puts piece `piece[j]`'s lanes `table[j]` in
+/// place (a set top bit: none), for `j` in `ends[p - 1]..ends[p]` of part
+/// `p`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Avx2 {
+    pieces: ArrayVec<Piece, MAX_PIECES>,
+    piece: ArrayVec<u8, MAX_SHUFFLES>,
+    table: ArrayVec<[u8; 32], MAX_SHUFFLES>,
+    ends: [u8; MAX_BLOCK / 32],
 }
 
 impl Gather {
@@ -80,6 +120,7 @@ impl Gather {
         // source order, a load for each register a row's lanes reach.
         let mut loads: ArrayVec<Load, MAX_LOADS> = ArrayVec::new();
         let mut starts: ArrayVec<(isize, usize), MAX_BLOCK> = ArrayVec::new();
+        let mut runs: ArrayVec<(isize, isize), MAX_BLOCK> = ArrayVec::new();
         let (mut lane, mut i) = (0usize, 0);
         while i < sorted.len() {
             let start = sorted[i];
@@ -90,6 +131,7 @@ impl Gather {
             }
             let row = lane..lane + (end - start) as usize;
             starts.push((start, lane));
+            runs.push((start, end));
             for reg in row.start / 64..row.end.div_ceil(64) {
                 let base = reg * 64;
                 let (from, to) = (row.start.max(base) - base, row.end.min(base + 64) - base);
@@ -109,7 +151,15 @@ impl Gather {
             let &(start, at) = starts.iter().rev().find(|(start, _)| *start <= s).expect("every byte is in a row");
             idx[t] = (at + (s - start) as usize) as u8;
         }
-        Some(Gather { len: from.len(), loads, regs, ends, idx })
+        Some(Gather { len: from.len(), loads, regs, ends, idx, avx2: Avx2::new(&runs, from) })
+    }
+
+    /// Whether [`run`] gathers these blocks on `isa` by its vector
+    /// kernels: every block with VBMI; with AVX2, those of a whole number
+    /// of 16 bytes whose rows make at most [`MAX_PIECES`] pieces, taken by
+    /// at most [`MAX_SHUFFLES`] shuffles.
+    pub(crate) fn runs_on(&self, isa: Isa) -> bool {
+        isa >= Isa::Avx512Vbmi || isa >= Isa::Avx2 && self.avx2.is_some()
     }
 
     /// Destination bytes of a block.
@@ -124,13 +174,69 @@ impl Gather {
     }
 }
 
-/// Whether the planner gathers blocks of `len` destination bytes on
-/// `isa`: at least [`MIN_BLOCK`] bytes, with AVX512-VBMI only (the
-/// portable [`run`] is the kernel's reference, for other ISAs' tests).
-/// Asked before a block's [`Gather`] is built; what it buys is measured
-/// at the planner's rule (`gather_block`).
+/// Whether the planner may gather blocks of `len` destination bytes on
+/// `isa`: at least [`MIN_BLOCK`] bytes, with AVX512-VBMI, or with AVX2 a
+/// whole number of 16 bytes (the portable [`run`] is the kernel's
+/// reference, for other ISAs' tests). Asked before a block's [`Gather`]
+/// is built, which then says whether it runs on `isa` ([`Gather::runs_on`]);
+/// what it buys is measured at the planner's rule (`gather_block`).
 pub(crate) fn takes(len: usize, isa: Isa) -> bool {
-    len >= MIN_BLOCK && isa >= Isa::Avx512Vbmi
+    len >= MIN_BLOCK && (isa >= Isa::Avx512Vbmi || isa >= Isa::Avx2 && len.is_multiple_of(16))
+}
+
+impl Avx2 {
+    /// AVX2's form of the gather whose destination byte `t` comes from
+    /// source byte `from[t]`, the source bytes in `runs` (maximal,
+    /// `start..end`): `None` unless `from` is a whole number of 16 bytes,
+    /// its rows make at most [`MAX_PIECES`] pieces (16 bytes each, the last
+    /// ending where its row does; a row shorter than 16 bytes one piece)
+    /// and its parts take at most [`MAX_SHUFFLES`] shuffles in all.
+    fn new(runs: &[(isize, isize)], from: &[isize]) -> Option<Avx2> {
+        if !from.len().is_multiple_of(16) {
+            return None;
+        }
+        let mut pieces: ArrayVec<Piece, MAX_PIECES> = ArrayVec::new();
+        for &(start, end) in runs {
+            let mut at = start;
+            while at < end {
+                let piece = Piece { at: at.min(end - 16).max(start), n: (end - start).min(16) as u8 };
+                pieces.try_push(piece).ok()?;
+                at += 16;
+            }
+        }
+        let mut g = Avx2 { pieces, piece: ArrayVec::new(), table: ArrayVec::new(), ends: [0; MAX_BLOCK / 32] };
+        for (p, part) in from.chunks(32).enumerate() {
+            // The shuffle of each piece this part takes, in piece order.
+            let first = g.piece.len();
+            for (t, &s) in part.iter().enumerate() {
+                let (k, c) = g.pieces.iter().enumerate().find(|(_, c)| (c.at..c.at + c.n as isize).contains(&s))?;
+                let lane = piece_lane((s - c.at) as usize, c.n as usize) as u8;
+                let j = match g.piece[first..].iter().position(|&q| q as usize == k) {
+                    Some(j) => first + j,
+                    None => {
+                        g.piece.try_push(k as u8).ok()?;
+                        g.table.push([0x80; 32]);
+                        g.piece.len() - 1
+                    }
+                };
+                g.table[j][t] = lane;
+            }
+            g.ends[p] = g.piece.len() as u8;
+        }
+        Some(g)
+    }
+}
+
+/// The lane of byte `b` of a piece of `n` bytes (1 to 16), loaded as two
+/// overlapping moves of the largest power of two `h` not above `n`: bytes
+/// `0..h` in lanes `0..h`, bytes `n - h..n` in lanes `h..2h`.
+fn piece_lane(b: usize, n: usize) -> usize {
+    let h = 1 << n.ilog2();
+    if b < h {
+        b
+    } else {
+        b + 2 * h - n
+    }
 }
 
 /// Gathers `rows.count` blocks: block `r` from the source at `src + r *
@@ -147,6 +253,11 @@ pub(crate) unsafe fn run(g: &Gather, rows: Rows, src: *const u8, dst: *mut u8, n
     if isa.runs_vbmi() {
         // SAFETY: forwarded; `runs_vbmi` checked the CPU's features.
         return unsafe { x86::run(g, rows, src, dst, nt) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(a) = g.avx2.as_ref().filter(|_| isa >= Isa::Avx2 && is_x86_feature_detected!("avx2")) {
+        // SAFETY: forwarded; the CPU has AVX2 (checked).
+        return unsafe { x86::run_avx2(g, a, rows, src, dst, nt) };
     }
     let _ = (nt, isa);
     for r in 0..rows.count {
@@ -171,7 +282,7 @@ pub(crate) unsafe fn run(g: &Gather, rows: Rows, src: *const u8, dst: *mut u8, n
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{lanes, Gather, Rows, MAX_BLOCK};
+    use super::{lanes, Avx2, Gather, Rows, MAX_BLOCK, MAX_PIECES};
 
     /// [`super::run`] by byte permutes.
     ///
@@ -244,6 +355,83 @@ mod x86 {
             }
         }
     }
+
+    /// [`super::run`] by AVX2's byte shuffles (`g`'s pieces): each block's
+    /// pieces loaded exactly into both lanes of a register, and each 32
+    /// destination bytes the OR of a shuffle of every piece they take
+    /// bytes from (the shuffles' tables built once a call).
+    ///
+    /// # Safety
+    /// As [`super::run`]; `g` has pieces (its blocks a whole number of 16
+    /// bytes); the CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn run_avx2(g: &Gather, a: &Avx2, rows: Rows, src: *const u8, dst: *mut u8, nt: bool) {
+        // 32-byte destination parts (the last 16 bytes where `len` is an
+        // odd number of 16).
+        let parts = g.len.div_ceil(32);
+        let stream = nt && g.len.is_multiple_of(64) && rows.ds % 64 == 0 && (dst as usize).is_multiple_of(64);
+        // SAFETY: each piece's load reads its `n` bytes, source bytes of
+        // the block; the stores write the block's `len` destination bytes
+        // (a whole number of 16: `pieces`), streamed only in whole aligned
+        // lines (checked above) (caller); `lane` holds `MAX_BLOCK` bytes.
+        unsafe {
+            let mut v = [_mm256_setzero_si256(); MAX_PIECES];
+            for r in 0..rows.count {
+                let (s, d) = rows.at(r, src, dst);
+                for (v, c) in v.iter_mut().zip(&a.pieces) {
+                    *v = _mm256_broadcastsi128_si256(load_exact(s.wrapping_offset(c.at), c.n as usize));
+                }
+                let mut j = 0;
+                for (p, &end) in a.ends.iter().enumerate().take(parts) {
+                    let mut out = _mm256_setzero_si256();
+                    while j < end as usize {
+                        let table = _mm256_loadu_si256(a.table[j].as_ptr().cast());
+                        out = _mm256_or_si256(out, _mm256_shuffle_epi8(v[a.piece[j] as usize], table));
+                        j += 1;
+                    }
+                    let to = d.wrapping_add(p * 32);
+                    if p * 32 + 32 > g.len {
+                        _mm_storeu_si128(to.cast(), _mm256_castsi256_si128(out));
+                    } else if stream {
+                        _mm256_stream_si256(to.cast(), out);
+                    } else {
+                        _mm256_storeu_si256(to.cast(), out);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The `n` bytes (1 to 16) at `p`, read exactly, as two overlapping
+    /// moves of the largest power of two `h` not above `n`: bytes `0..h`
+    /// in lanes `0..h`, bytes `n - h..n` in lanes `h..2h` (`piece_lane`).
+    ///
+    /// # Safety
+    /// The `n` bytes at `p` readable.
+    #[inline(always)]
+    unsafe fn load_exact(p: *const u8, n: usize) -> __m128i {
+        // SAFETY: every move reads bytes of `p..p + n` (caller).
+        unsafe {
+            match n {
+                16 => _mm_loadu_si128(p.cast()),
+                8..=15 => _mm_set_epi64x(p.add(n - 8).cast::<i64>().read_unaligned(), p.cast::<i64>().read_unaligned()),
+                4..=7 => {
+                    _mm_set_epi32(0, 0, p.add(n - 4).cast::<i32>().read_unaligned(), p.cast::<i32>().read_unaligned())
+                }
+                2 | 3 => _mm_set_epi16(
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    p.add(n - 2).cast::<i16>().read_unaligned(),
+                    p.cast::<i16>().read_unaligned(),
+                ),
+                _ => _mm_cvtsi32_si128(i32::from(*p)),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -313,14 +501,58 @@ mod tests {
             (transpose3(4, 16, 4, -300), 64, 256),
             (transpose3(5, 25, 2, 777), 50, 250),
             ((0..256).rev().collect(), 256, 256),
+            // AVX2's pieces: rows of 12 bytes (two 8-byte moves), of 24
+            // and 40 (the last piece overlapping the one before), of 1
+            // to 24 bytes, each reversed.
+            (transpose3(4, 12, 1, 99), 12, 48),
+            (transpose3(2, 12, 2, 500), 24, 48),
+            (transpose3(2, 20, 2, -300), 40, 80),
+            (rows_reversed(&[1, 2, 3, 5, 7, 9, 11, 12, 14]), 3, 64),
+            (rows_reversed(&[4, 8, 6, 10, 13, 15, 16, 24]), -7, 96),
         ];
-        for isa in [Isa::Portable, Isa::baseline(), Isa::detect()] {
+        let avx2 = Isa::detect().min(Isa::Avx2);
+        for isa in [Isa::Portable, Isa::baseline(), avx2, Isa::detect()] {
             for (from, ss, ds) in &cases {
                 for nt in [false, true] {
                     check(from, *ss, *ds, nt, isa);
                 }
             }
         }
+    }
+
+    /// Rows of `lens` bytes, 50 bytes apart, each read backwards, one after
+    /// another.
+    fn rows_reversed(lens: &[isize]) -> Vec<isize> {
+        lens.iter().enumerate().flat_map(|(k, &n)| (0..n).rev().map(move |b| k as isize * 50 + b)).collect()
+    }
+
+    #[test]
+    fn avx2_gathers_blocks_of_whole_16_bytes_in_pieces_of_their_rows() {
+        let g = Gather::new(&transpose3(2, 20, 2, 300)).unwrap();
+        let pieces = [(0, 16), (16, 16), (24, 16), (300, 16), (316, 16), (324, 16)];
+        let a = g.avx2.as_ref().expect("AVX2's form");
+        assert_eq!(a.pieces.iter().map(|c| (c.at, c.n)).collect::<Vec<_>>(), pieces);
+        // Each part (32 destination bytes) takes each piece it reads from
+        // once, in the order of its bytes: part 0 bytes 0 to 31 of each
+        // row's even bytes (pieces 0, 1 and 3, 4), part 1 the rest of
+        // those (2, 5) and the odd bytes from 1 (0, 3, 1, 4), part 2 the
+        // odd bytes from 25 (1, 4, 2, 5).
+        let (parts, ends) = ([0, 3, 1, 4, 2, 5, 0, 3, 1, 4, 1, 4, 2, 5], [4, 10, 14]);
+        assert_eq!((&a.piece[..], &a.ends[..3]), (&parts[..], &ends[..]));
+        // Byte 9 of a 12-byte piece is byte 5 of its second 8-byte move.
+        assert_eq!(piece_lane(9, 12), 13);
+        assert_eq!(piece_lane(2, 3), 3);
+        assert_eq!(piece_lane(0, 1), 0);
+        let g = Gather::new(&rows_reversed(&[1, 2, 3, 5, 7, 9, 11, 12, 14])).unwrap();
+        assert!(g.runs_on(Isa::Avx2) && g.runs_on(Isa::Avx512) && !g.runs_on(Isa::Sse2));
+        // Not a whole number of 16 bytes; 18 pieces (6 rows of 40
+        // bytes); 12 pieces each in all 3 parts (36 shuffles): gathered
+        // with VBMI only.
+        for from in [transpose3(4, 15, 1, 300), rows_reversed(&[40; 6]), transpose3(12, 1, 8, 77)] {
+            let g = Gather::new(&from).unwrap();
+            assert!(!g.runs_on(Isa::Avx2) && g.runs_on(Isa::Avx512Vbmi), "{from:?}");
+        }
+        assert!(Gather::new(&transpose3(16, 1, 4, 77)).unwrap().runs_on(Isa::Avx2));
     }
 
     #[test]

@@ -931,6 +931,19 @@ pub(super) fn segments_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Opt
 /// -> 0.039 ms; space-to-depth by 5 of 12-byte units, 0.066 -> 0.048 ms
 /// (the 3 of 1,920 broad workloads, seeds 26, 801 and 802, whose plans
 /// this changes; 3 alternated runs).
+///
+/// Without VBMI, AVX2's byte shuffles gather blocks of bytes only
+/// ([`gathers`]). Measured on an AMD Zen 3 (one thread, 4 alternated
+/// runs, each workload's best, ratio to memcpy): the one broad workload
+/// of 1,920 (seeds 26, 801, 802) this reaches, einops' uint8 above, 16.1
+/// -> 1.9 (10.9 -> 2.2 in a second run); 40 more einops rearranges of
+/// uint8 blocks drawn beside it (5 patterns, blocks 2 x 2 to 8 x 16, 0.5
+/// to 96 MiB), the 8 it reaches 0.36 of the time (32 MiB, 3: 0.17;
+/// `(c p2 p1)` by 2 x 16, 12.7 -> 1.9x memcpy), 2 slower (1.2, of 4 and
+/// 0.5 MiB), 8 it does not reach 0.93. The 28 broad workloads
+/// that AVX2's gathers reached with wider units, which the tile kernels
+/// move whole, went 1.1 to 7.5 times slower (geomean 3.1; pixel shuffle
+/// of float64 by 4, 1.4 -> 7.6x memcpy).
 pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, isa: Isa) -> Option<(usize, Gather)> {
     // The blocks of loops `k..`, largest last: `(k, len)`.
     let mut blocks: ArrayVec<(usize, usize), MAX_LOOPS> = ArrayVec::new();
@@ -962,7 +975,15 @@ pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, isa: Is
     blocks.iter().rev().take_while(|&&(k, len)| k + 2 <= loops.len() && gather::takes(len, isa)).find_map(
         |&(k, len)| {
             let whole_lines = !streaming || len.is_multiple_of(LINE);
-            whole_lines.then(|| Gather::new(&from[..len]).map(|g| (k, g))).flatten()
+            whole_lines.then(|| Gather::new(&from[..len]).filter(|g| gathers(g, unit, isa)).map(|g| (k, g))).flatten()
         },
     )
+}
+
+/// Whether [`gather_block`] gathers blocks by `g` on `isa`, of
+/// `unit`-byte units: with VBMI, every block; with AVX2 alone, where its
+/// shuffles take the block ([`Gather::runs_on`]) and its units are bytes,
+/// which no other kernel moves more than one at a time in such blocks.
+fn gathers(g: &Gather, unit: usize, isa: Isa) -> bool {
+    isa >= Isa::Avx512Vbmi || unit == 1 && g.runs_on(isa)
 }

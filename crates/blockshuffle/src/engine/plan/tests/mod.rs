@@ -283,10 +283,10 @@ fn padded_rows_of_16_byte_units_are_carried_with_vbmi() {
 /// `p2 = 8`, `c = 4` (broad benchmark workload `einops_014`, 19.8x
 /// memcpy as tiles of 4 x 2 bytes): with AVX512-VBMI, each 64-byte
 /// `(c p2 p1)` block is one unit, gathered from its 2 source rows of 32
-/// bytes by a byte permute, streamed when the plan streams; below it, a
-/// tile.
+/// bytes by a byte permute (with AVX2, 8 byte shuffles of their 4
+/// pieces), streamed when the plan streams; below AVX2, a tile.
 #[test]
-fn small_blocks_of_few_rows_are_gathered_with_vbmi() {
+fn small_blocks_of_few_rows_are_gathered_by_byte_permutes() {
     let op = "t";
     let (h, w) = (6, 10);
     let space = [
@@ -298,11 +298,11 @@ fn small_blocks_of_few_rows_are_gathered_with_vbmi() {
     let g = Geometry::new(op, &space, &[&[o(0)], &[o(1)], &[o(2)], &[o(3), k(2), k(1)]]).unwrap();
     let (ss, bs) =
         (c_strides(&[1, 2 * h as usize, 8 * w as usize, 4], 1), c_strides(&[1, h as usize, w as usize, 64], 1));
-    for isa in [Isa::Avx512Vbmi, Isa::Avx512] {
+    for isa in [Isa::Avx512Vbmi, Isa::Avx512, Isa::Avx2, Isa::Sse2] {
         for streaming in [false, true] {
             let p = CopyPlan::compile(&g, Direction::Forward, 1, &Layouts { space: &ss, block: &bs }, streaming, isa);
             let what = format!("{isa:?} streaming {streaming}: {p:?}");
-            if isa == Isa::Avx512Vbmi {
+            if isa >= Isa::Avx2 {
                 let gather = p.gather.as_ref().expect("a gather");
                 assert_eq!((p.unit, gather.len(), gather.loads()), (64, 64, 2), "{what}");
                 let rows: Vec<_> = p.loops.iter().map(|l| (l.count, l.ss, l.ds)).collect();
