@@ -356,14 +356,13 @@ mod x86 {
         }
     }
 
-    /// [`super::run`] by AVX2's byte shuffles (`g`'s pieces): each block's
-    /// pieces loaded exactly into both lanes of a register, and each 32
-    /// destination bytes the OR of a shuffle of every piece they take
-    /// bytes from (the shuffles' tables built once a call).
+    /// [`super::run`] by AVX2's byte shuffles (`a`, `g`'s AVX2 form):
+    /// each block's pieces loaded exactly into both lanes of a register,
+    /// and each 32 destination bytes the OR of a shuffle of every piece
+    /// they take bytes from, by the tables built with the gather.
     ///
     /// # Safety
-    /// As [`super::run`]; `g` has pieces (its blocks a whole number of 16
-    /// bytes); the CPU has AVX2.
+    /// As [`super::run`]; `a` is `g`'s AVX2 form; the CPU has AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn run_avx2(g: &Gather, a: &Avx2, rows: Rows, src: *const u8, dst: *mut u8, nt: bool) {
         // 32-byte destination parts (the last 16 bytes where `len` is an
@@ -372,8 +371,8 @@ mod x86 {
         let stream = nt && g.len.is_multiple_of(64) && rows.ds % 64 == 0 && (dst as usize).is_multiple_of(64);
         // SAFETY: each piece's load reads its `n` bytes, source bytes of
         // the block; the stores write the block's `len` destination bytes
-        // (a whole number of 16: `pieces`), streamed only in whole aligned
-        // lines (checked above) (caller); `lane` holds `MAX_BLOCK` bytes.
+        // (a whole number of 16, or `a` would not be: `Avx2::new`),
+        // streamed only in whole aligned lines (checked above) (caller).
         unsafe {
             let mut v = [_mm256_setzero_si256(); MAX_PIECES];
             for r in 0..rows.count {
