@@ -1,8 +1,8 @@
 //! Small destination blocks gathered by byte permutes (AVX512-VBMI, or
 //! AVX2's byte shuffles): a block of up to 256 destination bytes whose
-//! source bytes lie in a few contiguous rows, such as einops' `b (h p1) (w p2) c -> b h w (c p2
-//! p1)` with small `p1`, `p2` and `c`, a three-way transpose of each
-//! `p1 x p2 x c` block.
+//! source bytes lie in a few contiguous rows, such as einops' `b (h p1)
+//! (w p2) c -> b h w (c p2 p1)` with small `p1`, `p2` and `c`, a
+//! three-way transpose of each `p1 x p2 x c` block.
 //!
 //! Built once by the planner ([`Gather::new`]): the block's source bytes
 //! as maximal contiguous rows, packed side by side into the lanes of up
@@ -206,7 +206,8 @@ impl Avx2 {
         }
         let mut g = Avx2 { pieces, piece: ArrayVec::new(), table: ArrayVec::new(), ends: [0; MAX_BLOCK / 32] };
         for (p, part) in from.chunks(32).enumerate() {
-            // The shuffle of each piece this part takes, in piece order.
+            // A shuffle for each piece this part takes bytes from, in the
+            // order of the part's bytes.
             let first = g.piece.len();
             for (t, &s) in part.iter().enumerate() {
                 let (k, c) = g.pieces.iter().enumerate().find(|(_, c)| (c.at..c.at + c.n as isize).contains(&s))?;
@@ -531,11 +532,11 @@ mod tests {
         let pieces = [(0, 16), (16, 16), (24, 16), (300, 16), (316, 16), (324, 16)];
         let a = g.avx2.as_ref().expect("AVX2's form");
         assert_eq!(a.pieces.iter().map(|c| (c.at, c.n)).collect::<Vec<_>>(), pieces);
-        // Each part (32 destination bytes) takes each piece it reads from
-        // once, in the order of its bytes: part 0 bytes 0 to 31 of each
-        // row's even bytes (pieces 0, 1 and 3, 4), part 1 the rest of
-        // those (2, 5) and the odd bytes from 1 (0, 3, 1, 4), part 2 the
-        // odd bytes from 25 (1, 4, 2, 5).
+        // A shuffle for each piece a part (32 destination bytes) takes
+        // bytes from, in the order of its bytes: part 0 takes each row's
+        // even bytes 0 to 30 (pieces 0, 3, 1, 4), part 1 its even bytes
+        // 32 to 38 (2, 5) and odd bytes 1 to 23 (0, 3, 1, 4), part 2 its
+        // odd bytes 25 to 39 (1, 4, 2, 5).
         let (parts, ends) = ([0, 3, 1, 4, 2, 5, 0, 3, 1, 4, 1, 4, 2, 5], [4, 10, 14]);
         assert_eq!((&a.piece[..], &a.ends[..3]), (&parts[..], &ends[..]));
         // Byte 9 of a 12-byte piece is byte 5 of its second 8-byte move.
