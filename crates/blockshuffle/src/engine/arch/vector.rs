@@ -7,6 +7,9 @@
 //! in every lane, then one cross-lane permutation puts the 8-byte halves
 //! back in order.
 //!
+//! Beside it, [`load_part`]: fewer than 16 bytes read exactly into a
+//! vector, for the kernels' rows that end short of one.
+//!
 //! Layer: arch (the lowest); imports nothing from the engine.
 
 #[cfg(target_arch = "x86_64")]
@@ -499,6 +502,40 @@ unsafe fn gather3(v: [__m256i; 3], m: [&[i8; 16]; 3]) -> __m256i {
         let c2 = _mm256_broadcastsi128_si256(_mm_loadu_si128(m[2].as_ptr().cast()));
         let (a, b, c) = (_mm256_shuffle_epi8(v[0], c0), _mm256_shuffle_epi8(v[1], c1), _mm256_shuffle_epi8(v[2], c2));
         _mm256_or_si256(_mm256_or_si256(a, b), c)
+    }
+}
+
+/// The `n` bytes (at most 16) at `p` in a vector's low bytes, the rest
+/// zero: two plain reads of the widest power of two in `n`, at its
+/// start and at its end, whose bytes in common are the same.
+///
+/// # Safety
+/// `n` bytes readable at `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn load_part(p: *const u8, n: usize) -> __m128i {
+    /// `W`-byte reads at `0` and `n - W`, put together.
+    #[inline(always)]
+    unsafe fn two<const W: usize>(p: *const u8, n: usize) -> u128 {
+        let read = |at: usize| {
+            let mut b = [0u8; 16];
+            // SAFETY: `at + W <= n` bytes readable (caller).
+            b[..W].copy_from_slice(&unsafe { p.add(at).cast::<[u8; W]>().read_unaligned() });
+            u128::from_le_bytes(b)
+        };
+        read(0) | read(n - W) << (8 * (n - W))
+    }
+    // SAFETY: each read ends at or before byte `n` (`W <= n`).
+    unsafe {
+        let x = match n {
+            16.. => return _mm_loadu_si128(p.cast()),
+            8.. => two::<8>(p, n),
+            4.. => two::<4>(p, n),
+            2.. => two::<2>(p, n),
+            1 => u128::from(p.read()),
+            0 => 0,
+        };
+        _mm_set_epi64x((x >> 64) as i64, x as i64)
     }
 }
 

@@ -55,8 +55,8 @@ const MAX_PIECES: usize = 16;
 const MAX_SHUFFLES: usize = 32;
 
 /// A piece of a source row for AVX2's shuffles: `n` bytes (1 to 16) from
-/// `at` (bytes from the block's source position), loaded exactly, in the
-/// lanes [`piece_lane`] gives (`x86::load_exact`).
+/// `at` (bytes from the block's source position), byte `b` in lane `b`,
+/// loaded exactly by [`load_part`](crate::engine::arch::vector::load_part).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Piece {
     at: isize,
@@ -211,7 +211,7 @@ impl Avx2 {
             let first = g.piece.len();
             for (t, &s) in part.iter().enumerate() {
                 let (k, c) = g.pieces.iter().enumerate().find(|(_, c)| (c.at..c.at + c.n as isize).contains(&s))?;
-                let lane = piece_lane((s - c.at) as usize, c.n as usize) as u8;
+                let lane = (s - c.at) as u8;
                 let j = match g.piece[first..].iter().position(|&q| q as usize == k) {
                     Some(j) => first + j,
                     None => {
@@ -225,18 +225,6 @@ impl Avx2 {
             g.ends[p] = g.piece.len() as u8;
         }
         Some(g)
-    }
-}
-
-/// The lane of byte `b` of a piece of `n` bytes (1 to 16), loaded as two
-/// overlapping moves of the largest power of two `h` not above `n`: bytes
-/// `0..h` in lanes `0..h`, bytes `n - h..n` in lanes `h..2h`.
-fn piece_lane(b: usize, n: usize) -> usize {
-    let h = 1 << n.ilog2();
-    if b < h {
-        b
-    } else {
-        b + 2 * h - n
     }
 }
 
@@ -284,6 +272,7 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use super::{lanes, Avx2, Gather, Rows, MAX_BLOCK, MAX_PIECES};
+    use crate::engine::arch::vector::load_part;
 
     /// [`super::run`] by byte permutes.
     ///
@@ -379,7 +368,7 @@ mod x86 {
             for r in 0..rows.count {
                 let (s, d) = rows.at(r, src, dst);
                 for (v, c) in v.iter_mut().zip(&a.pieces) {
-                    *v = _mm256_broadcastsi128_si256(load_exact(s.wrapping_offset(c.at), c.n as usize));
+                    *v = _mm256_broadcastsi128_si256(load_part(s.wrapping_offset(c.at), c.n as usize));
                 }
                 let mut j = 0;
                 for (p, &end) in a.ends.iter().enumerate().take(parts) {
@@ -398,37 +387,6 @@ mod x86 {
                         _mm256_storeu_si256(to.cast(), out);
                     }
                 }
-            }
-        }
-    }
-
-    /// The `n` bytes (1 to 16) at `p`, read exactly, as two overlapping
-    /// moves of the largest power of two `h` not above `n`: bytes `0..h`
-    /// in lanes `0..h`, bytes `n - h..n` in lanes `h..2h` (`piece_lane`).
-    ///
-    /// # Safety
-    /// The `n` bytes at `p` readable.
-    #[inline(always)]
-    unsafe fn load_exact(p: *const u8, n: usize) -> __m128i {
-        // SAFETY: every move reads bytes of `p..p + n` (caller).
-        unsafe {
-            match n {
-                16 => _mm_loadu_si128(p.cast()),
-                8..=15 => _mm_set_epi64x(p.add(n - 8).cast::<i64>().read_unaligned(), p.cast::<i64>().read_unaligned()),
-                4..=7 => {
-                    _mm_set_epi32(0, 0, p.add(n - 4).cast::<i32>().read_unaligned(), p.cast::<i32>().read_unaligned())
-                }
-                2 | 3 => _mm_set_epi16(
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    p.add(n - 2).cast::<i16>().read_unaligned(),
-                    p.cast::<i16>().read_unaligned(),
-                ),
-                _ => _mm_cvtsi32_si128(i32::from(*p)),
             }
         }
     }
@@ -539,10 +497,6 @@ mod tests {
         // odd bytes 25 to 39 (1, 4, 2, 5).
         let (parts, ends) = ([0, 3, 1, 4, 2, 5, 0, 3, 1, 4, 1, 4, 2, 5], [4, 10, 14]);
         assert_eq!((&a.piece[..], &a.ends[..3]), (&parts[..], &ends[..]));
-        // Byte 9 of a 12-byte piece is byte 5 of its second 8-byte move.
-        assert_eq!(piece_lane(9, 12), 13);
-        assert_eq!(piece_lane(2, 3), 3);
-        assert_eq!(piece_lane(0, 1), 0);
         let g = Gather::new(&rows_reversed(&[1, 2, 3, 5, 7, 9, 11, 12, 14])).unwrap();
         assert!(g.runs_on(Isa::Avx2) && g.runs_on(Isa::Avx512) && !g.runs_on(Isa::Sse2));
         // Not a whole number of 16 bytes; 18 pieces (6 rows of 40

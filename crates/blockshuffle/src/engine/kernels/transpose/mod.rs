@@ -720,6 +720,7 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use super::Matrix;
+    use crate::engine::arch::vector::load_part;
 
     /// [`super::blocked`] compiled for AVX-512 (32 vector registers), with
     /// masked squares at the edges.
@@ -804,39 +805,6 @@ mod x86 {
                 4 => shuffle!(4, 2, rows, at, out, to, _mm_unpacklo_epi32, _mm_unpackhi_epi32, load, store, reads),
                 _ => shuffle!(2, 1, rows, at, out, to, _mm_unpacklo_epi64, _mm_unpackhi_epi64, load, store, reads),
             }
-        }
-    }
-
-    /// The `n` bytes (at most 16) at `p` in a vector's low bytes, the rest
-    /// zero: two plain reads of the widest power of two in `n`, at its
-    /// start and at its end, whose bytes in common are the same.
-    ///
-    /// # Safety
-    /// `n` bytes readable at `p`.
-    #[inline(always)]
-    pub(super) unsafe fn load_part(p: *const u8, n: usize) -> __m128i {
-        /// `W`-byte reads at `0` and `n - W`, put together.
-        #[inline(always)]
-        unsafe fn two<const W: usize>(p: *const u8, n: usize) -> u128 {
-            let read = |at: usize| {
-                let mut b = [0u8; 16];
-                // SAFETY: `at + W <= n` bytes readable (caller).
-                b[..W].copy_from_slice(&unsafe { p.add(at).cast::<[u8; W]>().read_unaligned() });
-                u128::from_le_bytes(b)
-            };
-            read(0) | read(n - W) << (8 * (n - W))
-        }
-        // SAFETY: each read ends at or before byte `n` (`W <= n`).
-        unsafe {
-            let x = match n {
-                16.. => return _mm_loadu_si128(p.cast()),
-                8.. => two::<8>(p, n),
-                4.. => two::<4>(p, n),
-                2.. => two::<2>(p, n),
-                1 => u128::from(p.read()),
-                0 => 0,
-            };
-            _mm_set_epi64x((x >> 64) as i64, x as i64)
         }
     }
 

@@ -12,7 +12,7 @@
 //! transposed, and each stream's 16 bytes of them written as one vector; a
 //! group of more than 16 bytes goes in columns of 16. At the run's end,
 //! the reads and writes are exactly the bytes' (two overlapping plain
-//! moves each: `x86::load_part`, `x86::store_part`); with AVX2, a run of
+//! moves each: `arch::vector::load_part`, `x86::store_part`); with AVX2, a run of
 //! 16 groups or more ends in a square or two of 16 whole groups, the last
 //! overlapping the one before, whose vectors past the run are read
 //! exactly. Rows of fewer groups than a square that continue the

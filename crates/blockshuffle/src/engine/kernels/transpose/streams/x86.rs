@@ -6,8 +6,9 @@
 
 use std::arch::x86_64::*;
 
-use super::super::x86::{load_part, store_part};
+use super::super::x86::store_part;
 use super::{byte_squares, Rows};
+use crate::engine::arch::vector::load_part;
 use crate::engine::arch::vector::transpose4_lanes;
 
 /// [`super::byte_squares`] by AVX2's squares ([`square`]), deinterleaving.
