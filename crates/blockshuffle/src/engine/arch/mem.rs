@@ -1,6 +1,7 @@
 //! Memory primitives every kernel uses: short copies ([`copy_short`]),
 //! cache-line streaming stores ([`store_line`], [`LINE`]), their fence
-//! ([`fence`]) and source prefetching ([`prefetch`], [`PREFETCH_AHEAD`]);
+//! ([`fence`]) and source prefetching ([`prefetch`], [`prefetch_l2`],
+//! [`PREFETCH_AHEAD`]);
 //! and huge pages for fresh outputs ([`advise_huge_pages`]).
 //!
 //! Layer: arch (the lowest); imports nothing from the engine.
@@ -122,17 +123,34 @@ pub(crate) const PREFETCH_AHEAD: usize = 4096;
 #[inline(always)]
 pub(crate) fn prefetch(p: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    {
-        let mut k = 0;
-        while k < len {
-            // SAFETY: a prefetch is a hint: it reads nothing the program sees
-            // and never faults, whatever the address.
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(k).cast()) };
-            k += 64;
-        }
-    }
+    fetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p, len);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (p, len);
+}
+
+/// [`prefetch`] into the second-level cache, not the first (`prefetcht2`):
+/// for bytes read a few microseconds later, whose fetch then need not hold
+/// one of the first level's few line-fill buffers, which the streaming
+/// stores in flight also take.
+#[inline(always)]
+pub(crate) fn prefetch_l2(p: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    fetch::<{ std::arch::x86_64::_MM_HINT_T2 }>(p, len);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, len);
+}
+
+/// One prefetch with `HINT` per 64-byte line of the `len` bytes at `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn fetch<const HINT: i32>(p: *const u8, len: usize) {
+    let mut k = 0;
+    while k < len {
+        // SAFETY: a prefetch is a hint: it reads nothing the program sees
+        // and never faults, whatever the address.
+        unsafe { std::arch::x86_64::_mm_prefetch::<HINT>(p.wrapping_add(k).cast()) };
+        k += 64;
+    }
 }
 
 /// Stores the 64 bytes at `src` to `dst` with streaming stores (a whole
