@@ -119,9 +119,10 @@ impl Writers {
     /// runs.ss` to `dst + i * runs.ds`, with the source fetched ahead
     /// ([`Ahead`]). With AVX-512 (`isa`), the parts of lines are merged in
     /// registers by masked loads, instead of copied through the line
-    /// buffers piece by piece (measured, alternating in one session: the 5-D space-to-batch of
-    /// 128-byte units 1.18-1.59x memcpy -> 1.14-1.24x, batch-to-space 4x4
-    /// with crops 1.07-1.36x -> 1.03-1.13x).
+    /// buffers piece by piece (measured, alternating in one session: the
+    /// 5-D space-to-batch of 128-byte units 1.18-1.59x memcpy ->
+    /// 1.14-1.24x, batch-to-space 4x4 with crops 1.07-1.36x ->
+    /// 1.03-1.13x).
     ///
     /// # Safety
     /// As [`Writers::push`] for each run; `isa` is one this CPU runs.
@@ -358,8 +359,8 @@ impl Writers {
 ///
 /// Measured (one thread, each workload's minimum time over 3 to 4
 /// alternated runs; Intel Xeon with AVX-512): the 5 of HPTT's 57
-/// transposes this reaches 0.87 of the time (float64 by 75 x 16 x 582,
-/// rows of 640 bytes, 1.54x memcpy -> 1.12x), the 13 of 1,920 broad
+/// transposes this reaches 0.87 of the time (rows of 640 bytes, 582 of
+/// them apart: 1.54x memcpy -> 1.12x), the 13 of 1,920 broad
 /// workloads 0.93-0.99 per seed (numpy's of 773-byte rows, 139 MiB, 1.47x
 /// -> 1.02x); with AVX2's writer, 0.88 and 0.95. Fetching both the later
 /// run and the run's own bytes ahead measured slower than either.
