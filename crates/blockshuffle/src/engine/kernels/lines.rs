@@ -348,10 +348,11 @@ impl Writers {
 /// read [`PREFETCH_AHEAD`] bytes later.
 /// - Runs that continue one another in the source, or longer ones: the
 ///   bytes that far past the run's start ([`prefetch`]).
-/// - Shorter runs that begin apart (a transpose's rows of a few lines,
-///   each far from the last, where no hardware prefetcher follows): the
-///   run `step` on, whole, into the second-level cache ([`prefetch_l2`]:
-///   the first level's few fill buffers are the streaming stores' too).
+/// - Shorter runs, more than one, that begin apart (a transpose's rows of
+///   a few lines, each far from the last, where no hardware prefetcher
+///   follows): the run `step` on, whole, into the second-level cache
+///   ([`prefetch_l2`]: the first level's few fill buffers are the
+///   streaming stores' too).
 ///   The bytes past a run's start would be read only when the loop around
 ///   comes back to that row, `count` runs later, and the rows' first
 ///   loads would wait. The last `step` runs, whose `step`-th successor is
@@ -374,7 +375,9 @@ struct Ahead {
 impl Ahead {
     #[inline(always)]
     fn of(runs: &Rows, len: usize) -> Ahead {
-        Ahead { apart: runs.ss != len as isize && len <= PREFETCH_AHEAD, step: PREFETCH_AHEAD.div_ceil(len.max(1)) }
+        let apart = runs.ss != len as isize && len <= PREFETCH_AHEAD && runs.count > 1;
+        // (The division only where it is used: `of` is on every call's path.)
+        Ahead { apart, step: if apart { PREFETCH_AHEAD.div_ceil(len.max(1)) } else { 0 } }
     }
 
     /// Fetches ahead of run `i` of `runs`, whose source is at `s`.
@@ -644,6 +647,8 @@ mod tests {
         assert!(!Ahead::of(&Rows { count: 2, ss: 256, ds: 1 << 25 }, 256).apart);
         let long = PREFETCH_AHEAD + 64;
         assert!(!Ahead::of(&Rows { count: 8, ss: 1 << 20, ds: long as isize }, long).apart);
+        // One run: nothing later to fetch.
+        assert!(!Ahead::of(&Rows { count: 1, ss: 0, ds: 0 }, 256).apart);
     }
 
     /// Rows apart in the source (a transpose's) pushed as one call's runs,
