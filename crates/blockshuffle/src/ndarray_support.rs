@@ -27,7 +27,7 @@ pub trait OperatorNdarray: Operator {
         let plan = self.plan(input.shape())?;
         let shape = IxDyn(plan.output_shape());
         let n = plan.output_len();
-        let mut out: Vec<T> = crate::run::allocate(n, std::mem::size_of::<T>(), plan.parallelism().threads())?;
+        let mut out: Vec<T> = crate::run::allocate(n, std::mem::size_of::<T>())?;
         let strides = elem_strides(&input);
         // SAFETY: the view guarantees every in-range index of its shape is a
         // readable element at `as_ptr() + Σ index·stride`; the output is `n`

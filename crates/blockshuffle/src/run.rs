@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use arrayvec::ArrayVec;
 
-use crate::engine::arch::mem::HUGE_PAGES_MIN;
+use crate::engine::arch::mem::{advise_huge_pages, HUGE_PAGES_MIN};
 use crate::engine::arch::Isa;
 use crate::engine::exec::{self, Fill, Progress, STREAM_THRESHOLD};
 use crate::engine::geometry::{self, Dims, Geometry};
@@ -30,7 +30,7 @@ pub enum Parallelism {
 }
 
 impl Parallelism {
-    pub(crate) fn threads(self) -> usize {
+    fn threads(self) -> usize {
         match self {
             Parallelism::Sequential => 1,
             Parallelism::Threads(n) => n.max(1),
@@ -191,16 +191,15 @@ fn bytes_of<T>(value: &T) -> &[MaybeUninit<u8>] {
 }
 
 /// An empty vector with room for `n` elements of `size` bytes, or an error
-/// if the memory cannot be had (never an abort). A large one is faulted in
-/// at once, by `threads` threads (see [`exec::prefault`]).
-pub(crate) fn allocate<T>(n: usize, size: usize, threads: usize) -> Result<Vec<T>> {
+/// if the memory cannot be had (never an abort).
+pub(crate) fn allocate<T>(n: usize, size: usize) -> Result<Vec<T>> {
     let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(n).map_err(|_| Error::Allocation { bytes: n as u128 * size as u128 })?;
     // The run's first touch of a large fresh buffer is mostly page faults:
     // huge pages make them 512 times fewer.
     let bytes = n.saturating_mul(size);
     if bytes >= HUGE_PAGES_MIN {
-        exec::prefault(v.as_mut_ptr().cast(), bytes, threads);
+        advise_huge_pages(v.as_mut_ptr().cast(), bytes);
     }
     Ok(v)
 }
@@ -603,11 +602,6 @@ impl Plan {
     /// Runs into a new vector. Padding positions get `T::default()`, which is
     /// zero for every numeric type (the frameworks pad with zeros).
     ///
-    /// A fresh output of 8 MiB or more is asked for huge pages and faulted
-    /// in before the run, its pages divided among the plan's threads
-    /// ([`Plan::with_parallelism`]): most of a fresh buffer's first touch
-    /// is the kernel zeroing its pages.
-    ///
     /// ```
     /// use blockshuffle::{tf, Operator};
     /// let plan = tf::SpaceToBatch::new(2, [[0, 0], [0, 0]]).plan(&[1, 2, 2, 1])?;
@@ -617,7 +611,7 @@ impl Plan {
     pub fn run<T: Copy + Default>(&self, input: &[T]) -> Result<Vec<T>> {
         self.check_len("input", input.len(), 1, "elements")?;
         let n = self.count(true)?;
-        let mut out: Vec<T> = allocate(n, size_of::<T>(), self.parallelism.threads())?;
+        let mut out: Vec<T> = allocate(n, size_of::<T>())?;
         self.run_uninit(input, &mut out.spare_capacity_mut()[..n])?;
         // SAFETY: `run_uninit` succeeded, so it wrote every one of the `n`
         // output elements (each is a copied input element or padding).
@@ -669,8 +663,7 @@ impl Plan {
     }
 
     /// Runs on raw bytes: `input` holds [`Plan::input_len`] elements of
-    /// `elem_size` bytes each, row-major. Padding is zero bytes. The new
-    /// output's pages are faulted in as [`Plan::run`]'s are.
+    /// `elem_size` bytes each, row-major. Padding is zero bytes.
     ///
     /// ```
     /// use blockshuffle::{tf, Operator, DataFormat};
@@ -683,7 +676,7 @@ impl Plan {
     pub fn run_bytes(&self, input: &[u8], elem_size: usize) -> Result<Vec<u8>> {
         self.check_len("input", input.len(), elem_size, "bytes")?;
         let n = self.byte_count(true, elem_size)?;
-        let mut out: Vec<u8> = allocate(n, 1, self.parallelism.threads())?;
+        let mut out: Vec<u8> = allocate(n, 1)?;
         self.run_bytes_uninit(input, elem_size, &mut out.spare_capacity_mut()[..n])?;
         // SAFETY: every output byte was written (see `run`).
         unsafe { out.set_len(n) };

@@ -23,8 +23,6 @@ use std::ptr;
 mod parts;
 mod windowed;
 
-pub(crate) use parts::prefault;
-
 use super::arch::mem::fence;
 use super::kernels::bytes::{zero_bytes, Staging};
 use super::kernels::carried::{deinterleave_carried, Ahead, Carried, Padding, PADDED_ROWS_BYTES};

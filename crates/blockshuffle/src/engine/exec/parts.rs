@@ -1,12 +1,11 @@
 //! The executor's division of work among threads: the loops whose
 //! positions are split ([`Exec::prefix`]), a range split among threads
-//! ([`split`]) and each range run ([`Exec::flat_range`]); and a fresh
-//! output's page faults divided among them ([`prefault`]).
+//! ([`split`]) and each range run ([`Exec::flat_range`]).
 //!
 //! Layer: exec; imports kernels and arch, as the executor.
 
 use super::Exec;
-use crate::engine::arch::mem::{advise_huge_pages, fence, populate, HUGE_PAGE, LINE};
+use crate::engine::arch::mem::{fence, LINE};
 use crate::engine::kernels::bytes::copy_bytes;
 use crate::engine::kernels::lines::Writers;
 use crate::engine::kernels::nest::MAX_LOOPS;
@@ -163,23 +162,6 @@ impl Exec<'_> {
     }
 }
 
-/// Asks for huge pages for the fresh, not yet touched `len` bytes at `p`
-/// and faults them in now, divided among `threads` in whole huge pages on
-/// the rayon pool: a fresh output's first touch is mostly the kernel
-/// zeroing its pages, on one core unless divided. Measured on an Intel
-/// Xeon (2 cores), 128 MiB: 23-25 ms on one thread, 13-19 ms on two.
-pub(crate) fn prefault(p: *mut u8, len: usize, threads: usize) {
-    advise_huge_pages(p, len);
-    // Pieces cut at huge pages' boundaries: counted from the one at or
-    // before `p`, whose first `lead` bytes are not the buffer's.
-    let lead = p as usize % HUGE_PAGE;
-    let start = p as usize - lead;
-    split(0, lead + len, threads, HUGE_PAGE, |a, b| {
-        let a = a.max(lead);
-        populate(start.wrapping_add(a) as *mut u8, b - a);
-    });
-}
-
 /// Runs `work` over `[a, b)`: split into `threads` ranges (multiples of
 /// `align` from `a`) on the rayon pool, or at once on this thread.
 fn split(a: usize, b: usize, threads: usize, align: usize, work: impl Fn(usize, usize) + Sync) {
@@ -200,55 +182,5 @@ fn split(a: usize, b: usize, threads: usize, align: usize, work: impl Fn(usize, 
     let _ = (threads, align);
     if a < b {
         work(a, b);
-    }
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::prefault;
-    use crate::engine::arch::mem::{HUGE_PAGE, PAGE};
-
-    /// Whether each page of the `len` bytes at `p` (page-aligned) is resident.
-    fn resident(p: *mut u8, len: usize) -> Vec<bool> {
-        let mut vec = vec![0u8; len.div_ceil(PAGE)];
-        // SAFETY: `p..p + len` is inside a live mapping (the caller's), and
-        // `vec` holds a byte for each of its pages.
-        let rc = unsafe { libc::mincore(p.cast(), len, vec.as_mut_ptr().cast()) };
-        assert_eq!(rc, 0, "mincore");
-        vec.iter().map(|&b| b & 1 == 1).collect()
-    }
-
-    /// A fresh output is faulted in whole, however it is divided among
-    /// threads and wherever in a huge page it begins and ends.
-    #[test]
-    fn prefault_faults_in_every_page_of_a_fresh_buffer_on_any_threads() {
-        for threads in [1, 2, 3, 8] {
-            for lead in [0, PAGE, HUGE_PAGE / 2 + 3 * PAGE, HUGE_PAGE - PAGE] {
-                let len = 3 * HUGE_PAGE + 5 * PAGE + 100;
-                let total = 2 * HUGE_PAGE + lead + len + HUGE_PAGE;
-                // SAFETY: a fresh private anonymous mapping, unmapped below.
-                let base = unsafe {
-                    libc::mmap(
-                        std::ptr::null_mut(),
-                        total,
-                        libc::PROT_READ | libc::PROT_WRITE,
-                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                        -1,
-                        0,
-                    )
-                };
-                assert_ne!(base, libc::MAP_FAILED, "mmap");
-                let at = (base as usize).next_multiple_of(HUGE_PAGE) + lead;
-                let p = at as *mut u8;
-                let whole = len / PAGE * PAGE;
-                assert!(resident(p, whole).iter().all(|&r| !r), "untouched pages are not resident");
-                prefault(p, len, threads);
-                let pages = resident(p, whole);
-                let missing: Vec<usize> = (0..pages.len()).filter(|&i| !pages[i]).collect();
-                assert!(missing.is_empty(), "threads {threads}, lead {lead}: pages {missing:?} not faulted in");
-                // SAFETY: the mapping made above, no longer used.
-                assert_eq!(unsafe { libc::munmap(base, total) }, 0, "munmap");
-            }
-        }
     }
 }
