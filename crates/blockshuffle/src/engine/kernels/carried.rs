@@ -162,8 +162,7 @@ static ZEROS: [u8; 64] = [0; 64];
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ahead {
     /// The source [`PREFETCH_AHEAD`] bytes past the part being read (a
-    /// source read in its order), below AVX512-VBMI; with it, nothing (see
-    /// [`carried_rows`]).
+    /// source read in its order), a row at a time (see [`carried_rows`]).
     Source,
     /// While it reads row `r` of group `i`, the `len` bytes at `base + r *
     /// ss + i * gs`: the rows of the next chunk, when the kernel reads a
@@ -502,19 +501,18 @@ unsafe fn carried_rows<const B: usize, const STEP: usize>(
                 for (j, p) in p.iter_mut().enumerate() {
                     *p = permutes((m[i * B + j] + pushed) % 64, 0);
                 }
-                // The next chunk's row once a row. A source read in its
-                // order is left to the hardware prefetchers: fetching it
-                // `PREFETCH_AHEAD` bytes ahead, a step at a time, measured
-                // slower (4 runs alternating, median per workload: 44
-                // carried deinterleaves, NHWC space-to-batch and
-                // depth-to-space, pixel_unshuffle, OpenVINO space-to-batch,
-                // geomean 0.894 -> 0.863x memcpy without; the public
-                // workloads so carried, 3 runs: NCHW space-to-depth 0.73 ->
-                // 0.64, pixel_unshuffle 0.79 -> 0.70 and 0.66 -> 0.61,
-                // OpenVINO space-to-batch 1.04 -> 0.97).
-                if let Ahead::Rows { .. } = c.ahead {
-                    c.ahead.fetch(r, i, sr, 0);
-                }
+                // Once a row, as below AVX512-VBMI: the next chunk's row,
+                // or (a source read in its order) the row's bytes
+                // `PREFETCH_AHEAD` on. On an Intel Xeon (2 cores), the
+                // hardware prefetchers alone left the loads waiting behind
+                // the streaming stores (one thread, 3 runs alternating:
+                // NCHW space-to-depth 1.35 -> 1.10x memcpy, uint8
+                // pixel_unshuffle 1.05 -> 0.79, float16 0.92 -> 0.72). On
+                // an AMD Zen 4, a fetch a step at a time had measured
+                // slower than none (44 carried deinterleaves, 4 runs:
+                // 0.863 -> 0.894x memcpy); once a row was not measured
+                // there.
+                c.ahead.fetch(r, i, sr, B * row);
                 for k in 0..whole {
                     for (j, v) in step(sr, k).into_iter().enumerate() {
                         let s = i * B + j;
