@@ -27,9 +27,10 @@ pub(crate) const HUGE_PAGES_MIN: usize = 8 << 20;
 ///
 /// Faulting a buffer in on the plan's threads, each its own whole huge
 /// pages, was tried and dropped: on a 2-core Intel Xeon guest, 128 MiB
-/// took 13 ms instead of 23 to 25, but 30 of 831 calls (broad outputs of
-/// 8 MiB and more) stalled 100 to 250 ms, against 1 of 831 with one thread
-/// (no compaction: the host backing the pages, it seems).
+/// took 13 ms instead of 23 to 25, but 30 of 831 measurements (broad
+/// outputs of 8 MiB and more, each a process's median of 3 calls) stalled
+/// 100 to 250 ms, against 1 of 831 with one thread (no compaction: the
+/// host backing the pages, it seems).
 pub(crate) fn advise_huge_pages(p: *mut u8, len: usize) {
     #[cfg(target_os = "linux")]
     {
