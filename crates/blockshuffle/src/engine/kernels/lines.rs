@@ -365,6 +365,11 @@ impl Writers {
 /// workloads 0.93-0.99 per seed (numpy's of 773-byte rows, 139 MiB, 1.47x
 /// -> 1.02x); with AVX2's writer, 0.88 and 0.95. Fetching both the later
 /// run and the run's own bytes ahead measured slower than either.
+///
+/// The permutes' and register transposes' rows apart fetch the same way
+/// with their own step ([`Rows::fetch_ahead`]: two rows on, into the
+/// first level), measured on their own workloads; the two were not tried
+/// against each other's kernels.
 #[derive(Clone, Copy)]
 struct Ahead {
     /// Fetch run `i + step`, not the bytes past run `i`'s start.
@@ -375,7 +380,7 @@ struct Ahead {
 impl Ahead {
     #[inline(always)]
     fn of(runs: &Rows, len: usize) -> Ahead {
-        let apart = runs.ss != len as isize && len <= PREFETCH_AHEAD && runs.count > 1;
+        let apart = runs.apart(len) && len <= PREFETCH_AHEAD;
         // (The division only where it is used: `of` is on every call's path.)
         Ahead { apart, step: if apart { PREFETCH_AHEAD.div_ceil(len.max(1)) } else { 0 } }
     }

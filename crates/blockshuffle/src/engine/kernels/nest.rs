@@ -138,6 +138,16 @@ impl Rows {
         (src.wrapping_offset(r as isize * self.ss), dst.wrapping_offset(r as isize * self.ds))
     }
 
+    /// Whether the repetitions' `len`-byte sources begin apart: more than
+    /// one, not each continuing the last (`ss != len`), so that each begins
+    /// where the hardware prefetchers have not followed. Where
+    /// [`Rows::fetch_ahead`] and the line writers' fetch (`lines::Ahead`)
+    /// fetch a later repetition instead of the bytes that follow.
+    #[inline(always)]
+    pub(crate) fn apart(&self, len: usize) -> bool {
+        self.count > 1 && self.ss != len as isize
+    }
+
     /// Asks for the `len` source bytes of repetition `r + AHEAD_ROWS`
     /// (from `src`, repetition 0's) ahead of their reads, where the
     /// repetitions' sources do not continue one another (`ss != len`):
@@ -147,7 +157,7 @@ impl Rows {
     /// and never faults.
     #[inline(always)]
     pub(crate) fn fetch_ahead(&self, r: usize, src: *const u8, len: usize) {
-        if self.count > 1 && self.ss != len as isize {
+        if self.apart(len) {
             prefetch(src.wrapping_offset((r as isize + AHEAD_ROWS).wrapping_mul(self.ss)), len);
         }
     }
