@@ -12,6 +12,9 @@
 //! of 4- and 8-byte units where AVX2 runs without AVX-512. And
 //! channels-first space-to-depth over a source larger than a chunk of
 //! the second-level cache, whose rows go a chunk at a time when streamed.
+//! And channels-first space-to-depth of wide units into more streams than
+//! the register kernels carry, which streamed are staged a chunk of rows
+//! at a time, each stream pushed to a slot of its own.
 
 use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
 
@@ -257,5 +260,28 @@ fn space_to_depth_in_chunks_of_rows_matches_the_reference() {
         [([1usize, 2, 960, 558], 6usize, 1usize), ([1, 1, 312, 1118], 13, 2), ([1, 1, 1536, 64], 16, 4)]
     {
         check_tf_nchw_space_to_depth(shape, b, elem, 23);
+    }
+}
+
+#[test]
+fn space_to_depth_staged_into_many_streams_matches_the_reference() {
+    // Streamed, each chunk of image rows goes through the stage one block
+    // row at a time and each stream on to a slot of its own: float32 by 5
+    // (25 streams, chunks of 6 rows and 2), by 9 (81 streams, chunks of 9
+    // rows and 1), by 16 (all 256 slots, rows of 188 bytes, chunks of 10
+    // rows and 4), float64 by 9 (rows that fill the stage, a chunk each);
+    // bytes by 9, float16 by 13 and float32 by 17 are not staged (through
+    // the cache).
+    let cases = [
+        ([1usize, 2, 100, 1205], 5usize, 4usize),
+        ([1, 1, 9 * 19, 900], 9, 4),
+        ([1, 1, 16 * 24, 752], 16, 4),
+        ([1, 1, 18, 9 * 455], 9, 8),
+        ([2, 1, 27, 900], 9, 1),
+        ([1, 1, 13 * 3, 1118], 13, 2),
+        ([1, 1, 34, 17 * 6], 17, 4),
+    ];
+    for (shape, b, elem) in cases {
+        check_tf_nchw_space_to_depth(shape, b, elem, 29);
     }
 }

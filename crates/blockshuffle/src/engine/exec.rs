@@ -31,7 +31,7 @@ use super::kernels::gather;
 use super::kernels::grid::Grid;
 
 use super::kernels::interleave_carried::{interleave_carried, Interleaved};
-use super::kernels::lines::Writers;
+use super::kernels::lines::{Slots, Writers, SLOTS};
 use super::kernels::nest::{Bounds, Loop, Rows, MAX_LOOPS};
 use super::kernels::stream::gather_lines;
 use super::kernels::tile::{copy_matrix, copy_tile, TileChoice, TileShape, TILE_STAGE_BYTES};
@@ -496,8 +496,10 @@ impl Exec<'_> {
     }
 
     /// Runs loop `j`, the plan's [`TileStage`] level, in chunks built in a
-    /// staging buffer, one contiguous run per destination stream, each then
-    /// streamed out.
+    /// staging buffer one index of the streams loop at a time, one
+    /// contiguous run per destination stream, each then streamed out
+    /// through a slot of its own ([`Slots`]), which joins it with the
+    /// stream's next chunk in whole lines.
     ///
     /// # Safety
     /// As `level`, for the stage level of a plan with a `tile_stage`.
@@ -514,52 +516,56 @@ impl Exec<'_> {
             if j + 4 == n { p.loops[j + 1] } else { Loop { count: 1, ss: 0, ds: 0, window: None, is_outer: false } };
         let row = y.count * p.unit;
         // A real check, once a call (the plan's `tile_stage` chose these):
-        // the stage is on the stack, and each stream's chunk is pushed as
-        // one contiguous run, which is the stream's only if loop j steps
-        // it by one tile row; every unit of loop j, the streams loop and
-        // the tile is read (none of them has a window).
-        let staged = b.count.checked_mul(x.count).and_then(|s| s.checked_mul(chunk)).and_then(|s| s.checked_mul(row));
+        // the stage is on the stack, each stream has a slot, and each
+        // stream's chunk is pushed as one contiguous run, which is the
+        // stream's only if loop j steps it by one tile row; every unit of
+        // loop j, the streams loop and the tile is read (none of them has a
+        // window).
+        let staged = x.count.checked_mul(chunk).and_then(|s| s.checked_mul(row));
+        let streams = b.count.checked_mul(x.count);
         assert!(
             chunk > 0
                 && staged.is_some_and(|s| s <= TILE_STAGE_BYTES)
+                && streams.is_some_and(|s| s <= SLOTS)
                 && a.ds == row as isize
                 && [a, b, y].iter().all(|l| l.window.is_none()),
-            "a staged tile outgrows its stage or is not one of whole streams"
+            "a staged tile outgrows its stage or its slots, or is not one of whole streams"
         );
         let mut stage = Staging::<TILE_STAGE_BYTES>::new();
+        let mut slots = Slots::new();
         let mode = Mode { nt: false, isa: p.isa };
         let mut i = 0;
         while i < a.count {
             let k = chunk.min(a.count - i);
             let pitch = k * row;
-            // SAFETY: the stage holds `b.count * x.count` streams of `pitch`
-            // bytes (`<= TILE_STAGE_BYTES`: `k <= chunk`, checked above);
-            // stream `(ib, xi)` gets tile row `t` of iteration `i + t` at
-            // `t * row`. The source units are those of iterations `i..i + k`
-            // of loop j (no loop has a window, checked above); stream
-            // `(ib, xi)` of those iterations is the `pitch` contiguous
-            // destination bytes at `dof + i * a.ds + ib * b.ds + xi * x.ds`,
-            // because loop j steps each stream by one row (`a.ds == row`,
-            // checked above).
+            // SAFETY: the stage holds the `x.count` streams of `pitch` bytes
+            // of one index of the streams loop (`<= TILE_STAGE_BYTES`: `k <=
+            // chunk`, checked above); stream `xi` gets tile row `t` of
+            // iteration `i + t` at `t * row`. The source units are those of
+            // iterations `i..i + k` of loop j (no loop has a window, checked
+            // above); stream `(ib, xi)` of those iterations is the `pitch`
+            // contiguous destination bytes at `dof + i * a.ds + ib * b.ds +
+            // xi * x.ds`, because loop j steps each stream by one row (`a.ds
+            // == row`, checked above), so that each slot (`< SLOTS`, checked
+            // above) is pushed its stream's bytes in order.
             unsafe {
                 let src = self.buf.src.wrapping_offset(so + (i as isize).wrapping_mul(a.ss));
+                let dst = self.buf.dst.wrapping_offset(dof + (i as isize).wrapping_mul(a.ds));
                 let rows = Rows { count: k, ss: a.ss, ds: row as isize };
                 for ib in 0..b.count {
                     let src = src.wrapping_offset((ib as isize).wrapping_mul(b.ss));
-                    let dst = stage.ptr().add(ib * x.count * pitch);
-                    copy_tile(rows, x.count, y.count, src, y.ss, dst, pitch as isize, p.unit, mode, w);
-                }
-                let dst = self.buf.dst.wrapping_offset(dof + (i as isize).wrapping_mul(a.ds));
-                for ib in 0..b.count {
+                    copy_tile(rows, x.count, y.count, src, y.ss, stage.ptr(), pitch as isize, p.unit, mode, w);
                     let dst = dst.wrapping_offset((ib as isize).wrapping_mul(b.ds));
                     for xi in 0..x.count {
-                        let from = stage.ptr().add((ib * x.count + xi) * pitch);
-                        w.push(from, dst.wrapping_offset(xi as isize * x.ds), pitch);
+                        let from = stage.ptr().add(xi * pitch);
+                        slots.push(p.isa, ib * x.count + xi, from, dst.wrapping_offset(xi as isize * x.ds), pitch);
                     }
                 }
             }
             i += k;
         }
+        // SAFETY: the streams pushed above are this call's destination.
+        unsafe { slots.finish() };
     }
 
     /// Runs `rows` rows of loop `j`, the plan's carry level, from the one

@@ -695,12 +695,13 @@ impl CopyPlan {
                         // runs are slow, so it stores through the cache
                         // (measured: uint8 pixel_unshuffle by 4, 16 streams,
                         // 2.2x memcpy staged, 1.6x so). Nor did 5 to 16
-                        // streams deinterleaved in the stage and each
-                        // pushed through the line writers gain, on an AMD
-                        // EPYC (Zen 1): the 31 such tiles of broad seed 26
-                        // with outputs of 16 MiB and more, 2 alternated
-                        // runs, 1.04 of the time in the destination's
-                        // order, 1.18 with the passes blocked.
+                        // streams deinterleaved in the stage in this order
+                        // and each pushed through the line writers gain, on
+                        // an AMD EPYC (Zen 1): the 31 such tiles of broad
+                        // seed 26 with outputs of 16 MiB and more, 2
+                        // alternated runs, 1.04 of the time, 1.18 with the
+                        // passes blocked. (In the source's order, with a
+                        // slot a stream, wider units stage: `tile_stage`.)
                         self.nt = false;
                     }
                 }

@@ -8,6 +8,7 @@ mod gathers;
 mod nest;
 mod passes;
 mod repetitions;
+mod staged;
 mod tiles;
 mod tiny;
 
