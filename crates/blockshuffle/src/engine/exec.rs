@@ -504,7 +504,7 @@ impl Exec<'_> {
     /// # Safety
     /// As `level`, for the stage level of a plan with a `tile_stage`.
     ///
-    /// [`TileStage`]: super::plan::rules::TileStage
+    /// [`TileStage`]: super::plan::staging::TileStage
     #[inline(never)]
     unsafe fn staged_tile(&self, j: usize, so: isize, dof: isize, w: &mut Writers) {
         let p = self.plan;

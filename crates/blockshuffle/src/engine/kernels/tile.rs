@@ -778,5 +778,5 @@ unsafe fn deinterleave<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *
     }
 }
 
-/// Bytes of the buffer a streaming tile is staged in (see `plan::rules::TileStage`).
+/// Bytes of the buffer a streaming tile is staged in (see `plan::staging::TileStage`).
 pub(crate) const TILE_STAGE_BYTES: usize = 32 << 10;

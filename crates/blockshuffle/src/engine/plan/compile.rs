@@ -38,6 +38,7 @@ use arrayvec::ArrayVec;
 
 use super::order::*;
 use super::rules::*;
+use super::staging::{tile_stage, TileStage};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use crate::engine::kernels::copy::Mode;

@@ -3,7 +3,8 @@
 //!
 //! - [`compile`]: the plan and its compilation;
 //! - [`rules`]: the predicates and constants that choose its paths;
-//! - [`order`]: the loop orders, and the moves that make them.
+//! - [`order`]: the loop orders, and the moves that make them;
+//! - [`staging`]: how a streaming tile of many streams is staged.
 //!
 //! Layer: plan; imports geometry, kernels (the loop nest's data, and what
 //! kernels accept) and arch; never exec.
@@ -11,6 +12,7 @@
 pub(crate) mod compile;
 pub(crate) mod order;
 pub(crate) mod rules;
+pub(crate) mod staging;
 #[cfg(test)]
 mod tests;
 

@@ -2,7 +2,7 @@
 //! carry, staged a chunk of rows at a time ([`TileStage`]).
 
 use super::super::compile::*;
-use super::super::rules::TileStage;
+use super::super::staging::TileStage;
 use super::nchw_blocked;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::lines::SLOTS;
