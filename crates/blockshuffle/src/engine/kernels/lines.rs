@@ -763,10 +763,10 @@ mod tests {
     }
 
     /// Streams pushed to [`Slots`] in turn, more of them than [`WRITERS`]
-    /// (up to all [`SLOTS`]), each in runs of 1 to 200 bytes from every
-    /// offset in a line, and one stream restarted by a run that does not
-    /// continue it (and one that leaves a gap): every byte where it
-    /// belongs, those between the streams untouched, with each writer.
+    /// (up to all [`SLOTS`]), each in runs of 1 to 200 bytes starting at
+    /// many offsets in a line, and one stream restarted by a run that
+    /// leaves a gap after its last: every byte where it belongs, those
+    /// between the streams untouched, with each writer.
     #[test]
     fn slots_write_many_streams_in_turn() {
         for (streams, run, base) in [(3, 200, 16), (WRITERS + 1, 100, 0), (40, 1, 63), (40, 37, 5), (SLOTS, 64, 48)] {
