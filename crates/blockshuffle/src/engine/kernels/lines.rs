@@ -332,11 +332,8 @@ impl Writers {
         let i = self.victim % WRITERS;
         self.victim = (i + 1) % WRITERS;
         self.used = self.used.max(i + 1);
-        let w = &mut self.w[i];
         // SAFETY: forwarded (the stream's runs were pushed under it).
-        unsafe { w.finish(&self.lines[i]) };
-        w.start = dst;
-        w.next = dst;
+        unsafe { self.w[i].begin(&self.lines[i], dst) };
         i
     }
 }
@@ -383,8 +380,7 @@ impl Slots {
         // it did not), and the CPU runs AVX-512F/BW where `isa` says so.
         unsafe {
             if w.next != dst {
-                w.finish(line);
-                (w.start, w.next) = (dst, dst);
+                w.begin(line, dst);
             }
             #[cfg(target_arch = "x86_64")]
             if isa >= Isa::Avx512 {
@@ -473,6 +469,18 @@ unsafe fn finish_all(w: &mut [Writer], lines: &[LineBuf]) {
 impl Writer {
     /// No stream.
     const NONE: Writer = Writer { next: ptr::null_mut(), start: ptr::null_mut() };
+
+    /// Finishes the stream (its unfinished line `held`) and begins another
+    /// at `dst`.
+    ///
+    /// # Safety
+    /// As [`Writer::finish`].
+    #[inline(always)]
+    unsafe fn begin(&mut self, held: &LineBuf, dst: *mut u8) {
+        // SAFETY: forwarded.
+        unsafe { self.finish(held) };
+        (self.start, self.next) = (dst, dst);
+    }
 
     /// Appends `len` bytes from `src` to the stream, whose unfinished line is `line`.
     ///
