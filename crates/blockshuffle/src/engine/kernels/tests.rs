@@ -916,6 +916,27 @@ fn tiles_whose_rows_spill_from_the_caches_go_in_blocks() {
     }
 }
 
+/// Blocked tiles with more than one column of blocks go a row of blocks
+/// at a time up to `BLOCK_ROW_BYTES` (256 KiB: 64 rows of 1,365 3-byte
+/// units), a column of blocks at a time past it; one column of blocks
+/// whatever its rows. Partial blocks at both ends; each against its
+/// offsets, every kernel set, streamed or not.
+#[test]
+fn blocks_go_a_row_at_a_time_up_to_a_row_of_blocks_of_256_kib() {
+    for (unit, nx, ny, rows) in [
+        (3, 1365, 150, true),
+        (3, 1366, 150, false),
+        (8, 512, 77, true),
+        (8, 513, 77, false),
+        (5, 100, 1100, true),
+        (12, 40, 900, false),
+    ] {
+        let b = block_side(unit);
+        assert_eq!(rows_of_blocks(nx, b, unit), rows, "unit {unit}, {nx} x {ny}, blocks of {b}");
+        check_blocked(unit, nx, ny, (nx * unit + 8) as isize, (ny * unit + 24) as isize, true);
+    }
+}
+
 /// Asserts whether a tile goes in blocks, and checks its copy.
 fn check_blocked(unit: usize, nx: usize, ny: usize, ssy: isize, dsx: isize, blocks: bool) {
     let what = format!("unit {unit}, {nx} x {ny}, rows {ssy} apart, destination rows {dsx} apart");
