@@ -920,9 +920,10 @@ fn tiles_whose_rows_spill_from_the_caches_go_in_blocks() {
 /// at a time up to `BLOCK_ROW_BYTES` (256 KiB: 64 rows of 1,365 3-byte
 /// units), a column of blocks at a time past it; one column of blocks
 /// whatever its rows. Partial blocks at both ends; each against its
-/// offsets, every kernel set, streamed or not.
+/// offsets, every kernel set, streamed or not. Tiles of 8 MiB and more
+/// go a row of blocks at a time up to `LARGE_BLOCK_ROW_BYTES` (1 MiB).
 #[test]
-fn blocks_go_a_row_at_a_time_up_to_a_row_of_blocks_of_256_kib() {
+fn blocks_go_a_row_at_a_time_where_a_row_of_blocks_fits() {
     for (unit, nx, ny, rows) in [
         (3, 1365, 150, true),
         (3, 1366, 150, false),
@@ -932,8 +933,16 @@ fn blocks_go_a_row_at_a_time_up_to_a_row_of_blocks_of_256_kib() {
         (12, 40, 900, false),
     ] {
         let b = block_side(unit);
-        assert_eq!(rows_of_blocks(nx, b, unit), rows, "unit {unit}, {nx} x {ny}, blocks of {b}");
+        assert_eq!(rows_of_blocks(nx, ny, b, unit), rows, "unit {unit}, {nx} x {ny}, blocks of {b}");
         check_blocked(unit, nx, ny, (nx * unit + 8) as isize, (ny * unit + 24) as isize, true);
+    }
+    // Rows of blocks of 512 KiB: a tile of 8 MiB (2,048 x 1,024 4-byte
+    // units) and one a row smaller; of 1 MiB (4,096 units) and just past
+    // it, both in tiles of 8 MiB and more.
+    let b = block_side(4);
+    for (nx, ny, rows) in [(2048, 1024, true), (2048, 1023, false), (4096, 512, true), (4097, 512, false)] {
+        assert_eq!(nx * ny * 4 >= 8 << 20, ny != 1023, "{nx} x {ny}");
+        assert_eq!(rows_of_blocks(nx, ny, b, 4), rows, "{nx} x {ny}");
     }
 }
 

@@ -488,7 +488,7 @@ unsafe fn tile_kernel(
             // each destination row: block `k` of them, a row of blocks at a
             // time or a column ([`rows_of_blocks`]).
             let (xb, yb) = (nx.div_ceil(b), ny.div_ceil(b));
-            let by_rows = rows_of_blocks(nx, b, unit);
+            let by_rows = rows_of_blocks(nx, ny, b, unit);
             let at = |k: usize| if by_rows { ((k % xb) * b, (k / xb) * b) } else { ((k / yb) * b, (k % yb) * b) };
             for k in 0..xb * yb {
                 let (x0, y0) = at(k);
@@ -586,33 +586,44 @@ pub(crate) fn block_side(unit: usize) -> usize {
     (TILE_BLOCK_BYTES / unit).clamp(8, 64)
 }
 
-/// Whether [`tile_kernel`]'s blocks of side `b` over source rows of `nx`
-/// units go a row of blocks at a time, the source in its order (each
-/// `b` rows whole), rather than a column of blocks at a time (the source
-/// swept once for each column, in strips `b` units wide, a few lines of
-/// each row): where the source has more than one column of blocks and a
-/// row of blocks is at most [`BLOCK_ROW_BYTES`]. A row of blocks then
-/// sweeps the source once, in its order, and the destination lines it
-/// leaves part-written (a block's `b` units of each of its `nx` rows)
-/// stay in the second-level cache until the next row of blocks writes
-/// the rest of them.
+/// Whether [`tile_kernel`]'s blocks of side `b`, over `ny` source rows of
+/// `nx` units, go a row of blocks at a time, the source in its order
+/// (each `b` rows whole), rather than a column of blocks at a time (the
+/// source swept once for each column, in strips `b` units wide, a few
+/// lines of each row): where the source has more than one column of
+/// blocks and a row of blocks is at most [`BLOCK_ROW_BYTES`], or, in a
+/// tile of [`TALL_TILE_BYTES`] and more (past the last-level cache's
+/// share of a core, so that each column's sweep reads the source from
+/// memory again), at most [`LARGE_BLOCK_ROW_BYTES`]. A row of blocks
+/// sweeps the source once, in its order; the destination lines it leaves
+/// part-written (a block's `b` units of each of its `nx` rows) stay in
+/// the caches until the next row of blocks writes the rest of them.
 ///
-/// Measured on an AMD EPYC (Zen 1, 512 KiB of L2), one thread, each
-/// workload's minimum of alternated runs, time after over before: the 8
-/// broad workloads (seeds 26, 801 and 802) whose tiles this reorders,
-/// all numpy transposes, 8 runs, 0.91 (a transpose of 3-byte units, 543 x
-/// 145,046, 225 MiB: 5.7 -> 3.9x memcpy; the others, 0.6 to 5 MiB, within
-/// their noise), the 9 whose tiles have more than one column of blocks
-/// but keep the order, 1.02; 15 transposes of 2- to 16-byte units, 128
-/// MiB, with rows of blocks up to 256 KiB, 3 runs, 0.82, every one faster
-/// (0.69 to 0.98). Rows of blocks of 384 KiB to 1 MiB measured faster
-/// still on such transposes (15 of 128 MiB: 13 at 0.65 to 0.83, two the
-/// same; one of 1.15 MiB, 1.12), but slower on two broad ones of 6 MiB,
-/// in the last-level cache (1.11 and 1.14; 5 others 0.90 to 1.00): a
-/// limit from the tile's size too is left open.
-pub(crate) fn rows_of_blocks(nx: usize, b: usize, unit: usize) -> bool {
-    nx > b && b.saturating_mul(nx).saturating_mul(unit) <= BLOCK_ROW_BYTES
+/// Measured on an AMD EPYC (Zen 1, 512 KiB of L2, 8 MiB of L3), one
+/// thread, each workload's minimum of alternated runs, time after over
+/// before, against columns of blocks:
+/// - 31 transposes of 2- to 16-byte units, 128 MiB, rows of blocks of 6
+///   KiB to 1.15 MiB, 3 runs: 0.78 (a transpose of 4-byte units, 2,500
+///   a row: 5.3 -> 3.5x memcpy), two the same or slower by 5% (2-byte
+///   units, 1.05; 8-byte units, 1.03) and one of 1.15 MiB, unchanged;
+///   up to 256 KiB alone, 0.91;
+/// - the broad workloads (seeds 26, 801 and 802) whose tiles have more
+///   than one column of blocks, all numpy transposes: the 8 with rows
+///   of blocks up to 256 KiB, 8 runs, 0.91 (3-byte units, 543 x 145,046,
+///   225 MiB: 5.7 -> 3.9x memcpy; the others, 0.6 to 5 MiB, within their
+///   noise); the 4 in tiles of 8 MiB and more with rows of blocks of 256
+///   KiB to 1 MiB, 6 runs, 0.83 to 0.96; the 5 left in columns, 1.00.
+///   Rows of blocks of 256 KiB to 1 MiB in smaller tiles measured slower
+///   (two of 6 MiB, in the last-level cache: 1.11 and 1.14).
+pub(crate) fn rows_of_blocks(nx: usize, ny: usize, b: usize, unit: usize) -> bool {
+    let row = b.saturating_mul(nx).saturating_mul(unit);
+    let large = nx.saturating_mul(ny).saturating_mul(unit) >= TALL_TILE_BYTES;
+    nx > b && (row <= BLOCK_ROW_BYTES || (large && row <= LARGE_BLOCK_ROW_BYTES))
 }
+
+/// See [`rows_of_blocks`]: less than the last-level cache's share of a
+/// core (1.375 MiB and more on current servers).
+const LARGE_BLOCK_ROW_BYTES: usize = 1 << 20;
 
 /// See [`rows_of_blocks`]: half the second-level cache of the smallest
 /// server cores in use (512 KiB), for the row of blocks and the
