@@ -604,9 +604,9 @@ pub(crate) fn block_side(unit: usize) -> usize {
 /// before, against columns of blocks:
 /// - 31 transposes of 2- to 16-byte units, 128 MiB, rows of blocks of 6
 ///   KiB to 1.15 MiB, 3 runs: 0.78 (a transpose of 4-byte units, 2,500
-///   a row: 5.3 -> 3.5x memcpy), two the same or slower by 5% (2-byte
-///   units, 1.05; 8-byte units, 1.03) and one of 1.15 MiB, unchanged;
-///   up to 256 KiB alone, 0.91;
+///   a row: 5.3 -> 3.5x memcpy), every one faster but three within 5%
+///   (1.05, 1.03, 1.00) and one of 1.15 MiB, left in columns (0.97); up
+///   to 256 KiB alone, 0.91;
 /// - the broad workloads (seeds 26, 801 and 802) whose tiles have more
 ///   than one column of blocks, all numpy transposes: the 8 with rows
 ///   of blocks up to 256 KiB, 8 runs, 0.91 (3-byte units, 543 x 145,046,
