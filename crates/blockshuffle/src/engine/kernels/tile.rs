@@ -493,10 +493,8 @@ unsafe fn tile_kernel(
             for k in 0..xb * yb {
                 let (x0, y0) = at(k);
                 let (bx, by) = (b.min(nx - x0) as isize, b.min(ny - y0));
-                let (s, d) = (
-                    src.offset(x0 as isize * u + y0 as isize * ssy),
-                    dst.offset(x0 as isize * dsx + y0 as isize * u),
-                );
+                let (s, d) =
+                    (src.offset(x0 as isize * u + y0 as isize * ssy), dst.offset(x0 as isize * dsx + y0 as isize * u));
                 // The next block's source rows, one fetched ahead per
                 // destination row copied.
                 let next = (k + 1 < xb * yb).then(|| {
