@@ -429,6 +429,40 @@ fn strided_sources_of_streamed_tiles() {
     }
 }
 
+/// Streamed transposes that keep a long last axis, with more destination
+/// streams (20, the inner of the source's two outer axes) than the line
+/// writers hold: units of whole 16-byte vectors
+/// from 512 bytes stream one at a time (`plan::rules::streams_units`),
+/// others store through the cache. Units on both sides of both limits,
+/// every kernel set, one thread and three, into a line-aligned buffer and
+/// one 16 and 8 bytes past it, against a direct transpose.
+#[test]
+fn long_units_stream_one_at_a_time() {
+    for (elem, last) in [(1, 496), (1, 512), (1, 520), (1, 528), (8, 80), (2, 1000)] {
+        let shape = [24usize, 20, last];
+        let input = bytes(shape.iter().product::<usize>() * elem, 5);
+        let unit = last * elem;
+        let mut want = vec![0u8; input.len()];
+        for i in 0..24 {
+            for j in 0..20 {
+                let (s, d) = ((i * 20 + j) * unit, (j * 24 + i) * unit);
+                want[d..d + unit].copy_from_slice(&input[s..s + unit]);
+            }
+        }
+        for kernels in [Kernels::Auto, Kernels::Avx2, Kernels::Portable] {
+            for threads in [Parallelism::Sequential, Parallelism::Threads(3)] {
+                let plan = numpy::Transpose::new(&[1, 0, 2]).plan(&shape).unwrap();
+                let plan = plan.with_streaming(Streaming::Always).with_kernels(kernels).with_parallelism(threads);
+                for skew in [16, 8] {
+                    run_into_aligned_and_skewed(&plan, &input, elem, skew, |out, at| {
+                        assert!(out == &want[..], "{unit} {kernels:?} {threads:?} at {at}");
+                    });
+                }
+            }
+        }
+    }
+}
+
 /// Transposes whose tiles are long on both sides and large (at least
 /// 512 KiB) are copied in square blocks (`kernels::tile_block`), streamed
 /// where the destination rows are whole lines: every unit size, kernel set

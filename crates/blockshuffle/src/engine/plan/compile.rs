@@ -754,7 +754,8 @@ impl CopyPlan {
         // -> 0.91-0.95. Unstaged, with a streaming store per unit, NHWC
         // space-to-batch of 16 float32 channels ran at 1.45-1.9. Rows of
         // a few whole-vector units that continue one another stream unit
-        // by unit (see `streams_continued_rows`).
+        // by unit (see `streams_continued_rows`); so do long units of
+        // whole vectors, each a run of whole lines (see `streams_units`).
         if self.nt && !self.tile && !self.lines && scatters_gathered_rows(loops, self.unit) {
             // Rows gathered from a few source positions, in the source's
             // order: the rows' loop goes inside (streamed as a grid).
@@ -762,12 +763,14 @@ impl CopyPlan {
             loops.swap(n - 2, n - 1);
             self.gathered = false;
         } else if self.nt && !self.tile && !self.lines {
-            self.nt = streams_continued_rows(loops, self.unit, self.fill) || streams_gathered_rows(loops, self.unit);
+            let rows = streams_continued_rows(loops, self.unit, self.fill) || streams_gathered_rows(loops, self.unit);
             let joins = |last: &Loop| last.count.saturating_mul(self.unit) < MAX_JOINED_ROW || last.window.is_some();
             // Rows that continue one another are one run, streamed whole,
             // unless padding falls between them.
             let joined = joins_padded_runs(loops, self.fill) || !continues_rows(loops, self.unit);
-            self.gathered = self.nt && joined && loops.last().is_some_and(joins);
+            self.gathered = rows && joined && loops.last().is_some_and(joins);
+            // Long units that neither takes stream one at a time.
+            self.nt = rows || streams_units(self.unit);
         }
 
         // 7. The tile's kernel, chosen once (see `tile_choice`).

@@ -287,6 +287,33 @@ pub(super) const MIN_LINES_UNIT: usize = 128;
 /// [`CopyPlan::build`]).
 pub(super) const MANY_STREAMS_UNIT: usize = 256;
 
+/// Whether a streaming plan's units of `unit` bytes that no other
+/// streaming path takes (more destination streams than the line writers
+/// hold, rows that are not gathered) stream one at a time, wherever each
+/// goes (`kernels::copy::copy_run`): a unit of [`MIN_STREAMED_UNIT`]
+/// bytes or more is a run of whole lines but its two ends, and a unit of
+/// whole 16-byte vectors at a 16-byte-aligned place takes no ordinary
+/// store, which would share a line with streamed ones. Through the cache,
+/// every destination line is read before it is written.
+///
+/// Measured on an AMD EPYC (Zen 1), ratio to memcpy, 2 alternated runs,
+/// best of each, through the cache -> so, one thread: 22 numpy transposes
+/// that keep a long last axis of such units, 512 to 20,000 bytes (3-D
+/// `1,0,2`, 4-D `2,1,0,3` and `2,0,1,3`, 40-128 MiB), geomean 1.78 ->
+/// 1.09 (the worst after, 1.53); HPTT's (`shared/bench/transpose.json`)
+/// T04 and T06 (2,944-byte units) 1.85 -> 1.2, T05 (17,152) 1.66 ->
+/// 1.15, T13 (640 bytes, 96 streams 4.6 MB apart) 5.3 -> 2.2; two
+/// threads, those four 1.6-5.0 -> 0.76-2.3. Streamed the same way, units
+/// that are not whole vectors lost at 600 to 1,500 bytes (2.5 -> 3.2 the
+/// worst) and gained at 3,000 (2.1 -> 1.55): hence whole vectors.
+pub(super) fn streams_units(unit: usize) -> bool {
+    unit >= MIN_STREAMED_UNIT && unit.is_multiple_of(16)
+}
+
+/// Smallest unit [`streams_units`] streams one at a time: the shortest
+/// measured (smaller units of such plans were all taken by other paths).
+const MIN_STREAMED_UNIT: usize = 512;
+
 /// Plans of at most this many units copy them one at a time, in the
 /// destination's order (`CopyPlan::units`): about what choosing and setting
 /// up any other kernel costs. Measured, prepared runs of 9 families (TF

@@ -11,6 +11,7 @@ mod repetitions;
 mod staged;
 mod tiles;
 mod tiny;
+mod units;
 
 /// A loop of `count` with strides `ss` and `ds`, free.
 fn l(count: usize, ss: isize, ds: isize) -> Loop {

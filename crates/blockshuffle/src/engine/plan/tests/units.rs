@@ -1,0 +1,41 @@
+//! Long units that no other streaming path takes stream one at a time
+//! (`rules::streams_units`).
+
+use super::super::compile::{CopyPlan, Direction};
+use super::super::rules::streams_units;
+use super::compile_c;
+use crate::engine::geometry::{o, Geometry, SpaceAxis};
+
+/// A numpy transpose `1,0,2` of `[a, b, c]` `elem`-byte elements: `c`
+/// keeps its place, so a unit is a row of it.
+fn swap_outer(a: usize, b: usize, c: usize, elem: usize, streaming: bool) -> CopyPlan {
+    let op = "t";
+    let space = [a, b, c].map(|n| SpaceAxis::plain(n as u64));
+    let g = Geometry::new(op, &space, &[&[o(1)], &[o(0)], &[o(2)]]).unwrap();
+    compile_c(&g, Direction::Forward, elem, &[a, b, c], &[b, a, c], streaming)
+}
+
+/// HPTT's T05 in uint8 (64 destination streams, more than the line
+/// writers hold): units of whole 16-byte vectors from 512 bytes stream,
+/// in the source's order; ones that are not whole vectors go through the
+/// cache, as does any of them not streaming. (A unit of 496 bytes makes
+/// no such plan: its runs of 128 units are gathered rows, which stream.)
+#[test]
+fn long_units_of_whole_vectors_stream_one_at_a_time() {
+    assert!(!streams_units(496) && streams_units(512) && !streams_units(520));
+    for (unit, streams) in [(512, true), (520, false), (528, true), (1000, false), (17152, true)] {
+        let p = swap_outer(384, 64, unit, 1, true);
+        assert_eq!(p.unit, unit);
+        assert!(!p.lines && !p.tile && !p.gathered, "{unit}");
+        assert_eq!(p.nt, streams, "{unit} {p:?}");
+        let loops: Vec<_> = p.loops.iter().map(|l| (l.count, l.ss, l.ds)).collect();
+        let u = unit as isize;
+        assert_eq!(loops, vec![(384, 64 * u, u), (64, u, 384 * u)], "{unit}");
+        assert!(!swap_outer(384, 64, unit, 1, false).nt, "{unit}");
+    }
+    // The same bytes as eight-byte elements; 20 streams (the integration
+    // test's shape).
+    assert!(swap_outer(384, 64, 64, 8, true).nt);
+    let p = swap_outer(24, 20, 528, 1, true);
+    assert!(p.nt && !p.lines && !p.gathered);
+}
