@@ -13,7 +13,7 @@ use ndarray::{ArrayD, Axis, IxDyn};
 use proptest::prelude::*;
 
 mod common;
-use common::reference::{ravel, unravel};
+use common::reference::{ravel, reference, unravel};
 use common::{bytes, run_both};
 
 fn settings() -> impl Strategy<Value = (usize, Streaming, Kernels, Parallelism)> {
@@ -431,24 +431,18 @@ fn strided_sources_of_streamed_tiles() {
 
 /// Streamed transposes that keep a long last axis, with more destination
 /// streams (20, the inner of the source's two outer axes) than the line
-/// writers hold: units of whole 16-byte vectors
-/// from 512 bytes stream one at a time (`plan::rules::streams_units`),
-/// others store through the cache. Units on both sides of both limits,
-/// every kernel set, one thread and three, into a line-aligned buffer and
-/// one 16 and 8 bytes past it, against a direct transpose.
+/// writers hold: units of whole 16-byte vectors from 512 bytes stream one
+/// at a time (`plan::rules::streams_units`), others store through the
+/// cache. Units on both sides of both limits, every kernel set, one
+/// thread and three, into a line-aligned buffer and one 16 and 8 bytes
+/// past it, against the naive reference.
 #[test]
 fn long_units_stream_one_at_a_time() {
     for (elem, last) in [(1, 496), (1, 512), (1, 520), (1, 528), (8, 80), (2, 1000)] {
         let shape = [24usize, 20, last];
         let input = bytes(shape.iter().product::<usize>() * elem, 5);
         let unit = last * elem;
-        let mut want = vec![0u8; input.len()];
-        for i in 0..24 {
-            for j in 0..20 {
-                let (s, d) = ((i * 20 + j) * unit, (j * 24 + i) * unit);
-                want[d..d + unit].copy_from_slice(&input[s..s + unit]);
-            }
-        }
+        let want = reference(&input, &shape, &[shape[1], shape[0], last], elem, |o| Some(vec![o[1], o[0], o[2]]));
         for kernels in [Kernels::Auto, Kernels::Avx2, Kernels::Portable] {
             for threads in [Parallelism::Sequential, Parallelism::Threads(3)] {
                 let plan = numpy::Transpose::new(&[1, 0, 2]).plan(&shape).unwrap();
