@@ -457,6 +457,29 @@ fn long_units_stream_one_at_a_time() {
     }
 }
 
+/// Transposes of pixels (3-byte units: three uint8 channels; 6-byte: three
+/// float16), whose matrices go in AVX2's packed squares where both sides
+/// are more than two squares (33 and 17 units) and the kernels are AVX2's:
+/// sides on both sides of that and of a strip (2,048 bytes of the source
+/// rows), every kernel set, into a line-aligned buffer and one 8 bytes
+/// past it, against the naive reference.
+#[test]
+fn pixel_transposes_in_packed_squares() {
+    for (elem, sides) in [(1, [(32, 33), (33, 700), (690, 40)]), (2, [(16, 17), (17, 350), (345, 20)])] {
+        for (h, w) in sides {
+            let shape = [h, w, 3];
+            let input = bytes(h * w * 3 * elem, 9);
+            let want = reference(&input, &shape, &[w, h, 3], elem, |o| Some(vec![o[1], o[0], o[2]]));
+            for kernels in [Kernels::Auto, Kernels::Avx2, Kernels::Baseline, Kernels::Portable] {
+                let plan = numpy::Transpose::new(&[1, 0, 2]).plan(&shape).unwrap().with_kernels(kernels);
+                run_into_aligned_and_skewed(&plan, &input, elem, 8, |out, at| {
+                    assert!(out == &want[..], "{h} x {w} x 3 of {elem}-byte elements {kernels:?} at {at}");
+                });
+            }
+        }
+    }
+}
+
 /// Transposes whose tiles are long on both sides and large (at least
 /// 512 KiB) are copied in square blocks (`kernels::tile_block`), streamed
 /// where the destination rows are whole lines: every unit size, kernel set

@@ -194,13 +194,14 @@ fn rows_a_page_apart_go_in_chunks() {
 
 #[test]
 fn full_line_squares_around_every_boundary() {
-    // Sides around a square (N), a strip's columns (512 bytes, or the
-    // whole squares in them) and a chunk's rows (1024).
+    // Sides around a square (N), a strip's columns (512 bytes, 2,048 for
+    // AVX2's packed squares, or the whole squares in them) and a chunk's
+    // rows (1024).
     for unit in [2, 3, 4, 6, 8, 12, 16, 32] {
         let n = wide_side(unit);
-        let strip = 512 / unit / n * n;
+        let (strip, wide) = (512 / unit / n * n, 2048 / unit / n * n);
         for rows in [1, n - 1, n, n + 1, 2 * n + 3, 1024 + n + 1] {
-            for cols in [1, n - 1, n, n + 1, strip - 1, strip + n + 1] {
+            for cols in [1, n - 1, n, n + 1, strip - 1, strip + n + 1, wide - 1, wide + n + 1] {
                 if rows * cols > 64 * 1024 {
                     continue;
                 }
@@ -298,15 +299,38 @@ fn full_line_squares_stream_only_into_whole_lines() {
 
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn avx2_squares_take_4_and_8_byte_units_without_masks() {
+fn avx2_squares_take_4_and_8_byte_units_and_packed_3_and_6_without_masks() {
     for unit in 1..=64 {
         let whole = matches!(unit, 4 | 8);
+        let packed = matches!(unit, 3 | 6);
         assert_eq!(halves(unit, Isa::Avx2), whole, "unit {unit}");
-        assert!(!halves(unit, Isa::Sse2) && !halves(unit, Isa::Portable), "unit {unit}");
-        assert_eq!(full_lines(unit, Isa::Avx2), whole, "unit {unit}");
+        assert_eq!(packed_halves(unit, Isa::Avx2), packed, "unit {unit}");
+        for isa in [Isa::Sse2, Isa::Portable] {
+            assert!(!halves(unit, isa) && !packed_halves(unit, isa), "unit {unit} {isa:?}");
+        }
+        assert_eq!(full_lines(unit, Isa::Avx2), whole || packed, "unit {unit}");
     }
     // With masks, AVX-512's own squares.
     assert_eq!(halves(8, Isa::detect()), Isa::detect() >= Isa::Avx2 && !masks(Isa::detect()));
+    assert_eq!(packed_halves(3, Isa::detect()), Isa::detect() >= Isa::Avx2 && !masks(Isa::detect()));
+}
+
+/// AVX2's packed squares take tiles through the cache only, both sides
+/// more than two squares long (their edges go a unit at a time); streamed
+/// tiles of packed units stay with the tile's own kernels.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_packed_squares_take_long_tiles_through_the_cache() {
+    for (unit, side) in [(3, 16), (6, 8)] {
+        let long = 2 * side + 1;
+        assert!(super::takes(long, long, unit, Isa::Avx2, 48, false), "unit {unit}");
+        assert!(super::takes(1000, long, unit, Isa::Avx2, 7, false), "unit {unit}");
+        assert!(!super::takes(long - 1, 1000, unit, Isa::Avx2, 48, false), "unit {unit}");
+        assert!(!super::takes(1000, long - 1, unit, Isa::Avx2, 48, false), "unit {unit}");
+        assert!(!super::takes(1000, 1000, unit, Isa::Avx2, 64, true), "unit {unit}");
+        assert!(!super::takes(1000, 1000, unit, Isa::Sse2, 48, false), "unit {unit}");
+    }
+    assert!(!super::takes(1000, 1000, 12, Isa::Avx2, 48, false));
 }
 
 #[test]
@@ -314,7 +338,9 @@ fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
     let takes = |rows, cols, unit, isa| takes(rows, cols, unit, isa, 64, false);
     assert!(takes(16, 16, 1, Isa::Portable));
     assert!(takes(16, 16, 2, Isa::Sse2));
-    // Packed units need VBMI's byte permutes; others no kernel.
+    // A 16 x 16 square of packed units: AVX-512's, with VBMI's byte
+    // permutes (AVX2's need sides of more than two squares); others no
+    // kernel.
     assert_eq!(takes(16, 16, 3, Isa::detect()), Isa::detect() >= Isa::Avx512Vbmi && masks(Isa::detect()));
     assert!(!takes(16, 16, 3, Isa::Avx512) && !takes(16, 15, 3, Isa::detect()) && !takes(16, 16, 5, Isa::detect()));
     for unit in [4, 8, 16, 32] {

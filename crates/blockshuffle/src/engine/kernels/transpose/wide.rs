@@ -50,7 +50,8 @@ pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
 }
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (4 or 8)
-/// built of AVX2's (`avx2`), without masks: where AVX-512's are not.
+/// built of AVX2's (`avx2`), without masks: where AVX-512's are not; and
+/// in their packed squares of 3- and 6-byte units, never streamed.
 ///
 /// # Safety
 /// As [`super::transpose`]; the CPU has AVX2.
@@ -61,8 +62,10 @@ pub(super) unsafe fn transpose_avx2(mx: Matrix, nt: bool) {
         match mx.unit {
             4 => units::<avx2::Halves<4, 16>>(mx, nt),
             8 => units::<avx2::Halves<8, 8>>(mx, nt),
+            3 => units::<avx2::Packed<3, 4, 16>>(mx, false),
+            6 => units::<avx2::Packed<6, 8, 8>>(mx, false),
             // A real check: another unit would be moved as one of these.
-            unit => unreachable!("AVX2's full-line squares move units of 4 or 8 bytes, not {unit}"),
+            unit => unreachable!("AVX2's full-line squares move units of 3, 4, 6 or 8 bytes, not {unit}"),
         }
     }
 }
@@ -90,13 +93,17 @@ pub(super) unsafe fn packed(mx: Matrix) {
 }
 
 /// The columns of a strip: 512 bytes of each source row, read as
-/// one run.
+/// one run (the squares' own, [`Squares::STRIP`], may be wider).
 const STRIP_BYTES: usize = 512;
+
+/// The most columns a strip has (a destination row's pointer each): AVX2's
+/// packed squares' strips of 3-byte units, 2,048 bytes of them.
+const STRIP_COLS: usize = 1024;
 
 /// [`transpose`] for `U`-byte units, in lanes of `L` bytes (`U` itself, or
 /// the next power of two for [`packed`] units), in squares of side `N`: the
-/// columns go in strips of (at most) [`STRIP_BYTES`] bytes of the source
-/// rows, a whole number of squares; a strip's rows
+/// columns go in strips of (at most) [`Squares::STRIP`] bytes of the
+/// source rows, a whole number of squares; a strip's rows
 /// go `N` at a time, each step reading one run of every row and
 /// storing one line of each of the strip's destination rows, so that
 /// every destination row is written in order. Streamed, the first step
@@ -117,9 +124,11 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
         && (cols <= to.inner || line(to.outer))
         && lead_bytes.is_multiple_of(S::U);
     let lead = if stream { (lead_bytes / S::U).min(rows) } else { 0 };
+    // A real check at compile time: a strip's columns fit `out`.
+    const { assert!(S::STRIP / S::U <= STRIP_COLS) };
     // Row pointers, written before they are read and never initialised as
-    // a whole (2 KiB of stores a call, for a tile that may be 1 KiB).
-    let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_BYTES / 2];
+    // a whole (8 KiB of stores a call, for a tile that may be 1 KiB).
+    let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_COLS];
     let mut at = [MaybeUninit::<*const u8>::uninit(); 32];
     let mut start = 0;
     while start < rows {
@@ -144,12 +153,12 @@ unsafe fn chunk<S: Squares>(
     end: usize,
     lead: usize,
     stream: bool,
-    out: &mut [MaybeUninit<*mut u8>; STRIP_BYTES / 2],
+    out: &mut [MaybeUninit<*mut u8>; STRIP_COLS],
     at: &mut [MaybeUninit<*const u8>; 32],
 ) {
     let Matrix { cols, src, from, dst, to, .. } = mx;
     let (u, n_side) = (S::U, S::N);
-    let bc = STRIP_BYTES / u / n_side * n_side;
+    let bc = S::STRIP / u / n_side * n_side;
     for c0 in (0..cols).step_by(bc) {
         let nc = bc.min(cols - c0);
         to.walk(c0, nc, |i, o| {
@@ -199,6 +208,9 @@ pub(super) trait Squares {
     const L: usize;
     /// The side of a square, in units.
     const N: usize;
+    /// The bytes of each source row a strip takes ([`STRIP_BYTES`]
+    /// unless the squares say otherwise), at most [`STRIP_COLS`] units.
+    const STRIP: usize = STRIP_BYTES;
 
     /// A whole square: row `i` of the source the `N * U` bytes at
     /// `rows[i] + at`, row `j` of the destination the `N * U` bytes at
