@@ -30,6 +30,59 @@ use std::arch::x86_64::*;
 use super::Squares;
 use crate::engine::arch::vector::transpose4_lanes;
 
+/// How [`quarters`] reads and writes a quarter's rows: `ROW` bytes of
+/// units, one 32-byte vector of `L`-byte lanes in the registers.
+trait Quarter {
+    /// The bytes of a lane (4 or 8): a quarter is `32 / L` units a side.
+    const L: usize;
+    /// The bytes of a quarter's row in memory.
+    const ROW: usize;
+
+    /// The `ROW` bytes at `p` as a vector of lanes.
+    ///
+    /// # Safety
+    /// `ROW` bytes readable at `p`; the CPU has AVX2.
+    unsafe fn load(p: *const u8) -> __m256i;
+
+    /// A vector of lanes as the `ROW` bytes at `p`, streamed (`stream`)
+    /// or through the cache.
+    ///
+    /// # Safety
+    /// `ROW` bytes writable at `p`, 32-byte aligned if streamed; the CPU
+    /// has AVX2.
+    unsafe fn store(p: *mut u8, v: __m256i, stream: bool);
+}
+
+/// A square of two quarters a side (`N = 2 * 32 / L` units): quarter `(a,
+/// b)` (row half, column half) reads bytes `ROW * b..` of source rows `a *
+/// h..` (`rows[i] + at`) and writes as many of destination rows `b * h..`
+/// (`out[j] + to`), `ROW * a` on. The quarters of a destination row go one
+/// after the other (column half `b`, then row half `a`): a streamed line
+/// is whole before the next is begun.
+///
+/// # Safety
+/// Those rows' bytes readable and writable (the caller's square), not
+/// overlapping; as [`Quarter::store`] where streamed; the CPU has AVX2.
+#[inline(always)]
+unsafe fn quarters<Q: Quarter>(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize, stream: bool) {
+    let (h, row) = (32 / Q::L, Q::ROW as isize);
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        for b in 0..2 {
+            for a in 0..2 {
+                let mut v = [_mm256_setzero_si256(); 8];
+                for (k, v) in v.iter_mut().take(h).enumerate() {
+                    *v = Q::load(rows[a * h + k].offset(at + row * b as isize));
+                }
+                let cols = if Q::L == 4 { transpose8x4(v) } else { transpose4x8(v) };
+                for (j, col) in cols.into_iter().take(h).enumerate() {
+                    Q::store(out[b * h + j].offset(to + row * a as isize), col, stream);
+                }
+            }
+        }
+    }
+}
+
 /// AVX2's full-line squares of `U`-byte units (4 or 8), `N` a side (16
 /// or 8): each quarter of `N / 2` rows and columns one 32-byte vector a
 /// row.
@@ -44,6 +97,29 @@ impl<const U: usize, const N: usize> Halves<U, N> {
     const WHOLE: () = assert!(matches!(U, 4 | 8) && N == 2 * Self::H && N * U == 64);
 }
 
+impl<const U: usize, const N: usize> Quarter for Halves<U, N> {
+    const L: usize = U;
+    const ROW: usize = 32;
+
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> __m256i {
+        // SAFETY: as the caller guarantees.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: __m256i, stream: bool) {
+        // SAFETY: as the caller guarantees (aligned where streamed).
+        unsafe {
+            if stream {
+                _mm256_stream_si256(p.cast(), v);
+            } else {
+                _mm256_storeu_si256(p.cast(), v);
+            }
+        }
+    }
+}
+
 impl<const U: usize, const N: usize> Squares for Halves<U, N> {
     const U: usize = U;
     const L: usize = U;
@@ -52,33 +128,12 @@ impl<const U: usize, const N: usize> Squares for Halves<U, N> {
     #[inline(always)]
     unsafe fn square(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize, stream: bool) {
         let () = Self::WHOLE;
-        let h = Self::H;
-        // SAFETY: rows `0..N` of `N * U` bytes at `at`, columns `0..N` of
-        // as many at `to`, each quarter inside them (caller); streamed,
-        // every `out[j] + to` is line-aligned, so each half, 32 bytes on,
-        // is 32-byte aligned, as the streaming store needs; AVX2 (caller).
-        unsafe {
-            // The quarters of a destination row's line go one after the
-            // other (column half `b`, then row half `a`): a streamed line
-            // is whole before the next is begun.
-            for b in 0..2 {
-                for a in 0..2 {
-                    let mut v = [_mm256_setzero_si256(); 8];
-                    for (k, v) in v.iter_mut().take(h).enumerate() {
-                        *v = _mm256_loadu_si256(rows[a * h + k].offset(at + 32 * b as isize).cast());
-                    }
-                    let cols = if U == 4 { transpose8x4(v) } else { transpose4x8(v) };
-                    for (j, col) in cols.into_iter().take(h).enumerate() {
-                        let d = out[b * h + j].offset(to + 32 * a as isize).cast::<__m256i>();
-                        if stream {
-                            _mm256_stream_si256(d, col);
-                        } else {
-                            _mm256_storeu_si256(d, col);
-                        }
-                    }
-                }
-            }
-        }
+        // SAFETY: forwarded: rows `0..N` of `N * U` bytes at `at`, columns
+        // `0..N` of as many at `to`, each quarter's rows (32 bytes) inside
+        // them; streamed, every `out[j] + to` is line-aligned, so each
+        // half, 32 bytes on, is 32-byte aligned, as the streaming store
+        // needs; AVX2 (caller).
+        unsafe { quarters::<Self>(rows, at, out, to, stream) }
     }
 
     /// A unit at a time, by the blocked transpose's own loop: `to` is
@@ -111,6 +166,24 @@ impl<const U: usize, const L: usize, const N: usize> Packed<U, L, N> {
     const WHOLE: () = assert!(matches!((U, L), (3, 4) | (6, 8)) && N == 2 * Self::H && Self::H * U == 24);
 }
 
+impl<const U: usize, const L: usize, const N: usize> Quarter for Packed<U, L, N> {
+    const L: usize = L;
+    const ROW: usize = 24;
+
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> __m256i {
+        // SAFETY: forwarded.
+        unsafe { widen::<U, L>(p) }
+    }
+
+    /// Through the cache only (never streamed).
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: __m256i, _stream: bool) {
+        // SAFETY: forwarded.
+        unsafe { pack::<U, L>(v, p) }
+    }
+}
+
 impl<const U: usize, const L: usize, const N: usize> Squares for Packed<U, L, N> {
     const U: usize = U;
     const L: usize = L;
@@ -129,25 +202,10 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Packed<U, L, N>
     #[inline(always)]
     unsafe fn square(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize, _stream: bool) {
         let () = Self::WHOLE;
-        let h = Self::H;
-        // SAFETY: rows `0..N` of `N * U` (48) bytes at `at`, columns
-        // `0..N` of as many at `to` (caller); quarter `(a, b)` reads bytes
-        // `24 * b .. 24 * b + 24` of its source rows and writes as many of
-        // its destination rows, `24 * a` on; AVX2 (caller).
-        unsafe {
-            for b in 0..2 {
-                for a in 0..2 {
-                    let mut v = [_mm256_setzero_si256(); 8];
-                    for (k, v) in v.iter_mut().take(h).enumerate() {
-                        *v = widen::<U, L>(rows[a * h + k].offset(at + 24 * b as isize));
-                    }
-                    let cols = if L == 4 { transpose8x4(v) } else { transpose4x8(v) };
-                    for (j, col) in cols.into_iter().take(h).enumerate() {
-                        pack::<U, L>(col, out[b * h + j].offset(to + 24 * a as isize));
-                    }
-                }
-            }
-        }
+        // SAFETY: forwarded: rows `0..N` of `N * U` (48) bytes at `at`,
+        // columns `0..N` of as many at `to`, each quarter's rows (24
+        // bytes) inside them; AVX2 (caller).
+        unsafe { quarters::<Self>(rows, at, out, to, false) }
     }
 
     /// As [`Halves`]': a unit at a time.
