@@ -327,6 +327,9 @@ fn halves(unit: usize, isa: Isa) -> bool {
 /// slower, `0,2,1` of `[331, 348, 523]` (3-byte, 172 MiB: a 523 x 348
 /// tile repeated, each in the second-level cache), 2.6 -> 3.0-3.1. The
 /// other 123 workloads of 3- and 6-byte units of seed 26: 1.02 (noise).
+/// Not 12-byte units, in 4 x 4 squares of 16-byte lanes: the 11 broad
+/// workloads they took (seeds 26, 801 and 802) measured 1.11 of the time,
+/// 7 slower (PyTorch pixel_shuffle by 16, 12.8 MiB, 1.27 -> 1.83).
 fn packed_halves(unit: usize, isa: Isa) -> bool {
     cfg!(target_arch = "x86_64") && matches!(unit, 3 | 6) && isa >= Isa::Avx2 && !masks(isa)
 }

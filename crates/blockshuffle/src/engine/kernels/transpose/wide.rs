@@ -1,5 +1,5 @@
-//! The full-line transpose (AVX-512, and AVX2 for 4- and 8-byte units:
-//! [`transpose_avx2`]): [`super::transpose`] for 2-, 4-, 8-,
+//! The full-line transpose (AVX-512, and AVX2 for 4- and 8-byte units and
+//! packed 3- and 6-byte ones: [`transpose_avx2`]): [`super::transpose`] for 2-, 4-, 8-,
 //! 16- and 32-byte units in squares whose rows are one 64-byte vector each
 //! (32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16
 //! bytes, 2 x 2 of 32 bytes; see [`super::wide_side`]), transposed in registers by log2 of

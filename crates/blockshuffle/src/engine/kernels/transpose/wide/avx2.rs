@@ -13,7 +13,8 @@
 //! with VBMI's permutes; never streamed (a row is 48 bytes).
 //!
 //! The loop nest around the squares is `wide`'s (strips of 512 bytes of
-//! the source rows, chunks of rows the TLB holds, a line of every
+//! the source rows, 2,048 for the packed squares (see [`Packed`]'s
+//! `STRIP`), chunks of rows the TLB holds, a line of every
 //! destination row of a strip per step): that order is what buys the
 //! speed for long destination rows. In a C model on this project's
 //! machine (AMD Zen 3, AVX2, one thread, ratio to memcpy, 3 runs), a
