@@ -31,33 +31,30 @@ use std::arch::x86_64::*;
 use super::Squares;
 use crate::engine::arch::vector::transpose4_lanes;
 
-/// How [`quarters`] reads and writes a quarter's rows: `ROW` bytes of
-/// units, one 32-byte vector of `L`-byte lanes in the registers.
-trait Quarter {
-    /// The bytes of a lane (4 or 8): a quarter is `32 / L` units a side.
-    const L: usize;
-    /// The bytes of a quarter's row in memory.
-    const ROW: usize;
-
-    /// The `ROW` bytes at `p` as a vector of lanes.
+/// How [`quarters`] reads and writes a quarter's rows: half a square's
+/// row (`N / 2` units of `U` bytes, 32 or 24), one 32-byte vector of
+/// `L`-byte lanes in the registers.
+trait Quarter: Squares {
+    /// A quarter's row at `p` as a vector of lanes.
     ///
     /// # Safety
-    /// `ROW` bytes readable at `p`; the CPU has AVX2.
+    /// `N * U / 2` bytes readable at `p`; the CPU has AVX2.
     unsafe fn load(p: *const u8) -> __m256i;
 
-    /// A vector of lanes as the `ROW` bytes at `p`, streamed (`stream`)
+    /// A vector of lanes as a quarter's row at `p`, streamed (`stream`)
     /// or through the cache.
     ///
     /// # Safety
-    /// `ROW` bytes writable at `p`, 32-byte aligned if streamed; the CPU
-    /// has AVX2.
+    /// `N * U / 2` bytes writable at `p`, 32-byte aligned if streamed; the
+    /// CPU has AVX2.
     unsafe fn store(p: *mut u8, v: __m256i, stream: bool);
 }
 
-/// A square of two quarters a side (`N = 2 * 32 / L` units): quarter `(a,
-/// b)` (row half, column half) reads bytes `ROW * b..` of source rows `a *
-/// h..` (`rows[i] + at`) and writes as many of destination rows `b * h..`
-/// (`out[j] + to`), `ROW * a` on. The quarters of a destination row go one
+/// A square of two quarters a side (`N = 2 * 32 / L` units, `h = N / 2`,
+/// a quarter's row `row = h * U` bytes): quarter `(a, b)` (row half,
+/// column half) reads bytes `row * b..` of source rows `a * h..`
+/// (`rows[i] + at`) and writes as many of destination rows `b * h..`
+/// (`out[j] + to`), `row * a` on. The quarters of a destination row go one
 /// after the other (column half `b`, then row half `a`): a streamed line
 /// is whole before the next is begun.
 ///
@@ -66,7 +63,8 @@ trait Quarter {
 /// overlapping; as [`Quarter::store`] where streamed; the CPU has AVX2.
 #[inline(always)]
 unsafe fn quarters<Q: Quarter>(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize, stream: bool) {
-    let (h, row) = (32 / Q::L, Q::ROW as isize);
+    let h = Q::N / 2;
+    let row = (h * Q::U) as isize;
     // SAFETY: as the caller guarantees.
     unsafe {
         for b in 0..2 {
@@ -99,9 +97,6 @@ impl<const U: usize, const N: usize> Halves<U, N> {
 }
 
 impl<const U: usize, const N: usize> Quarter for Halves<U, N> {
-    const L: usize = U;
-    const ROW: usize = 32;
-
     #[inline(always)]
     unsafe fn load(p: *const u8) -> __m256i {
         // SAFETY: as the caller guarantees.
@@ -168,9 +163,6 @@ impl<const U: usize, const L: usize, const N: usize> Packed<U, L, N> {
 }
 
 impl<const U: usize, const L: usize, const N: usize> Quarter for Packed<U, L, N> {
-    const L: usize = L;
-    const ROW: usize = 24;
-
     #[inline(always)]
     unsafe fn load(p: *const u8) -> __m256i {
         // SAFETY: forwarded.
