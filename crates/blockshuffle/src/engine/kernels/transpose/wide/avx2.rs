@@ -244,44 +244,36 @@ unsafe fn pack<const U: usize, const L: usize>(v: __m256i, p: *mut u8) {
     }
 }
 
-/// [`widen`]'s shuffle: lane byte `k * L + i` of each half takes byte
-/// `base + k * U + i` of it (`base` 0, then 4), for `i < U`; the rest
-/// are zeroed (index 0x80).
+/// [`widen`]'s shuffle: in each 16-byte half, AVX-512's packed squares'
+/// byte order ([`super::widening`]: lane byte `k * L + i` takes unit
+/// byte `k * U + i`) for its `16 / L` units, those of the second half 4
+/// bytes on (its load begins at byte 8, its units at byte 12); the lanes'
+/// other bytes zeroed (index 0x80).
 const fn spread(u: usize, l: usize) -> [u8; 32] {
+    let order = super::widening(u, l);
     let mut t = [0x80u8; 32];
-    let mut half = 0;
-    while half < 2 {
-        let base = 4 * half;
-        let mut k = 0;
-        while k * l < 16 {
-            let mut i = 0;
-            while i < u {
-                t[16 * half + k * l + i] = (base + k * u + i) as u8;
-                i += 1;
-            }
-            k += 1;
+    let mut x = 0;
+    while x < 16 {
+        if x % l < u {
+            t[x] = order[x];
+            t[16 + x] = order[x] + 4;
         }
-        half += 1;
+        x += 1;
     }
     t
 }
 
-/// [`pack`]'s shuffle: byte `k * U + i` of each half takes lane byte `k *
-/// L + i`, packing its `16 / L` units into its first 12 bytes.
+/// [`pack`]'s shuffle: in each 16-byte half, AVX-512's packed squares'
+/// byte order ([`super::packing`]: unit byte `k * U + i` takes lane byte
+/// `k * L + i`) for its `16 / L` units, packed into its first 12 bytes.
 const fn gather(u: usize, l: usize) -> [u8; 32] {
+    let order = super::packing(u, l);
     let mut t = [0x80u8; 32];
-    let mut half = 0;
-    while half < 2 {
-        let mut k = 0;
-        while k * l < 16 {
-            let mut i = 0;
-            while i < u {
-                t[16 * half + k * u + i] = (k * l + i) as u8;
-                i += 1;
-            }
-            k += 1;
-        }
-        half += 1;
+    let mut x = 0;
+    while x < 12 {
+        t[x] = order[x];
+        t[16 + x] = order[x];
+        x += 1;
     }
     t
 }
