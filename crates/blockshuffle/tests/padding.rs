@@ -2,7 +2,7 @@
 //! padding blocks are not contiguous in the destination (a tile's columns
 //! under a padded axis, filled as boxes of runs), run into outputs full of
 //! a sentinel, against the reference, with every kernel set, through the
-//! cache and as the plan chooses.
+//! cache, streamed and as the plan chooses.
 
 use std::mem::MaybeUninit;
 
@@ -18,7 +18,7 @@ fn check(block: &[usize], pads: &[[usize; 2]], shape: &[usize], elem: usize) {
     let x = bytes(shape.iter().product::<usize>() * elem, 3);
     let (want, out_shape) = ref_space_to_batch(&x, shape, elem, block, pads);
     for kernels in ALL_KERNELS {
-        for streaming in [Streaming::Auto, Streaming::Never] {
+        for streaming in [Streaming::Auto, Streaming::Always, Streaming::Never] {
             let op = tf::SpaceToBatchNd::new(&b, &p);
             let plan = op.plan(shape).unwrap().with_kernels(kernels).with_streaming(streaming);
             assert_eq!(plan.output_shape(), out_shape.as_slice());
@@ -45,5 +45,16 @@ fn padding_blocks_that_are_not_contiguous() {
         check(&[1, 15, 7, 5], &[[0, 0], [10, 6], [0, 0], [0, 0]], &[2, 2, 14, 7, 5], elem);
         // Channels after the blocked axes.
         check(&[2, 3], &[[1, 2], [0, 4]], &[2, 7, 5, 3], elem);
+    }
+}
+
+#[test]
+fn padded_rows_of_a_deinterleave_read_by_all_passes_in_turn() {
+    // A plane of OpenVINO's space-to-batch of float32 by 1,2,11,10 (a
+    // broad workload): the padded rows' loop (44 rows of 9,152 bytes, more
+    // than a chunk of passes) cannot split, and goes whole with the
+    // passes over it (`block_passes`) where the plan streams.
+    for elem in [4, 8] {
+        check(&[2, 11, 10], &[[2, 0], [2, 6], [0, 2]], &[1, 2, 476, 208], elem);
     }
 }

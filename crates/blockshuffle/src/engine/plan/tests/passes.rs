@@ -72,15 +72,67 @@ fn other_loop_nests_keep_their_order() {
     // step the streams by a row.
     nest(&[l(13, 2236, 1 << 30), l(8384, 29068, 26), l(86, 2, 26), l(13, 172, 2)], 2);
     nest(&[l(13, 2236, 1 << 30), l(8384, 29068, 176), l(13, 2, 1442048), l(86, 26, 2)], 2);
-    // A window on any loop.
-    let window = Window { outer: None, oc: 0, ic: 1, lo: 0, hi: 80 };
-    let mut windowed = [l(13, 2236, 1 << 30), l(8384, 29068, 172), l(13, 2, 1442048), l(86, 26, 2)];
+}
+
+#[test]
+fn a_window_outside_the_rows_stays_on_its_loop_in_the_chunks() {
+    // The first test's nest with its columns padded (a window of their
+    // own): the same chunks of 8 rows, the window on the last loop still.
+    let window = Window { outer: None, oc: 0, ic: 1, lo: 1, hi: 85 };
+    let mut windowed = [l(13, 2236, 18746624), l(8384, 29068, 172), l(13, 2, 1442048), l(86, 26, 2)];
     windowed[3].window = Some(window);
-    nest(&windowed, 2);
-    // No room for one more loop.
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> = windowed.iter().copied().collect();
+    assert!(block_passes(&mut loops, 2));
+    let want = vec![(1048, 232544, 1376), (13, 2236, 18746624), (8, 29068, 172), (13, 2, 1442048), (86, 26, 2)];
+    assert_eq!(counts_and_strides(&loops), want);
+    assert_eq!(loops.iter().map(|l| l.window).collect::<Vec<_>>(), [None, None, None, None, Some(window)]);
+}
+
+#[test]
+fn rows_that_cannot_split_are_one_chunk_in_the_sources_order() {
+    // OpenVINO space-to-batch of float32 [4, 92, 476, 208] by 1,2,11,10,
+    // padded 2,2,0 before and 0,6,2 after (a broad workload, 146 MiB): in
+    // the destination's order, each of the 2 x 11 block positions of the
+    // two middle axes (the passes) read every 22nd source row of 832
+    // bytes. The rows' loop (44 of 9,152 bytes, 403 KB) has the padding's
+    // window, which a split would spread over three loops: the loops
+    // outside it go in the source's order, each plane's block rows read
+    // by all passes in turn.
+    let w = |outer: u8, oc, ic, lo, hi| Some(Window { outer: Some(outer), oc, ic, lo, hi });
+    let outer = |l: Loop| Loop { is_outer: true, ..l };
+    let windowed = |l: Loop, window| Loop { window, ..l };
+    let loops = [
+        outer(l(2, 396032, 76433280)),
+        outer(l(11, 832, 6948480)),
+        l(4, 36434944, 173712),
+        windowed(l(47, 792064, 3696), w(0, 1, 2, 2, 94)),
+        windowed(l(44, 9152, 84), w(1, 1, 11, 2, 478)),
+        outer(l(10, 4, 694848)),
+        windowed(l(21, 40, 4), w(5, 1, 10, 0, 208)),
+    ];
+    let mut after: ArrayVec<Loop, MAX_LOOPS> = loops.iter().copied().collect();
+    assert!(block_passes(&mut after, 4));
+    // The batch, the outer axis's rows, then its block position (now the
+    // inner loop of their window: `p = 2 * i + k`) and the passes.
+    let want = [
+        l(4, 36434944, 173712),
+        outer(l(47, 792064, 3696)),
+        windowed(l(2, 396032, 76433280), w(1, 2, 1, 2, 94)),
+        outer(l(11, 832, 6948480)),
+        windowed(l(44, 9152, 84), w(3, 1, 11, 2, 478)),
+        outer(l(10, 4, 694848)),
+        windowed(l(21, 40, 4), w(5, 1, 10, 0, 208)),
+    ];
+    assert_eq!(after.as_slice(), want);
+    // No room for one more loop: the same, loops of one step aside.
     let mut full: Vec<Loop> = (0..MAX_LOOPS - 4).map(|_| l(1, 0, 0)).collect();
     full.extend([l(13, 2236, 1 << 30), l(8384, 29068, 172), l(13, 2, 1442048), l(86, 26, 2)]);
-    nest(&full, 2);
+    let mut want: Vec<Loop> = vec![full[MAX_LOOPS - 4]];
+    want.extend(&full[..MAX_LOOPS - 4]);
+    want.extend(&full[MAX_LOOPS - 3..]);
+    let mut after: ArrayVec<Loop, MAX_LOOPS> = full.iter().copied().collect();
+    assert!(block_passes(&mut after, 2));
+    assert_eq!(after.as_slice(), want);
 }
 
 #[test]
