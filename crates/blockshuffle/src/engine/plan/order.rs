@@ -282,19 +282,19 @@ const MIN_PASS_WRITE: usize = 1 << 10;
 /// Loop `r` with a window (padding or crops on its axis: OpenVINO's and
 /// TF's padded space-to-batch) cannot be split (a window spans two loops
 /// at most), and neither can a nest with no room for one more loop: then
-/// all its rows are one chunk, the loops outside in the source's order
-/// (the passes innermost of them), so that each block of rows is read
-/// once by all passes, whichever cache it is in, not once a pass over the
-/// whole source. Measured on an AMD EPYC (Zen 1, 512 KiB of L2, 8 MiB of
-/// L3; one thread, 3 alternated runs, each workload's minimum): the 9
-/// broad workloads of seeds 26, 801 and 802 (outputs of 16 MiB and more)
-/// it takes, 0.86 of the time, while 24 others of the same operators
-/// took 0.98 (OpenVINO space-to-batch of float32 by 1,2,11,10, 146 MiB,
-/// 5.3 -> 4.2x memcpy; of uint8 by 1,1,15,13, rows of 6 MiB, 3.7 ->
-/// 2.8; TF's of float64 by 4,14,2 4.5 -> 3.4; one slower, OpenVINO's of
-/// float16 by 1,9,16,10, 4.1 -> 4.5). Bounding the chunk at the
-/// second-level cache's 512 KiB gained less (0.93 of the time, an
-/// earlier run).
+/// all its rows are one chunk, and the passes move inside the loops
+/// outside it, just outside the rows (the others keep their order), so
+/// that each block of rows is read once by all passes in turn, whichever
+/// cache holds it, not once a pass over the whole source. Measured on an
+/// AMD EPYC (Zen 1, 512 KiB of L2, 8 MiB of L3; one thread, alternated
+/// runs, each workload's minimum): the 9 broad workloads of seeds 26, 801
+/// and 802 (outputs of 16 MiB and more) it takes, 0.85 of the time
+/// (OpenVINO space-to-batch of float32 by 1,2,11,10, 146 MiB, 5.5 -> 4.1x
+/// memcpy; of uint8 by 1,1,15,13, rows of 6 MiB, 3.8 -> 3.2; TF's of
+/// float64 by 4,14,2 4.6 -> 3.4). All loops outside the rows in the
+/// source's order took 0.90 (OpenVINO's of float16 by 1,9,16,10 slower,
+/// 4.1 -> 4.6: its 1,440 destination streams each written a chunk at a
+/// time); bounding the chunk at the second-level cache's 512 KiB, 0.93.
 ///
 /// Returns whether it reordered the loops.
 pub(super) fn block_passes(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
@@ -312,7 +312,7 @@ pub(super) fn block_passes(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -
         return false;
     }
     if !free(&r) || n == MAX_LOOPS {
-        source_order_outside(loops, n - 3);
+        passes_inside(loops, n - 3, span);
         return true;
     }
     let mut chunk = 1;
@@ -331,6 +331,19 @@ pub(super) fn block_passes(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -
     // `[.., r outer, r inner, x, y]`: the loops outside the chunk's rows.
     source_order_outside(loops, n - 2);
     true
+}
+
+/// Moves the loops outside loop `k` that step the source by less than
+/// `span` (a pass each) to just outside it, in decreasing source step; the
+/// other loops keep their order.
+fn passes_inside(loops: &mut ArrayVec<Loop, MAX_LOOPS>, k: usize, span: usize) {
+    let (mut order, passes): (ArrayVec<usize, MAX_LOOPS>, ArrayVec<usize, MAX_LOOPS>) =
+        (0..k).partition(|&j| loops[j].ss.unsigned_abs() >= span);
+    let at = order.len();
+    order.extend(passes);
+    order[at..].sort_by_key(|&j| std::cmp::Reverse(loops[j].ss.unsigned_abs()));
+    order.extend(k..loops.len());
+    permute(loops, &order);
 }
 
 /// Puts loop `order[j]` at position `j`, re-anchoring each window on

@@ -89,15 +89,15 @@ fn a_window_outside_the_rows_stays_on_its_loop_in_the_chunks() {
 }
 
 #[test]
-fn rows_that_cannot_split_are_one_chunk_in_the_sources_order() {
+fn rows_that_cannot_split_are_one_chunk_with_the_passes_next_to_them() {
     // OpenVINO space-to-batch of float32 [4, 92, 476, 208] by 1,2,11,10,
     // padded 2,2,0 before and 0,6,2 after (a broad workload, 146 MiB): in
     // the destination's order, each of the 2 x 11 block positions of the
     // two middle axes (the passes) read every 22nd source row of 832
     // bytes. The rows' loop (44 of 9,152 bytes, 403 KB) has the padding's
-    // window, which a split would spread over three loops: the loops
-    // outside it go in the source's order, each plane's block rows read
-    // by all passes in turn.
+    // window, which a split would spread over three loops: the passes go
+    // inside the other loops, each plane's block rows read by all passes
+    // in turn.
     let w = |outer: u8, oc, ic, lo, hi| Some(Window { outer: Some(outer), oc, ic, lo, hi });
     let outer = |l: Loop| Loop { is_outer: true, ..l };
     let windowed = |l: Loop, window| Loop { window, ..l };
@@ -112,19 +112,18 @@ fn rows_that_cannot_split_are_one_chunk_in_the_sources_order() {
     ];
     let mut after: ArrayVec<Loop, MAX_LOOPS> = loops.iter().copied().collect();
     assert!(block_passes(&mut after, 4));
-    // The batch, the outer axis's rows, then its block position (now the
-    // inner loop of their window: `p = 2 * i + k`) and the passes.
     let want = [
+        outer(l(2, 396032, 76433280)),
         l(4, 36434944, 173712),
-        outer(l(47, 792064, 3696)),
-        windowed(l(2, 396032, 76433280), w(1, 2, 1, 2, 94)),
+        windowed(l(47, 792064, 3696), w(0, 1, 2, 2, 94)),
         outer(l(11, 832, 6948480)),
         windowed(l(44, 9152, 84), w(3, 1, 11, 2, 478)),
         outer(l(10, 4, 694848)),
         windowed(l(21, 40, 4), w(5, 1, 10, 0, 208)),
     ];
     assert_eq!(after.as_slice(), want);
-    // No room for one more loop: the same, loops of one step aside.
+    // No room for one more loop: the passes (and the loops of one step)
+    // inside.
     let mut full: Vec<Loop> = (0..MAX_LOOPS - 4).map(|_| l(1, 0, 0)).collect();
     full.extend([l(13, 2236, 1 << 30), l(8384, 29068, 172), l(13, 2, 1442048), l(86, 26, 2)]);
     let mut want: Vec<Loop> = vec![full[MAX_LOOPS - 4]];
