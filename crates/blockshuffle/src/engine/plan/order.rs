@@ -286,15 +286,18 @@ const MIN_PASS_WRITE: usize = 1 << 10;
 /// outside it, just outside the rows (the others keep their order), so
 /// that each block of rows is read once by all passes in turn, whichever
 /// cache holds it, not once a pass over the whole source. Measured on an
-/// AMD EPYC (Zen 1, 512 KiB of L2, 8 MiB of L3; one thread, alternated
+/// AMD EPYC (Zen 1, 512 KiB of L2, 8 MiB of L3; one thread, 4 alternated
 /// runs, each workload's minimum): the 9 broad workloads of seeds 26, 801
-/// and 802 (outputs of 16 MiB and more) it takes, 0.85 of the time
-/// (OpenVINO space-to-batch of float32 by 1,2,11,10, 146 MiB, 5.5 -> 4.1x
-/// memcpy; of uint8 by 1,1,15,13, rows of 6 MiB, 3.8 -> 3.2; TF's of
-/// float64 by 4,14,2 4.6 -> 3.4). All loops outside the rows in the
-/// source's order took 0.90 (OpenVINO's of float16 by 1,9,16,10 slower,
-/// 4.1 -> 4.6: its 1,440 destination streams each written a chunk at a
-/// time); bounding the chunk at the second-level cache's 512 KiB, 0.93.
+/// and 802 (outputs of 16 MiB and more) it takes, 0.875 of the time,
+/// while 24 others of the same operators took 1.01 (OpenVINO
+/// space-to-batch of float32 by 1,2,11,10, 146 MiB, 5.0 -> 3.9x memcpy;
+/// of uint8 by 1,1,15,13, rows of 6 MiB, 3.6 -> 3.1; TF's of float64 by
+/// 4,14,2 4.5 -> 3.3; none slower by more than 3%). In earlier runs, all
+/// loops outside the rows in the source's order took 0.90 of the time
+/// where this order took 0.85 (OpenVINO's of float16 by 1,9,16,10
+/// slower, 4.1 -> 4.6: its 1,440 destination streams each written a
+/// chunk at a time); bounding the chunk at the second-level cache's 512
+/// KiB, 0.93 against 0.88 unbounded.
 ///
 /// Returns whether it reordered the loops.
 pub(super) fn block_passes(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
