@@ -122,6 +122,20 @@ fn rows_that_cannot_split_are_one_chunk_with_the_passes_next_to_them() {
         windowed(l(21, 40, 4), w(5, 1, 10, 0, 208)),
     ];
     assert_eq!(after.as_slice(), want);
+    // Around the chunk's bound (256 KiB): 28 padded rows of 9,152 bytes
+    // (256,256) are held whole and keep their order; 29 (265,408) go with
+    // the passes next to them.
+    let rows = |count: usize| {
+        let mut around = loops;
+        around[4] = windowed(l(count, 9152, 84), w(1, 1, 11, 2, 11 * count as i64 - 6));
+        around
+    };
+    let mut held: ArrayVec<Loop, MAX_LOOPS> = rows(28).iter().copied().collect();
+    assert!(!block_passes(&mut held, 4));
+    assert_eq!(held.as_slice(), rows(28));
+    let mut moved: ArrayVec<Loop, MAX_LOOPS> = rows(29).iter().copied().collect();
+    assert!(block_passes(&mut moved, 4));
+    assert_eq!(counts_and_strides(&moved)[3..5], [(11, 832, 6948480), (29, 9152, 84)]);
     // No room for one more loop: the passes (and the loops of one step)
     // inside.
     let mut full: Vec<Loop> = (0..MAX_LOOPS - 4).map(|_| l(1, 0, 0)).collect();
