@@ -21,6 +21,7 @@ use std::ops::Range;
 use std::ptr;
 
 mod parts;
+mod staged;
 mod windowed;
 
 use super::arch::mem::fence;
@@ -169,8 +170,12 @@ pub(crate) unsafe fn execute(
             }
         } else {
             // Ranges of the flattened outer loops: every position of the
-            // prefix is a destination block of the same size.
-            let (prefix, positions) = ex.prefix(chunks.max(if threads > 1 { threads * 4 } else { 1 }));
+            // prefix is a destination block of the same size (a destination
+            // stage's blocks, if the plan has one).
+            let (prefix, positions) = match plan.dst_stage {
+                Some(s) => (s.prefix, s.blocks(&plan.loops)),
+                None => ex.prefix(chunks.max(if threads > 1 { threads * 4 } else { 1 })),
+            };
             let step = positions.div_ceil(chunks.min(positions));
             let mut a = 0;
             while a < positions {
@@ -212,6 +217,9 @@ impl Exec<'_> {
             if p.units {
                 // (The offsets include the bases.)
                 return copy::listed(&p.offsets, self.buf.src, self.buf.dst, p.unit);
+            }
+            if let Some(s) = p.dst_stage {
+                return self.staged_range(s, 0, s.blocks(&p.loops));
             }
             let mut w = Writers::new();
             let all = 0..p.loops.first().map_or(0, |l| l.count);

@@ -84,8 +84,15 @@ impl Exec<'_> {
     /// Runs flat positions `[a, b)` of the first `prefix` loops, split over `threads`.
     pub(super) unsafe fn range_on(&self, prefix: usize, a: usize, b: usize, threads: usize) {
         split(a, b, threads, self.carried_align(prefix), |a, b| {
-            // SAFETY: each flat position is a disjoint destination block.
-            unsafe { self.flat_range(prefix, a, b) };
+            // SAFETY: each flat position is a disjoint destination block
+            // (of the destination stage, when the plan has one: `prefix`
+            // is then its own, see `execute`).
+            unsafe {
+                match self.plan.dst_stage {
+                    Some(s) => self.staged_range(s, a, b),
+                    None => self.flat_range(prefix, a, b),
+                }
+            }
             if self.nt {
                 fence();
             }
@@ -98,7 +105,7 @@ impl Exec<'_> {
     /// rows as its repetitions, a grid's rows as one grid), not one index
     /// at a time. A prefix through the carry level (see [`Exec::prefix`])
     /// runs each run as one carried call.
-    unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
+    pub(super) unsafe fn flat_range(&self, prefix: usize, a: usize, b: usize) {
         let p = self.plan;
         let mut idx = [0usize; MAX_LOOPS];
         let mut w = Writers::new();

@@ -38,7 +38,7 @@ use arrayvec::ArrayVec;
 
 use super::order::*;
 use super::rules::*;
-use super::staging::{tile_stage, TileStage};
+use super::staging::{destination_stage, tile_stage, DestinationStage, TileStage};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use crate::engine::kernels::copy::Mode;
@@ -108,6 +108,10 @@ pub(crate) struct CopyPlan {
     /// With streaming stores, a tile whose destination streams each continue
     /// contiguously across an outer loop: see [`TileStage`].
     pub tile_stage: Option<TileStage>,
+    /// Through the cache, over a destination past the caches: the chunks
+    /// of whole destination blocks built in a stage and streamed out (see
+    /// [`DestinationStage`]).
+    pub dst_stage: Option<DestinationStage>,
     /// With streaming stores, a tile whose destination streams each
     /// continue contiguously across this loop (and the one inside it, if it
     /// is not the tile's), run whole by `kernels::carried::deinterleave_carried` (see
@@ -221,6 +225,7 @@ impl CopyPlan {
             nt: false,
             isa: Isa::Portable,
             tile_stage: None,
+            dst_stage: None,
             carry_level: None,
             padded: false,
             segments: false,
@@ -356,6 +361,7 @@ impl CopyPlan {
         self.nt = streaming;
         self.isa = isa;
         self.tile_stage = None;
+        self.dst_stage = None;
         self.carry_level = None;
         self.padded = false;
         self.segments = false;
@@ -777,6 +783,13 @@ impl CopyPlan {
         let plain = self.tile && !self.matrix && self.carry_level.is_none() && self.tile_stage.is_none();
         if plain {
             self.tile_choice = tile_choice(loops, self.unit, Mode { nt: self.nt, isa: self.isa });
+        }
+
+        // 8. A plan through the cache over a destination past the caches:
+        // chunks of whole destination blocks built in a stage that stays
+        // in the cache, each then streamed out (see `destination_stage`).
+        if streaming && !self.nt {
+            self.dst_stage = destination_stage(loops, self.unit, self.fill);
         }
     }
 }

@@ -4,6 +4,7 @@ use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::nest::{Loop, Window};
 
+mod destination;
 mod gathers;
 mod nest;
 mod passes;
