@@ -110,13 +110,17 @@ pub(super) fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
 /// is then written once, in whole lines, instead of each of its lines
 /// read into the cache before the kernels' stores.
 ///
-/// Measured on an AMD EPYC (Zen 1, AVX2; ratio to memcpy, one thread,
-/// each workload's best of 3 alternated runs) on the broad workloads of
-/// 16 MiB and more it reaches: seed 26, 20 of 211 (tiles through the
-/// cache, mostly channels-first depth-to-space, pixel shuffles and
-/// einops interleaves, and 3 grids of NHWC rows), 0.85 of the time
-/// (OpenVINO depth-to-space of 3-byte units by 5, 3.0 -> 1.7x memcpy);
-/// held out, seeds 801 and 802, 36, 0.91.
+/// Measured on an AMD EPYC (Zen 1, AVX2, 512 KiB of L2; ratio to memcpy,
+/// one thread, each workload's best of 3 alternated runs) on the broad
+/// workloads of 16 MiB and more it reaches: seed 26, 20 of 211 (tiles
+/// through the cache of units without a streaming kernel, mostly
+/// channels-first depth-to-space, pixel shuffles and einops interleaves,
+/// and NHWC grids of rows), 0.85 of the time (the 191 others 1.00;
+/// OpenVINO depth-to-space of 3-byte units by 5, 2.8 -> 1.5x memcpy;
+/// ONNX depth-to-space of 32-byte units by 8, 1.49 -> 1.01); held out,
+/// seeds 801 and 802, 47, 0.91, 6 of them slower by more than 5% (NHWC
+/// space-to-depth of 13-byte units by 13, 1.09 -> 1.28; pixel shuffle of
+/// 3-byte units by 9, 2.35 -> 2.72). On two threads, the 67: 0.86.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DestinationStage {
     /// Loops outside the blocks (at least one, and at least the two
