@@ -9,10 +9,12 @@
 //! Layer: plan; imports kernels (the loop nest's data, the stages' and
 //! the slots' sizes); never exec or [`compile`](super::compile).
 
+use arrayvec::ArrayVec;
+
 use super::order::free;
 use crate::engine::kernels::bytes::DESTINATION_STAGE_BYTES;
 use crate::engine::kernels::lines::SLOTS;
-use crate::engine::kernels::nest::Loop;
+use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
 use crate::engine::kernels::tile::TILE_STAGE_BYTES;
 
 /// Most destination streams a staged tile of units narrower than
@@ -143,8 +145,8 @@ impl DestinationStage {
 /// `unit`-byte units, if it has one: the fewest outer loops whose every
 /// position writes one dense block of destination bytes of at most
 /// [`DESTINATION_STAGE_BYTES`], the loops inside them (at least two: a
-/// kernel's loops stay whole) with positive destination strides that
-/// cover the block exactly, and the outer loops in the destination's
+/// kernel's loops stay whole) covering the block's bytes each once (as
+/// a row-major layout's strides do), and the outer loops in the destination's
 /// order (each one's stride its inner one's times that one's count), so
 /// that position `p` writes bytes `[p * block, (p + 1) * block)` from the
 /// plan's destination base. Every position of the block must be written:
@@ -161,17 +163,24 @@ pub(crate) fn destination_stage(loops: &[Loop], unit: usize, fill: bool) -> Opti
         if block <= 0 || !ordered {
             return None;
         }
-        let inner = &loops[prefix..];
-        let bytes = inner.iter().try_fold(unit, |b, l| b.checked_mul(l.count));
-        let extent = inner.iter().try_fold(unit as isize, |e, l| {
-            let step = (l.count as isize).checked_sub(1)?.checked_mul(l.ds)?;
-            e.checked_add(step).filter(|_| l.ds > 0)
-        });
-        let dense = bytes.is_some_and(|b| b as isize == block) && extent == Some(block);
-        if dense && block as usize <= DESTINATION_STAGE_BYTES {
+        if dense(&loops[prefix..], unit) == Some(block as usize) && block as usize <= DESTINATION_STAGE_BYTES {
             let block = block as usize;
             return Some(DestinationStage { prefix, block, chunk: DESTINATION_STAGE_BYTES / block });
         }
     }
     None
+}
+
+/// The bytes that `loops` of `unit`-byte units cover exactly, each once,
+/// if they do: taken by increasing destination stride, each loop's stride
+/// is the bytes the ones before it cover (the first's, the unit), as a
+/// row-major layout's are; `None` otherwise (gaps or overlaps, whatever
+/// the total).
+fn dense(loops: &[Loop], unit: usize) -> Option<usize> {
+    let mut steps: ArrayVec<(isize, usize), MAX_LOOPS> = loops.iter().map(|l| (l.ds, l.count)).collect();
+    steps.sort_unstable();
+    steps
+        .iter()
+        .filter(|&&(_, count)| count > 1)
+        .try_fold(unit, |covered, &(ds, count)| (ds == covered as isize).then(|| covered.checked_mul(count)).flatten())
 }

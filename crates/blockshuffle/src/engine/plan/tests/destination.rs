@@ -64,6 +64,15 @@ fn the_blocks_are_the_fewest_outer_loops_of_dense_destination_blocks() {
     assert_eq!(destination_stage(&tile_streams, 4, false), Some(DestinationStage { prefix: 1, block, chunk }));
     let overlapping = [l(7, 1, 8_000), l(1_000, 4, 8), l(2, 4_000, 2)];
     assert_eq!(destination_stage(&overlapping, 4, false), None);
+    // Overlaps and gaps whose total is the block (bytes 0, 2, 4 twice,
+    // 6 and 8 of 9; 1, 3, 5 and 7 never): none.
+    let both = [l(5, 1, 9), l(3, 7, 2), l(3, 11, 2)];
+    assert_eq!(destination_stage(&both, 1, false), None);
+    let row_major = [l(5, 1, 9), l(3, 7, 3), l(3, 11, 1)];
+    assert_eq!(
+        destination_stage(&row_major, 1, false),
+        Some(DestinationStage { prefix: 1, block: 9, chunk: DESTINATION_STAGE_BYTES / 9 })
+    );
     let far_streams = [l(7, 1, 4_000), l(1_000, 4, 8), l(2, 4_000, 28_000)];
     assert_eq!(destination_stage(&far_streams, 4, false), None);
     // A block of exactly the stage: one at a time.
