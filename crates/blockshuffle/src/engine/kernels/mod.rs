@@ -36,6 +36,8 @@ pub(crate) mod stream;
 pub(crate) mod tile;
 pub(crate) mod transpose;
 
+#[cfg(test)]
+mod grid_tests;
 #[cfg(all(test, target_arch = "x86_64"))]
 mod simd_tests;
 #[cfg(test)]
