@@ -45,19 +45,12 @@ fn expected(g: &Grid, outer: &[Loop], unit: usize, src: &[u8], len: usize) -> Ve
 fn grids_repeat_over_outer_loops_with_constant_windows() {
     let (n1, n0) = (3usize, 7usize);
     // Every row keeps units 2..6; rows keep 1 + i.. (moving); all.
-    let windows = [
-        (Bounds { ic: 1, lo: 2, hi: 6 }, 0),
-        (Bounds { ic: 1, lo: -1, hi: 6 }, -1),
-        (Bounds::ALL, 0),
-    ];
+    let windows = [(Bounds { ic: 1, lo: 2, hi: 6 }, 0), (Bounds { ic: 1, lo: -1, hi: 6 }, -1), (Bounds::ALL, 0)];
     for unit in [1, 2, 3, 4, 6, 8, 12, 16, 24, 30, 48, 65] {
         let plane = n1 * n0 * unit;
         for contiguous in [true, false] {
-            let (ds1, ds0) = if contiguous {
-                ((n0 * unit) as isize, unit as isize)
-            } else {
-                (unit as isize, (n1 * unit) as isize)
-            };
+            let (ds1, ds0) =
+                if contiguous { ((n0 * unit) as isize, unit as isize) } else { (unit as isize, (n1 * unit) as isize) };
             let outer = [
                 Loop { count: 2, ss: (3 * plane) as isize, ds: plane as isize, window: None, is_outer: false },
                 Loop { count: 3, ss: plane as isize, ds: (2 * plane) as isize, window: None, is_outer: false },
@@ -80,6 +73,50 @@ fn grids_repeat_over_outer_loops_with_constant_windows() {
                             "unit {unit}, contiguous {contiguous}, {bounds:?} oc {oc}, {} loops, {isa:?}",
                             loops.len()
                         );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Grids of 3- and 6-byte units gathered into contiguous rows, around
+/// where `Grid::packed` takes them: rows continued by the next (a table
+/// of 6-byte units in rows of up to 48 bytes, run four times or more),
+/// and rows of 96 bytes or more each by itself, with a window the same
+/// for every row; the rows between a unit at a time.
+#[test]
+fn packed_grids_copy_each_row_or_the_whole_grid() {
+    for unit in [3usize, 6] {
+        for n0 in [1, 2, 7, 8, 9, 16, 17, 31, 32, 33, 40] {
+            let n1 = 5;
+            let ss0 = (unit + 2).next_power_of_two() as isize;
+            for ss1 in [2, 7, n0 as isize * ss0 + 3] {
+                let plane = (n1 as isize * ss1.max(0) + n0 as isize * ss0) as usize + 8;
+                let out = n1 * n0 * unit;
+                let outer = [
+                    Loop { count: 2, ss: (3 * plane) as isize, ds: (3 * out) as isize, window: None, is_outer: false },
+                    Loop { count: 3, ss: plane as isize, ds: out as isize, window: None, is_outer: false },
+                ];
+                let len = 6 * plane.max(out);
+                let src: Vec<u8> = (0..len).map(|i| (i * 7 + i / 253 + 1) as u8).collect();
+                for bounds in [Bounds::ALL, Bounds { ic: 1, lo: 1, hi: n0 as i64 - 1 }] {
+                    let (ds1, ds0) = ((n0 * unit) as isize, unit as isize);
+                    let g = Grid { n1, ss1, ds1, n0, ss0, ds0, bounds, oc: 0 };
+                    for loops in [&outer[..], &outer[1..2], &[]] {
+                        let want = expected(&g, loops, unit, &src, len);
+                        for isa in [Isa::Portable, Isa::detect()] {
+                            let mut dst = vec![0xA5u8; len];
+                            // SAFETY: every unit of the grid at every
+                            // position of the loops is inside both buffers.
+                            unsafe { g.copy(loops, src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt: false, isa }) };
+                            assert_eq!(
+                                dst,
+                                want,
+                                "unit {unit}, {n1}x{n0}, ss1 {ss1}, {bounds:?}, {} loops, {isa:?}",
+                                loops.len()
+                            );
+                        }
                     }
                 }
             }

@@ -29,6 +29,7 @@ pub(crate) mod grid;
 pub(crate) mod interleave_carried;
 pub(crate) mod lines;
 pub(crate) mod nest;
+pub(crate) mod pack;
 pub(crate) mod permute;
 pub(crate) mod shuffle;
 pub(crate) mod simd;
