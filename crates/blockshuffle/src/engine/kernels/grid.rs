@@ -264,7 +264,14 @@ impl Grid {
     }
 
     /// Calls `copy` for every unit of the grid at every position of `outer`
-    /// but the last of each row, and `last` for that one.
+    /// but the last of each row, and `last` for that one. Where every
+    /// row keeps the same units (`oc == 0`), the rows go one after
+    /// another by their strides, without working out each row's bounds
+    /// and offsets: measured (one thread, alternated runs, each
+    /// workload's minimum, time after over before) on the broad
+    /// workloads that spend their time here, seed 26's 58: 0.90 (OpenVINO
+    /// depth-to-space of 3-byte units by 6, 14 -> 8.5x memcpy); the 232
+    /// of seeds 801 and 802 that take this path, 0.95.
     ///
     /// # Safety
     /// `copy` and `last` must be sound for the units they are given (as
