@@ -36,6 +36,24 @@ fn expected(g: &Grid, outer: &[Loop], unit: usize, src: &[u8], len: usize) -> Ve
     out
 }
 
+/// `g` copied at every position of both of `outer`, of its last and of
+/// none, on every kernel set, against [`expected`] (`src`'s length is
+/// the destination's).
+fn check(g: &Grid, outer: &[Loop; 2], unit: usize, src: &[u8], what: &str) {
+    let len = src.len();
+    for loops in [&outer[..], &outer[1..], &[]] {
+        let want = expected(g, loops, unit, src, len);
+        for isa in [Isa::Portable, Isa::detect()] {
+            let mut dst = vec![0xA5u8; len];
+            // SAFETY: every unit of the grid at every position of the
+            // loops is inside both buffers (`expected` indexes the same
+            // ones).
+            unsafe { g.copy(loops, src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt: false, isa }) };
+            assert_eq!(dst, want, "{what}, {} loops, {isa:?}", loops.len());
+        }
+    }
+}
+
 /// Grids of `n1 x n0` units gathered `n1` apart from the source, rows
 /// contiguous in the destination (the widened moves of packed units) or
 /// transposed (each unit its own move), repeated over two outer loops,
@@ -59,22 +77,7 @@ fn grids_repeat_over_outer_loops_with_constant_windows() {
             let src: Vec<u8> = (0..len).map(|i| (i * 7 + i / 253 + 1) as u8).collect();
             for (bounds, oc) in windows {
                 let g = Grid { n1, ss1: unit as isize, ds1, n0, ss0: (n1 * unit) as isize, ds0, bounds, oc };
-                for loops in [&outer[..], &outer[1..], &[]] {
-                    let want = expected(&g, loops, unit, &src, len);
-                    for isa in [Isa::Portable, Isa::detect()] {
-                        let mut dst = vec![0xA5u8; len];
-                        // SAFETY: every unit of the grid at every position
-                        // of the loops is inside both buffers (`expected`
-                        // indexes the same ones).
-                        unsafe { g.copy(loops, src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt: false, isa }) };
-                        assert_eq!(
-                            dst,
-                            want,
-                            "unit {unit}, contiguous {contiguous}, {bounds:?} oc {oc}, {} loops, {isa:?}",
-                            loops.len()
-                        );
-                    }
-                }
+                check(&g, &outer, unit, &src, &format!("unit {unit}, contiguous {contiguous}, {bounds:?} oc {oc}"));
             }
         }
     }
@@ -103,21 +106,7 @@ fn packed_grids_copy_each_row_or_the_whole_grid() {
                 for bounds in [Bounds::ALL, Bounds { ic: 1, lo: 1, hi: n0 as i64 - 1 }] {
                     let (ds1, ds0) = ((n0 * unit) as isize, unit as isize);
                     let g = Grid { n1, ss1, ds1, n0, ss0, ds0, bounds, oc: 0 };
-                    for loops in [&outer[..], &outer[1..2], &[]] {
-                        let want = expected(&g, loops, unit, &src, len);
-                        for isa in [Isa::Portable, Isa::detect()] {
-                            let mut dst = vec![0xA5u8; len];
-                            // SAFETY: every unit of the grid at every
-                            // position of the loops is inside both buffers.
-                            unsafe { g.copy(loops, src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt: false, isa }) };
-                            assert_eq!(
-                                dst,
-                                want,
-                                "unit {unit}, {n1}x{n0}, ss1 {ss1}, {bounds:?}, {} loops, {isa:?}",
-                                loops.len()
-                            );
-                        }
-                    }
+                    check(&g, &outer, unit, &src, &format!("unit {unit}, {n1}x{n0}, ss1 {ss1}, {bounds:?}"));
                 }
             }
         }
