@@ -117,7 +117,8 @@ const TABLE: usize = 64;
 pub(crate) struct Table {
     unit: usize,
     units: Units,
-    /// Rows a run takes (the last run: the rest), at least eight.
+    /// Rows a run takes (the last run: the rest): as many as the table
+    /// holds, eight or more where the grid has them.
     per: usize,
     /// The sources of a run's units, from its first unit's.
     offsets: ArrayVec<isize, TABLE>,
