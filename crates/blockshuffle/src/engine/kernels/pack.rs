@@ -294,7 +294,7 @@ mod x86 {
                 // Bytes 6..12 (words 3 to 5) from `b` moved up by 6.
                 return _mm_blend_epi16::<0x38>(a, _mm_slli_si128::<6>(b));
             }
-            let q = |j: usize| _mm_cvtsi32_si128(ptr::read_unaligned(at(t + j).cast::<i32>()));
+            let q = |j: usize| _mm_loadu_si32(at(t + j));
             let lo = _mm_unpacklo_epi32(q(0), q(1));
             let hi = _mm_unpacklo_epi32(q(2), q(3));
             let packed = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
