@@ -228,10 +228,8 @@ impl Grid {
     /// rows all keep the same units: the whole grid as one run where each
     /// row continues the last in the destination (depth-to-space's block
     /// positions, pixel shuffles) and a [`Table`] of its sources takes
-    /// it, else row by row where a row has two groups of 48 bytes or
-    /// more (shorter ones, OpenVINO batch-to-space of 6-byte units in rows
-    /// of 9 with a grid a call, took 1.2 times as long). `false`, having
-    /// done nothing, for any other grid.
+    /// it, else row by row where a row has [`pack::ROW_BYTES`] or more.
+    /// `false`, having done nothing, for any other grid.
     ///
     /// # Safety
     /// As [`Grid::copy`]; `oc == 0` (the rows' bounds all the same), `ds0
@@ -245,7 +243,7 @@ impl Grid {
         let repeats = outer.iter().fold(1usize, |r, l| r.saturating_mul(l.count));
         let whole = Units { rows: self.n1, n0, ss0, ss1: self.ss1 };
         let table = continued.then(|| Table::of(isa, unit, whole, repeats)).flatten();
-        if table.is_none() && (b - a) * unit < 96 {
+        if table.is_none() && (b - a) * unit < pack::ROW_BYTES {
             return false;
         }
         let rows = Rows { count: self.n1, ss: self.ss1, ds: self.ds1 };

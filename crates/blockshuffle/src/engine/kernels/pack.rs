@@ -106,6 +106,16 @@ pub(crate) unsafe fn rows(
     let _ = (outer, rows, src, dst);
 }
 
+/// The bytes of the destination each step of the kernels stores: three
+/// 16-byte vectors, 16 units of 3 bytes or 8 of 6.
+const GROUP: usize = 48;
+
+/// The fewest bytes a row [`rows`] moves by itself pays for: two
+/// groups. (Shorter rows, OpenVINO batch-to-space of 6-byte units in
+/// rows of 9, each grid its own call, took 1.2 times as long as a unit
+/// at a time.)
+pub(crate) const ROW_BYTES: usize = 2 * GROUP;
+
 /// Most units a [`Table`] lists.
 const TABLE: usize = 64;
 
@@ -115,7 +125,6 @@ const TABLE: usize = 64;
 /// listed, they are independent. Whole rows, as many as [`TABLE`] holds,
 /// go as one run of the destination, those after them in the next.
 pub(crate) struct Table {
-    unit: usize,
     units: Units,
     /// Rows a run takes (the last run: the rest): as many as the table
     /// holds, eight or more where the grid has them.
@@ -146,7 +155,7 @@ impl Table {
     ///   of 6-byte units with crops on the loops around it): 1.7.
     pub(crate) fn of(isa: Isa, unit: usize, units: Units, repeats: usize) -> Option<Table> {
         let Units { rows, n0, ss0, ss1 } = units;
-        let pays = unit == 6 && n0 * unit <= 48 && repeats >= 4;
+        let pays = unit == 6 && n0 * unit <= GROUP && repeats >= 4;
         if !pays || !takes(isa, unit) || rows <= 1 || n0 == 0 || !reads_widened(unit, units) {
             return None;
         }
@@ -157,7 +166,7 @@ impl Table {
                 offsets.push(i as isize * ss1 + k as isize * ss0);
             }
         }
-        Some(Table { unit, units, per, offsets })
+        Some(Table { units, per, offsets })
     }
 
     /// Copies the units of the table's grid from `src` into the
@@ -174,10 +183,7 @@ impl Table {
         // run ends on a row's end); AVX2 (`takes`, checked by `of`).
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            match self.unit {
-                3 => x86::listed::<3>(self, outer, src, dst),
-                _ => x86::listed::<6>(self, outer, src, dst),
-            }
+            x86::listed::<6>(self, outer, src, dst)
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = (outer, src, dst);
@@ -257,7 +263,7 @@ mod x86 {
     #[inline(always)]
     unsafe fn gathered<const U: usize>(n: usize, at: impl Fn(usize) -> *const u8, dst: *mut u8) {
         let Some(last) = n.checked_sub(1) else { return };
-        let group = 48 / U;
+        let group = super::GROUP / U;
         let mut t = 0;
         // SAFETY: units `t < last` read widened, `last` exactly (caller);
         // each group stores its units' 48 bytes, each widened unit's
@@ -390,7 +396,7 @@ mod tests {
             return;
         }
         for unit in [3usize, 6] {
-            let group = 48 / unit;
+            let group = GROUP / unit;
             for n in [1, 2, group - 1, group, group + 1, 2 * group - 1, 2 * group, 2 * group + 1, 33, 50] {
                 for ss in [wide(unit), 2 * unit, 3 * unit, 4 * unit, 13, 64] {
                     let ss = ss.max(wide(unit)) as isize;
