@@ -44,7 +44,17 @@
 //! rows `i` and `i + 4` in the lanes), 4 by 4 of 8-byte units. Only
 //! where every square is whole: the squares start every side, and the
 //! last ends at the run's end (`overlapping`), writing again some units
-//! the one before wrote. Measured against the tile's own kernels, which
+//! the one before wrote; where the run leaves at most half a side past
+//! the last whole square, only that square's last half, rows or columns
+//! (`covering`: 4- and 8-byte units both ways, 3- and 6-byte units their
+//! columns): of 9 streams of 4-byte units, 12 units of each group moved
+//! rather than 16; of 6 streams of 8-byte units, 6 rather than 8. Measured
+//! against whole squares (one thread, 4 alternated runs, each workload's
+//! minimum, time after over before), the broad workloads it reaches:
+//! seed 26, 68, 0.98 (TF NCHW_VECT_C space-to-depth of 4-byte units by
+//! 11, 3.4 -> 2.8x memcpy; pixel unshuffle of float32 by 15, 3.9 -> 3.3),
+//! against 1.005 for 60 it leaves; seeds 801 and 802, 163, 0.97 against
+//! 1.01 for 60. Measured against the tile's own kernels, which
 //! moved these a unit at a time (one thread, time after over before,
 //! minimum of 4 alternated processes), on the broad workloads (seeds 26,
 //! 801 and 802) whose tiles interleave or deinterleave 5 to 32 streams:
@@ -333,13 +343,15 @@ unsafe fn block_squares<const U: usize>(nx: usize, ny: usize, src: *const u8, ss
     // A real check: a square past the block would move units outside it
     // (`takes_block` declines such blocks).
     assert!(nx >= units && ny >= streams, "a block of {nx} x {ny}: squares of {units} x {streams}");
-    for y in overlapping(ny, streams) {
-        for x in overlapping(nx, units) {
+    let (rows, cols) = x86::halves(U);
+    for (y, half_y) in covering(ny, streams, rows) {
+        for (x, half_x) in covering(nx, units, cols) {
             let (from, to) = ((x * U) as isize + y as isize * ssy, x as isize * dsx + (y * U) as isize);
-            // SAFETY: units `x..x + units` of rows `y..y + streams`, and
-            // those rows' places in destination rows `x..x + units`
-            // (`overlapping`; caller); AVX2 (caller).
-            unsafe { x86::wide_square::<U, false>(src.wrapping_offset(from), ssy, dst.wrapping_offset(to), dsx) }
+            let part = x86::Part { rows: half_y, cols: half_x };
+            // SAFETY: units `x..x + units` of rows `y..y + streams` (or
+            // the part of them), and those rows' places in destination
+            // rows `x..x + units` (`covering`; caller); AVX2 (caller).
+            unsafe { x86::wide_square::<U, false>(src.wrapping_offset(from), ssy, dst.wrapping_offset(to), dsx, part) }
         }
     }
 }
@@ -406,18 +418,26 @@ unsafe fn joined<const U: usize, const INTERLEAVE: bool>(
         rows.count
     );
     let group = (b * U) as isize;
-    for x in overlapping(total, units) {
+    // The square's rows: groups deinterleaving, streams interleaving.
+    let (rows_half, cols_half) = x86::halves(U);
+    let (x_half, c_half) = if INTERLEAVE { (cols_half, rows_half) } else { (rows_half, cols_half) };
+    for (x, half_x) in covering(total, units, x_half) {
         // The square's groups (offsets on their side), the same for every
         // square of streams.
         let mut at = [0isize; SIDE];
         for (a, (offset, _)) in at[..units].iter_mut().zip(joined_groups(x, n, groups_step, group)) {
             *a = offset;
         }
-        for c in overlapping(b, streams) {
+        for (c, half_c) in covering(b, streams, c_half) {
             // Units `x..` of streams `c..`: the streams continue across
             // the rows (checked above).
             let in_streams = c as isize * stride + (x * U) as isize;
             let in_group = (c * U) as isize;
+            let part = if INTERLEAVE {
+                x86::Part { rows: half_c, cols: half_x }
+            } else {
+                x86::Part { rows: half_x, cols: half_c }
+            };
             // SAFETY: groups `x..x + units` (`x + units <= total`:
             // `overlapping`), each at its row's offset, their units `c..c +
             // streams` (`c + streams <= b`), and those streams' units `x..x
@@ -428,11 +448,13 @@ unsafe fn joined<const U: usize, const INTERLEAVE: bool>(
                     x86::wide_square_at::<U, true>(
                         |i| src.wrapping_offset(in_streams + i * stride),
                         |k| dst.wrapping_offset(at[k as usize] + in_group),
+                        part,
                     )
                 } else {
                     x86::wide_square_at::<U, false>(
                         |i| src.wrapping_offset(at[i as usize] + in_group),
                         |k| dst.wrapping_offset(in_streams + k * stride),
+                        part,
                     )
                 }
             }
@@ -489,6 +511,19 @@ fn overlapping(len: usize, side: usize) -> impl Iterator<Item = usize> {
     steps(0, last, side).chain((len > 0).then_some(last))
 }
 
+/// The squares of side `side` that cover `len` units (at least `side`),
+/// as [`overlapping`] starts each with whether only its last half is
+/// moved: where the units past the last whole square are at most half a
+/// side and `halves` (the kernel has that half), the last square's last
+/// half alone, which ends at `len` (overlapping the one before it by
+/// less than half a side), else the whole square.
+#[cfg(target_arch = "x86_64")]
+fn covering(len: usize, side: usize, halves: bool) -> impl Iterator<Item = (usize, bool)> {
+    let rest = len % side;
+    let half = halves && rest > 0 && rest <= side / 2;
+    overlapping(len, side).map(move |x| (x, half && x + side == len))
+}
+
 /// [`deinterleave`]'s rows of `U`-byte units (`INTERLEAVE`:
 /// [`interleave`]'s), in whole squares of [`sides`] (`x86::wide_square`)
 /// at [`overlapping`] starts (`joined`: across the rows, by [`joined`]).
@@ -523,21 +558,30 @@ unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
     // Rows of the squares and columns: groups of the run and streams,
     // deinterleaving; streams and groups, interleaving.
     let (ss, ds) = if INTERLEAVE { (stride, group) } else { (group, stride) };
+    let (rows_half, cols_half) = x86::halves(U);
+    let (x_half, c_half) = if INTERLEAVE { (cols_half, rows_half) } else { (rows_half, cols_half) };
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
         if !INTERLEAVE {
             rows.fetch_ahead(r, src, n * b * U);
         }
-        for x in overlapping(n, units) {
-            for c in overlapping(b, streams) {
+        for (x, half_x) in covering(n, units, x_half) {
+            for (c, half_c) in covering(b, streams, c_half) {
                 let in_run = ((x * b + c) * U) as isize;
                 let in_streams = c as isize * stride + (x * U) as isize;
                 let (from, to) = if INTERLEAVE { (in_streams, in_run) } else { (in_run, in_streams) };
+                let part = if INTERLEAVE {
+                    x86::Part { rows: half_c, cols: half_x }
+                } else {
+                    x86::Part { rows: half_x, cols: half_c }
+                };
                 // SAFETY: groups `x..x + units`' units `c..c + streams`,
                 // and those streams' units `x..x + units` (`x + units <=
-                // n`, `c + streams <= b`: `overlapping`; caller); AVX2
-                // (caller).
-                unsafe { x86::wide_square::<U, INTERLEAVE>(s.wrapping_offset(from), ss, d.wrapping_offset(to), ds) }
+                // n`, `c + streams <= b`: `covering`; caller), or the part
+                // of them; AVX2 (caller).
+                unsafe {
+                    x86::wide_square::<U, INTERLEAVE>(s.wrapping_offset(from), ss, d.wrapping_offset(to), ds, part)
+                }
             }
         }
     }

@@ -94,8 +94,12 @@ fn every_stream_count_and_length_interleaves_as_the_oracle() {
                 // Around a square's side and half of it, the fewest
                 // bytes taken (`min_interleaved_bytes`: 16 with AVX2, 32
                 // without), and runs whose last square overlaps the one
-                // before by 1 to 15 bytes.
-                for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 50, 63, 64, 65] {
+                // before by 1 to 15 bytes, or by less than half a
+                // square (`covering`: the last half alone, from 1 unit
+                // past a whole square to half a side, then whole again).
+                for n in
+                    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 31, 32, 33, 47, 48, 49, 50, 63, 64, 65]
+                {
                     for runs in [Runs::Apart, Runs::Continued, Runs::Joined] {
                         check_interleave(b, unit, n, 3, runs, isa);
                     }
@@ -113,8 +117,11 @@ fn every_stream_count_and_length_matches_the_oracle() {
                 // Around a square's side, and the run's end, where the
                 // last squares read exactly their units: a square or two
                 // past the whole ones (`whole_squares`), the last
-                // overlapping the one before by 1 to 15 groups.
-                for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 47, 48, 49, 50, 63, 64, 65] {
+                // overlapping the one before by 1 to 15 groups, or the
+                // last half of a square alone (`covering`: 1 unit past a
+                // whole square to half a side, then whole again).
+                for n in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 31, 33, 47, 48, 49, 50, 63, 64, 65]
+                {
                     for runs in [Runs::Apart, Runs::Continued, Runs::Joined] {
                         check(b, unit, n, 3, runs, isa);
                     }
@@ -201,10 +208,10 @@ fn check_block(nx: usize, ny: usize, unit: usize, gap: usize, isa: Isa) {
 fn blocks_of_every_unit_match_the_oracle() {
     for isa in Isa::every_runnable() {
         for unit in 1..=8 {
-            // Around a square's side (8, or 4 of 8-byte units), and a
-            // block's (64).
-            for nx in [1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64] {
-                for ny in [1, 3, 4, 5, 7, 8, 9, 13, 24, 64] {
+            // Around a square's side (8, or 4 of 8-byte units) and its
+            // half past a whole square (`covering`), and a block's (64).
+            for nx in [1, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 63, 64] {
+                for ny in [1, 3, 4, 5, 6, 7, 8, 9, 12, 13, 24, 64] {
                     for gap in [0, 5] {
                         check_block(nx, ny, unit, gap, isa);
                     }

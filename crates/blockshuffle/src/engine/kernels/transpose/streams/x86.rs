@@ -88,7 +88,9 @@ pub(super) unsafe fn block_avx2(
 /// A square of `U`-byte units, rows at `src + i * ss` and columns to
 /// `dst + k * ds`: deinterleaving (`!INTERLEAVE`), rows of the
 /// [`sides`](super::sides)' streams from its units' groups, into as
-/// many columns; interleaving, rows of its units from its streams.
+/// many columns; interleaving, rows of its units from its streams. Of
+/// it, only the last half of its rows or of its columns where `part`
+/// says so (and [`halves`] has them).
 ///
 /// # Safety
 /// Those bytes readable and writable; the CPU has AVX2.
@@ -98,9 +100,32 @@ pub(super) unsafe fn wide_square<const U: usize, const INTERLEAVE: bool>(
     ss: isize,
     dst: *mut u8,
     ds: isize,
+    part: Part,
 ) {
     // SAFETY: forwarded.
-    unsafe { wide_square_at::<U, INTERLEAVE>(|i| src.wrapping_offset(i * ss), |k| dst.wrapping_offset(k * ds)) }
+    unsafe { wide_square_at::<U, INTERLEAVE>(|i| src.wrapping_offset(i * ss), |k| dst.wrapping_offset(k * ds), part) }
+}
+
+/// Which of a square [`wide_square`] moves: all of it, or the last half
+/// of its rows (`rows`), of its units along each row (`cols`: the
+/// columns written), or both, where [`halves`] has that half.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Part {
+    pub rows: bool,
+    pub cols: bool,
+}
+
+/// Which halves of a square of `U`-byte units [`wide_square`] moves
+/// alone: (rows, columns). Units of 4 and 8 bytes both (4 of 8 rows or
+/// columns, 2 of 4); packed units of 3 and 6 bytes their columns (each
+/// row half's slots, as the whole square takes them); 2-byte units
+/// neither.
+pub(super) const fn halves(unit: usize) -> (bool, bool) {
+    match unit {
+        4 | 8 => (true, true),
+        3 | 6 => (false, true),
+        _ => (false, false),
+    }
 }
 
 /// [`wide_square`] whose row `i` is at `row(i)` and column `k` goes
@@ -112,14 +137,19 @@ pub(super) unsafe fn wide_square<const U: usize, const INTERLEAVE: bool>(
 pub(super) unsafe fn wide_square_at<const U: usize, const INTERLEAVE: bool>(
     row: impl Fn(isize) -> *const u8,
     col: impl Fn(isize) -> *mut u8,
+    part: Part,
 ) {
+    // A real check: a half a kernel does not have would be moved whole,
+    // outside the bytes the caller gave for it.
+    let (rows, cols) = halves(U);
+    assert!((rows || !part.rows) && (cols || !part.cols), "no such half of a square of {U}-byte units: {part:?}");
     // SAFETY: forwarded.
     unsafe {
         match (U, INTERLEAVE) {
             (2, false) => square2_tall(row, col),
             (2, true) => square2_wide(row, col),
-            (3 | 4, _) => square4::<U>(row, col),
-            _ => square8::<U>(row, col),
+            (3 | 4, _) => square4::<U>(row, col, part),
+            _ => square8::<U>(row, col, part),
         }
     }
 }
@@ -209,16 +239,22 @@ unsafe fn transpose2(v: [__m256i; 8]) -> [__m256i; 8] {
 /// slots, [`Slots`]): each row's two halves, rows `i` and `i + 2` in
 /// the two lanes of one register, so that one unpack of 8 bytes inside
 /// the lanes leaves a column whole: 8 loads, 4 shuffles and 4 stores
-/// (6-byte units: 12 shuffles more and 4 stores more).
+/// (6-byte units: 12 shuffles more and 4 stores more). Its last two
+/// columns alone (`part.cols`) are the second half of that; its last
+/// two rows (8-byte units), each one vector, unpacked into the last 16
+/// bytes of each column ([`half_rows8`]).
 ///
 /// # Safety
-/// Those bytes readable and writable; the CPU has AVX2.
+/// Those bytes readable and writable (of the `part`); the CPU has AVX2.
 #[inline(always)]
-unsafe fn square8<const U: usize>(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8) {
+unsafe fn square8<const U: usize>(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8, part: Part) {
     // SAFETY: rows `0..4`, `4 * U` bytes each, and columns `0..4`
-    // (caller); AVX2 (caller).
+    // (caller), or the part's; AVX2 (caller).
     unsafe {
-        for h in 0..2 {
+        if part.rows {
+            return half_rows8(row, col, part.cols);
+        }
+        for h in usize::from(part.cols)..2 {
             let mut v = [_mm256_setzero_si256(); 2];
             for (i, v) in (0..).zip(v.iter_mut()) {
                 *v = Slots::<U>::load(row(i), row(i + 2), h);
@@ -231,29 +267,94 @@ unsafe fn square8<const U: usize>(row: impl Fn(isize) -> *const u8, col: impl Fn
     }
 }
 
+/// Rows 2 and 3 of [`square8`]'s square of 8-byte units (`cols`: their
+/// units 2 and 3 alone) into the last 16 bytes of each column: each row
+/// one vector, one unpack of 8 bytes leaves columns `k` and `k + 2` in
+/// one register's lanes.
+///
+/// # Safety
+/// Those bytes readable and writable; the CPU has AVX2.
+#[inline(always)]
+unsafe fn half_rows8(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8, cols: bool) {
+    // SAFETY: rows 2 and 3, their 32 bytes or (`cols`) their last 16,
+    // and the last 16 bytes of columns `0..4` or `2..4` (caller); AVX2
+    // (caller).
+    unsafe {
+        if cols {
+            let (a, b) = (_mm_loadu_si128(row(2).add(16).cast()), _mm_loadu_si128(row(3).add(16).cast()));
+            _mm_storeu_si128(col(2).add(16).cast(), _mm_unpacklo_epi64(a, b));
+            _mm_storeu_si128(col(3).add(16).cast(), _mm_unpackhi_epi64(a, b));
+            return;
+        }
+        let (a, b) = (_mm256_loadu_si256(row(2).cast()), _mm256_loadu_si256(row(3).cast()));
+        for (k, c) in (0..).zip([_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b)]) {
+            _mm_storeu_si128(col(k).add(16).cast(), _mm256_castsi256_si128(c));
+            _mm_storeu_si128(col(k + 2).add(16).cast(), _mm256_extracti128_si256::<1>(c));
+        }
+    }
+}
+
 /// A square of 8 rows of 8 units of `U` bytes, 4 or 3 (in 4-byte
 /// slots, [`Slots`]), row `i` at `row(i)`, column `k` to `col(k)`:
 /// each row's two halves, rows `i` and `i + 4` in the
 /// two lanes of one register, so that two rounds of unpacks (of 4
 /// bytes, then of 8) inside the lanes leave column `k` whole in one
 /// register: 16 loads, 16 shuffles (none across lanes) and 8 stores
-/// (3-byte units: 24 shuffles more and 8 stores more).
+/// (3-byte units: 24 shuffles more and 8 stores more). Its last four
+/// columns alone (`part.cols`) are the second half of that; its last
+/// four rows (4-byte units), each one vector, transposed into the last
+/// 16 bytes of each column ([`half_rows4`]).
 ///
 /// # Safety
-/// Those bytes readable and writable; the CPU has AVX2.
+/// Those bytes readable and writable (of the `part`); the CPU has AVX2.
 #[inline(always)]
-unsafe fn square4<const U: usize>(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8) {
+unsafe fn square4<const U: usize>(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8, part: Part) {
     const H: isize = 4;
     // SAFETY: rows `0..8`, `8 * U` bytes each, and columns `0..8`
-    // (caller); AVX2 (caller).
+    // (caller), or the part's; AVX2 (caller).
     unsafe {
-        for h in 0..2 {
+        if part.rows {
+            return half_rows4(row, col, part.cols);
+        }
+        for h in usize::from(part.cols)..2 {
             let mut v = [_mm256_setzero_si256(); H as usize];
             for (i, v) in (0..).zip(v.iter_mut()) {
                 *v = Slots::<U>::load(row(i), row(i + H), h);
             }
             for (k, c) in (0..).zip(transpose4_lanes(v)) {
                 Slots::<U>::store(col(H * h as isize + k), c);
+            }
+        }
+    }
+}
+
+/// Rows 4 to 7 of [`square4`]'s square of 4-byte units (`cols`: their
+/// units 4 to 7 alone) into the last 16 bytes of each column: each row
+/// one vector, the 4 x 4 transpose in each lane leaves columns `k` and
+/// `k + 4` in one register's lanes.
+///
+/// # Safety
+/// Those bytes readable and writable; the CPU has AVX2.
+#[inline(always)]
+unsafe fn half_rows4(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8, cols: bool) {
+    // SAFETY: rows `4..8`, their 32 bytes or (`cols`) their last 16, and
+    // the last 16 bytes of columns `0..8` or `4..8` (caller); AVX2
+    // (caller).
+    unsafe {
+        let mut v = [_mm256_setzero_si256(); 4];
+        for (i, v) in (4..).zip(v.iter_mut()) {
+            *v = if cols {
+                _mm256_castsi128_si256(_mm_loadu_si128(row(i).add(16).cast()))
+            } else {
+                _mm256_loadu_si256(row(i).cast())
+            };
+        }
+        for (k, c) in (0..).zip(transpose4_lanes(v)) {
+            if cols {
+                _mm_storeu_si128(col(k + 4).add(16).cast(), _mm256_castsi256_si128(c));
+            } else {
+                _mm_storeu_si128(col(k).add(16).cast(), _mm256_castsi256_si128(c));
+                _mm_storeu_si128(col(k + 4).add(16).cast(), _mm256_extracti128_si256::<1>(c));
             }
         }
     }
