@@ -418,9 +418,7 @@ unsafe fn joined<const U: usize, const INTERLEAVE: bool>(
         rows.count
     );
     let group = (b * U) as isize;
-    // The square's rows: groups deinterleaving, streams interleaving.
-    let (rows_half, cols_half) = x86::halves(U);
-    let (x_half, c_half) = if INTERLEAVE { (cols_half, rows_half) } else { (rows_half, cols_half) };
+    let (x_half, c_half) = run_halves::<INTERLEAVE>(U);
     for (x, half_x) in covering(total, units, x_half) {
         // The square's groups (offsets on their side), the same for every
         // square of streams.
@@ -433,16 +431,12 @@ unsafe fn joined<const U: usize, const INTERLEAVE: bool>(
             // the rows (checked above).
             let in_streams = c as isize * stride + (x * U) as isize;
             let in_group = (c * U) as isize;
-            let part = if INTERLEAVE {
-                x86::Part { rows: half_c, cols: half_x }
-            } else {
-                x86::Part { rows: half_x, cols: half_c }
-            };
+            let part = part::<INTERLEAVE>(half_x, half_c);
             // SAFETY: groups `x..x + units` (`x + units <= total`:
-            // `overlapping`), each at its row's offset, their units `c..c +
+            // `covering`), each at its row's offset, their units `c..c +
             // streams` (`c + streams <= b`), and those streams' units `x..x
             // + units`, which the rows continue (checked above): the rows'
-            // own units (caller); AVX2 (caller).
+            // own units (caller), or the part of them; AVX2 (caller).
             unsafe {
                 if INTERLEAVE {
                     x86::wide_square_at::<U, true>(
@@ -524,6 +518,30 @@ fn covering(len: usize, side: usize, halves: bool) -> impl Iterator<Item = (usiz
     overlapping(len, side).map(move |x| (x, half && x + side == len))
 }
 
+/// Which halves of a square of `unit`-byte units (`x86::halves`) a run
+/// ends in, on its groups' side and its streams' (`x`, `c`): a square's
+/// rows are groups deinterleaving, streams interleaving.
+#[cfg(target_arch = "x86_64")]
+const fn run_halves<const INTERLEAVE: bool>(unit: usize) -> (bool, bool) {
+    let (rows, cols) = x86::halves(unit);
+    if INTERLEAVE {
+        (cols, rows)
+    } else {
+        (rows, cols)
+    }
+}
+
+/// The part of a square that moves only the last half of its groups
+/// (`half_x`) or of its streams (`half_c`), as [`run_halves`] sides them.
+#[cfg(target_arch = "x86_64")]
+const fn part<const INTERLEAVE: bool>(half_x: bool, half_c: bool) -> x86::Part {
+    if INTERLEAVE {
+        x86::Part { rows: half_c, cols: half_x }
+    } else {
+        x86::Part { rows: half_x, cols: half_c }
+    }
+}
+
 /// [`deinterleave`]'s rows of `U`-byte units (`INTERLEAVE`:
 /// [`interleave`]'s), in whole squares of [`sides`] (`x86::wide_square`)
 /// at [`overlapping`] starts (`joined`: across the rows, by [`joined`]).
@@ -558,8 +576,7 @@ unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
     // Rows of the squares and columns: groups of the run and streams,
     // deinterleaving; streams and groups, interleaving.
     let (ss, ds) = if INTERLEAVE { (stride, group) } else { (group, stride) };
-    let (rows_half, cols_half) = x86::halves(U);
-    let (x_half, c_half) = if INTERLEAVE { (cols_half, rows_half) } else { (rows_half, cols_half) };
+    let (x_half, c_half) = run_halves::<INTERLEAVE>(U);
     for r in 0..rows.count {
         let (s, d) = rows.at(r, src, dst);
         if !INTERLEAVE {
@@ -570,11 +587,7 @@ unsafe fn wide<const U: usize, const INTERLEAVE: bool>(
                 let in_run = ((x * b + c) * U) as isize;
                 let in_streams = c as isize * stride + (x * U) as isize;
                 let (from, to) = if INTERLEAVE { (in_streams, in_run) } else { (in_run, in_streams) };
-                let part = if INTERLEAVE {
-                    x86::Part { rows: half_c, cols: half_x }
-                } else {
-                    x86::Part { rows: half_x, cols: half_c }
-                };
+                let part = part::<INTERLEAVE>(half_x, half_c);
                 // SAFETY: groups `x..x + units`' units `c..c + streams`,
                 // and those streams' units `x..x + units` (`x + units <=
                 // n`, `c + streams <= b`: `covering`; caller), or the part

@@ -111,11 +111,13 @@ pub(super) unsafe fn wide_square<const U: usize, const INTERLEAVE: bool>(
 /// columns written), or both, where [`halves`] has that half.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct Part {
+    /// Only the last half of the square's rows.
     pub rows: bool,
+    /// Only the last half of its columns (each row's last units).
     pub cols: bool,
 }
 
-/// Which halves of a square of `U`-byte units [`wide_square`] moves
+/// Which halves of a square of `unit`-byte units [`wide_square`] moves
 /// alone: (rows, columns). Units of 4 and 8 bytes both (4 of 8 rows or
 /// columns, 2 of 4); packed units of 3 and 6 bytes their columns (each
 /// row half's slots, as the whole square takes them); 2-byte units
