@@ -51,10 +51,12 @@
 //! rather than 16; of 6 streams of 8-byte units, 6 rather than 8. Measured
 //! against whole squares (one thread, 4 alternated runs, each workload's
 //! minimum, time after over before), the broad workloads it reaches:
-//! seed 26, 68, 0.98 (TF NCHW_VECT_C space-to-depth of 4-byte units by
-//! 11, 3.4 -> 2.8x memcpy; pixel unshuffle of float32 by 15, 3.9 -> 3.3),
-//! against 1.005 for 60 it leaves; seeds 801 and 802, 163, 0.97 against
-//! 1.01 for 60. Measured against the tile's own kernels, which
+//! seed 26, 68, 0.96 (TF NCHW_VECT_C space-to-depth of 4-byte units by
+//! 11, 3.5 -> 2.4x memcpy; pixel unshuffle of float32 by 15, 3.9 -> 3.3),
+//! against 0.99 for the 70 whose squares are all whole; seeds 801 and
+//! 802, 163, 0.94 against 1.01 for 60 others. (A whole square's halves
+//! stay constants: run as a loop from a part's first half, the 70 took
+//! 1.02-1.04.) Measured against the tile's own kernels, which
 //! moved these a unit at a time (one thread, time after over before,
 //! minimum of 4 alternated processes), on the broad workloads (seeds 26,
 //! 801 and 802) whose tiles interleave or deinterleave 5 to 32 streams:

@@ -251,20 +251,36 @@ unsafe fn transpose2(v: [__m256i; 8]) -> [__m256i; 8] {
 #[inline(always)]
 unsafe fn square8<const U: usize>(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8, part: Part) {
     // SAFETY: rows `0..4`, `4 * U` bytes each, and columns `0..4`
-    // (caller), or the part's; AVX2 (caller).
+    // (caller), or the part's; AVX2 (caller). The whole square's halves
+    // as constants, as before there were parts.
     unsafe {
         if part.rows {
             return half_rows8(row, col, part.cols);
         }
-        for h in usize::from(part.cols)..2 {
-            let mut v = [_mm256_setzero_si256(); 2];
-            for (i, v) in (0..).zip(v.iter_mut()) {
-                *v = Slots::<U>::load(row(i), row(i + 2), h);
-            }
-            let cols = [_mm256_unpacklo_epi64(v[0], v[1]), _mm256_unpackhi_epi64(v[0], v[1])];
-            for (k, c) in (0..).zip(cols) {
-                Slots::<U>::store(col(2 * h as isize + k), c);
-            }
+        if !part.cols {
+            half8::<U>(&row, &col, 0);
+        }
+        half8::<U>(&row, &col, 1);
+    }
+}
+
+/// Columns `2h` and `2h + 1` of [`square8`]'s square (half `h` of each
+/// row).
+///
+/// # Safety
+/// As [`square8`], for those columns.
+#[inline(always)]
+unsafe fn half8<const U: usize>(row: &impl Fn(isize) -> *const u8, col: &impl Fn(isize) -> *mut u8, h: usize) {
+    // SAFETY: half `h` of rows `0..4` and columns `2h..2h + 2` (caller);
+    // AVX2 (caller).
+    unsafe {
+        let mut v = [_mm256_setzero_si256(); 2];
+        for (i, v) in (0..).zip(v.iter_mut()) {
+            *v = Slots::<U>::load(row(i), row(i + 2), h);
+        }
+        let cols = [_mm256_unpacklo_epi64(v[0], v[1]), _mm256_unpackhi_epi64(v[0], v[1])];
+        for (k, c) in (0..).zip(cols) {
+            Slots::<U>::store(col(2 * h as isize + k), c);
         }
     }
 }
@@ -311,21 +327,36 @@ unsafe fn half_rows8(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *m
 /// Those bytes readable and writable (of the `part`); the CPU has AVX2.
 #[inline(always)]
 unsafe fn square4<const U: usize>(row: impl Fn(isize) -> *const u8, col: impl Fn(isize) -> *mut u8, part: Part) {
-    const H: isize = 4;
     // SAFETY: rows `0..8`, `8 * U` bytes each, and columns `0..8`
-    // (caller), or the part's; AVX2 (caller).
+    // (caller), or the part's; AVX2 (caller). The whole square's halves
+    // as constants, as before there were parts.
     unsafe {
         if part.rows {
             return half_rows4(row, col, part.cols);
         }
-        for h in usize::from(part.cols)..2 {
-            let mut v = [_mm256_setzero_si256(); H as usize];
-            for (i, v) in (0..).zip(v.iter_mut()) {
-                *v = Slots::<U>::load(row(i), row(i + H), h);
-            }
-            for (k, c) in (0..).zip(transpose4_lanes(v)) {
-                Slots::<U>::store(col(H * h as isize + k), c);
-            }
+        if !part.cols {
+            half4::<U>(&row, &col, 0);
+        }
+        half4::<U>(&row, &col, 1);
+    }
+}
+
+/// Columns `4h..4h + 4` of [`square4`]'s square (half `h` of each row).
+///
+/// # Safety
+/// As [`square4`], for those columns.
+#[inline(always)]
+unsafe fn half4<const U: usize>(row: &impl Fn(isize) -> *const u8, col: &impl Fn(isize) -> *mut u8, h: usize) {
+    const H: isize = 4;
+    // SAFETY: half `h` of rows `0..8` and columns `4h..4h + 4` (caller);
+    // AVX2 (caller).
+    unsafe {
+        let mut v = [_mm256_setzero_si256(); H as usize];
+        for (i, v) in (0..).zip(v.iter_mut()) {
+            *v = Slots::<U>::load(row(i), row(i + H), h);
+        }
+        for (k, c) in (0..).zip(transpose4_lanes(v)) {
+            Slots::<U>::store(col(H * h as isize + k), c);
         }
     }
 }
