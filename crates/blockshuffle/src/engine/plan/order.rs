@@ -156,6 +156,29 @@ const MIN_COMPACT_RUN: usize = 512;
 /// See [`MIN_COMPACT_RUN`].
 const COMPACT_SPAN: usize = 4;
 
+/// The most destination streams that a compact run shorter than
+/// [`LONE_RUN`] leaves open when [`source_order_outside_run`] stops at it
+/// (see [`continued_streams`]); with more, the run grows on. Each stream
+/// is a place of its own, written a run at a time: past a few hundred,
+/// each run lands where no recent one did, its page far from the last.
+/// Measured on an Intel Xeon (AVX-512, one thread, 6 alternated runs,
+/// each workload's minimum): runs of 512 to 1,400 bytes in 308 to 7,200
+/// streams 0.50, 0.77 and 0.91 of the time grown (HPTT's float64 `[96,
+/// 75, 96, 80]` by axes `2, 1, 0, 3`, 640-byte runs in 7,200 streams,
+/// 2.9 -> 1.45x memcpy; TF batch-to-space of 512-byte runs in 1,292
+/// streams, 1.40 -> 1.07x); in 17 to 66 streams, 0.95 to 1.02 (5
+/// workloads; the line writers' 16 would take them).
+const MAX_SCATTERED_STREAMS: usize = 256;
+
+/// The shortest compact run that [`source_order_outside_run`] stops at
+/// however many destination streams it leaves open: half a page, whose
+/// bytes pay for landing apart from the last run. Measured as
+/// [`MAX_SCATTERED_STREAMS`]: runs of 2 to 3 KiB are no faster grown
+/// (HPTT's float64 `[384, 384, 368]` by axes `1, 0, 2`, 2,944-byte runs
+/// in 384 streams, 1.33 -> 1.40x memcpy; a TF space-to-batch of
+/// 3,240-byte runs in 20 streams 1.10 -> 1.22x).
+const LONE_RUN: usize = 2 << 10;
+
 /// Longest run [`source_order_outside_run`] keeps whole (a longer one is
 /// split: the source block it reads stays in the cache).
 const MAX_DST_RUN: usize = 64 << 10;
@@ -174,12 +197,20 @@ pub(super) fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, un
     let mut span = unit;
     let mut k = loops.len();
     while k > 0 && run < MIN_DST_RUN && loops[k - 1].ds == run as isize {
-        if run >= MIN_COMPACT_RUN && span <= COMPACT_SPAN * run {
+        if run >= MIN_COMPACT_RUN
+            && span <= COMPACT_SPAN * run
+            && (run >= LONE_RUN || continued_streams(&loops[..k], run) <= MAX_SCATTERED_STREAMS)
+        {
             // A run that reads one compact source block stops there: the
             // loops outside, in the source's order, then read the source
             // rows whole, rather than each run reading slices of rows
             // far apart (the 5-D space-to-batch in float16, W11's shape,
-            // 1.6-1.75 -> 1.3x memcpy).
+            // 1.6-1.75 -> 1.3x memcpy). Its destination runs, shorter
+            // than `MIN_DST_RUN`, are then written a few streams at a
+            // time, each continued run after run by a loop outside
+            // (W11's 12), or are long enough by themselves (`LONE_RUN`);
+            // with hundreds of streams, every run would land apart from
+            // the last (see `MAX_SCATTERED_STREAMS`), and it grows on.
             break;
         }
         let l = loops[k - 1];
@@ -197,6 +228,24 @@ pub(super) fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, un
         k -= 1;
     }
     source_order_outside(loops, k);
+}
+
+/// The destination streams that the loops `outside` a destination run of
+/// `run` bytes keep open in the source's order (as [`source_order_outside`]
+/// puts them): each position of the loops inside the innermost loop that
+/// continues the run (steps the destination by `run`) is a stream, written
+/// run after run; `usize::MAX` if no loop continues it, when every run
+/// lands apart from the last.
+///
+/// [`source_order_outside_run`] stops a compact run shorter than
+/// [`LONE_RUN`] only where these are at most [`MAX_SCATTERED_STREAMS`].
+fn continued_streams(outside: &[Loop], run: usize) -> usize {
+    let mut order: ArrayVec<Loop, MAX_LOOPS> = outside.iter().copied().collect();
+    order.sort_by_key(|l| std::cmp::Reverse(l.ss.unsigned_abs()));
+    match order.iter().rposition(|l| l.ds == run as isize) {
+        Some(p) => order[p + 1..].iter().fold(1usize, |n, l| n.saturating_mul(l.count)),
+        None => usize::MAX,
+    }
 }
 
 /// The largest divisor `f` of `count` that makes a run of `run * f` bytes

@@ -9,6 +9,7 @@ mod gathers;
 mod nest;
 mod passes;
 mod repetitions;
+mod runs;
 mod staged;
 mod tiles;
 mod tiny;
@@ -571,35 +572,6 @@ fn streaming_long_units_sweep_block_columns() {
     // Not streaming: no writers, the destination's order.
     let p = compile_f32(&g, Direction::Forward, &space, &block, false);
     assert!(!p.lines && !p.nt);
-}
-
-/// Streaming 5-D space-to-batch of float16 by (2, 4, 3) over 32
-/// channels, padded on the middle axis (W11's shape): each 512-byte
-/// destination run gathers 8 units of one compact source block (every
-/// third 64-byte unit of 1.5 KiB), so it stays the innermost run, and the
-/// loops outside it walk the source rows in order: the padded axis's
-/// outer loop (its rows 6 KiB apart) before the block positions inside a
-/// row. Without the stop, runs of 20 rows (10 KiB) read slices of rows
-/// 6 KiB apart.
-#[test]
-fn compact_source_blocks_keep_short_runs_innermost() {
-    let op = "t";
-    let space = [
-        SpaceAxis::plain(2),
-        SpaceAxis::new(op, 4, 0, 0, 2).unwrap(),
-        SpaceAxis::new(op, 78, 1, 1, 4).unwrap(),
-        SpaceAxis::new(op, 24, 0, 0, 3).unwrap(),
-        SpaceAxis::plain(32),
-    ];
-    let groups: [&[Factor]; 5] = [&[k(1), k(2), k(3), o(0)], &[o(1)], &[o(2)], &[o(3)], &[o(4)]];
-    let g = Geometry::new(op, &space, &groups).unwrap();
-    let p = compile_c(&g, Direction::Forward, 2, &[2, 4, 78, 24, 32], &[48, 2, 20, 8, 32], true);
-    assert!(!p.tile && !p.lines);
-    assert_eq!(p.unit, 64);
-    let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
-    let (row, batch) = (24 * 64, 2 * 20 * 8 * 64);
-    // Batch `((b1 * 4 + b2) * 3 + b3) * 2 + n`.
-    assert_eq!(inner, vec![(20, 4 * row, 512), (4, row, 3 * 2 * batch), (3, 64, 2 * batch), (8, 192, 64)]);
 }
 
 /// Streaming NHWC depth-to-space by 2 (W6): each input row writes two
