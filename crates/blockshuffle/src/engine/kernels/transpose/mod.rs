@@ -142,6 +142,20 @@ const MIN_EDGE: usize = 4;
 /// blocks' setup).
 const MAX_UNIT: usize = 2;
 
+/// The shortest destination row (bytes) that AVX-512's full-line squares
+/// stream where the rows are not whole lines apart (`wide::shifted`):
+/// each row starts at its own place in a line, its squares' rows are
+/// shifted into whole lines, and its first and last line's parts go
+/// through the cache, a chunk of rows at a time (2 of a row's 16 lines
+/// at most, from here). Measured on an Intel Xeon (one thread, 4
+/// alternated runs, ratio to memcpy): numpy 2-D transposes of 40 MiB,
+/// rows of 13 to 18 KiB, float32 2.7-2.8 -> 1.2-1.3x, float64 1.7-1.8 ->
+/// 0.9-1.1x (the tile's own strided runs before); the 4 broad workloads
+/// of seeds 26, 801 and 802 with rows of 1.8 to 41 KiB, complex128,
+/// 1.3-1.6 -> 1.0-1.1x. A float32 interleave whose destination rows are
+/// 88 bytes (one run, staged before) went 2.2 -> 3.2x.
+pub(super) const MIN_SHIFTED_ROW: usize = 1 << 10;
+
 /// Whether [`transpose`] is the kernel for a tile of `rows x cols` units of
 /// `unit` bytes whose destination rows are `stride` bytes apart, streamed
 /// or not (`nt`):
@@ -167,9 +181,13 @@ const MAX_UNIT: usize = 2;
 pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
     let narrow = unit <= MAX_UNIT;
     // Streamed, only where the squares' stores are the streaming stores
-    // (never, for packed units).
-    let wide =
-        in_squares(rows, cols, unit, isa, nt) && (!nt || !packed(unit) && stride.unsigned_abs().is_multiple_of(LINE));
+    // (never, for packed units): rows of whole lines, or with AVX-512's
+    // masks, rows a whole number of units apart and long enough (each
+    // its own shift: see `MIN_SHIFTED_ROW`).
+    let apart = stride.unsigned_abs();
+    let shifted = masks(isa) && apart.is_multiple_of(unit) && rows.saturating_mul(unit) >= MIN_SHIFTED_ROW;
+    let lines = apart.is_multiple_of(LINE) || shifted;
+    let wide = in_squares(rows, cols, unit, isa, nt) && (!nt || !packed(unit) && lines);
     let long = rows >= MIN_SIDE && cols >= MIN_SIDE;
     (narrow || wide) && long || narrow && rows >= MIN_SIDE && cols >= MIN_MASKED_COLS && masks(isa)
 }

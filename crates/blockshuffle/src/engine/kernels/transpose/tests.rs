@@ -132,6 +132,33 @@ fn streamed_rows_that_start_inside_a_line() {
 }
 
 #[test]
+fn streamed_rows_each_shifted_in_their_lines() {
+    // Destination rows a whole number of units apart but not of lines
+    // (each row starts at its own place in a line: `wide::shifted`),
+    // the first `shift` bytes into one: rows around a square, a chunk
+    // (1,024) and a chunk's last partial step; columns around a strip;
+    // rows of two loops. A shift that is no whole number of units goes
+    // through the cache.
+    for unit in [2, 4, 8, 16, 32] {
+        let n = wide_side(unit);
+        let strip = 512 / unit / n * n;
+        for (rows, dpad) in [(n, unit), (3 * n + 1, 3 * unit), (1024 + n, unit), (1024 + 2 * n + 3, 0), (2048, unit)] {
+            for cols in [n, strip + 1, 2 * strip + n + 1] {
+                if rows * cols > 128 * 1024 {
+                    continue;
+                }
+                for shift in [0, 4, 8, 32, 2, 3] {
+                    for isa in Isa::every_runnable() {
+                        check(rows, cols, unit, rows, cols, 0, dpad, isa, true, shift);
+                    }
+                }
+                check(rows, cols, unit, rows, 5, 0, dpad, Isa::detect(), true, 8);
+            }
+        }
+    }
+}
+
+#[test]
 fn steps_are_step_by() {
     for (start, end, step) in [(0, 0, 1), (0, 1, 8), (0, 16, 8), (0, 17, 8), (3, 20, 5), (5, 3, 2), (0, 1000, 512)] {
         let want: Vec<_> = (start..end).step_by(step).collect();
@@ -277,16 +304,22 @@ fn float64_squares_take_short_sides_that_fill_two_thirds_of_their_lanes() {
 }
 
 #[test]
-fn full_line_squares_stream_only_into_whole_lines() {
+fn full_line_squares_stream_into_whole_lines_or_with_masks_whole_units() {
     let isa = Isa::detect();
     for unit in [4, 8, 16, 32] {
         // Through the cache, any stride (AVX-512's only); streamed, whole
-        // lines only (AVX2's too, for 4- and 8-byte units).
+        // lines (AVX2's too, for 4- and 8-byte units), or with AVX-512's
+        // masks rows a whole number of units apart (688 bytes: 43 of 16).
         let squares = masks(isa) || cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && unit <= 8;
         assert_eq!(takes(100, 100, unit, isa, 688, false), masks(isa));
         assert_eq!(takes(100, 100, unit, isa, 640, true), squares);
         assert_eq!(takes(100, 100, unit, isa, -640, true), squares);
-        assert!(!takes(100, 100, unit, isa, 688, true));
+        // (Rows of 1 KiB: `MIN_SHIFTED_ROW`.)
+        let rows = 1024 / unit;
+        assert_eq!(takes(rows, 100, unit, isa, 688, true), masks(isa) && unit <= 16, "{unit}");
+        assert_eq!(takes(rows, 100, unit, isa, -688, true), masks(isa) && unit <= 16, "{unit}");
+        assert!(!takes(rows - 1, 100, unit, isa, 688, true));
+        assert!(!takes(rows, 100, unit, isa, 690, true));
     }
     // Packed units go through the cache, and never stream.
     for unit in [3, 6, 12] {

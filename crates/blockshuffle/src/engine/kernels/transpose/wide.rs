@@ -7,7 +7,11 @@
 //! of its source rows and writes one whole line of each of its destination
 //! rows, so a streamed destination needs no stage: the squares' stores are
 //! the streaming stores. The edges go in masked squares that touch only
-//! the matrix's units. Units of 3, 6 and 12 bytes go in the squares of
+//! the matrix's units. With AVX-512's masks, destination rows that are
+//! not whole lines apart (each starting at its own place in a line) stream
+//! too: each square's row is shifted into whole lines with the row above
+//! it, carried from the last square ([`Squares::shifted`]). Units of 3, 6
+//! and 12 bytes go in the squares of
 //! 4-, 8- and 16-byte lanes ([`packed`], with VBMI): each 48-byte row is
 //! widened to a whole vector on the way in and packed again on the way
 //! out, by byte permutes.
@@ -23,8 +27,8 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-use super::{Matrix, CHUNK_ROWS};
-use crate::engine::arch::mem::{fence, LINE};
+use super::{Matrix, CHUNK_ROWS, MIN_SHIFTED_ROW};
+use crate::engine::arch::mem::{fence, lanes, LINE};
 
 mod avx2;
 
@@ -108,7 +112,10 @@ const STRIP_COLS: usize = 1024;
 /// storing one line of each of the strip's destination rows, so that
 /// every destination row is written in order. Streamed, the first step
 /// takes the rows up to the destination's first line boundary, and
-/// every full square after it stores whole lines.
+/// every full square after it stores whole lines; where the rows start at
+/// different places in their lines, the steps are whole squares, each
+/// row shifted into whole lines with the square's above ([`Squares::shifted`],
+/// for rows of [`MIN_SHIFTED_ROW`] bytes and more).
 ///
 /// # Safety
 /// As [`transpose`].
@@ -124,37 +131,66 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
         && (cols <= to.inner || line(to.outer))
         && lead_bytes.is_multiple_of(S::U);
     let lead = if stream { (lead_bytes / S::U).min(rows) } else { 0 };
-    // A real check at compile time: a strip's columns fit `out`.
-    const { assert!(S::STRIP / S::U <= STRIP_COLS) };
+    // Every destination row starts a whole number of units into its line,
+    // each its own, and is long enough: streamed by `Squares::shifted`.
+    let units_in = |v: isize| v.unsigned_abs().is_multiple_of(S::U);
+    let shifted = S::SHIFTS
+        && !stream
+        && nt
+        && rows.saturating_mul(S::U) >= MIN_SHIFTED_ROW
+        && (dst as usize).is_multiple_of(S::U)
+        && units_in(to.stride)
+        && (cols <= to.inner || units_in(to.outer));
+    // A real check at compile time: a strip's columns fit `out` (and,
+    // shifted, `carry`).
+    const { assert!(S::STRIP / S::U <= STRIP_COLS && (!S::SHIFTS || S::STRIP / S::U <= SHIFTED_COLS)) };
     // Row pointers, written before they are read and never initialised as
     // a whole (8 KiB of stores a call, for a tile that may be 1 KiB).
     let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_COLS];
     let mut at = [MaybeUninit::<*const u8>::uninit(); 32];
+    // Shifted, each destination row's last square row: zeros for the
+    // strip's columns (a 16th of the matrix's bytes at most), each then
+    // written by every step before the next reads it.
+    let mut carry = [MaybeUninit::<__m512i>::uninit(); SHIFTED_COLS];
+    if shifted {
+        for c in carry.iter_mut().take(cols) {
+            *c = MaybeUninit::zeroed();
+        }
+    }
     let mut start = 0;
     while start < rows {
         let end = rows.min(start + CHUNK_ROWS + if start == 0 { lead } else { 0 });
-        // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps.
-        unsafe { chunk::<S>(mx, start, end, lead, stream, &mut out, &mut at) };
+        // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps
+        // (shifted: `lead` is 0, so `start` is a whole number of lines'
+        // units, `N`, and so is every step's).
+        unsafe { chunk::<S>(mx, start, end, lead, stream, shifted, &mut out, &mut at, &mut carry) };
         start = end;
     }
-    if stream {
+    if stream || shifted {
         fence();
     }
 }
+
+/// The most columns of a strip that [`Squares::shifted`] carries a row
+/// of: a strip of 2-byte units.
+const SHIFTED_COLS: usize = STRIP_BYTES / 2;
 
 /// Rows `start..end` of [`units`]'s matrix, in its strips.
 ///
 /// # Safety
 /// As [`transpose`]; `start` 0 or `lead` plus a multiple of `N`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn chunk<S: Squares>(
     mx: Matrix,
     start: usize,
     end: usize,
     lead: usize,
     stream: bool,
+    shifted: bool,
     out: &mut [MaybeUninit<*mut u8>; STRIP_COLS],
     at: &mut [MaybeUninit<*const u8>; 32],
+    carry: &mut [MaybeUninit<__m512i>; SHIFTED_COLS],
 ) {
     let Matrix { cols, src, from, dst, to, .. } = mx;
     let (u, n_side) = (S::U, S::N);
@@ -175,9 +211,24 @@ unsafe fn chunk<S: Squares>(
             // SAFETY: the first `nr` were written just above.
             let at = unsafe { std::slice::from_raw_parts(at.as_ptr().cast::<*const u8>(), nr) };
             let to = (r0 * u) as isize;
+            if shifted && nr < n_side && r0 > start {
+                // The chunk's last rows, part of a square: the full
+                // columns' carried rows go first.
+                // SAFETY: the last step's squares were whole (`r0 > start`),
+                // their rows carried, from `to - N * U` (caller).
+                unsafe { flush::<S>(out, nc, to - LINE as isize, carry) };
+            }
             for c in (0..nc).step_by(n_side) {
                 let n = n_side.min(nc - c);
                 let from = (c * u) as isize;
+                if shifted && nr == n_side && n == n_side {
+                    // SAFETY: units (r0.., c0 + c..) of the matrix, the
+                    // rows' carried squares from the last step unless this
+                    // is the chunk's first (caller); `to` is a whole
+                    // number of lines (a multiple of `N` units: `units`).
+                    unsafe { S::shifted(at, from, &out[c..c + n_side], to, &mut carry[c..c + n_side], r0 == start) };
+                    continue;
+                }
                 // SAFETY: units (r0.., c0 + c..) of the matrix (caller).
                 // Streamed, a full square's rows start on line boundaries,
                 // as its aligned stores need: `stream` holds only where
@@ -194,7 +245,26 @@ unsafe fn chunk<S: Squares>(
             }
             r0 += nr;
         }
+        if shifted && end - start >= n_side && (end - start).is_multiple_of(n_side) {
+            // SAFETY: the last step's squares were whole, their rows
+            // carried, from `end - N` (caller).
+            unsafe { flush::<S>(out, nc, ((end - n_side) * u) as isize, carry) };
+        }
     }
+}
+
+/// Writes the rest of each full square column's carried rows (see
+/// [`Squares::shifted`]): the units past the last line each ends in,
+/// through the cache.
+///
+/// # Safety
+/// The strip's first `nc` columns' rows in `out`, the full squares' rows
+/// carried in `carry` from the step whose rows start at `to`.
+#[inline(always)]
+unsafe fn flush<S: Squares>(out: &[*mut u8], nc: usize, to: isize, carry: &[MaybeUninit<__m512i>; SHIFTED_COLS]) {
+    let full = nc / S::N * S::N;
+    // SAFETY: forwarded.
+    unsafe { S::flush(&out[..full], to, &carry[..full]) }
 }
 
 /// The squares [`units`] moves a matrix in: `N x N` units of `U` bytes, a
@@ -229,6 +299,46 @@ pub(super) trait Squares {
     /// Those units readable and writable, not overlapping; the CPU has the
     /// square's features.
     unsafe fn part(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize);
+
+    /// Whether [`Squares::shifted`] runs (AVX-512's squares of whole
+    /// lanes).
+    const SHIFTS: bool = false;
+
+    /// A whole square streamed into destination rows that start anywhere
+    /// in their lines, a whole number of units in: row `j`'s line that
+    /// ends in this square's row is its carried row's last units and this
+    /// one's first, stored whole by a streaming store (the chunk's first
+    /// square, `first`, stores its row's first line's part through the
+    /// cache), and this row is carried in `carry[j]` for the next square
+    /// below it, or for [`Squares::flush`].
+    ///
+    /// # Safety
+    /// As [`Squares::square`], `to` a whole number of lines; `carry` the
+    /// rows of the square above unless `first`.
+    unsafe fn shifted(
+        rows: &[*const u8],
+        at: isize,
+        out: &[*mut u8],
+        to: isize,
+        carry: &mut [MaybeUninit<__m512i>],
+        first: bool,
+    ) {
+        let _ = (rows, at, out, to, carry, first);
+        // A real check: `units` shifts only squares that do (`SHIFTS`).
+        unreachable!("these squares do not shift");
+    }
+
+    /// The units of each carried row past the line the last
+    /// [`Squares::shifted`] stored, through the cache (row `j` of the
+    /// square at `out[j] + to`).
+    ///
+    /// # Safety
+    /// `carry` holds the rows of the squares at `out[j] + to`.
+    unsafe fn flush(out: &[*mut u8], to: isize, carry: &[MaybeUninit<__m512i>]) {
+        let _ = (out, to, carry);
+        // A real check: as `shifted`.
+        unreachable!("these squares do not shift");
+    }
 }
 
 /// AVX-512's squares: one 64-byte vector a row, masked edges.
@@ -249,6 +359,122 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Masked<U, L, N>
     unsafe fn part(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
         // SAFETY: forwarded.
         unsafe { part::<U, L, N>(rows, at, out, to) }
+    }
+
+    const SHIFTS: bool = U == L;
+
+    #[inline(always)]
+    unsafe fn shifted(
+        rows: &[*const u8],
+        at: isize,
+        out: &[*mut u8],
+        to: isize,
+        carry: &mut [MaybeUninit<__m512i>],
+        first: bool,
+    ) {
+        // SAFETY: forwarded.
+        unsafe { shifted::<U, N>(rows, at, out, to, carry, first) }
+    }
+
+    #[inline(always)]
+    unsafe fn flush(out: &[*mut u8], to: isize, carry: &[MaybeUninit<__m512i>]) {
+        for (d, c) in out.iter().zip(carry) {
+            let d = d.wrapping_offset(to);
+            let o = d as usize % LINE;
+            if o != 0 {
+                // SAFETY: the carried row's last `o` bytes, the units past
+                // the line its square stored, into the row's next line
+                // (caller); every slot is initialised (`units`).
+                unsafe {
+                    let rest = shift::<U>(c.assume_init(), _mm512_setzero_si512(), o);
+                    _mm512_mask_storeu_epi8(d.add(LINE - o).cast(), lanes(0, o), rest);
+                }
+            }
+        }
+    }
+}
+
+/// [`square`] streamed into rows that start anywhere in their lines (see
+/// [`Squares::shifted`]).
+///
+/// # Safety
+/// As [`Squares::shifted`]; the CPU has AVX-512F and BW.
+#[inline(always)]
+unsafe fn shifted<const U: usize, const N: usize>(
+    rows: &[*const u8],
+    at: isize,
+    out: &[*mut u8],
+    to: isize,
+    carry: &mut [MaybeUninit<__m512i>],
+    first: bool,
+) {
+    // SAFETY: as the caller guarantees: each row's units `to..to + 64`
+    // are the square's; the line before its first line boundary holds the
+    // carried row's last `o` bytes, units of the square above.
+    unsafe {
+        let mut v = [_mm512_setzero_si512(); N];
+        for i in 0..N {
+            v[i] = _mm512_loadu_si512(rows[i].offset(at).cast());
+        }
+        rounds::<U, N>(&mut v);
+        for j in 0..N {
+            let d = out[j].offset(to);
+            // The row's bytes before its line's end.
+            let o = d as usize % LINE;
+            if first {
+                _mm512_mask_storeu_epi8(d.cast(), lanes(0, LINE - o), v[j]);
+            } else {
+                // (Every slot the caller passes is initialised: `units`.)
+                let line = shift::<U>(carry[j].assume_init(), v[j], o);
+                _mm512_stream_si512(d.sub(o).cast(), line);
+            }
+            carry[j].write(v[j]);
+        }
+    }
+}
+
+/// The last `o` bytes of `a` followed by the first `64 - o` of `b` (`o`
+/// a whole number of `U`-byte units, below 64), by a two-source permute of
+/// `U`-byte lanes (of 8 bytes for wider units).
+///
+/// # Safety
+/// The CPU has AVX-512F and BW.
+#[inline(always)]
+unsafe fn shift<const U: usize>(a: __m512i, b: __m512i, o: usize) -> __m512i {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        // Lane `i` of the result is lane `n - k + i` of `a` for `i < k`
+        // (an index below `n`), lane `i - k` of `b` after (`n` and up):
+        // `(n - k + i) mod 2n`.
+        match U {
+            2 => {
+                let k = (32 - o / 2) as i16;
+                let idx = _mm512_and_si512(
+                    _mm512_add_epi16(_mm512_loadu_si512(IOTA_16.as_ptr().cast()), _mm512_set1_epi16(k)),
+                    _mm512_set1_epi16(63),
+                );
+                _mm512_permutex2var_epi16(a, idx, b)
+            }
+            4 => {
+                let k = (16 - o / 4) as i32;
+                let idx = _mm512_and_si512(
+                    _mm512_add_epi32(
+                        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                        _mm512_set1_epi32(k),
+                    ),
+                    _mm512_set1_epi32(31),
+                );
+                _mm512_permutex2var_epi32(a, idx, b)
+            }
+            _ => {
+                let k = (8 - o / 8) as i64;
+                let idx = _mm512_and_si512(
+                    _mm512_add_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(k)),
+                    _mm512_set1_epi64(15),
+                );
+                _mm512_permutex2var_epi64(a, idx, b)
+            }
+        }
     }
 }
 
@@ -448,6 +674,19 @@ unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; N]) {
             side /= 2;
         }
     }
+}
+
+/// The word indices `0..32`, for [`shift`].
+static IOTA_16: [u16; 32] = iota();
+
+const fn iota() -> [u16; 32] {
+    let mut idx = [0u16; 32];
+    let mut k = 0;
+    while k < 32 {
+        idx[k] = k as u16;
+        k += 1;
+    }
+    idx
 }
 
 /// The word indices of the low and high interleaves of two vectors (see
