@@ -171,11 +171,13 @@ pub(super) const MIN_SHIFTED_ROW: usize = 1 << 10;
 ///   kernels, and stay with them);
 /// - with AVX-512, units that [`wide_side`] names (with VBMI for
 ///   [`packed`] units, never streamed), in full-line squares, both sides
-///   [`MIN_SIDE`] long; streamed, only into rows of whole lines, where the
-///   squares' stores are the streaming stores: the tile's own kernels
-///   stream other rows through a stage
-///   (numpy `0,2,1` of a 26 MiB float32 tensor whose rows are 688 bytes:
-///   1.3x memcpy so, 2.4x through the cache);
+///   [`MIN_SIDE`] long; streamed, only where the squares' stores are the
+///   streaming stores: into rows of whole lines, or rows a whole number
+///   of units apart of [`MIN_SHIFTED_ROW`] bytes and more, each shifted
+///   into whole lines (`wide`'s `shifted`); the tile's own kernels stream
+///   shorter rows through a stage (numpy `0,2,1` of a 26 MiB float32
+///   tensor whose rows are 688 bytes: 1.3x memcpy so, 2.4x through the
+///   cache);
 /// - without AVX-512's masks, 4- and 8-byte units in AVX2's full-line
 ///   squares ([`halves`]), streamed only, both sides [`long_enough`].
 pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {

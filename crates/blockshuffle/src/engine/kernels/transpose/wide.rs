@@ -141,9 +141,30 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
         && (dst as usize).is_multiple_of(S::U)
         && units_in(to.stride)
         && (cols <= to.inner || units_in(to.outer));
+    // SAFETY: forwarded; the rows start as each mode takes them.
+    unsafe {
+        if shifted {
+            chunks::<S, true>(mx, 0, false);
+        } else {
+            chunks::<S, false>(mx, lead, stream);
+        }
+    }
+}
+
+/// [`units`]'s matrix a chunk of rows at a time: streamed from `lead`
+/// rows on (`stream`), or with every row shifted into whole lines
+/// (`SHIFTED`; a separate instance, so that the others' code and stack are
+/// as they were without it).
+///
+/// # Safety
+/// As [`transpose`]; streamed, every destination row starts `lead` units
+/// before a line boundary; `SHIFTED`, as [`units`] checks.
+#[inline(always)]
+unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, lead: usize, stream: bool) {
+    let Matrix { rows, cols, .. } = mx;
     // A real check at compile time: a strip's columns fit `out` (and,
     // shifted, `carry`).
-    const { assert!(S::STRIP / S::U <= STRIP_COLS && (!S::SHIFTS || S::STRIP / S::U <= SHIFTED_COLS)) };
+    const { assert!(S::STRIP / S::U <= STRIP_COLS && (!(SHIFTED && S::SHIFTS) || S::STRIP / S::U <= SHIFTED_COLS)) };
     // Row pointers, written before they are read and never initialised as
     // a whole (8 KiB of stores a call, for a tile that may be 1 KiB).
     let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_COLS];
@@ -152,7 +173,7 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
     // strip's columns (a 16th of the matrix's bytes at most), each then
     // written by every step before the next reads it.
     let mut carry = [MaybeUninit::<__m512i>::uninit(); SHIFTED_COLS];
-    if shifted {
+    if SHIFTED {
         for c in carry.iter_mut().take(cols) {
             *c = MaybeUninit::zeroed();
         }
@@ -163,10 +184,10 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
         // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps
         // (shifted: `lead` is 0, so `start` is a whole number of lines'
         // units, `N`, and so is every step's).
-        unsafe { chunk::<S>(mx, start, end, lead, stream, shifted, &mut out, &mut at, &mut carry) };
+        unsafe { chunk::<S, SHIFTED>(mx, start, end, lead, stream, &mut out, &mut at, &mut carry) };
         start = end;
     }
-    if stream || shifted {
+    if stream || SHIFTED {
         fence();
     }
 }
@@ -181,13 +202,12 @@ const SHIFTED_COLS: usize = STRIP_BYTES / 2;
 /// As [`transpose`]; `start` 0 or `lead` plus a multiple of `N`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn chunk<S: Squares>(
+unsafe fn chunk<S: Squares, const SHIFTED: bool>(
     mx: Matrix,
     start: usize,
     end: usize,
     lead: usize,
     stream: bool,
-    shifted: bool,
     out: &mut [MaybeUninit<*mut u8>; STRIP_COLS],
     at: &mut [MaybeUninit<*const u8>; 32],
     carry: &mut [MaybeUninit<__m512i>; SHIFTED_COLS],
@@ -211,7 +231,7 @@ unsafe fn chunk<S: Squares>(
             // SAFETY: the first `nr` were written just above.
             let at = unsafe { std::slice::from_raw_parts(at.as_ptr().cast::<*const u8>(), nr) };
             let to = (r0 * u) as isize;
-            if shifted && nr < n_side && r0 > start {
+            if SHIFTED && nr < n_side && r0 > start {
                 // The chunk's last rows, part of a square: the full
                 // columns' carried rows go first.
                 // SAFETY: the last step's squares were whole (`r0 > start`),
@@ -221,7 +241,7 @@ unsafe fn chunk<S: Squares>(
             for c in (0..nc).step_by(n_side) {
                 let n = n_side.min(nc - c);
                 let from = (c * u) as isize;
-                if shifted && nr == n_side && n == n_side {
+                if SHIFTED && nr == n_side && n == n_side {
                     // SAFETY: units (r0.., c0 + c..) of the matrix, the
                     // rows' carried squares from the last step unless this
                     // is the chunk's first (caller); `to` is a whole
@@ -245,7 +265,7 @@ unsafe fn chunk<S: Squares>(
             }
             r0 += nr;
         }
-        if shifted && end - start >= n_side && (end - start).is_multiple_of(n_side) {
+        if SHIFTED && end - start >= n_side && (end - start).is_multiple_of(n_side) {
             // SAFETY: the last step's squares were whole, their rows
             // carried, from `end - N` (caller).
             unsafe { flush::<S>(out, nc, ((end - n_side) * u) as isize, carry) };
