@@ -241,7 +241,7 @@ pub(super) fn source_order_outside_run(loops: &mut ArrayVec<Loop, MAX_LOOPS>, un
 /// [`LONE_RUN`] only where these are at most [`MAX_SCATTERED_STREAMS`].
 fn continued_streams(outside: &[Loop], run: usize) -> usize {
     let mut order: ArrayVec<Loop, MAX_LOOPS> = outside.iter().copied().collect();
-    order.sort_by_key(|l| std::cmp::Reverse(l.ss.unsigned_abs()));
+    order.sort_by_key(source_order);
     match order.iter().rposition(|l| l.ds == run as isize) {
         Some(p) => order[p + 1..].iter().fold(1usize, |n, l| n.saturating_mul(l.count)),
         None => usize::MAX,
@@ -278,8 +278,14 @@ pub(super) fn move_inward(loops: &mut ArrayVec<Loop, MAX_LOOPS>, from: usize, to
 /// the destination's order).
 pub(super) fn source_order_outside(loops: &mut ArrayVec<Loop, MAX_LOOPS>, k: usize) {
     let mut order: ArrayVec<usize, MAX_LOOPS> = (0..loops.len()).collect();
-    order[..k].sort_by_key(|&i| std::cmp::Reverse(loops[i].ss.unsigned_abs()));
+    order[..k].sort_by_key(|&i| source_order(&loops[i]));
     permute(loops, &order);
+}
+
+/// The key that puts loops in the source's order, outer first: decreasing
+/// source stride (a stable sort keeps ties in their order).
+fn source_order(l: &Loop) -> std::cmp::Reverse<usize> {
+    std::cmp::Reverse(l.ss.unsigned_abs())
 }
 
 /// The most source bytes a chunk of [`block_passes`] spans: half the

@@ -148,12 +148,13 @@ const MAX_UNIT: usize = 2;
 /// shifted into whole lines, and its first and last line's parts go
 /// through the cache, a chunk of rows at a time (2 of a row's 16 lines
 /// at most, from here). Measured on an Intel Xeon (one thread, 4
-/// alternated runs, ratio to memcpy): numpy 2-D transposes of 40 MiB,
-/// rows of 13 to 18 KiB, float32 2.7-2.8 -> 1.2-1.3x, float64 1.7-1.8 ->
-/// 0.9-1.1x (the tile's own strided runs before); the 4 broad workloads
-/// of seeds 26, 801 and 802 with rows of 1.8 to 41 KiB, complex128,
-/// 1.3-1.6 -> 1.0-1.1x. A float32 interleave whose destination rows are
-/// 88 bytes (one run, staged before) went 2.2 -> 3.2x.
+/// alternated runs, 5 repetitions, ratio to memcpy): numpy 2-D transposes
+/// of 40 MiB, rows of 13 to 18 KiB, float32 2.84-3.05 -> 1.26-1.44x,
+/// float64 1.52-1.79 -> 0.76-0.86x (the tile's own strided runs before);
+/// the 3 broad workloads of seeds 26, 801 and 802 it reaches, complex128
+/// with rows of 1.8 to 41 KiB, 1.15-1.42 -> 0.94-1.04x. Without this
+/// bound, a float32 interleave whose destination rows are 88 bytes (one
+/// run, staged before) went 2.2 -> 3.2x.
 pub(super) const MIN_SHIFTED_ROW: usize = 1 << 10;
 
 /// Whether [`transpose`] is the kernel for a tile of `rows x cols` units of
@@ -478,7 +479,8 @@ pub(crate) struct Matrix {
 /// elsewhere, and with `Portable`, every unit goes by fixed-size moves),
 /// compiled for AVX-512 with masked edges from `Avx512` on (where the CPU
 /// has AVX512-VL). `nt`: streaming stores where the destination's rows are
-/// whole lines.
+/// whole lines, or, in AVX-512's full-line squares, whole units apart and
+/// [`MIN_SHIFTED_ROW`] bytes long.
 ///
 /// # Safety
 /// Every addressed source unit readable and destination unit writable, and
