@@ -1,6 +1,7 @@
 //! The blocked transpose's tests: every kernel against a unit-by-unit
 //! oracle, per ISA.
 
+use super::takes::*;
 use super::*;
 
 /// The oracle: unit by unit, with plain indexing.
