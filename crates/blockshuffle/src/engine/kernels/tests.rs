@@ -706,40 +706,56 @@ fn unit_walks_deinterleaves_of_whole_vectors_in_the_source_order() {
     }
 }
 
-/// Tiles of float64 with a side of 8 to 15 units, which go in the full-line
-/// squares where AVX-512 runs and the side fills two thirds of their lanes
-/// (`transpose::takes_squares`), unless the tile's destination rows are
-/// one run of its rows (an interleave, left to the tile's own kernels):
-/// sides on both sides of that rule, once and repeated (with gaps, or
-/// continuing the destination rows into one long matrix), destination
-/// rows of whole lines streamed, every kernel set, against each unit's
-/// offsets and with the bytes between units left alone.
+/// Tiles of float64, and of packed 6- and 12-byte units, with a side
+/// shorter than 16 units, which go in the full-line squares where AVX-512
+/// runs (with VBMI, for the packed units) and the side fills two thirds of
+/// their lanes (`transpose::takes_squares`), unless the tile's destination
+/// rows are one run of its rows (an interleave, left to the tile's own
+/// kernels): sides on both sides of that rule, once and repeated (with
+/// gaps, or continuing the destination rows into one long matrix),
+/// destination rows of whole lines streamed, every kernel set, against
+/// each unit's offsets and with the bytes between units left alone.
 #[test]
-fn float64_tiles_with_sides_of_8_to_15_units() {
-    let unit = 8usize;
-    for (nx, ny) in [(8, 8), (15, 2), (2, 15), (11, 9), (9, 11), (10, 30), (13, 20), (12, 12), (14, 5), (8, 40)] {
-        for (count, continues, interleave) in
-            [(1, false, false), (3, false, false), (40, true, false), (3, false, true)]
-        {
-            let ssy = (nx * unit + 24) as isize;
-            let (dsx, rows) = if continues {
-                // A row of whole lines when the matrix's are (40 x 8 x 2 units).
-                let dsx = (count * ny * unit).next_multiple_of(64) as isize;
-                (dsx, Rows { count, ss: ny as isize * ssy + 16, ds: (ny * unit) as isize })
-            } else {
-                let dsx = if interleave { ny * unit } else { ny * unit + 24 } as isize;
-                (dsx, Rows { count, ss: ny as isize * ssy + 16, ds: nx as isize * dsx + 8 })
-            };
-            for pad in [0, 64, 8] {
-                let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, pad, 0x5A);
-                for isa in Isa::every_runnable() {
-                    for nt in [false, true] {
-                        let mut dst = vec![0x5Au8; expected.len()];
-                        run_tile(rows, nx, ny, &src, ssy, &mut dst, pad, dsx, unit, Mode { nt, isa });
-                        let what = format!(
-                            "{nx} x {ny} x {count}, continues {continues}, interleave {interleave}, pad {pad}, {isa:?}, nt {nt}"
-                        );
-                        assert_eq!(dst, expected, "{what}");
+fn tiles_of_6_8_and_12_byte_units_with_sides_of_2_to_15_units() {
+    for unit in [6usize, 8, 12] {
+        for (nx, ny) in [
+            (8, 8),
+            (15, 2),
+            (2, 15),
+            (11, 9),
+            (9, 11),
+            (10, 30),
+            (13, 20),
+            (12, 12),
+            (14, 5),
+            (8, 40),
+            (4, 6),
+            (3, 20),
+            (5, 16),
+        ] {
+            for (count, continues, interleave) in
+                [(1, false, false), (3, false, false), (40, true, false), (3, false, true)]
+            {
+                let ssy = (nx * unit + 24) as isize;
+                let (dsx, rows) = if continues {
+                    // A row of whole lines when the matrix's are (40 x 8 x 2 units).
+                    let dsx = (count * ny * unit).next_multiple_of(64) as isize;
+                    (dsx, Rows { count, ss: ny as isize * ssy + 16, ds: (ny * unit) as isize })
+                } else {
+                    let dsx = if interleave { ny * unit } else { ny * unit + 24 } as isize;
+                    (dsx, Rows { count, ss: ny as isize * ssy + 16, ds: nx as isize * dsx + 8 })
+                };
+                for pad in [0, 64, 8] {
+                    let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, pad, 0x5A);
+                    for isa in Isa::every_runnable() {
+                        for nt in [false, true] {
+                            let mut dst = vec![0x5Au8; expected.len()];
+                            run_tile(rows, nx, ny, &src, ssy, &mut dst, pad, dsx, unit, Mode { nt, isa });
+                            let what = format!(
+                                "unit {unit}, {nx} x {ny} x {count}, continues {continues}, interleave {interleave}, pad {pad}, {isa:?}, nt {nt}"
+                            );
+                            assert_eq!(dst, expected, "{what}");
+                        }
                     }
                 }
             }

@@ -468,7 +468,13 @@ pub(super) fn choose_tile(
     // units, 39 MiB, 6.1 -> 2.5; OpenVINO space-to-depth of 12-byte units
     // by 16, 75 MiB, 2.3 -> 1.2), 2 slower (einops of 12-byte units by 16 x
     // 3, 1.5 MiB, 2.3 -> 3.1). Units of 32 bytes, which move as runs, were
-    // slower so (7, 1.46 -> 1.61) and stay rows.
+    // slower so (7, 1.46 -> 1.61) and stay rows. So does a deinterleave
+    // of 6- and 12-byte units into 8 to 15 streams that their partial
+    // squares take (`transpose::takes_squares`), with no window on `y`:
+    // see there. Not where the tile's destination rows are runs of its
+    // rows (which the squares leave to the tile's own kernels: 14 broad
+    // workloads, time over that as rows 1.07, up to 1.21), nor windowed
+    // (9, 1.06, up to 1.85).
     let (nx, ny) = (loops[x].count, y.count);
     // Asked in turn, the cheapest first (planning a 64-byte tensor is a
     // few hundred nanoseconds in all).
@@ -478,7 +484,14 @@ pub(super) fn choose_tile(
                 && loops[x].ds == (ny * unit) as isize
                 && permute::takes(Way::Interleave, ny, unit, nx, isa)
     };
-    let squares = || transpose::packed(unit) && transpose::takes(ny, nx, unit, isa, loops[x].ds, false);
+    let squares = || {
+        let ds = loops[x].ds;
+        transpose::packed(unit)
+            && (transpose::takes(ny, nx, unit, isa, ds, false)
+                || y.window.is_none()
+                    && ds != (ny * unit) as isize
+                    && transpose::takes_squares(ny, nx, unit, isa, ds, false))
+    };
     // So do packed units of 3 and 6 bytes that the register transposes'
     // squares take without AVX-512 (`transpose::streams`, in slots of 4
     // and 8 bytes): the broad workloads of 3- and 6-byte units this

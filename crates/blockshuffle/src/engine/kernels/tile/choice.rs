@@ -196,8 +196,9 @@ fn kernel(s: &TileShape) -> Kernel {
         (_, true) => (ny, rows.count * nx),
         _ => (ny, nx),
     };
-    // Shorter sides of float64 in full-line squares, where the tile's
-    // destination rows are not runs of its rows (see `takes_squares`).
+    // Shorter sides of float64 (with VBMI, of packed 6- and 12-byte
+    // units) in full-line squares, where the tile's destination rows are
+    // not runs of its rows (see `takes_squares`).
     let squares = dsx != ny as isize * u && transpose::takes_squares(my, mx, unit, m.isa, dsx, m.nt);
     if squares || transpose::takes(my, mx, unit, m.isa, dsx, m.nt) {
         return Kernel::Transpose;

@@ -103,16 +103,20 @@ pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, s
         && stride.unsigned_abs().is_multiple_of(LINE)
 }
 
-/// Whether [`transpose`](super::transpose) takes a tile of 8-byte units
-/// shorter than [`MIN_SIDE`] on a side, as [`takes`] does a longer one
-/// (arguments as there), in its full-line squares of 8 x 8 units: each side
-/// fills at least two thirds of its squares' lanes (8 units, or 11 to 15; a
-/// side of 9 or 10 runs in two squares, the second mostly masked off), rows
-/// of whole lines if streamed. For a tile the tile's own kernels would copy
-/// a unit at a time (a deinterleave into 8 to 15 streams, such as NCHW
-/// space-to-depth of float64 by 11 to 15), not for one whose destination
-/// rows are each one run of its rows, which they interleave run by run (the
-/// caller's choice: see `kernels::tile::copy_tile`).
+/// Whether [`transpose`](super::transpose) takes a tile of 8-byte units,
+/// or with VBMI of packed 6- and 12-byte units, shorter than [`MIN_SIDE`]
+/// on a side, as [`takes`] does a longer one (arguments as there), in its
+/// full-line squares (8 x 8 units of 6 and 8 bytes, 4 x 4 of 12): each
+/// side at least a square's and 8 units, filling at least two thirds of
+/// its squares' lanes (8 units of 8 bytes, or 11 to 15; a side of 9 or 10
+/// runs in two squares, the second mostly masked off), rows of whole lines
+/// if streamed (never, for packed units). For a tile the tile's own
+/// kernels would copy a unit at a time (a deinterleave into 8 to 15
+/// streams, such as NCHW space-to-depth of float64 by 11 to 15), not for
+/// one whose destination rows are each one run of its rows, which they
+/// interleave run by run (the caller's choice: see
+/// `kernels::tile::copy_tile`).
+/// Whether [`transpose`](super::transpose) takes a tile of 8-byte units,
 ///
 /// Measured on the 111 broad workloads (seeds 26, 801, 802) with a tile of
 /// float64 shorter than 16 on a side, 5 alternated runs each, time after
@@ -125,17 +129,35 @@ pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, s
 /// of 4 and 2: their 146 and 63 such workloads went slower (1.13, 1.12);
 /// 16-byte units under this rule, 0.99, those with a side of one square
 /// (4 units) 1.15, up to 1.85.
+/// Measured on the 111 broad workloads (seeds 26, 801, 802) with a tile of
+///
+/// Packed 6- and 12-byte units (deinterleaves into 8 to 15 streams, which
+/// went a unit at a time, or as rows of every `n`-th unit where the plan
+/// made no tile of them: its `choose_tile` asks this too), on an Intel
+/// Xeon with VBMI, the 30 broad workloads of seeds 26, 801 and 802 this
+/// reaches, 4 alternated runs, ratio to memcpy: geomean 1.60 -> 1.28
+/// (ONNX space-to-depth of 6-byte units by 11, 16 MiB, 3.0 -> 1.4;
+/// OpenVINO space-to-batch of 6-byte units by 15, 2.2 -> 1.2), two slower
+/// by more than 5% (8 streams of 6-byte units, 6.7 MiB, 1.12 -> 1.25); 12
+/// workloads of those units beside them that it does not reach, 1.81 ->
+/// 1.81. Not taken: 12-byte units in 4 to 7 streams (1.07 to 1.46 the
+/// time, 6 workloads); the other units: 3-byte units in squares of 16
+/// (sides of 11 to 15) went slower than the byte permutes, all 17 such
+/// workloads (1.3 to 2.2 times the time), and 4-byte units gained on 12
+/// streams and lost on 11 and 13 to 15 (24 workloads, 0.70 to 1.52 the
+/// time).
+/// Packed 6- and 12-byte units (deinterleaves into 8 to 15 streams, which
 pub(crate) fn takes_squares(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
     let side = wide_side(unit);
     // A side of `n` units runs in `n.div_ceil(side)` squares, a partial one
     // costing what a whole one does: at least two thirds of their lanes used.
-    let filled = |n: usize| n >= side && 3 * n >= 2 * n.next_multiple_of(side);
-    unit == 8
+    let filled = |n: usize| n >= side.max(8) && 3 * n >= 2 * n.next_multiple_of(side);
+    matches!(unit, 6 | 8 | 12)
         && filled(rows)
         && filled(cols)
         && masks(isa)
         && full_lines(unit, isa)
-        && (!nt || stride.unsigned_abs().is_multiple_of(LINE))
+        && (!nt || !packed(unit) && stride.unsigned_abs().is_multiple_of(LINE))
 }
 
 /// The side, in units, of a full-line square (the module `wide`, AVX-512):

@@ -282,23 +282,41 @@ fn full_line_squares_need_a_whole_square_on_both_sides() {
     }
 }
 
+/// `takes_squares`: float64, and with VBMI packed 6- and 12-byte units,
+/// take sides of at least a square and 8 units that fill two thirds of
+/// their squares' lanes (8 x 8 squares of 6 and 8 bytes, 4 x 4 of 12),
+/// with AVX-512's masks; streamed only into whole lines, and packed units
+/// never; no other unit.
 #[test]
-fn float64_squares_take_short_sides_that_fill_two_thirds_of_their_lanes() {
+fn squares_take_short_sides_that_fill_two_thirds_of_their_lanes() {
+    // (unit, sides taken, sides not) for each unit the rule takes.
+    let sides: [(usize, &[usize], &[usize]); 3] = [
+        (8, &[8, 11, 12, 13, 14, 15], &[1, 7, 9, 10]),
+        (6, &[8, 11, 12, 13, 14, 15], &[1, 6, 7, 9, 10]),
+        (12, &[8, 9, 10, 11, 12, 13, 15], &[1, 3, 4, 5, 6, 7]),
+    ];
     for isa in Isa::every_runnable() {
-        // Partial squares need AVX-512's masks: not AVX2's.
-        let squares = masks(isa) && full_lines(8, isa);
-        for n in [8, 11, 12, 13, 14, 15] {
-            assert_eq!(takes_squares(n, 100, 8, isa, 688, false), squares, "{n} rows, {isa:?}");
-            assert_eq!(takes_squares(100, n, 8, isa, 688, false), squares, "{n} cols, {isa:?}");
+        for (unit, taken, not) in sides {
+            // Partial squares need AVX-512's masks (not AVX2's), and packed
+            // units VBMI's byte permutes.
+            let squares = masks(isa) && full_lines(unit, isa);
+            assert_eq!(squares, masks(isa) && (unit == 8 || isa >= Isa::Avx512Vbmi), "unit {unit}, {isa:?}");
+            for &n in taken {
+                assert_eq!(takes_squares(n, 100, unit, isa, 688, false), squares, "unit {unit}, {n} rows, {isa:?}");
+                assert_eq!(takes_squares(100, n, unit, isa, 688, false), squares, "unit {unit}, {n} cols, {isa:?}");
+            }
+            for &n in not {
+                assert!(!takes_squares(n, 100, unit, isa, 688, false), "unit {unit}, {n} rows, {isa:?}");
+                assert!(!takes_squares(100, n, unit, isa, 688, false), "unit {unit}, {n} cols, {isa:?}");
+            }
+            // Streamed, float64 into whole lines only; packed units never
+            // (their squares store through the cache).
+            let n = taken[1];
+            assert_eq!(takes_squares(n, 100, unit, isa, 3 * 640, true), squares && unit == 8, "unit {unit}");
+            assert!(!takes_squares(n, 100, unit, isa, 688, true), "unit {unit}");
         }
-        for n in [1, 7, 9, 10] {
-            assert!(!takes_squares(n, 100, 8, isa, 688, false) && !takes_squares(100, n, 8, isa, 688, false));
-        }
-        // Streamed, into whole lines only.
-        assert_eq!(takes_squares(12, 100, 8, isa, 640, true), squares);
-        assert!(!takes_squares(12, 100, 8, isa, 688, true));
         // Other units keep `takes`'s sides.
-        for unit in [1, 2, 4, 6, 16, 32] {
+        for unit in [1, 2, 3, 4, 16, 32] {
             assert!(!takes_squares(12, 100, unit, isa, 640, false), "unit {unit}");
         }
     }

@@ -12,7 +12,8 @@ use crate::engine::kernels::transpose::streams;
 /// / b`, as many as `b` or more (fewer make a tile anyway). With
 /// AVX512-VBMI a tile where a kernel takes it: the byte permutes (3-byte
 /// units, rows of 64 bytes or more), the transpose's full-line squares
-/// (packed units of 3, 6 and 12 bytes, 16 streams or more); below VBMI,
+/// (packed units of 3, 6 and 12 bytes, 16 streams or more, and of 6 and
+/// 12 bytes 8 to 15 streams: `transpose::takes_squares`); below VBMI,
 /// and for shorter rows, fewer streams or 32-byte units, rows that gather
 /// every `b`-th unit, as on a CPU without VBMI (whatever the plan's
 /// kernel set says, the kernels ask the CPU), but where a CPU without
@@ -26,8 +27,12 @@ fn deinterleaves_of_packed_units_are_tiles_where_a_kernel_takes_them() {
         (3, 2, 22, true),
         (3, 2, 20, false),
         (6, 16, 320, true),
-        (6, 15, 300, false),
+        (6, 15, 300, true),
+        (6, 8, 160, true),
+        (6, 7, 140, false),
         (12, 16, 320, true),
+        (12, 10, 200, true),
+        (12, 6, 120, false),
         (32, 16, 320, false),
     ];
     for (elem, b, w, tiled) in cases {
