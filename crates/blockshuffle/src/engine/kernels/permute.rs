@@ -1,7 +1,7 @@
 //! Interleaves and deinterleaves by byte permutes (AVX512-VBMI): `b`
 //! source streams of units of up to 4 bytes (8 in at most 16 streams) into
 //! one contiguous destination run, and such a run of units of up to 4
-//! bytes back into streams, for the shapes no
+//! bytes (6 in at most 10 streams) back into streams, for the shapes no
 //! kernel of their own takes: 5 to 32 streams (NCHW depth-to-space and
 //! space-to-depth, pixel shuffle and unshuffle by blocks of 5 to 16 and
 //! more).
@@ -49,7 +49,7 @@ const STEP: usize = 128;
 ///   space-to-depth of 3-byte units by 6, 19 -> 4.5; NCHW_VECT_C
 ///   space-to-depth of uint8 by 8, 8.1 -> 3.5); the worst, float32 pixel
 ///   unshuffle by 8 of 0.4 MiB, 3.4 -> 4.0.
-const MAX_UNIT: usize = 4;
+pub(crate) const MAX_UNIT: usize = 4;
 
 /// The widest unit the interleaves take, in 5 to 16 streams: a slot (see
 /// [`slot`]) of 8 or 16 bytes then holds a unit or two of each stream.
@@ -61,6 +61,28 @@ const MAX_UNIT: usize = 4;
 /// and 0.91, 4 of the 53 slower by 14% or more (an einops rearrange of 16
 /// streams of float64, 8 units long, 1.2 MiB: 2.4 -> 3.6x memcpy).
 const MAX_INTERLEAVE_UNIT: usize = 8;
+
+/// The widest unit the deinterleaves take: over [`MAX_UNIT`] bytes, where
+/// a step holds two units of each stream (at most 10 streams of 6 bytes),
+/// in a tile made for another reason (the planner makes no tile of them
+/// for the permutes alone: see `plan::rules::choose_tile`).
+///
+/// Measured on the 5 broad workloads (seeds 26, 801 and 802) whose tiles
+/// of 6-byte units this takes from the tile's own kernels (a unit at a
+/// time), on an Intel Xeon, 5 alternated runs, ratio to memcpy: 3.92 ->
+/// 2.54, none slower (ONNX space-to-depth of 6-byte units by 5, 0.19 MiB,
+/// 8.2 -> 3.6; OpenVINO's by 6, 0.26 MiB, 7.5 -> 4.0). Not wider: 8-byte
+/// units (5 to 14 streams of float64, 16 workloads) 1.29 -> 1.59; nor
+/// 6-byte units in 11 streams or more, one unit of each a step (8
+/// workloads, those over 1 MiB 1.12 times the time).
+const MAX_DEINTERLEAVE_UNIT: usize = 6;
+
+/// Whether the deinterleaves take `b` streams of `unit`-byte units: units
+/// of at most [`MAX_UNIT`] bytes, or of at most [`MAX_DEINTERLEAVE_UNIT`]
+/// where a step holds two units of each stream.
+const fn deinterleaves(b: usize, unit: usize) -> bool {
+    unit >= 1 && (unit <= MAX_UNIT || unit <= MAX_DEINTERLEAVE_UNIT && 2 * b * unit <= STEP)
+}
 
 /// A step's permute indices for every stream count and unit the permutes
 /// take, built at compile time: built on each call, they were most of the
@@ -82,7 +104,7 @@ struct Indices {
     /// (byte `t % unit` of its unit `t / unit`) comes from byte
     /// `(t / unit) * b * unit + t % unit` of the two registers; stream
     /// `j`'s are these plus `j * unit`.
-    deinterleave: [[[u8; 64]; MAX_UNIT]; MAX_STREAMS + 1],
+    deinterleave: [[[u8; 64]; MAX_DEINTERLEAVE_UNIT]; MAX_STREAMS + 1],
 }
 
 static INDICES: Indices = Indices::build();
@@ -91,7 +113,7 @@ impl Indices {
     const fn build() -> Indices {
         let mut t = Indices {
             interleave: [[[0; STEP]; MAX_INTERLEAVE_UNIT]; MAX_STREAMS + 1],
-            deinterleave: [[[0; 64]; MAX_UNIT]; MAX_STREAMS + 1],
+            deinterleave: [[[0; 64]; MAX_DEINTERLEAVE_UNIT]; MAX_STREAMS + 1],
         };
         let mut b = 2;
         while b <= MAX_STREAMS {
@@ -107,7 +129,7 @@ impl Indices {
                 unit += 1;
             }
             let mut unit = 1;
-            while unit <= MAX_UNIT {
+            while unit <= MAX_DEINTERLEAVE_UNIT && deinterleaves(b, unit) {
                 let k = STEP / (b * unit);
                 let mut q = 0;
                 while q < k * unit {
@@ -180,7 +202,8 @@ const MIN_ROW: usize = 64;
 /// Whether [`run`] moves `b` streams of `n` units of `unit` bytes `way`
 /// on `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`] streams of units of at most
 /// [`MAX_UNIT`] bytes (interleaves: [`MAX_INTERLEAVE_UNIT`] in slots that
-/// hold one), rows of at least [`MIN_ROW`] bytes.
+/// hold one; deinterleaves: [`MAX_DEINTERLEAVE_UNIT`], two of each stream
+/// a step), rows of at least [`MIN_ROW`] bytes.
 ///
 /// Measured (one thread, ratio to memcpy, alternated runs): the 7 broad
 /// workloads (seed 26) whose deinterleaves it takes from the tile's own
@@ -196,7 +219,7 @@ const MIN_ROW: usize = 64;
 ///   slower.
 pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool {
     let unit_ok = match way {
-        Way::Deinterleave => (1..=MAX_UNIT).contains(&unit),
+        Way::Deinterleave => deinterleaves(b, unit),
         Way::Interleave => {
             (1..=MAX_UNIT).contains(&unit) || (unit <= MAX_INTERLEAVE_UNIT && loads_plain(b) && slot(b, unit) >= unit)
         }
@@ -262,7 +285,9 @@ mod x86 {
 
     use arrayvec::ArrayVec;
 
-    use super::{interleave_units, loads_plain, slot, Rows, INDICES, MAX_INTERLEAVE_UNIT, MAX_STREAMS, MAX_UNIT, STEP};
+    use super::{
+        deinterleaves, interleave_units, loads_plain, slot, Rows, INDICES, MAX_INTERLEAVE_UNIT, MAX_STREAMS, STEP,
+    };
     use crate::engine::arch::mem::lanes;
 
     /// A masked load of a step: the lanes `mask` of one register (`mask[0]`
@@ -510,7 +535,7 @@ mod x86 {
     }
 
     /// [`super::run`]'s deinterleave, with the checks done: `2 <= b <= MAX_STREAMS`,
-    /// `unit <= MAX_UNIT`.
+    /// `deinterleaves(b, unit)`.
     ///
     /// # Safety
     /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
@@ -528,7 +553,7 @@ mod x86 {
         // A real check: the tables below hold MAX_STREAMS streams and the
         // units the permutes take (a step then holds at least one group,
         // and its indices address the two registers' 128 bytes).
-        assert!((2..=MAX_STREAMS).contains(&b) && (1..=MAX_UNIT).contains(&unit), "{b} streams of {unit}-byte units");
+        assert!((2..=MAX_STREAMS).contains(&b) && deinterleaves(b, unit), "{b} streams of {unit}-byte units");
         let k = STEP / (b * unit);
         // A step's bytes of each stream, and of the source.
         let (per_stream, per_step) = (k * unit, b * k * unit);
@@ -657,7 +682,7 @@ mod tests {
                         Way::Interleave if unit <= MAX_UNIT || loads_plain(b) && slot(b, unit) >= unit => {
                             interleave_units(b, unit)
                         }
-                        Way::Deinterleave if unit <= MAX_UNIT => STEP / (b * unit),
+                        Way::Deinterleave if deinterleaves(b, unit) => STEP / (b * unit),
                         _ => continue,
                     };
                     // Rows of a part of a step to several steps, on both
@@ -759,7 +784,7 @@ mod tests {
                 assert!(!takes(way, 2, 2, 15, isa));
                 assert!(!takes(way, 33, 1, 1000, isa));
                 assert!(!takes(way, 1, 1, 1000, isa));
-                assert!(!takes(way, 2, 5, 1000, isa));
+                assert!(!takes(way, 2, 5, 1000, isa) || way == Deinterleave);
             }
             // Interleaves of 3- and 4-byte units: 5 streams and more, any
             // length (fewer have kernels of their own).
@@ -771,13 +796,20 @@ mod tests {
             assert!(!takes(Interleave, 4, 4, 1000, isa));
             assert!(takes(Interleave, 4, 2, 1000, isa));
             // Interleaves of 5- to 8-byte units: 5 to 16 streams, whose
-            // slots hold a unit or more; their deinterleaves: none.
+            // slots hold a unit or more; their deinterleaves: of 5- and
+            // 6-byte units, where a step holds two of each stream.
             assert!(takes(Interleave, 5, 6, 100, isa));
             assert!(takes(Interleave, 16, 8, 100, isa));
             assert!(!takes(Interleave, 17, 5, 100, isa));
             assert!(!takes(Interleave, 4, 8, 100, isa));
             assert!(!takes(Interleave, 8, 9, 100, isa));
-            assert!(!takes(Deinterleave, 8, 5, 100, isa));
+            assert!(takes(Deinterleave, 2, 5, 1000, isa));
+            assert!(takes(Deinterleave, 12, 5, 100, isa));
+            assert!(!takes(Deinterleave, 13, 5, 100, isa));
+            assert!(takes(Deinterleave, 10, 6, 100, isa));
+            assert!(!takes(Deinterleave, 11, 6, 100, isa));
+            assert!(!takes(Deinterleave, 2, 7, 100, isa));
+            assert!(!takes(Deinterleave, 5, 8, 100, isa));
             assert!(takes(Deinterleave, 2, 3, 1000, isa));
             assert!(takes(Deinterleave, 8, 4, 2, isa));
             assert!(!takes(Deinterleave, 8, 4, 1, isa));

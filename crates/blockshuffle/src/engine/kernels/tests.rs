@@ -250,6 +250,42 @@ fn interleaves_of_3_to_8_byte_units_on_both_sides_of_the_permutes_slots() {
     check_interleaves(3..=8, &[5, 8, 9, 10, 11, 16, 17], &[1, 2, 3, 5, 6, 16, 17, 21, 22, 40, 97], false);
 }
 
+/// Deinterleaves of 5- and 6-byte units into 2 to 13 streams, which the
+/// byte permutes take where a step holds two units of each stream (at
+/// most 12 streams of 5 bytes, 10 of 6), and `tile`'s moves otherwise, or
+/// without VBMI: stream counts on both sides of that bound, runs of a part
+/// of a step to many steps, repeated with gaps or continuing each
+/// stream's run, through the cache and streamed, against each unit's
+/// offsets and with the bytes between units left alone.
+#[test]
+fn deinterleaves_of_5_and_6_byte_units_on_both_sides_of_two_units_a_step() {
+    for unit in [5, 6] {
+        for nx in [2, 3, 7, 10, 11, 12, 13] {
+            for ny in [1, 2, 3, 6, 11, 13, 40] {
+                for (count, continued) in [(1, false), (3, false), (3, true)] {
+                    let (ssy, run) = ((nx * unit) as isize, ny * unit);
+                    let (dsx, ds) = if continued {
+                        ((count * run + 8) as isize, run)
+                    } else {
+                        ((run + 8) as isize, nx * (run + 8) + 3)
+                    };
+                    let rows = Rows { count, ss: ny as isize * ssy + 5, ds: ds as isize };
+                    let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 9, 0x3C);
+                    for isa in Isa::every_runnable() {
+                        for nt in [false, true] {
+                            let mut dst = vec![0x3Cu8; expected.len()];
+                            run_tile(rows, nx, ny, &src, ssy, &mut dst, 9, dsx, unit, Mode { nt, isa });
+                            let what =
+                                format!("unit {unit}, {nx} x {ny} x {count}, continued {continued}, {isa:?}, nt {nt}");
+                            assert_eq!(dst, expected, "{what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Interleaves of 5 to 7 streams of 2- and 4-byte units, which the byte
 /// shuffles take in rows of two periods and more (32 bytes) without VBMI:
 /// rows on both sides of that length (7, 8, 15, 16, 17 units) and longer,

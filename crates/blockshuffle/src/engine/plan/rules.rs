@@ -452,6 +452,12 @@ pub(super) fn choose_tile(
     // 2.49, 3 slower; 2 to 4, 15: 1.63 -> 1.38, 2 slower); TF NCHW
     // space-to-depth of 3-byte units by 5, 1.7 MiB, 5.4 -> 1.7; the worst,
     // TF space-to-batch of three uint8 channels by 2, 5.7 MiB, 1.3 -> 2.1.
+    // Not for the wider units the permutes deinterleave in a tile made
+    // for another reason (5 and 6 bytes: `permute::deinterleaves`): as
+    // tiles rather than rows, the 30 broad workloads of 6-byte units of
+    // seeds 26, 801 and 802 this would reach measured no faster, 1.86 ->
+    // 1.83x memcpy, 13 of them slower by more than 5% (2 streams, 6.7
+    // MiB, 0.92 -> 1.40).
     // So does an interleave that they take (units of 3 to 8 bytes, 5 to 32
     // streams, 16 of units over 4 bytes), with no window on `y`: the 10
     // workloads of 1,920 it changes, 5 alternated runs, time after over
@@ -479,7 +485,9 @@ pub(super) fn choose_tile(
     // Asked in turn, the cheapest first (planning a 64-byte tensor is a
     // few hundred nanoseconds in all).
     let permuted = || {
-        y.ss == (nx * unit) as isize && permute::takes(Way::Deinterleave, nx, unit, ny, isa)
+        y.ss == (nx * unit) as isize
+            && unit <= permute::MAX_UNIT
+            && permute::takes(Way::Deinterleave, nx, unit, ny, isa)
             || y.window.is_none()
                 && loops[x].ds == (ny * unit) as isize
                 && permute::takes(Way::Interleave, ny, unit, nx, isa)

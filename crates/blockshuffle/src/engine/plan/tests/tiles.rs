@@ -13,10 +13,11 @@ use crate::engine::kernels::transpose::streams;
 /// AVX512-VBMI a tile where a kernel takes it: the byte permutes (3-byte
 /// units, rows of 64 bytes or more), the transpose's full-line squares
 /// (packed units of 3, 6 and 12 bytes, 16 streams or more, and of 6 and
-/// 12 bytes 8 to 15 streams: `transpose::takes_squares`); below VBMI,
-/// and for shorter rows, fewer streams or 32-byte units, rows that gather
-/// every `b`-th unit, as on a CPU without VBMI (whatever the plan's
-/// kernel set says, the kernels ask the CPU), but where a CPU without
+/// 12 bytes 8 to 15 streams: `transpose::takes_squares`; not 6 bytes in
+/// 7, which the permutes deinterleave only in a tile made otherwise);
+/// below VBMI, and for shorter rows, fewer streams or 32-byte units, rows
+/// that gather every `b`-th unit, as on a CPU without VBMI (whatever the
+/// plan's kernel set says, the kernels ask the CPU), but where a CPU without
 /// AVX-512's masks has the register squares (see
 /// [`packed_units_in_the_register_squares_are_tiles_with_avx2`]).
 #[test]
