@@ -181,17 +181,19 @@ fn kernel(s: &TileShape) -> Kernel {
     // Repetitions that continue the destination rows (or the source
     // rows) make one matrix of all their rows (columns). The transpose
     // is chosen for that matrix (NCHW space-to-depth of bytes by 12:
-    // 15-unit rows continued 29 times, a matrix of 435 rows), except
-    // for packed units, chosen for one tile as before (a first
-    // measurement showed them no gain). Measured on the 11 of the
-    // broad benchmark's 640 workloads that this changes, 3 runs
-    // alternating, ratio to memcpy: geomean 6.7 -> 3.2, every one
-    // faster or the same (TF NCHW space-to-depth of uint8 by 12 and
-    // 14: 25 -> 5.8 and 37 -> 8.9; float16 by 16: 10.4 -> 3.2); on
-    // the 18 of 1,280 drawn from two other seeds (801, 802), 13.0 ->
-    // 5.5, none slower.
+    // 15-unit rows continued 29 times, a matrix of 435 rows). Measured
+    // on the 11 of the broad benchmark's 640 workloads that this
+    // changes, 3 runs alternating, ratio to memcpy: geomean 6.7 -> 3.2,
+    // every one faster or the same (TF NCHW space-to-depth of uint8 by
+    // 12 and 14: 25 -> 5.8 and 37 -> 8.9; float16 by 16: 10.4 -> 3.2);
+    // on the 18 of 1,280 drawn from two other seeds (801, 802), 13.0 ->
+    // 5.5, none slower. Packed units too, since their partial squares
+    // take short sides (`takes_squares`): the 12 broad workloads of
+    // seeds 26, 801 and 802 this then changes (6- and 12-byte units, a
+    // side of 3 to 7 units continued into 24 to 1,024), 5 alternated
+    // runs, 2.79 -> 2.05 (TF NCHW space-to-depth of 12-byte units by 15,
+    // 5.3 MiB, 4.4 -> 1.7), one slower (1.06).
     let (my, mx) = match continues(s) {
-        _ if transpose::packed(unit) => (ny, nx),
         (true, _) => (rows.count * ny, nx),
         (_, true) => (ny, rows.count * nx),
         _ => (ny, nx),
@@ -246,4 +248,55 @@ fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize) -> Option<W
         && !simd_streams(nx, unit)
         && permute::takes(Way::Deinterleave, nx, unit, ny, m.isa);
     deinterleaves.then_some(Way::Deinterleave)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::arch::Isa;
+
+    /// The kernel an NCHW space-to-depth tile of `unit`-byte units gets:
+    /// `b` streams (a source row of `b * ny` units, each destination row
+    /// `ny` units), repeated `count` times, each repetition continuing the
+    /// destination rows (16 bytes apart beyond those), through the cache,
+    /// with VBMI's kernels.
+    fn space_to_depth(unit: usize, b: usize, ny: usize, count: usize) -> Kernel {
+        let u = unit as isize;
+        let rows = Rows { count, ss: b as isize * ny as isize * u, ds: ny as isize * u };
+        let dsx = (count * ny * unit + 16) as isize;
+        kernel(&TileShape {
+            rows,
+            nx: b,
+            ny,
+            ssy: b as isize * u,
+            dsx,
+            unit,
+            m: Mode { nt: false, isa: Isa::Avx512Vbmi },
+        })
+    }
+
+    /// With VBMI, deinterleaves of packed 6- and 12-byte units go in the
+    /// transpose's squares where the repetitions continue a short side to
+    /// 8 units or more (`takes_squares`, for the matrix of them all), and
+    /// 5- and 6-byte units not in squares by the byte permutes where a
+    /// step holds two units of each stream; otherwise the tile's own.
+    #[test]
+    fn packed_deinterleaves_take_the_squares_or_the_permutes() {
+        if !Isa::detect().runs_vbmi() {
+            return;
+        }
+        // 15 streams of 3-unit rows: continued 8 times, a 24 x 15 matrix.
+        assert_eq!(space_to_depth(6, 15, 3, 8), Kernel::Transpose);
+        assert_eq!(space_to_depth(12, 15, 3, 8), Kernel::Transpose);
+        // Once, 3 rows: too short a side for the squares; 15 streams of
+        // 6 bytes are too many for the permutes (one unit of each a step).
+        assert_eq!(space_to_depth(6, 15, 3, 1), Kernel::Own);
+        assert_eq!(space_to_depth(12, 15, 3, 1), Kernel::Own);
+        // 6 streams (too few for the squares): the permutes, for 5- and
+        // 6-byte units alone, not 8 (float64's own kernels).
+        assert_eq!(space_to_depth(6, 6, 5, 8), Kernel::Permute(Way::Deinterleave));
+        assert_eq!(space_to_depth(5, 6, 5, 8), Kernel::Permute(Way::Deinterleave));
+        assert_eq!(space_to_depth(6, 11, 5, 1), Kernel::Own);
+        assert_ne!(space_to_depth(8, 6, 5, 8), Kernel::Permute(Way::Deinterleave));
+    }
 }
