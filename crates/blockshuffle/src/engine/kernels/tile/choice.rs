@@ -190,7 +190,7 @@ fn kernel(s: &TileShape) -> Kernel {
     // 5.5, none slower. Packed units too, since their partial squares
     // take short sides (`takes_squares`): the 12 broad workloads of
     // seeds 26, 801 and 802 this then changes (6- and 12-byte units, a
-    // side of 3 to 7 units continued into 24 to 1,024), 5 alternated
+    // side of 3 to 7 units continued into 12 to 1,024), 5 alternated
     // runs, 2.79 -> 2.05 (TF NCHW space-to-depth of 12-byte units by 15,
     // 5.3 MiB, 4.4 -> 1.7), one slower (1.06).
     let (my, mx) = match continues(s) {
@@ -296,6 +296,8 @@ mod tests {
         // 6-byte units alone, not 8 (float64's own kernels).
         assert_eq!(space_to_depth(6, 6, 5, 8), Kernel::Permute(Way::Deinterleave));
         assert_eq!(space_to_depth(5, 6, 5, 8), Kernel::Permute(Way::Deinterleave));
+        // 11 streams of 5 rows, once: too many for the permutes' two units
+        // of 6 bytes a step, too short a side for the squares.
         assert_eq!(space_to_depth(6, 11, 5, 1), Kernel::Own);
         assert_ne!(space_to_depth(8, 6, 5, 8), Kernel::Permute(Way::Deinterleave));
     }

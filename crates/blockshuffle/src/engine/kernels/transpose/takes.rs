@@ -116,7 +116,6 @@ pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, s
 /// one whose destination rows are each one run of its rows, which they
 /// interleave run by run (the caller's choice: see
 /// `kernels::tile::copy_tile`).
-/// Whether [`transpose`](super::transpose) takes a tile of 8-byte units,
 ///
 /// Measured on the 111 broad workloads (seeds 26, 801, 802) with a tile of
 /// float64 shorter than 16 on a side, 5 alternated runs each, time after
@@ -129,7 +128,6 @@ pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, s
 /// of 4 and 2: their 146 and 63 such workloads went slower (1.13, 1.12);
 /// 16-byte units under this rule, 0.99, those with a side of one square
 /// (4 units) 1.15, up to 1.85.
-/// Measured on the 111 broad workloads (seeds 26, 801, 802) with a tile of
 ///
 /// Packed 6- and 12-byte units (deinterleaves into 8 to 15 streams, which
 /// went a unit at a time, or as rows of every `n`-th unit where the plan
@@ -146,7 +144,6 @@ pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, s
 /// workloads (1.3 to 2.2 times the time), and 4-byte units gained on 12
 /// streams and lost on 11 and 13 to 15 (24 workloads, 0.70 to 1.52 the
 /// time).
-/// Packed 6- and 12-byte units (deinterleaves into 8 to 15 streams, which
 pub(crate) fn takes_squares(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
     let side = wide_side(unit);
     // A side of `n` units runs in `n.div_ceil(side)` squares, a partial one
