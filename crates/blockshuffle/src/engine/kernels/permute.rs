@@ -129,7 +129,7 @@ impl Indices {
                 unit += 1;
             }
             let mut unit = 1;
-            while unit <= MAX_DEINTERLEAVE_UNIT && deinterleaves(b, unit) {
+            while deinterleaves(b, unit) {
                 let k = STEP / (b * unit);
                 let mut q = 0;
                 while q < k * unit {
