@@ -270,9 +270,11 @@ impl Exec<'_> {
                 if !free(&loops) {
                     return false;
                 }
+                // The last two loops in each call (its setup paid once for both).
                 let rows = Rows::of(&loops[m - 1]);
-                odometer(&loops[..m - 1], so, dof, |so, dof| {
-                    gather::run(g, rows, src.wrapping_offset(so), dst.wrapping_offset(dof), false, p.isa)
+                let middle = Rows::of(&loops[m - 2]);
+                odometer(&loops[..m - 2], so, dof, |so, dof| {
+                    gather::run(g, middle, rows, src.wrapping_offset(so), dst.wrapping_offset(dof), false, p.isa)
                 });
             } else if p.tile {
                 if !free(&loops) {
@@ -802,7 +804,7 @@ impl Exec<'_> {
         // SAFETY: forwarded.
         unsafe {
             if let Some(g) = &self.plan.gather {
-                gather::run(g, Rows { count: n, ss, ds }, src, dst, self.nt, self.plan.isa);
+                gather::run(g, Rows::ONE, Rows { count: n, ss, ds }, src, dst, self.nt, self.plan.isa);
             } else if self.nt && self.plan.gathered && ds == unit as isize {
                 gather_lines(w, n, src, ss, dst, unit, self.plan.isa);
             } else if self.lines() {
