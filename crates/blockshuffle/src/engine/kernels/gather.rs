@@ -20,7 +20,7 @@
 //! built with the gather.
 //!
 //! What it buys is measured at the planner's rule that makes blocks of
-//! the innermost loops (`plan::rules::gather_block`).
+//! the innermost loops (`plan::gathers::gather_block`).
 //!
 //! Layer: kernels; imports [`nest`](super::nest) and arch.
 

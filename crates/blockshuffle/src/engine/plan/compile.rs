@@ -11,7 +11,7 @@
 //! on both sides, and folds the innermost contiguous run into one wide unit.
 //! With AVX512-VBMI, a small destination block of several loops (at most
 //! 256 bytes from a few source rows) becomes the unit, gathered by byte
-//! permutes ([`gather_block`](super::rules::gather_block)).
+//! permutes ([`gather_block`](super::gathers::gather_block)).
 //! Short units make a transposing tile ([`choose_tile`](super::rules::choose_tile)), which may carry
 //! a padding or crop window on its block position. Then, for large
 //! (streaming) outputs, it reorders the loops: long units sweep a few
@@ -37,6 +37,7 @@
 use arrayvec::ArrayVec;
 
 use super::order::*;
+use super::gathers::gather_block;
 use super::rules::*;
 use super::staging::{destination_stage, tile_stage, DestinationStage, TileStage};
 use crate::engine::arch::Isa;

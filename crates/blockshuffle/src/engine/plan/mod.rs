@@ -3,6 +3,7 @@
 //!
 //! - [`compile`]: the plan and its compilation;
 //! - [`rules`]: the predicates and constants that choose its paths;
+//! - [`gathers`]: the rules of blocks gathered by byte permutes;
 //! - [`order`]: the loop orders, and the moves that make them;
 //! - [`staging`]: how a streaming tile of many streams is staged.
 //!
@@ -10,6 +11,7 @@
 //! kernels accept) and arch; never exec.
 
 pub(crate) mod compile;
+pub(crate) mod gathers;
 pub(crate) mod order;
 pub(crate) mod rules;
 pub(crate) mod staging;

@@ -15,8 +15,6 @@ use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
 use crate::engine::kernels::carried::{CARRIED_STREAMS, PADDED_ROWS_BYTES};
-use crate::engine::kernels::copy::odometer;
-use crate::engine::kernels::gather::{self, Gather, MAX_BLOCK};
 use crate::engine::kernels::interleave_carried::interleaves_carried;
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
 use crate::engine::kernels::permute::{self, Way};
@@ -891,94 +889,4 @@ pub(super) fn segments_carry_level(loops: &[Loop], unit: usize, isa: Isa) -> Opt
         && x.count.checked_mul(seg).is_some_and(|r| loops[n - 3].ds == r as isize)
         && free(&loops[n - 3]);
     fits.then_some(n - 3)
-}
-
-/// The innermost loops whose destination is one contiguous block of at
-/// most [`MAX_BLOCK`] bytes, at least two of them, none carrying or read
-/// by a window, with at least one loop outside them, as a [`Gather`]
-/// (when `gather::takes` their length): the index of the first of them,
-/// and the gather of a block. The block then is the plan's unit, its
-/// bytes moved by byte permutes whatever the loops inside it. A streaming
-/// plan's blocks must be whole lines (streamed whole); others keep their
-/// path.
-///
-/// A block of one loop is one unit from each of a few rows: an
-/// interleave, which the tile kernels do better from whole rows (measured
-/// on the 389 such workloads of seeds 26, 801 and 802, 3 alternated runs,
-/// ratio to memcpy: 3.03 -> 4.77 gathered).
-///
-/// Measured on the 99 workloads of those seeds whose blocks it gathers
-/// (one thread, ratio to memcpy, 3 alternated runs): geomean 7.29 ->
-/// 4.31, 76 faster, 19 slower (with their outer loops one flat loop,
-/// `Exec::flat`, 3.86). Blocks of up to 64 bytes (17) 13.2 ->
-/// 7.3, 65 to 128 (34) 7.3 -> 4.9, 129 to 256 (48) 6.0 -> 3.3. einops
-/// `b (h p1) (w p2) c -> b h w (c p2 p1)` of uint8 by 2 x 8 (67 MiB) 22.3
-/// -> 0.97 (the 64-byte blocks streamed), of float16 by 3 x 5 38.0 ->
-/// 2.0; PyTorch pixel unshuffle of float16 by 6 36.8 -> 3.0; the worst,
-/// TF space-to-batch of float64 by 13 x 14 x 12 10.4 -> 18.3, ONNX DCR
-/// depth-to-space of float32 by 13 7.4 -> 10.4 (both below 1 MiB).
-///
-/// A block whose rows take more loads than a gather has (16 rows of 15
-/// bytes straddle its registers) goes as the largest block of fewer loops
-/// (at least two) whose rows do not: OpenVINO depth-to-space by 4 of 3-D
-/// blocks of 3-byte units, whose 240-byte blocks were tiles of 5 x 4
-/// units, in 60-byte blocks of 4 rows, 0.077 -> 0.028 ms; of float16, 0.079
-/// -> 0.039 ms; space-to-depth by 5 of 12-byte units, 0.066 -> 0.048 ms
-/// (the 3 of 1,920 broad workloads, seeds 26, 801 and 802, whose plans
-/// this changes; 3 alternated runs).
-///
-/// Without VBMI, AVX2's byte shuffles gather blocks of bytes only
-/// ([`gathers`]). Measured on an AMD Zen 3 (one thread, 4 alternated
-/// runs, each workload's best, ratio to memcpy): the one broad workload
-/// of 1,920 (seeds 26, 801, 802) this reaches, einops' uint8 above, 16.1
-/// -> 1.9 (10.9 -> 2.2 in a second run); 40 more einops rearranges of
-/// uint8 blocks drawn beside it (5 patterns, blocks 2 x 2 to 8 x 16, 0.5
-/// to 96 MiB), the 8 it reaches 0.36 of the time (32 MiB, 3: 0.17;
-/// `(c p2 p1)` by 2 x 16, 12.7 -> 1.9x memcpy), 2 slower (1.2, of 4 and
-/// 0.5 MiB), 8 it does not reach 0.93. The 28 broad workloads
-/// that AVX2's gathers reached with wider units, which the tile kernels
-/// move whole, went 1.1 to 7.5 times slower (geomean 3.1; pixel shuffle
-/// of float64 by 4, 1.4 -> 7.6x memcpy).
-pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, isa: Isa) -> Option<(usize, Gather)> {
-    // The blocks of loops `k..`, largest last: `(k, len)`.
-    let mut blocks: ArrayVec<(usize, usize), MAX_LOOPS> = ArrayVec::new();
-    let mut k = loops.len();
-    let mut len = unit;
-    while k > 1 {
-        let l = &loops[k - 1];
-        let whole = len.saturating_mul(l.count);
-        if !free(l) || l.ds != len as isize || whole > MAX_BLOCK {
-            break;
-        }
-        (len, k) = (whole, k - 1);
-        blocks.push((k, len));
-    }
-    if k + 2 > loops.len() || !gather::takes(len, isa) || (streaming && !len.is_multiple_of(LINE)) {
-        return None;
-    }
-    // Destination byte `t` of a block comes from source byte `from[t]`;
-    // the bytes of a block of fewer loops are the first of the largest's.
-    let mut from: ArrayVec<isize, MAX_BLOCK> = ArrayVec::new();
-    from.extend((0..len).map(|_| 0));
-    odometer(&loops[k..], 0, 0, |so, dof| {
-        for b in 0..unit {
-            from[dof as usize + b] = so + b as isize;
-        }
-    });
-    // A block whose rows take more loads than the gather has goes as the
-    // largest block of fewer loops that does not (of two loops at least).
-    blocks.iter().rev().take_while(|&&(k, len)| k + 2 <= loops.len() && gather::takes(len, isa)).find_map(
-        |&(k, len)| {
-            let whole_lines = !streaming || len.is_multiple_of(LINE);
-            whole_lines.then(|| Gather::new(&from[..len]).filter(|g| gathers(g, unit, isa)).map(|g| (k, g))).flatten()
-        },
-    )
-}
-
-/// Whether [`gather_block`] gathers blocks by `g` on `isa`, of
-/// `unit`-byte units: with VBMI, every block; with AVX2 alone, where its
-/// shuffles take the block ([`Gather::runs_on`]) and its units are bytes,
-/// which no other kernel moves more than one at a time in such blocks.
-fn gathers(g: &Gather, unit: usize, isa: Isa) -> bool {
-    isa >= Isa::Avx512Vbmi || unit == 1 && g.runs_on(isa)
 }

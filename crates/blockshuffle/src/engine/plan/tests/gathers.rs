@@ -1,6 +1,6 @@
 //! Small destination blocks gathered by byte permutes ([`gather_block`]).
 
-use super::super::rules::*;
+use super::super::gathers::gather_block;
 use super::l;
 use crate::engine::arch::Isa;
 
