@@ -3,9 +3,10 @@
 //! streamed or not: blocks whose rows take more loads than a gather has go
 //! as the largest block of fewer loops that fits (OpenVINO depth-to-space
 //! and space-to-depth of 3-D blocks, whose whole block of 240 bytes comes
-//! from 16 rows of 15 bytes, and whose 60-byte rows of it from 4).
+//! from 16 rows of 15 bytes, and whose 60-byte rows of it from 4), and
+//! blocks whose rows the next blocks' continue go a few at once.
 
-use blockshuffle::{openvino, Operator, Plan, Streaming};
+use blockshuffle::{openvino, tf, Operator, Plan, Streaming};
 
 mod common;
 use common::reference::*;
@@ -47,4 +48,36 @@ fn space_to_depth_of_3d_blocks_matches_the_reference() {
     let n = out_shape.iter().product::<usize>();
     let want = invert(&x, n, 12, |labels| ref_depth_to_space_cf(labels, &out_shape, 8, 1, 5, false).0);
     check(&plan, &x, 12, &want);
+}
+
+#[test]
+fn blocks_whose_rows_continue_into_the_next_ones_match_the_reference() {
+    // Channels-first depth-to-space with short spatial rows (TF's NCHW):
+    // each row of the source continues into the next spatial row's, so
+    // the blocks of 2 or 4 spatial rows go at once. By 16 of float32
+    // (128-byte blocks from 16 rows of 8 bytes), by 3 of float16.
+    for (shape, elem, b) in [([2usize, 256, 2, 2], 4usize, 16usize), ([1, 36, 4, 3], 2, 3)] {
+        let plan = openvino::DepthToSpace::blocks_first(b as i64).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * elem, 3);
+        let (want, out_shape) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, true);
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        check(&plan, &x, elem, &want);
+    }
+    // TF batch-to-space of uint8 cropped on its first spatial axis: a
+    // window outside the blocks, which go 3 at once along another loop.
+    let shape = [495usize, 7, 6, 7];
+    let crops = [[10, 5], [0, 0], [0, 0]];
+    let plan = tf::BatchToSpaceNd::new(&[11, 9, 5], &crops).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>(), 5);
+    let (want, out_shape) = ref_batch_to_space(&x, &shape, 1, &[11, 9, 5], &[[10, 5], [0, 0], [0, 0]]);
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    check(&plan, &x, 1, &want);
+    // Padded instead (TF space-to-batch of float64), one at a time: a
+    // padded position's fill is one block's.
+    let shape = [2usize, 15, 42, 24];
+    let plan = tf::SpaceToBatchNd::new(&[13, 14, 12], &[[0, 11], [0, 0], [0, 0]]).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * 8, 7);
+    let (want, out_shape) = ref_space_to_batch(&x, &shape, 8, &[13, 14, 12], &[[0, 11], [0, 0], [0, 0]]);
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    check(&plan, &x, 8, &want);
 }

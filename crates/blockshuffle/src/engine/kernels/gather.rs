@@ -12,6 +12,12 @@
 //! (`vpermt2b`), or two and a blend from four registers, and one store,
 //! whatever the loops inside it.
 //!
+//! Where the next blocks' rows continue a block's (depth-to-space of
+//! short spatial rows: a row's next spatial row follows it in the
+//! source), 2 to 4 blocks go at once ([`Gather::repeated`]): their rows
+//! loaded once, as longer rows, each block's parts permuted and stored at
+//! its own place.
+//!
 //! Without VBMI, AVX2 gathers blocks of a whole number of 16 bytes
 //! ([`Gather::runs_on`]): the rows cut into pieces of at most 16 bytes,
 //! each loaded exactly into both lanes of a register, and each 32
@@ -73,18 +79,37 @@ struct Load {
     mask: u64,
 }
 
-/// How a block of `len` destination bytes is gathered: plain data, built
-/// once by the planner.
+/// A permute's 64 destination bytes (or fewer, at a block's end): `n`
+/// bytes from `at` (bytes from the first block's destination position).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Part {
+    at: isize,
+    n: u8,
+}
+
+/// How a block of `len` destination bytes is gathered, or `copies` such
+/// blocks at once whose source rows continue one another's (see
+/// [`Gather::repeated`]): plain data, built once by the planner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Gather {
     len: usize,
+    /// Blocks gathered at once.
+    copies: usize,
     /// The loads, by register.
     loads: ArrayVec<Load, MAX_LOADS>,
     /// Registers the loads fill (1 to 4), and the end of each one's loads.
     regs: usize,
     ends: [u8; MAX_BLOCK / 64],
-    /// Destination byte `t` of a block is lane `idx[t]` of the registers
-    /// side by side (register `idx[t] / 64`).
+    /// The permutes' destinations: each copy's parts, copy by copy. A
+    /// table, read as each part is stored: two loads more a part, which
+    /// the broad workloads' single blocks measured 1.5 to 4% slower than
+    /// parts computed for one block alone; but computed from the copies'
+    /// stride, the copies gained half as much, and a branch to the
+    /// computed parts for single blocks made both slower (single blocks
+    /// 18%).
+    parts: ArrayVec<Part, { MAX_BLOCK / 64 }>,
+    /// Destination byte `t` of part `q` is lane `idx[q * 64 + t]` of the
+    /// registers side by side (register `idx[..] / 64`).
     idx: [u8; MAX_BLOCK],
     /// AVX2's form ([`Avx2`]), where AVX2 gathers the block (see
     /// [`Gather::runs_on`]).
@@ -110,10 +135,34 @@ impl Gather {
     /// unless there are 2 to [`MAX_BLOCK`] bytes in rows that take at most
     /// [`MAX_LOADS`] loads. Its loads read exactly the bytes `from` names.
     pub(crate) fn new(from: &[isize]) -> Option<Gather> {
-        if !(2..=MAX_BLOCK).contains(&from.len()) {
+        Gather::repeated(from, 1, 0, 0)
+    }
+
+    /// The gather of `copies` blocks at once, copy `j` of each the block
+    /// of [`Gather::new`] (of `from`) moved `j * ss` source and `j * ds`
+    /// destination bytes on: their source rows loaded once for all the
+    /// copies where they continue one another (such as a block's rows
+    /// and the next block's, `ss` bytes on, in the rows of a depth-to-space
+    /// whose spatial rows are short). `None` unless a block is 2 to
+    /// [`MAX_BLOCK`] bytes, the copies' bytes at most [`MAX_BLOCK`] in at
+    /// most four permutes (of 64 destination bytes each, a block's own),
+    /// their rows taking at most [`MAX_LOADS`] loads. Its loads read
+    /// exactly the bytes the copies' `from` name. AVX2's shuffles gather
+    /// one copy only ([`Gather::runs_on`]).
+    pub(crate) fn repeated(from: &[isize], copies: usize, ss: isize, ds: isize) -> Option<Gather> {
+        let len = from.len();
+        let per_copy = len.div_ceil(64);
+        if !(2..=MAX_BLOCK).contains(&len) || copies == 0 || copies.checked_mul(per_copy)? > MAX_BLOCK / 64 {
             return None;
         }
-        let mut sorted: ArrayVec<isize, MAX_BLOCK> = from.iter().copied().collect();
+        // The copies' source bytes, copy by copy.
+        let mut all: ArrayVec<isize, MAX_BLOCK> = ArrayVec::new();
+        for j in 0..copies as isize {
+            for &f in from {
+                all.try_push(f.checked_add(j.checked_mul(ss)?)?).ok()?;
+            }
+        }
+        let mut sorted = all.clone();
         sorted.sort_unstable();
         // Rows: maximal runs of consecutive source bytes (a byte named
         // twice, by a broadcast, is loaded once), packed into lanes in
@@ -145,13 +194,25 @@ impl Gather {
         for (r, end) in ends.iter_mut().enumerate() {
             *end = loads.iter().filter(|l| l.reg as usize <= r).count() as u8;
         }
+        // Copy `j`'s part `p` is permute `j * per_copy + p`.
         let mut idx = [0u8; MAX_BLOCK];
-        for (t, &s) in from.iter().enumerate() {
-            // The row holding byte `s`: the last starting at or before it.
-            let &(start, at) = starts.iter().rev().find(|(start, _)| *start <= s).expect("every byte is in a row");
-            idx[t] = (at + (s - start) as usize) as u8;
+        let mut parts: ArrayVec<Part, { MAX_BLOCK / 64 }> = ArrayVec::new();
+        for j in 0..copies {
+            for p in 0..per_copy {
+                let n = (len - p * 64).min(64);
+                let q = parts.len();
+                parts.push(Part { at: (j as isize).checked_mul(ds)?.checked_add(p as isize * 64)?, n: n as u8 });
+                for t in 0..n {
+                    let s = all[j * len + p * 64 + t];
+                    // The row holding byte `s`: the last starting at or before it.
+                    let &(start, at) =
+                        starts.iter().rev().find(|(start, _)| *start <= s).expect("every byte is in a row");
+                    idx[q * 64 + t] = (at + (s - start) as usize) as u8;
+                }
+            }
         }
-        Some(Gather { len: from.len(), loads, regs, ends, idx, avx2: Avx2::new(&runs, from) })
+        let avx2 = if copies == 1 { Avx2::new(&runs, from) } else { None };
+        Some(Gather { len, copies, loads, regs, ends, parts, idx, avx2 })
     }
 
     /// Whether [`run`] gathers these blocks on `isa` by its vector
@@ -167,8 +228,12 @@ impl Gather {
         self.len
     }
 
+    /// Blocks gathered at once (see [`Gather::repeated`]).
+    pub(crate) fn copies(&self) -> usize {
+        self.copies
+    }
+
     /// Source rows' loads of a block (a row's part in each register).
-    #[cfg(test)]
     pub(crate) fn loads(&self) -> usize {
         self.loads.len()
     }
@@ -228,12 +293,14 @@ impl Avx2 {
     }
 }
 
-/// Gathers `outer.count * rows.count` blocks: block `(o, r)` from the
+/// Gathers `outer.count * rows.count` repetitions of `g`'s blocks (its
+/// [`copies`](Gather::copies) at once): repetition `(o, r)` from the
 /// source at `src + o * outer.ss + r * rows.ss` (its bytes at the offsets
-/// `g` was built from) to the `g.len()` destination bytes at `dst + o *
-/// outer.ds + r * rows.ds`, with the byte permutes when the CPU and `isa`
-/// run them, one byte at a time otherwise. `nt`: blocks of whole lines at
-/// line-aligned destinations bypass the cache.
+/// `g` was built from) to the destination at `dst + o * outer.ds + r *
+/// rows.ds` (each copy's `g.len()` bytes at its own offset from there),
+/// with the byte permutes when the CPU and `isa` run them, one byte at a
+/// time otherwise. `nt`: blocks of whole lines at line-aligned
+/// destinations bypass the cache.
 ///
 /// Two loops of blocks rather than one: a call's setup (the permutes'
 /// indices into registers) is paid once for both, where the inner loop
@@ -268,9 +335,11 @@ pub(crate) unsafe fn run(g: &Gather, outer: Rows, rows: Rows, src: *const u8, ds
                 }
             }
         }
-        for t in 0..g.len {
-            // SAFETY: the block's destination bytes (caller).
-            unsafe { *d.add(t) = v[g.idx[t] as usize] };
+        for (q, part) in g.parts.iter().enumerate() {
+            for t in 0..part.n as usize {
+                // SAFETY: a copy's destination bytes (caller).
+                unsafe { *d.wrapping_offset(part.at).add(t) = v[g.idx[q * 64 + t] as usize] };
+            }
         }
     });
 }
@@ -302,7 +371,10 @@ fn each_block(outer: Rows, rows: Rows, src: *const u8, dst: *mut u8, mut f: impl
 /// Whether every block [`run`] gathers is whole destination lines at a
 /// line's start, so that its stores may bypass the cache.
 fn streams_lines(g: &Gather, outer: Rows, rows: Rows, dst: *mut u8) -> bool {
-    g.len.is_multiple_of(64) && rows.ds % 64 == 0 && outer.ds % 64 == 0 && (dst as usize).is_multiple_of(64)
+    g.parts.iter().all(|p| p.n == 64 && p.at % 64 == 0)
+        && rows.ds % 64 == 0
+        && outer.ds % 64 == 0
+        && (dst as usize).is_multiple_of(64)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -337,19 +409,18 @@ mod x86 {
     /// As [`run`]; `g`'s loads fill at most `REGS` registers.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     unsafe fn blocks<const REGS: usize>(g: &Gather, outer: Rows, rows: Rows, src: *const u8, dst: *mut u8, nt: bool) {
-        // 64-byte destination parts and the last one's bytes.
-        let (parts, last) = (g.len.div_ceil(64), g.len - (g.len - 1) / 64 * 64);
         let stream = nt && streams_lines(g, outer, rows, dst);
-        // SAFETY: each load reads only its mask's lanes, the block's source
-        // bytes; the stores write the block's `len` destination bytes
-        // (caller), streamed only in whole aligned lines (checked above).
+        // SAFETY: each load reads only its mask's lanes, the copies' source
+        // bytes; the stores write each copy's `len` destination bytes (its
+        // parts: caller), streamed only in whole aligned lines (checked
+        // above).
         unsafe {
             let mut idx = [_mm512_setzero_si512(); MAX_BLOCK / 64];
             // Lanes of the high pair (registers 2 and 3) in each part.
             let mut high = [0u64; MAX_BLOCK / 64];
-            for p in 0..parts {
-                idx[p] = _mm512_loadu_si512(g.idx[p * 64..].as_ptr().cast());
-                high[p] = _mm512_cmpge_epu8_mask(idx[p], _mm512_set1_epi8(-128));
+            for q in 0..g.parts.len() {
+                idx[q] = _mm512_loadu_si512(g.idx[q * 64..].as_ptr().cast());
+                high[q] = _mm512_cmpge_epu8_mask(idx[q], _mm512_set1_epi8(-128));
             }
             each_block(outer, rows, src, dst, |s, d| {
                 // Zero-masked loads ORed together: independent of one
@@ -362,21 +433,21 @@ mod x86 {
                         *v = _mm512_or_si512(*v, _mm512_maskz_loadu_epi8(l.mask, s.wrapping_offset(l.at).cast()));
                     }
                 }
-                for p in 0..parts {
+                for (q, part) in g.parts.iter().enumerate() {
                     let mut out = if REGS == 1 {
-                        _mm512_permutexvar_epi8(idx[p], v[0])
+                        _mm512_permutexvar_epi8(idx[q], v[0])
                     } else {
-                        _mm512_permutex2var_epi8(v[0], idx[p], v[1])
+                        _mm512_permutex2var_epi8(v[0], idx[q], v[1])
                     };
                     if REGS > 2 {
-                        let upper = _mm512_permutex2var_epi8(v[2], idx[p], v[3]);
-                        out = _mm512_mask_blend_epi8(high[p], out, upper);
+                        let upper = _mm512_permutex2var_epi8(v[2], idx[q], v[3]);
+                        out = _mm512_mask_blend_epi8(high[q], out, upper);
                     }
-                    let to = d.wrapping_add(p * 64);
+                    let to = d.wrapping_offset(part.at);
                     if stream {
                         _mm512_stream_si512(to.cast(), out);
                     } else {
-                        _mm512_mask_storeu_epi8(to.cast(), lanes(0, if p + 1 == parts { last } else { 64 }), out);
+                        _mm512_mask_storeu_epi8(to.cast(), lanes(0, part.n as usize), out);
                     }
                 }
             });
@@ -445,29 +516,42 @@ mod tests {
     /// buffers with margins) with `isa` and compares the whole destination
     /// with the oracle's: every block's bytes, no other byte.
     fn check(from: &[isize], ss: isize, ds: isize, gap: usize, nt: bool, isa: Isa) {
-        let g = Gather::new(from).expect("a gather");
+        check_copies(from, (1, 0), ss, ds, gap, nt, isa);
+    }
+
+    /// [`check`] of `copies.0` copies of each block at once, `copies.1`
+    /// source bytes apart, their destinations past the 5 blocks' (at line
+    /// starts).
+    fn check_copies(from: &[isize], copies: (usize, isize), ss: isize, ds: isize, gap: usize, nt: bool, isa: Isa) {
+        let (m, css) = copies;
+        let cds = (ds as usize * 5).next_multiple_of(64) as isize;
+        let g = Gather::repeated(from, m, css, cds).expect("a gather");
         let lo = *from.iter().min().unwrap();
         let hi = *from.iter().max().unwrap();
         let rows = Rows { count: 5, ss, ds };
-        // The outer loop: sources past the rows' (and 5 bytes more), and
-        // destinations `gap` bytes past a line start past theirs (with a
-        // gap of 64, at line starts, for the streamed stores).
-        let span = hi - lo + 1 + ss.abs() * 4;
-        let outer = Rows { count: 3, ss: span + 5, ds: ((ds as usize * 5).next_multiple_of(64) + gap) as isize };
-        // The source: every block's bytes, from `-lo` bytes in.
+        // The outer loop: sources past the rows' and copies' (and 5 bytes
+        // more), and destinations `gap` bytes past a line start past
+        // theirs (with a gap of 64, at line starts, for the streamed
+        // stores).
+        let span = hi - lo + 1 + ss.abs() * 4 + css.abs() * (m as isize - 1);
+        let outer = Rows { count: 3, ss: span + 5, ds: (m * cds as usize + gap) as isize };
+        // The source: every block's bytes, from `base` bytes in.
         let src_len = (span + 2 * outer.ss) as usize + 128;
         let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
         let dst_len = 3 * outer.ds as usize;
         // 64-byte aligned destinations, for the streamed stores.
         let mut buf = vec![0xA5u8; dst_len + 64];
         let shift = buf.as_ptr().align_offset(64);
-        let base = if ss < 0 { -lo + ss.abs() * 4 } else { -lo };
+        let back = |step: isize, n: usize| if step < 0 { step.abs() * (n as isize - 1) } else { 0 };
+        let base = -lo + back(ss, 5) + back(css, m);
         let mut want = vec![0xA5u8; dst_len];
         for o in 0..outer.count as isize {
             for r in 0..rows.count as isize {
-                for (t, &f) in from.iter().enumerate() {
-                    let s = src[(base + o * outer.ss + r * ss + f) as usize];
-                    want[(o * outer.ds + r * ds) as usize + t] = s;
+                for j in 0..m as isize {
+                    for (t, &f) in from.iter().enumerate() {
+                        let s = src[(base + o * outer.ss + r * ss + j * css + f) as usize];
+                        want[(o * outer.ds + r * ds + j * cds) as usize + t] = s;
+                    }
                 }
             }
         }
@@ -475,7 +559,8 @@ mod tests {
         unsafe {
             run(&g, outer, rows, src.as_ptr().wrapping_offset(base), buf.as_mut_ptr().add(shift), nt, isa);
         }
-        assert!(buf[shift..shift + dst_len] == want[..], "{from:?} ss {ss} ds {ds} gap {gap} nt {nt} {isa:?}");
+        let what = format!("{from:?} copies {copies:?} ss {ss} ds {ds} gap {gap} nt {nt} {isa:?}");
+        assert!(buf[shift..shift + dst_len] == want[..], "{what}");
     }
 
     /// A `p1 x p2 x c` block read `c`-fastest from `p1` rows `row` bytes
@@ -574,6 +659,61 @@ mod tests {
         assert_eq!(g.loads(), 8);
         assert_eq!(g.loads[1], Load { reg: 0, at: 777 - 50, mask: lanes(50, 64) });
         assert_eq!(g.loads[2], Load { reg: 1, at: 777 + 14, mask: lanes(0, 36) });
+    }
+
+    /// `rows` source rows of `n` bytes, `apart` bytes apart, written
+    /// transposed (a byte of each row in turn), as a depth-to-space of
+    /// short spatial rows gathers them.
+    fn rows_transposed(rows: usize, n: usize, apart: isize) -> Vec<isize> {
+        (0..n).flat_map(|b| (0..rows).map(move |r| r as isize * apart + b as isize)).collect()
+    }
+
+    #[test]
+    fn copies_whose_rows_continue_share_their_loads() {
+        // 16 rows of 8 bytes (a 128-byte block), twice: rows of 16 bytes,
+        // the 16 loads of one block; not continuing, 32 (more than a
+        // gather has).
+        let from = rows_transposed(16, 8, 512);
+        assert_eq!(Gather::new(&from).map(|g| g.loads()), Some(16));
+        assert_eq!(Gather::repeated(&from, 2, 8, 4096).map(|g| (g.loads(), g.copies())), Some((16, 2)));
+        assert_eq!(Gather::repeated(&from, 2, 100, 4096), None);
+        // At most four permutes: 3 copies of 100 bytes take 6.
+        let from = rows_transposed(4, 25, 300);
+        assert!(Gather::repeated(&from, 2, 25, 640).is_some());
+        assert_eq!(Gather::repeated(&from, 3, 25, 640), None);
+        assert_eq!(Gather::repeated(&from, 0, 25, 640), None);
+        // AVX2's shuffles gather one copy only.
+        let from = rows_transposed(2, 16, 300);
+        assert!(Gather::repeated(&from, 1, 16, 64).unwrap().runs_on(Isa::Avx2));
+        assert!(!Gather::repeated(&from, 2, 16, 64).unwrap().runs_on(Isa::Avx2));
+    }
+
+    #[test]
+    fn gathers_copies_like_the_oracle_on_every_isa() {
+        // (block, (copies, their source step), rows' source and destination steps)
+        type Case = (Vec<isize>, (usize, isize), isize, isize);
+        let cases: Vec<Case> = vec![
+            // Continued rows: 16 of 8 bytes twice, 6 of 2 bytes four times
+            // (a 12-byte block, its copies in one register), 4 of 25
+            // bytes twice (two parts each, the second of 36 bytes), 3 of
+            // 20 three times, backwards.
+            (rows_transposed(16, 8, 512), (2, 8), 128, 128),
+            (rows_transposed(6, 2, 40), (4, 2), 12, 12),
+            (rows_transposed(4, 25, 300), (2, 25), 100, 100),
+            (rows_transposed(3, 20, -200), (3, -20), 60, 64),
+            // Whole lines (streamed when `nt`), and copies whose rows do
+            // not continue.
+            (rows_transposed(8, 8, 100), (2, 8), 64, 64),
+            (rows_transposed(4, 8, 100), (3, 1000), 32, 40),
+        ];
+        let avx2 = Isa::detect().min(Isa::Avx2);
+        for isa in [Isa::Portable, Isa::baseline(), avx2, Isa::detect()] {
+            for (from, copies, ss, ds) in &cases {
+                for (nt, gap) in [(false, 64), (true, 64), (true, 72)] {
+                    check_copies(from, *copies, *ss, *ds, gap, nt, isa);
+                }
+            }
+        }
     }
 
     #[test]

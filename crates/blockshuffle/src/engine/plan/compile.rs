@@ -36,8 +36,8 @@
 
 use arrayvec::ArrayVec;
 
-use super::order::*;
 use super::gathers::gather_block;
+use super::order::*;
 use super::rules::*;
 use super::staging::{destination_stage, tile_stage, DestinationStage, TileStage};
 use crate::engine::arch::Isa;
@@ -538,10 +538,18 @@ impl CopyPlan {
 
         // 3''. Small destination blocks from a few source rows: each one
         // unit, gathered by byte permutes (streamed: blocks of whole lines).
-        if let Some((k, gather)) = gather_block(loops, self.unit, self.nt, self.isa) {
-            loops.truncate(k);
-            self.unit = gather.len();
-            self.gather = Some(gather);
+        if let Some(block) = gather_block(loops, self.unit, self.nt, self.fill, self.isa) {
+            loops.truncate(block.k);
+            // The loop whose repetitions are gathered a few at once: each
+            // index now the next copies (a loop of one, where it is all;
+            // its strides times a divisor of its count stay within its
+            // extent).
+            if let Some(o) = block.copies_of {
+                let (l, m) = (&mut loops[o], block.gather.copies());
+                (l.count, l.ss, l.ds) = (l.count / m, l.ss.wrapping_mul(m as isize), l.ds.wrapping_mul(m as isize));
+            }
+            self.unit = block.gather.len();
+            self.gather = Some(block.gather);
             destination_blocks(loops, self.unit, &mut self.dst_block);
             return;
         }
