@@ -3,26 +3,24 @@
 use super::super::gathers::gather_block;
 use super::l;
 use crate::engine::arch::Isa;
-use crate::engine::kernels::nest::Window;
+use crate::engine::kernels::nest::{Loop, Window};
+
+/// The loops of OpenVINO depth-to-space blocks first by 4 of 3-byte units
+/// `[2, 192, 11, 4, 5]`.
+fn ov_depth_to_space_by_4() -> [Loop; 7] {
+    [l(2, 126720, 126720), l(33, 60, 3840), l(4, 31680, 960), l(4, 15, 240), l(4, 7920, 60), l(5, 3, 12), l(4, 1980, 3)]
+}
 
 #[test]
 fn a_block_whose_rows_take_too_many_loads_gathers_a_smaller_one() {
-    // OpenVINO depth-to-space blocks first by 4 of 3-byte units [2, 192,
-    // 11, 4, 5]: the innermost three loops make a 240-byte destination
-    // block from 16 source rows of 15 bytes, which straddle the
-    // registers (more loads than a gather has); the innermost two, a
-    // 60-byte block from 4 rows, in one register.
-    let loops = [
-        l(2, 126720, 126720),
-        l(33, 60, 3840),
-        l(4, 31680, 960),
-        l(4, 15, 240),
-        l(4, 7920, 60),
-        l(5, 3, 12),
-        l(4, 1980, 3),
-    ];
+    // The innermost three loops make a 240-byte destination block from 16
+    // source rows of 15 bytes, which straddle the registers (more loads
+    // than a gather has); the innermost two, a 60-byte block from 4 rows,
+    // in one register (each of the 4 next ones continuing them: see
+    // below).
+    let loops = ov_depth_to_space_by_4();
     let b = gather_block(&loops, 3, false, false, Isa::Avx512Vbmi).expect("a gather");
-    assert_eq!((b.k, b.gather.len(), b.gather.loads() / b.gather.copies()), (5, 60, 1));
+    assert_eq!((b.k, b.gather.len()), (5, 60));
     // Streamed, blocks must be whole lines; without VBMI, no gather.
     assert!(gather_block(&loops, 3, true, false, Isa::Avx512Vbmi).is_none());
     assert!(gather_block(&loops, 3, false, false, Isa::Avx512).is_none());
@@ -47,18 +45,9 @@ fn repetitions_that_continue_a_blocks_rows_are_gathered_a_few_at_once() {
     // loop of 4 whose source stride (15) continues its rows: four copies
     // at once, in 7 loads (rows of 60 bytes straddling the registers),
     // where each alone takes 4.
-    let loops = [
-        l(2, 126720, 126720),
-        l(33, 60, 3840),
-        l(4, 31680, 960),
-        l(4, 15, 240),
-        l(4, 7920, 60),
-        l(5, 3, 12),
-        l(4, 1980, 3),
-    ];
+    let loops = ov_depth_to_space_by_4();
     let b = gather_block(&loops, 3, false, false, Isa::Avx512Vbmi).expect("a gather");
     assert_eq!((b.k, b.copies_of, b.gather.copies(), b.gather.loads()), (5, Some(3), 4, 7));
-    // The copies' loop keeps its place, its count divided (here, to 1).
     // Not along a loop that carries a window (the window would count its
     // copies), but along another where a third loop does and the window
     // crops (not where it pads: a padded position's fill is one block's);
