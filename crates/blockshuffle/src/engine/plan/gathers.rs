@@ -143,9 +143,9 @@ pub(super) struct Block {
 /// whole number of copies.
 fn copies(loops: &[Loop], k: usize, from: &[isize], single: &Gather) -> Option<(usize, Gather)> {
     let mut best: Option<(usize, Gather)> = None;
-    for (o, l) in loops[..k].iter().enumerate() {
+    for (o, l) in loops[..k].iter().enumerate().filter(|(_, l)| free(l)) {
         for m in 2..=MAX_BLOCK / 64 {
-            if !free(l) || !l.count.is_multiple_of(m) {
+            if !l.count.is_multiple_of(m) {
                 continue;
             }
             let Some(g) = Gather::repeated(from, m, l.ss, l.ds) else { continue };
