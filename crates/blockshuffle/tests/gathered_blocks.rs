@@ -4,14 +4,15 @@
 //! as the largest block of fewer loops that fits (OpenVINO depth-to-space
 //! and space-to-depth of 3-D blocks, whose whole block of 240 bytes comes
 //! from 16 rows of 15 bytes, and whose 60-byte rows of it from 4), and
-//! blocks whose rows the next blocks' continue go a few at once.
+//! blocks whose rows the next blocks' continue go a few at once (from
+//! row-major buffers, and from views whose channels are further apart).
 
 use blockshuffle::{openvino, tf, Operator, Plan, Streaming};
 
 mod common;
 use common::reference::*;
 use common::ALL_KERNELS;
-use common::{bytes, run_poisoned};
+use common::{bytes, check_with_channels_apart, run_poisoned};
 
 fn check(plan: &Plan, x: &[u8], elem: usize, want: &[u8]) {
     for kernels in ALL_KERNELS {
@@ -61,7 +62,9 @@ fn blocks_whose_rows_continue_into_the_next_ones_match_the_reference() {
         let x = bytes(shape.iter().product::<usize>() * elem, 3);
         let (want, out_shape) = ref_depth_to_space_cf(&x, &shape, elem, 1, b, true);
         assert_eq!(plan.output_shape(), out_shape.as_slice());
-        check(&plan, &x, elem, &want);
+        // From row-major buffers, and from views whose channels are
+        // further apart (each channel's rows continuing all the same).
+        check_with_channels_apart(&plan, &x, &shape, elem, 1, &want);
     }
     // TF batch-to-space of uint8 cropped on its first spatial axis: a
     // window outside the blocks, which go 3 at once along another loop.

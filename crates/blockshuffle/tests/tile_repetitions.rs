@@ -16,45 +16,11 @@
 //! the register kernels carry, which streamed are staged a chunk of rows
 //! at a time, each stream pushed to a slot of its own.
 
-use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator, Plan, Streaming};
+use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator};
 
 mod common;
 use common::reference::*;
-use common::ALL_KERNELS;
-use common::{bytes, run_poisoned, run_strided_poisoned};
-
-/// Runs `plan` on `x` (row-major, `shape`) and on a copy of it whose axis
-/// `lead` (the channels) is `gap` elements further apart, against `want`.
-fn check(plan: &Plan, x: &[u8], shape: &[usize], elem: usize, lead: usize, want: &[u8]) {
-    let what = format!("{} {shape:?} elem {elem}", plan.op());
-    // Strides in elements, the channels `gap` further apart, and `x` laid
-    // out so.
-    let gap = 5;
-    let mut strides = vec![0isize; shape.len()];
-    let mut acc = 1isize;
-    for i in (0..shape.len()).rev() {
-        strides[i] = acc;
-        acc *= shape[i] as isize;
-        if i == lead + 1 {
-            acc += gap;
-        }
-    }
-    let mut buf = vec![0u8; strided_span(shape, &strides, elem)];
-    for f in 0..shape.iter().product::<usize>() {
-        let idx = unravel(f, shape);
-        let off = idx.iter().zip(&strides).map(|(&i, &s)| i * s as usize).sum::<usize>() * elem;
-        buf[off..off + elem].copy_from_slice(&x[f * elem..(f + 1) * elem]);
-    }
-    for kernels in ALL_KERNELS {
-        for streaming in [Streaming::Never, Streaming::Always] {
-            let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
-            let y = run_poisoned(&plan, x, elem);
-            assert!(y == want, "{what} {kernels:?} {streaming:?}");
-            let got = run_strided_poisoned(&plan, &buf, &strides, elem);
-            assert!(got == want, "{what} {kernels:?} {streaming:?} strides {strides:?}");
-        }
-    }
-}
+use common::{bytes, check_with_channels_apart as check};
 
 /// TF NCHW depth-to-space by `b` of `shape` (`elem`-byte elements, the
 /// input from `seed`), its output shape and [`check`]ed.

@@ -7,7 +7,9 @@ pub mod reference;
 
 use std::mem::MaybeUninit;
 
-use blockshuffle::{Kernels, Plan};
+use blockshuffle::{Kernels, Plan, Streaming};
+
+use reference::{strided_span, unravel};
 
 /// Every kernel set a plan can be pinned to (a set the CPU lacks runs the
 /// widest one it has).
@@ -55,4 +57,39 @@ pub fn run_both(plan: &Plan, x: &[u8], elem: usize) -> Vec<u8> {
     let out = run_poisoned(plan, x, elem);
     assert!(plan.run_bytes(x, elem).unwrap() == out, "the allocating call differs from the one into a buffer");
     out
+}
+
+/// Runs `plan` on `x` (row-major, `shape`, `elem`-byte elements) and on a
+/// copy of it whose axis `lead` (the channels) is 5 elements further
+/// apart, with every kernel set, streamed or not, against `want`.
+#[allow(dead_code)]
+pub fn check_with_channels_apart(plan: &Plan, x: &[u8], shape: &[usize], elem: usize, lead: usize, want: &[u8]) {
+    let what = format!("{} {shape:?} elem {elem}", plan.op());
+    // Strides in elements, the channels `gap` further apart, and `x` laid
+    // out so.
+    let gap = 5;
+    let mut strides = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for i in (0..shape.len()).rev() {
+        strides[i] = acc;
+        acc *= shape[i] as isize;
+        if i == lead + 1 {
+            acc += gap;
+        }
+    }
+    let mut buf = vec![0u8; strided_span(shape, &strides, elem)];
+    for f in 0..shape.iter().product::<usize>() {
+        let idx = unravel(f, shape);
+        let off = idx.iter().zip(&strides).map(|(&i, &s)| i * s as usize).sum::<usize>() * elem;
+        buf[off..off + elem].copy_from_slice(&x[f * elem..(f + 1) * elem]);
+    }
+    for kernels in ALL_KERNELS {
+        for streaming in [Streaming::Never, Streaming::Always] {
+            let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
+            let y = run_poisoned(&plan, x, elem);
+            assert!(y == want, "{what} {kernels:?} {streaming:?}");
+            let got = run_strided_poisoned(&plan, &buf, &strides, elem);
+            assert!(got == want, "{what} {kernels:?} {streaming:?} strides {strides:?}");
+        }
+    }
 }
