@@ -245,6 +245,29 @@ fn full_line_squares_around_every_boundary() {
     }
 }
 
+/// Through the cache, a matrix of 256 KiB and 64 columns or more goes in
+/// strips of 16 destination rows (32 of 2-byte units), not 512 bytes:
+/// columns on both sides of 64 and past whole strips, rows on both sides
+/// of the 256 KiB, every kernel set, through the cache and asked to
+/// stream (where its rows are not whole lines: through the cache again,
+/// or shifted into them).
+#[test]
+fn full_line_squares_past_256_kib_go_in_strips_of_16_rows() {
+    for unit in [2, 3, 4, 6, 8, 12, 16] {
+        let strip = 16usize.next_multiple_of(wide_side(unit));
+        for cols in [63, 64, 64 + strip + 1] {
+            // The most rows under 256 KiB, and one more.
+            let under = (256usize << 10).div_ceil(cols * unit) - 1;
+            for rows in [under, under + 1] {
+                for isa in Isa::every_runnable() {
+                    check(rows, cols, unit, rows, cols, 0, 0, isa, false, 0);
+                    check(rows, cols, unit, rows, cols, 5, 3, isa, true, 0);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn full_line_squares_need_a_whole_square_on_both_sides() {
     assert!(square_sides(32, 32, 2, Isa::Sse2));

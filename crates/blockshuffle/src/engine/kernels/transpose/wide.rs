@@ -104,10 +104,56 @@ const STRIP_BYTES: usize = 512;
 /// packed squares' strips of 3-byte units, 2,048 bytes of them.
 const STRIP_COLS: usize = 1024;
 
+/// Bytes of a matrix from which, through the cache, its strips write at
+/// most [`CACHED_STREAMS`] destination rows (see [`strip_cols`]): past
+/// the first-level caches (a destination this small stays in the second
+/// level from call to call).
+const CACHED_MATRIX: usize = 256 << 10;
+
+/// Most destination rows a strip through the cache writes at once, in a
+/// matrix of [`CACHED_MATRIX`] bytes and more with 64 columns and more (or
+/// a square's side, where that is more): about the streams the
+/// second-level cache's prefetcher follows, so that each row's next lines
+/// are fetched for ownership before its stores reach them.
+const CACHED_STREAMS: usize = 16;
+
+/// The columns of [`units`]'s strips, a whole number of squares: those of
+/// [`Squares::STRIP`] bytes of each source row, or [`CACHED_STREAMS`]
+/// through the cache (not `streamed`) in a matrix of [`CACHED_MATRIX`]
+/// bytes and more where both its columns and a full strip's are at least
+/// four times that. A full strip writes one line of each of its
+/// destination rows (48 bytes of packed units) a step, 64 to 672 rows at
+/// once: more than the prefetcher follows, so that each store waits for
+/// its line to be read in. Under 64 columns, 16 a strip splits rows a
+/// strip would take whole and leaves a narrow strip behind.
+///
+/// Measured (this project's machine, Intel Xeon with AVX-512, one thread,
+/// ratio to memcpy, 10 alternated runs, each workload's best): 61 broad
+/// workloads of seeds 26, 801 and 802 picked as tiles in these squares
+/// with more than 16 columns (58 of them are), geomean 1.74 -> 1.65 (numpy
+/// transposes of 3-byte units, 225 and 152 MiB, 5.5 -> 3.2 and 4.6 ->
+/// 3.1; of 6-byte units, 0.6 MiB, 2.4 -> 1.5); the worst loss a float32
+/// transpose of 557 x 1,046 (2.2 MiB), 1.15 the time in three runs. With
+/// the AVX2 kernels (8 runs), 2.07 -> 2.02, but two 2-D transposes of
+/// 3-byte units (40 and 152 MiB) lost, 1.05 to 1.19 the time (AVX2's
+/// packed squares were measured best in strips of 2,048 bytes on AMD).
+/// Strips of 32 rows were worse than 16 on both kernel sets; strips of 16
+/// from 17 columns on lost on 21 to 33 columns (float32 of 33 columns,
+/// 1.30 the time).
+fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool) -> usize {
+    let full = S::STRIP / S::U / S::N * S::N;
+    let bytes = rows.saturating_mul(cols).saturating_mul(S::U);
+    if streamed || bytes < CACHED_MATRIX || full.min(cols) < 4 * CACHED_STREAMS {
+        full
+    } else {
+        full.min(CACHED_STREAMS.next_multiple_of(S::N))
+    }
+}
+
 /// [`transpose`] for `U`-byte units, in lanes of `L` bytes (`U` itself, or
 /// the next power of two for [`packed`] units), in squares of side `N`: the
-/// columns go in strips of (at most) [`Squares::STRIP`] bytes of the
-/// source rows, a whole number of squares; a strip's rows
+/// columns go in strips of a whole number of squares ([`strip_cols`]: at
+/// most [`Squares::STRIP`] bytes of the source rows); a strip's rows
 /// go `N` at a time, each step reading one run of every row and
 /// storing one line of each of the strip's destination rows, so that
 /// every destination row is written in order. Streamed, the first step
@@ -144,14 +190,15 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
     // SAFETY: forwarded; the rows start as each mode takes them.
     unsafe {
         if shifted {
-            chunks::<S, true>(mx, 0, false);
+            chunks::<S, true>(mx, strip_cols::<S>(rows, cols, true), 0, false);
         } else {
-            chunks::<S, false>(mx, lead, stream);
+            chunks::<S, false>(mx, strip_cols::<S>(rows, cols, stream), lead, stream);
         }
     }
 }
 
-/// [`units`]'s matrix a chunk of rows at a time: streamed from `lead`
+/// [`units`]'s matrix a chunk of rows at a time, in strips of `bc`
+/// columns ([`strip_cols`]): streamed from `lead`
 /// rows on (`stream`), or with every row shifted into whole lines
 /// (`SHIFTED`; a separate instance, so that the others' code and stack are
 /// as they were without it).
@@ -160,7 +207,7 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
 /// As [`transpose`]; streamed, every destination row starts `lead` units
 /// before a line boundary; `SHIFTED`, as [`units`] checks.
 #[inline(always)]
-unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, lead: usize, stream: bool) {
+unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: usize, stream: bool) {
     let Matrix { rows, cols, .. } = mx;
     // A real check at compile time: a strip's columns fit `out` (and,
     // shifted, `carry`).
@@ -184,7 +231,7 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, lead: usize, strea
         // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps
         // (shifted: `lead` is 0, so `start` is a whole number of lines'
         // units, `N`, and so is every step's).
-        unsafe { chunk::<S, SHIFTED>(mx, start, end, lead, stream, &mut out, &mut at, &mut carry) };
+        unsafe { chunk::<S, SHIFTED>(mx, bc, start, end, lead, stream, &mut out, &mut at, &mut carry) };
         start = end;
     }
     if stream || SHIFTED {
@@ -204,6 +251,7 @@ const SHIFTED_COLS: usize = STRIP_BYTES / 2;
 #[allow(clippy::too_many_arguments)]
 unsafe fn chunk<S: Squares, const SHIFTED: bool>(
     mx: Matrix,
+    bc: usize,
     start: usize,
     end: usize,
     lead: usize,
@@ -214,7 +262,6 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
 ) {
     let Matrix { cols, src, from, dst, to, .. } = mx;
     let (u, n_side) = (S::U, S::N);
-    let bc = S::STRIP / u / n_side * n_side;
     for c0 in (0..cols).step_by(bc) {
         let nc = bc.min(cols - c0);
         to.walk(c0, nc, |i, o| {
@@ -723,4 +770,43 @@ const fn interleave(from: u16) -> [u16; 32] {
         k += 1;
     }
     idx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `strip_cols`: 512 bytes of whole squares a strip, but through the
+    /// cache, from a matrix of 256 KiB and 64 columns on, 16 destination
+    /// rows (or a square's side, where that is more: 32 of 2-byte units);
+    /// streamed, the 512 bytes whatever the size.
+    #[test]
+    fn strips_through_the_cache_past_256_kib_write_16_rows() {
+        // 8-byte units: 64 columns; 511 x 64 x 8 bytes is just under 256
+        // KiB, 512 x 64 x 8 exactly it.
+        assert_eq!(strip_cols::<Masked<8, 8, 8>>(511, 64, false), 64);
+        assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, false), 16);
+        assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, true), 64);
+        assert_eq!(strip_cols::<Masked<4, 4, 16>>(1024, 64, false), 16);
+        assert_eq!(strip_cols::<Masked<4, 4, 16>>(1023, 64, false), 128);
+        // 2-byte units: squares of 32.
+        assert_eq!(strip_cols::<Masked<2, 2, 32>>(2047, 64, false), 256);
+        assert_eq!(strip_cols::<Masked<2, 2, 32>>(2048, 64, false), 32);
+        // Packed 3-byte units: 160 columns (480 bytes), then 16.
+        assert_eq!(strip_cols::<Masked<3, 4, 16>>(1365, 64, false), 160);
+        assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, false), 16);
+        assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, true), 160);
+        // Fewer than 64 columns, or a full strip of fewer (12-, 16- and
+        // 32-byte units: 40, 32 and 16 columns): the full strip, whatever
+        // the size.
+        assert_eq!(strip_cols::<Masked<8, 8, 8>>(600, 63, false), 64);
+        assert_eq!(strip_cols::<Masked<3, 4, 16>>(2000, 63, false), 160);
+        assert_eq!(strip_cols::<Masked<12, 16, 4>>(400, 64, false), 40);
+        assert_eq!(strip_cols::<Masked<16, 16, 4>>(400, 64, false), 32);
+        assert_eq!(strip_cols::<Masked<32, 32, 2>>(400, 64, false), 16);
+        // AVX2's packed squares: 2,048-byte strips (672 columns of 3
+        // bytes), then 16.
+        assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(100, 64, false), 672);
+        assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(1366, 64, false), 16);
+    }
 }
