@@ -187,12 +187,14 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
         && (dst as usize).is_multiple_of(S::U)
         && units_in(to.stride)
         && (cols <= to.inner || units_in(to.outer));
+    // Shifted rows are streamed too: full strips.
+    let bc = strip_cols::<S>(rows, cols, stream || shifted);
     // SAFETY: forwarded; the rows start as each mode takes them.
     unsafe {
         if shifted {
-            chunks::<S, true>(mx, strip_cols::<S>(rows, cols, true), 0, false);
+            chunks::<S, true>(mx, bc, 0, false);
         } else {
-            chunks::<S, false>(mx, strip_cols::<S>(rows, cols, stream), lead, stream);
+            chunks::<S, false>(mx, bc, lead, stream);
         }
     }
 }
