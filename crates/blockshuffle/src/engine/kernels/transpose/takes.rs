@@ -280,7 +280,9 @@ pub(super) fn square_sides(rows: usize, cols: usize, unit: usize, isa: Isa) -> b
 /// Whether both sides of a tile of `rows x cols` units of `unit` bytes are
 /// long enough for the full-line squares on `isa`: a whole square each
 /// way, and without masks (AVX2's, [`halves`], whose edges go a unit at a
-/// time) more than two.
+/// time) more than two; AVX2's packed squares ([`packed_halves`]), whose
+/// edges go as whole squares over the ones before them (through the
+/// cache: see `wide::Squares::OVERLAPS`), a whole square.
 ///
 /// A narrower side of 2-byte units (deinterleaves into 8 to 31 rows)
 /// stays with the blocked transpose's 8 x 8 squares (NCHW depth-to-space
@@ -295,7 +297,7 @@ pub(super) fn square_sides(rows: usize, cols: usize, unit: usize, isa: Isa) -> b
 /// 83 MiB, 4.2 -> 8.2).
 pub(super) fn long_enough(rows: usize, cols: usize, unit: usize, isa: Isa) -> bool {
     let side = wide_side(unit);
-    let min = if halves(unit, isa) || packed_halves(unit, isa) { 2 * side + 1 } else { side };
+    let min = if halves(unit, isa) { 2 * side + 1 } else { side };
     rows >= min && cols >= min
 }
 

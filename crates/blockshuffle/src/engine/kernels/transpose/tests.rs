@@ -245,6 +245,41 @@ fn full_line_squares_around_every_boundary() {
     }
 }
 
+/// AVX2's packed squares' edges go as whole squares over the ones before
+/// them: sides of one square to a few squares and a few units; a chunk's
+/// last rows fewer than a square (its square reaching into the chunk
+/// before); a strip's last columns fewer than a square, and a last strip
+/// narrower than one (strips of 16 columns past 256 KiB, of 2,048 bytes
+/// below); rows and columns with gaps between them, and in repetitions.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_packed_squares_overlap_their_edges() {
+    if Isa::detect() < Isa::Avx2 {
+        return;
+    }
+    for unit in [3, 6] {
+        let n = wide_side(unit);
+        let wide = 2048 / unit / n * n;
+        let sides = [
+            (n, n),
+            (n + 1, n),
+            (n, n + 1),
+            (2 * n - 1, 2 * n + 1),
+            (3 * n + 5, 2 * n + 7),
+            (CHUNK_ROWS + 5, n + 3),
+            (CHUNK_ROWS + n - 1, 100),
+            (n + 2, wide + 5),
+            (2 * n + 1, 2 * wide + n - 1),
+        ];
+        for (rows, cols) in sides {
+            assert!(in_squares(rows, cols, unit, Isa::Avx2, false), "{rows} x {cols}");
+            check(rows, cols, unit, rows, cols, 0, 0, Isa::Avx2, false, 0);
+            check(rows, cols, unit, rows, cols, 3, 7, Isa::Avx2, false, 5);
+            check(rows, cols, unit, 5, 3, 1, 2, Isa::Avx2, false, 0);
+        }
+    }
+}
+
 /// Through the cache, a matrix of 256 KiB and 64 columns or more goes in
 /// strips of 16 destination rows (32 of 2-byte units), not 512 bytes:
 /// columns on both sides of 64 and past whole strips, rows on both sides
@@ -390,18 +425,19 @@ fn avx2_squares_take_4_and_8_byte_units_and_packed_3_and_6_without_masks() {
     assert_eq!(packed_halves(3, Isa::detect()), Isa::detect() >= Isa::Avx2 && !masks(Isa::detect()));
 }
 
-/// AVX2's packed squares take tiles through the cache only, both sides
-/// more than two squares long (their edges go a unit at a time); streamed
-/// tiles of packed units stay with the tile's own kernels.
+/// AVX2's packed squares take tiles through the cache only, both sides a
+/// square long and [`MIN_SIDE`] (their edges go as whole squares over the
+/// ones before them); streamed tiles of packed units stay with the tile's
+/// own kernels.
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn avx2_packed_squares_take_long_tiles_through_the_cache() {
-    for (unit, side) in [(3, 16), (6, 8)] {
-        let long = 2 * side + 1;
-        assert!(super::takes(long, long, unit, Isa::Avx2, 48, false), "unit {unit}");
-        assert!(super::takes(1000, long, unit, Isa::Avx2, 7, false), "unit {unit}");
-        assert!(!super::takes(long - 1, 1000, unit, Isa::Avx2, 48, false), "unit {unit}");
-        assert!(!super::takes(1000, long - 1, unit, Isa::Avx2, 48, false), "unit {unit}");
+fn avx2_packed_squares_take_tiles_of_a_square_through_the_cache() {
+    for unit in [3, 6] {
+        let side = wide_side(unit).max(MIN_SIDE);
+        assert!(super::takes(side, side, unit, Isa::Avx2, 48, false), "unit {unit}");
+        assert!(super::takes(1000, side, unit, Isa::Avx2, 7, false), "unit {unit}");
+        assert!(!super::takes(side - 1, 1000, unit, Isa::Avx2, 48, false), "unit {unit}");
+        assert!(!super::takes(1000, side - 1, unit, Isa::Avx2, 48, false), "unit {unit}");
         assert!(!super::takes(1000, 1000, unit, Isa::Avx2, 64, true), "unit {unit}");
         assert!(!super::takes(1000, 1000, unit, Isa::Sse2, 48, false), "unit {unit}");
     }
@@ -414,9 +450,9 @@ fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
     assert!(takes(16, 16, 1, Isa::Portable));
     assert!(takes(16, 16, 2, Isa::Sse2));
     // A 16 x 16 square of packed units: AVX-512's, with VBMI's byte
-    // permutes (AVX2's need sides of more than two squares); others no
-    // kernel.
-    assert_eq!(takes(16, 16, 3, Isa::detect()), Isa::detect() >= Isa::Avx512Vbmi && masks(Isa::detect()));
+    // permutes, or AVX2's without masks; others no kernel.
+    let isa = Isa::detect();
+    assert_eq!(takes(16, 16, 3, isa), isa >= Isa::Avx512Vbmi && masks(isa) || packed_halves(3, isa));
     assert!(!takes(16, 16, 3, Isa::Avx512) && !takes(16, 15, 3, Isa::detect()) && !takes(16, 16, 5, Isa::detect()));
     for unit in [4, 8, 16, 32] {
         // Through the cache, AVX-512's full-line squares.

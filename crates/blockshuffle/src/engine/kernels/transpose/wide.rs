@@ -214,6 +214,8 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: u
     // A real check at compile time: a strip's columns fit `out` (and,
     // shifted, `carry`).
     const { assert!(S::STRIP / S::U <= STRIP_COLS && (!(SHIFTED && S::SHIFTS) || S::STRIP / S::U <= SHIFTED_COLS)) };
+    // And at run time, the strips' columns (`strip_cols`) within those.
+    assert!(0 < bc && bc <= S::STRIP / S::U, "a strip of {bc} columns");
     // Row pointers, written before they are read and never initialised as
     // a whole (8 KiB of stores a call, for a tile that may be 1 KiB).
     let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_COLS];
@@ -264,8 +266,19 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
 ) {
     let Matrix { cols, src, from, dst, to, .. } = mx;
     let (u, n_side) = (S::U, S::N);
+    // Edges as whole squares over the units before them (see
+    // `Squares::OVERLAPS`), through the cache.
+    let overlap = S::OVERLAPS && !stream && !SHIFTED;
     for c0 in (0..cols).step_by(bc) {
-        let nc = bc.min(cols - c0);
+        let mut nc = bc.min(cols - c0);
+        // A last strip narrower than a square: a square's columns,
+        // ending at the matrix's last.
+        let c0 = if overlap && nc < n_side && cols >= n_side {
+            nc = n_side;
+            cols - n_side
+        } else {
+            c0
+        };
         to.walk(c0, nc, |i, o| {
             out[i].write(dst.wrapping_offset(o));
         });
@@ -273,13 +286,17 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
         let out = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<*mut u8>(), nc) };
         let mut r0 = start;
         while r0 < end {
-            let nr = if r0 == 0 && lead > 0 { lead } else { n_side.min(end - r0) };
-            from.walk(r0, nr, |i, o| {
+            let step = if r0 == 0 && lead > 0 { lead } else { n_side.min(end - r0) };
+            // The step's rows `r..r + nr`: the chunk's last rows, fewer
+            // than a square, as the square's rows ending at its last
+            // (from before `start`, if need be).
+            let (r, nr) = if overlap && step < n_side && end >= n_side { (end - n_side, n_side) } else { (r0, step) };
+            from.walk(r, nr, |i, o| {
                 at[i].write(src.wrapping_offset(o + (c0 * u) as isize));
             });
             // SAFETY: the first `nr` were written just above.
             let at = unsafe { std::slice::from_raw_parts(at.as_ptr().cast::<*const u8>(), nr) };
-            let to = (r0 * u) as isize;
+            let to = (r * u) as isize;
             if SHIFTED && nr < n_side && r0 > start {
                 // The chunk's last rows, part of a square: the full
                 // columns' carried rows go first.
@@ -289,6 +306,9 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
             }
             for c in (0..nc).step_by(n_side) {
                 let n = n_side.min(nc - c);
+                // The strip's last columns, fewer than a square: the
+                // square's columns ending at its last.
+                let (c, n) = if overlap && n < n_side && nc >= n_side { (nc - n_side, n_side) } else { (c, n) };
                 let from = (c * u) as isize;
                 if SHIFTED && nr == n_side && n == n_side {
                     // SAFETY: units (r0.., c0 + c..) of the matrix, the
@@ -298,11 +318,14 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
                     unsafe { S::shifted(at, from, &out[c..c + n_side], to, &mut carry[c..c + n_side], r0 == start) };
                     continue;
                 }
-                // SAFETY: units (r0.., c0 + c..) of the matrix (caller).
+                // SAFETY: units (r.., c0 + c..) of the matrix (caller; an
+                // overlapping edge's square ends at the chunk's last row,
+                // `end >= N`, or the strip's last column, `nc >= N`, and
+                // writes again what the square before it wrote).
                 // Streamed, a full square's rows start on line boundaries,
                 // as its aligned stores need: `stream` holds only where
                 // every destination row starts at `dst`'s offset in its
-                // line (strides of whole lines), and `r0 * U` is then
+                // line (strides of whole lines), and `r * U` is then
                 // `lead`'s bytes (to that line's end) plus whole lines.
                 unsafe {
                     if nr == n_side && n == n_side {
@@ -312,7 +335,7 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
                     }
                 }
             }
-            r0 += nr;
+            r0 += step;
         }
         if SHIFTED && end - start >= n_side && (end - start).is_multiple_of(n_side) {
             // SAFETY: the last step's squares were whole, their rows
@@ -368,6 +391,17 @@ pub(super) trait Squares {
     /// Those units readable and writable, not overlapping; the CPU has the
     /// square's features.
     unsafe fn part(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize);
+
+    /// Whether a matrix's edges go as whole squares over the units before
+    /// them, through the cache: the last rows of a chunk fewer than a
+    /// square as the square's rows ending at its last, the last columns
+    /// of a strip likewise (and a last strip narrower than a square as
+    /// the square's columns ending at the matrix's last), the units they
+    /// share with the squares before written twice, the same values. For
+    /// squares without masks, whose [`Squares::part`] goes a unit at a
+    /// time (AVX2's packed squares); a matrix narrower than a square
+    /// still goes in parts.
+    const OVERLAPS: bool = false;
 
     /// Whether [`Squares::shifted`] runs (AVX-512's squares of whole
     /// lanes).

@@ -10,7 +10,8 @@
 //! ([`Packed`]: 16 x 16 in lanes of 4 bytes, 8 x 8 in lanes of 8), each
 //! quarter's 24-byte rows widened to a vector on the way in and packed
 //! again on the way out by byte shuffles, as AVX-512's packed squares do
-//! with VBMI's permutes; never streamed (a row is 48 bytes).
+//! with VBMI's permutes; never streamed (a row is 48 bytes), their edges
+//! whole squares over the ones before them (`Squares::OVERLAPS`).
 //!
 //! The loop nest around the squares is `wide`'s (strips of 512 bytes of
 //! the source rows, 2,048 for the packed squares (see [`Packed`]'s
@@ -181,6 +182,21 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Packed<U, L, N>
     const U: usize = U;
     const L: usize = L;
     const N: usize = N;
+    /// Edges as whole squares over the ones before them, rather than a
+    /// unit at a time; with them, tiles of one square a side and more
+    /// (`takes::long_enough`) rather than more than two. Measured (Intel
+    /// Xeon, the AVX2 kernels, one thread, 8 alternated runs, each
+    /// workload's best, ratio to memcpy) on the 28 broad workloads of
+    /// seeds 26, 801 and 802 whose tiles these squares take, before or
+    /// after: geomean 2.51 -> 2.20, 17 faster, 6 slower by more than 5%.
+    /// numpy `5,1,0,4,3,2` of 3-byte units, 176 MiB (19 x 29 tiles, a
+    /// unit at a time before), 6.8 -> 3.7; NCHW space-to-depth of 3-byte
+    /// units by 16 (16 streams, the stream kernels' before), 2.2 -> 1.6.
+    /// The worst, TF space-to-batch of 3-byte elements by 16 with padding
+    /// (0.4 MiB, 25 x 16 tiles, windowed), 3.6 -> 4.1-4.4; TF NCHW
+    /// depth-to-space of them by 16 (3.7 MiB, a 16-stream interleave, the
+    /// stream kernels' before), 1.2 -> 1.4.
+    const OVERLAPS: bool = true;
     /// Strips of 2,048 bytes of the source rows, against the streamed
     /// squares' 512: through the cache, the fewer passes over the source
     /// rows, the better, while the lines a step writes (48 bytes of each
@@ -201,7 +217,8 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Packed<U, L, N>
         unsafe { quarters::<Self>(rows, at, out, to, false) }
     }
 
-    /// As [`Halves`]': a unit at a time.
+    /// As [`Halves`]': a unit at a time (only a matrix narrower than a
+    /// square: past one, the edges overlap).
     #[inline(always)]
     unsafe fn part(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
         // SAFETY: forwarded, as `Halves::part`.
