@@ -67,7 +67,9 @@ pub(super) const MIN_SHIFTED_ROW: usize = 1 << 10;
 ///   tensor whose rows are 688 bytes: 1.3x memcpy so, 2.4x through the
 ///   cache);
 /// - without AVX-512's masks, 4- and 8-byte units in AVX2's full-line
-///   squares ([`halves`]), streamed only, both sides [`long_enough`].
+///   squares ([`halves`]), streamed only, and packed 3- and 6-byte units
+///   in AVX2's packed squares ([`packed_halves`]), through the cache only,
+///   both sides [`long_enough`] and [`MIN_SIDE`] long.
 pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
     let narrow = unit <= MAX_UNIT;
     // Streamed, only where the squares' stores are the streaming stores
