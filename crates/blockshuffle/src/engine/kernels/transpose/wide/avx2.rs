@@ -187,8 +187,8 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Packed<U, L, N>
     /// (`takes::long_enough`) rather than more than two. Measured (Intel
     /// Xeon, the AVX2 kernels, one thread, 8 alternated runs, each
     /// workload's best, ratio to memcpy) on the 28 broad workloads of
-    /// seeds 26, 801 and 802 whose tiles these squares take, before or
-    /// after: geomean 2.51 -> 2.20, 17 faster, 6 slower by more than 5%.
+    /// seeds 26, 801 and 802 whose tiles these squares take, before and
+    /// after: geomean 2.51 -> 2.20, 16 faster and 5 slower by more than 5%.
     /// numpy `5,1,0,4,3,2` of 3-byte units, 176 MiB (19 x 29 tiles, a
     /// unit at a time before), 6.8 -> 3.7; NCHW space-to-depth of 3-byte
     /// units by 16 (16 streams, the stream kernels' before), 2.2 -> 1.6.
