@@ -214,8 +214,11 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: u
     // A real check at compile time: a strip's columns fit `out` (and,
     // shifted, `carry`).
     const { assert!(S::STRIP / S::U <= STRIP_COLS && (!(SHIFTED && S::SHIFTS) || S::STRIP / S::U <= SHIFTED_COLS)) };
-    // And at run time, the strips' columns (`strip_cols`) within those.
-    assert!(0 < bc && bc <= S::STRIP / S::U, "a strip of {bc} columns");
+    // `bc` is at most that (`strip_cols` narrows the full strip only), and
+    // `chunk` fills `out` by checked indexing before it slices it. (An
+    // `assert!` of it here measured 1.02 the time on five of HPTT's
+    // float64 transposes, 6 alternated runs, each one's best; 1.04 on
+    // one of them, 608 x 12 x 75 x 96 reversed.)
     // Row pointers, written before they are read and never initialised as
     // a whole (8 KiB of stores a call, for a tile that may be 1 KiB).
     let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_COLS];
