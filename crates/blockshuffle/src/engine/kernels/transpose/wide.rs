@@ -273,15 +273,9 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
     // `Squares::OVERLAPS`), through the cache.
     let overlap = S::OVERLAPS && !stream && !SHIFTED;
     for c0 in (0..cols).step_by(bc) {
-        let mut nc = bc.min(cols - c0);
         // A last strip narrower than a square: a square's columns,
         // ending at the matrix's last.
-        let c0 = if overlap && nc < n_side && cols >= n_side {
-            nc = n_side;
-            cols - n_side
-        } else {
-            c0
-        };
+        let (c0, nc) = edge::<S>(overlap, c0, bc.min(cols - c0), cols);
         to.walk(c0, nc, |i, o| {
             out[i].write(dst.wrapping_offset(o));
         });
@@ -293,7 +287,7 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
             // The step's rows `r..r + nr`: the chunk's last rows, fewer
             // than a square, as the square's rows ending at its last
             // (from before `start`, if need be).
-            let (r, nr) = if overlap && step < n_side && end >= n_side { (end - n_side, n_side) } else { (r0, step) };
+            let (r, nr) = edge::<S>(overlap, r0, step, end);
             from.walk(r, nr, |i, o| {
                 at[i].write(src.wrapping_offset(o + (c0 * u) as isize));
             });
@@ -308,10 +302,9 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
                 unsafe { flush::<S>(out, nc, to - LINE as isize, carry) };
             }
             for c in (0..nc).step_by(n_side) {
-                let n = n_side.min(nc - c);
                 // The strip's last columns, fewer than a square: the
                 // square's columns ending at its last.
-                let (c, n) = if overlap && n < n_side && nc >= n_side { (nc - n_side, n_side) } else { (c, n) };
+                let (c, n) = edge::<S>(overlap, c, n_side.min(nc - c), nc);
                 let from = (c * u) as isize;
                 if SHIFTED && nr == n_side && n == n_side {
                     // SAFETY: units (r0.., c0 + c..) of the matrix, the
@@ -345,6 +338,20 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
             // carried, from `end - N` (caller).
             unsafe { flush::<S>(out, nc, ((end - n_side) * u) as isize, carry) };
         }
+    }
+}
+
+/// A step's span of rows or columns, `at..at + len`, as `(first, len)`:
+/// itself, or, where the edges overlap (`overlap`, see
+/// [`Squares::OVERLAPS`]) and it is shorter than a square (then the last
+/// one: `at + len == end`), the square's span ending at `end`, where
+/// `end` holds one.
+#[inline(always)]
+fn edge<S: Squares>(overlap: bool, at: usize, len: usize, end: usize) -> (usize, usize) {
+    if overlap && len < S::N && end >= S::N {
+        (end - S::N, S::N)
+    } else {
+        (at, len)
     }
 }
 
