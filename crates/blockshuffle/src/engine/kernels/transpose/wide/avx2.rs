@@ -42,26 +42,38 @@ trait Quarter: Squares {
     /// `N * U / 2` bytes readable at `p`; the CPU has AVX2.
     unsafe fn load(p: *const u8) -> __m256i;
 
-    /// A vector of lanes as a quarter's row at `p`, streamed (`stream`)
-    /// or through the cache.
+    /// A square's destination row at `p` from its two quarters' rows,
+    /// `first` and `second` (`N * U / 2` bytes on), streamed (`stream`) or
+    /// through the cache.
     ///
     /// # Safety
-    /// `N * U / 2` bytes writable at `p`, 32-byte aligned if streamed; the
-    /// CPU has AVX2.
-    unsafe fn store(p: *mut u8, v: __m256i, stream: bool);
+    /// `N * U` bytes writable at `p`, 32-byte aligned if streamed; the CPU
+    /// has AVX2.
+    unsafe fn store_row(p: *mut u8, first: __m256i, second: __m256i, stream: bool);
 }
 
 /// A square of two quarters a side (`N = 2 * 32 / L` units, `h = N / 2`,
 /// a quarter's row `row = h * U` bytes): quarter `(a, b)` (row half,
 /// column half) reads bytes `row * b..` of source rows `a * h..`
 /// (`rows[i] + at`) and writes as many of destination rows `b * h..`
-/// (`out[j] + to`), `row * a` on. The quarters of a destination row go one
-/// after the other (column half `b`, then row half `a`): a streamed line
-/// is whole before the next is begun.
+/// (`out[j] + to`), `row * a` on. Both quarters of a column half are
+/// transposed before either is stored, so that each destination row is
+/// stored whole, by [`Quarter::store_row`]: streamed, a line's two halves
+/// go one after the other, so that its write-combining buffer is full at
+/// once, not after the other rows' first halves; packed, a row takes two
+/// stores, not four, each holding a store-buffer entry while its line is
+/// read in. Measured against a quarter at a time (Intel Xeon, the AVX2
+/// kernels, one thread, ratio to memcpy, alternated runs, each workload's
+/// best): HPTT's 57 float64 transposes (`transpose.json`, 2 runs),
+/// geomean 2.22 -> 1.61; the 29 broad workloads in packed squares and a
+/// numpy transpose of 225 MiB of 3-byte units (6 runs), 2.31 -> 2.22
+/// (that transpose 7.5 -> 6.3); the worst losses two depth-to-space of
+/// 6-byte units by 16 into a stage (33 MiB, where the shuffles count more
+/// than the stores), 1.09 to 1.23 the time.
 ///
 /// # Safety
 /// Those rows' bytes readable and writable (the caller's square), not
-/// overlapping; as [`Quarter::store`] where streamed; the CPU has AVX2.
+/// overlapping; as [`Quarter::store_row`] where streamed; the CPU has AVX2.
 #[inline(always)]
 unsafe fn quarters<Q: Quarter>(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize, stream: bool) {
     let h = Q::N / 2;
@@ -69,15 +81,16 @@ unsafe fn quarters<Q: Quarter>(rows: &[*const u8], at: isize, out: &[*mut u8], t
     // SAFETY: as the caller guarantees.
     unsafe {
         for b in 0..2 {
-            for a in 0..2 {
+            let mut halves = [[_mm256_setzero_si256(); 8]; 2];
+            for (a, half) in halves.iter_mut().enumerate() {
                 let mut v = [_mm256_setzero_si256(); 8];
                 for (k, v) in v.iter_mut().take(h).enumerate() {
                     *v = Q::load(rows[a * h + k].offset(at + row * b as isize));
                 }
-                let cols = if Q::L == 4 { transpose8x4(v) } else { transpose4x8(v) };
-                for (j, col) in cols.into_iter().take(h).enumerate() {
-                    Q::store(out[b * h + j].offset(to + row * a as isize), col, stream);
-                }
+                *half = if Q::L == 4 { transpose8x4(v) } else { transpose4x8(v) };
+            }
+            for j in 0..h {
+                Q::store_row(out[b * h + j].offset(to), halves[0][j], halves[1][j], stream);
             }
         }
     }
@@ -104,14 +117,18 @@ impl<const U: usize, const N: usize> Quarter for Halves<U, N> {
         unsafe { _mm256_loadu_si256(p.cast()) }
     }
 
+    /// Two 32-byte stores.
     #[inline(always)]
-    unsafe fn store(p: *mut u8, v: __m256i, stream: bool) {
-        // SAFETY: as the caller guarantees (aligned where streamed).
+    unsafe fn store_row(p: *mut u8, first: __m256i, second: __m256i, stream: bool) {
+        // SAFETY: 64 bytes writable at `p`, 32-byte aligned if streamed
+        // (caller), and so the second half, 32 bytes on.
         unsafe {
             if stream {
-                _mm256_stream_si256(p.cast(), v);
+                _mm256_stream_si256(p.cast(), first);
+                _mm256_stream_si256(p.add(32).cast(), second);
             } else {
-                _mm256_storeu_si256(p.cast(), v);
+                _mm256_storeu_si256(p.cast(), first);
+                _mm256_storeu_si256(p.add(32).cast(), second);
             }
         }
     }
@@ -148,9 +165,10 @@ impl<const U: usize, const N: usize> Squares for Halves<U, N> {
 /// bytes (4 or 8), `N` a side (16 or 8): [`Halves`]' quarters, each row of
 /// a quarter 24 bytes of the source (`N / 2` units), read by two 16-byte
 /// loads (bytes 0-15 and 8-23) and spread to a 32-byte vector of lanes by
-/// one byte shuffle ([`widen`]); each transposed row packed back to 24
-/// bytes ([`pack`]) and stored by a 16- and an 8-byte store. Every load
-/// and store stays inside the square's rows. Never streamed.
+/// one byte shuffle ([`widen`]); each destination row's two transposed
+/// quarter rows packed back to 24 bytes each and stored as its 48 bytes
+/// by a 32- and a 16-byte store ([`pack_row`]). Every load and store stays
+/// inside the square's rows. Never streamed.
 pub(in super::super) struct Packed<const U: usize, const L: usize, const N: usize>;
 
 impl<const U: usize, const L: usize, const N: usize> Packed<U, L, N> {
@@ -170,11 +188,12 @@ impl<const U: usize, const L: usize, const N: usize> Quarter for Packed<U, L, N>
         unsafe { widen::<U, L>(p) }
     }
 
-    /// Through the cache only (never streamed).
+    /// The row's 48 bytes by a 32- and a 16-byte store ([`pack_row`]),
+    /// through the cache only (never streamed).
     #[inline(always)]
-    unsafe fn store(p: *mut u8, v: __m256i, _stream: bool) {
-        // SAFETY: forwarded.
-        unsafe { pack::<U, L>(v, p) }
+    unsafe fn store_row(p: *mut u8, first: __m256i, second: __m256i, _stream: bool) {
+        // SAFETY: forwarded (48 bytes writable at `p`).
+        unsafe { pack_row::<U, L>(first, second, p) }
     }
 }
 
@@ -244,20 +263,27 @@ unsafe fn widen<const U: usize, const L: usize>(p: *const u8) -> __m256i {
     }
 }
 
-/// [`widen`]'s inverse for one transposed row: its lanes' units packed to
-/// 24 bytes, stored at `p` (12 from each 128-bit half, joined by a dword
-/// permute).
+/// [`widen`]'s inverse for a square's destination row: the two quarters'
+/// transposed rows `first` and `second`, their lanes' units packed to 24
+/// bytes each (12 from each 128-bit half, joined by a dword permute), stored
+/// as the row's 48 bytes at `p` by a 32-byte store (`first`'s 24 bytes
+/// and `second`'s first 8) and a 16-byte store (`second`'s last 16).
 ///
 /// # Safety
-/// 24 bytes writable at `p`; the CPU has AVX2.
+/// 48 bytes writable at `p`; the CPU has AVX2.
 #[inline(always)]
-unsafe fn pack<const U: usize, const L: usize>(v: __m256i, p: *mut u8) {
-    // SAFETY: bytes 0-15 and 16-23 at `p` (caller); AVX2 (caller).
+unsafe fn pack_row<const U: usize, const L: usize>(first: __m256i, second: __m256i, p: *mut u8) {
+    // SAFETY: bytes 0-31 and 32-47 at `p` (caller); AVX2 (caller).
     unsafe {
-        let packed = _mm256_shuffle_epi8(v, _mm256_loadu_si256(const { &gather(U, L) }.as_ptr().cast()));
-        let joined = _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7));
-        _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(joined));
-        _mm_storel_epi64(p.add(16).cast(), _mm256_extracti128_si256::<1>(joined));
+        let order = _mm256_loadu_si256(const { &gather(U, L) }.as_ptr().cast());
+        // Each half's 12 packed bytes in its dwords 0-2 and 4-6.
+        let (a, b) = (_mm256_shuffle_epi8(first, order), _mm256_shuffle_epi8(second, order));
+        // `first`'s 24 bytes in dwords 0-5; `second`'s first 8 bytes in
+        // dwords 6-7, its last 16 in dwords 0-3.
+        let a = _mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 6, 6));
+        let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(2, 4, 5, 6, 6, 6, 0, 1));
+        _mm256_storeu_si256(p.cast(), _mm256_blend_epi32::<0b1100_0000>(a, b));
+        _mm_storeu_si128(p.add(32).cast(), _mm256_castsi256_si128(b));
     }
 }
 
@@ -280,7 +306,7 @@ const fn spread(u: usize, l: usize) -> [u8; 32] {
     t
 }
 
-/// [`pack`]'s shuffle: in each 16-byte half, AVX-512's packed squares'
+/// [`pack_row`]'s shuffle: in each 16-byte half, AVX-512's packed squares'
 /// byte order ([`super::packing`]: unit byte `k * U + i` takes lane byte
 /// `k * L + i`) for its `16 / L` units, packed into its first 12 bytes.
 const fn gather(u: usize, l: usize) -> [u8; 32] {
