@@ -32,9 +32,9 @@ use std::arch::x86_64::*;
 use super::Squares;
 use crate::engine::arch::vector::transpose4_lanes;
 
-/// How [`quarters`] reads and writes a quarter's rows: half a square's
-/// row (`N / 2` units of `U` bytes, 32 or 24), one 32-byte vector of
-/// `L`-byte lanes in the registers.
+/// How [`quarters`] reads a quarter's rows and writes a square's: a
+/// quarter's row is half a square's (`N / 2` units of `U` bytes, 32 or
+/// 24), one 32-byte vector of `L`-byte lanes in the registers.
 trait Quarter: Squares {
     /// A quarter's row at `p` as a vector of lanes.
     ///
