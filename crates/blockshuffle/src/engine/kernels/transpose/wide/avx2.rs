@@ -65,11 +65,11 @@ trait Quarter: Squares {
 /// read in. Measured against a quarter at a time (Intel Xeon, the AVX2
 /// kernels, one thread, ratio to memcpy, alternated runs, each workload's
 /// best): HPTT's 57 float64 transposes (`transpose.json`, 2 runs),
-/// geomean 2.22 -> 1.61; the 29 broad workloads in packed squares and a
-/// numpy transpose of 225 MiB of 3-byte units (6 runs), 2.31 -> 2.22
-/// (that transpose 7.5 -> 6.3); the worst losses two depth-to-space of
-/// 6-byte units by 16 into a stage (33 MiB, where the shuffles count more
-/// than the stores), 1.09 to 1.23 the time.
+/// geomean 2.22 -> 1.61; the 28 broad workloads in packed squares (6
+/// runs), 2.21 -> 2.13 (numpy `2,0,1` of 225 MiB of 3-byte units 7.3 ->
+/// 6.3), 13 faster and 5 slower by more than 5%, the worst two
+/// depth-to-space of 6-byte units by 16 into a stage (33 MiB, where the
+/// shuffles count more than the stores), 1.09 to 1.23 the time.
 ///
 /// # Safety
 /// Those rows' bytes readable and writable (the caller's square), not
