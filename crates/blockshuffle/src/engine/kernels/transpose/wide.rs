@@ -137,13 +137,16 @@ const CACHED_STREAMS: usize = 16;
 /// the AVX2 kernels (8 runs), 2.07 -> 2.02, but two 2-D transposes of
 /// 3-byte units (40 and 152 MiB) lost, 1.05 to 1.19 the time (AVX2's
 /// packed squares were measured best in strips of 2,048 bytes on AMD).
+/// So AVX2's packed squares keep their full strips
+/// ([`Squares::FULL_STRIPS`]; what that buys is at their `STRIP`), and
+/// on machines without AVX-512 no other squares go through the cache.
 /// Strips of 32 rows were worse than 16 on both kernel sets; strips of 16
 /// from 17 columns on lost on 21 to 33 columns (float32 of 33 columns,
 /// 1.30 the time).
 fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool) -> usize {
     let full = S::STRIP / S::U / S::N * S::N;
     let bytes = rows.saturating_mul(cols).saturating_mul(S::U);
-    if streamed || bytes < CACHED_MATRIX || full.min(cols) < 4 * CACHED_STREAMS {
+    if streamed || S::FULL_STRIPS || bytes < CACHED_MATRIX || full.min(cols) < 4 * CACHED_STREAMS {
         full
     } else {
         full.min(CACHED_STREAMS.next_multiple_of(S::N))
@@ -383,6 +386,10 @@ pub(super) trait Squares {
     /// The bytes of each source row a strip takes ([`STRIP_BYTES`]
     /// unless the squares say otherwise), at most [`STRIP_COLS`] units.
     const STRIP: usize = STRIP_BYTES;
+    /// Whether strips through the cache keep their [`Squares::STRIP`]
+    /// bytes in every matrix ([`strip_cols`] narrows the others' in large
+    /// ones to [`CACHED_STREAMS`] columns).
+    const FULL_STRIPS: bool = false;
 
     /// A whole square: row `i` of the source the `N * U` bytes at
     /// `rows[i] + at`, row `j` of the destination the `N * U` bytes at
@@ -851,8 +858,10 @@ mod tests {
         assert_eq!(strip_cols::<Masked<16, 16, 4>>(400, 64, false), 32);
         assert_eq!(strip_cols::<Masked<32, 32, 2>>(400, 64, false), 16);
         // AVX2's packed squares: 2,048-byte strips (672 columns of 3
-        // bytes), then 16.
+        // bytes, 336 of 6) whatever the size.
         assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(100, 64, false), 672);
-        assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(1366, 64, false), 16);
+        assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(1366, 64, false), 672);
+        assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(4096, 4096, false), 672);
+        assert_eq!(strip_cols::<avx2::Packed<6, 8, 8>>(4096, 4096, false), 336);
     }
 }

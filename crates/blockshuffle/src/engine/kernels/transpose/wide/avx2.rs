@@ -226,6 +226,15 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Packed<U, L, N>
     /// 512 bytes, 2.58 of 1,024, 2.44 of 2,048 (numpy `1,0` of 3,354 x
     /// 4,228 RGB pixels, 41 MiB, 2.15 -> 1.83).
     const STRIP: usize = 2048;
+    /// Full strips in large matrices too, not `strip_cols`' 16 columns
+    /// (which AVX-512's squares take from 256 KiB on). Measured on an AMD
+    /// EPYC (Zen 3; one thread, ratio to memcpy, 4 alternated runs, each
+    /// workload's best) on the 10 broad workloads (seeds 26, 801 and 802,
+    /// all numpy transposes of 3-byte units) whose strips were narrowed:
+    /// 3.64 -> 2.53, none slower (`0,2,1` of `[331, 348, 523]`, 172 MiB,
+    /// 3.9 -> 2.5; `1,0` of 3,354 x 4,228, 41 MiB, 3.8 -> 2.6; `2,0,1` of
+    /// `[418, 347, 543]`, 225 MiB, 6.9 -> 5.0).
+    const FULL_STRIPS: bool = true;
 
     #[inline(always)]
     unsafe fn square(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize, _stream: bool) {
