@@ -119,7 +119,8 @@ const CACHED_STREAMS: usize = 16;
 
 /// The columns of [`units`]'s strips, a whole number of squares: those of
 /// [`Squares::STRIP`] bytes of each source row, or [`CACHED_STREAMS`]
-/// through the cache (not `streamed`) in a matrix of [`CACHED_MATRIX`]
+/// through the cache (not `streamed`, and unless the squares keep their
+/// strips, [`Squares::FULL_STRIPS`]) in a matrix of [`CACHED_MATRIX`]
 /// bytes and more where both its columns and a full strip's are at least
 /// four times that. A full strip writes one line of each of its
 /// destination rows (48 bytes of packed units) a step, 64 to 672 rows at
@@ -138,8 +139,7 @@ const CACHED_STREAMS: usize = 16;
 /// 3-byte units (40 and 152 MiB) lost, 1.05 to 1.19 the time (AVX2's
 /// packed squares were measured best in strips of 2,048 bytes on AMD).
 /// So AVX2's packed squares keep their full strips
-/// ([`Squares::FULL_STRIPS`]; what that buys is at their `STRIP`), and
-/// on machines without AVX-512 no other squares go through the cache.
+/// ([`Squares::FULL_STRIPS`]; what that buys is at their `STRIP`).
 /// Strips of 32 rows were worse than 16 on both kernel sets; strips of 16
 /// from 17 columns on lost on 21 to 33 columns (float32 of 33 columns,
 /// 1.30 the time).
