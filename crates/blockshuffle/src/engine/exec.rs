@@ -21,7 +21,6 @@ use std::ops::Range;
 use std::ptr;
 
 mod parts;
-mod staged;
 mod windowed;
 
 use super::arch::mem::fence;
@@ -32,10 +31,10 @@ use super::kernels::gather;
 use super::kernels::grid::Grid;
 
 use super::kernels::interleave_carried::{interleave_carried, Interleaved};
-use super::kernels::lines::{Slots, Writers, SLOTS};
+use super::kernels::lines::Writers;
 use super::kernels::nest::{Bounds, Loop, Rows, MAX_LOOPS};
 use super::kernels::stream::gather_lines;
-use super::kernels::tile::{copy_matrix, copy_tile, TileChoice, TileShape, TILE_STAGE_BYTES};
+use super::kernels::tile::{copy_matrix, copy_tile, TileChoice, TileShape};
 use super::plan::CopyPlan;
 
 /// What padding positions receive.
@@ -170,12 +169,8 @@ pub(crate) unsafe fn execute(
             }
         } else {
             // Ranges of the flattened outer loops: every position of the
-            // prefix is a destination block of the same size (a destination
-            // stage's blocks, if the plan has one).
-            let (prefix, positions) = match plan.dst_stage {
-                Some(s) => (s.prefix, s.blocks(&plan.loops)),
-                None => ex.prefix(chunks.max(if threads > 1 { threads * 4 } else { 1 })),
-            };
+            // prefix is a destination block of the same size.
+            let (prefix, positions) = ex.prefix(chunks.max(if threads > 1 { threads * 4 } else { 1 }));
             let step = positions.div_ceil(chunks.min(positions));
             let mut a = 0;
             while a < positions {
@@ -217,9 +212,6 @@ impl Exec<'_> {
             if p.units {
                 // (The offsets include the bases.)
                 return copy::listed(&p.offsets, self.buf.src, self.buf.dst, p.unit);
-            }
-            if let Some(s) = p.dst_stage {
-                return self.staged_range(s, 0, s.blocks(&p.loops));
             }
             let mut w = Writers::new();
             let all = 0..p.loops.first().map_or(0, |l| l.count);
@@ -390,14 +382,7 @@ impl Exec<'_> {
             }
             let so = so.wrapping_add((s as isize).wrapping_mul(l.ss));
             let dof = dof.wrapping_add((s as isize).wrapping_mul(l.ds));
-            if self.nt && p.tile_stage.is_some_and(|t| t.level == j) {
-                // Loop j has no window (see `tile_stage`), and no range
-                // splits it (`Exec::prefix` stops outside it): `[s, e)` is
-                // all of it, which the stage runs from its first index. A
-                // real check: a part of it would be written past.
-                assert!(s == 0 && e == l.count, "a tile stage's loop split");
-                self.staged_tile(j, so, dof, w);
-            } else if j + 1 == p.loops.len() {
+            if j + 1 == p.loops.len() {
                 self.units(w, e - s, buf.src.wrapping_offset(so), l.ss, buf.dst.wrapping_offset(dof), l.ds);
             } else if p.matrix && j + 4 == p.loops.len() {
                 // The tile repeated along loop j's indices `[s, e)` and the
@@ -503,79 +488,6 @@ impl Exec<'_> {
     fn tile_choice(&self, rows: Rows, x: &Loop, y: &Loop) -> TileChoice {
         let shape = TileShape::of_loops(rows, x, y, self.plan.unit, self.mode());
         self.plan.tile_choice.filter(|c| *c.shape() == shape).unwrap_or_else(|| TileChoice::of(shape))
-    }
-
-    /// Runs loop `j`, the plan's [`TileStage`] level, in chunks built in a
-    /// staging buffer one index of the streams loop at a time, one
-    /// contiguous run per destination stream, each then streamed out
-    /// through a slot of its own ([`Slots`]), which joins it with the
-    /// stream's next chunk in whole lines.
-    ///
-    /// # Safety
-    /// As `level`, for the stage level of a plan with a `tile_stage`.
-    ///
-    /// [`TileStage`]: super::plan::staging::TileStage
-    #[inline(never)]
-    unsafe fn staged_tile(&self, j: usize, so: isize, dof: isize, w: &mut Writers) {
-        let p = self.plan;
-        let n = p.loops.len();
-        let chunk = p.tile_stage.map_or(1, |t| t.chunk);
-        let (a, x, y) = (p.loops[j], p.loops[n - 2], p.loops[n - 1]);
-        // The streams loop, if any, between the stage level and the tile.
-        let b =
-            if j + 4 == n { p.loops[j + 1] } else { Loop { count: 1, ss: 0, ds: 0, window: None, is_outer: false } };
-        let row = y.count * p.unit;
-        // A real check, once a call (the plan's `tile_stage` chose these):
-        // the stage is on the stack, each stream has a slot, and each
-        // stream's chunk is pushed as one contiguous run, which is the
-        // stream's only if loop j steps it by one tile row; every unit of
-        // loop j, the streams loop and the tile is read (none of them has a
-        // window).
-        let staged = x.count.checked_mul(chunk).and_then(|s| s.checked_mul(row));
-        let streams = b.count.checked_mul(x.count);
-        assert!(
-            chunk > 0
-                && staged.is_some_and(|s| s <= TILE_STAGE_BYTES)
-                && streams.is_some_and(|s| s <= SLOTS)
-                && a.ds == row as isize
-                && [a, b, y].iter().all(|l| l.window.is_none()),
-            "a staged tile outgrows its stage or its slots, or is not one of whole streams"
-        );
-        let mut stage = Staging::<TILE_STAGE_BYTES>::new();
-        let mut slots = Slots::new();
-        let mode = Mode { nt: false, isa: p.isa };
-        let mut i = 0;
-        while i < a.count {
-            let k = chunk.min(a.count - i);
-            let pitch = k * row;
-            // SAFETY: the stage holds the `x.count` streams of `pitch` bytes
-            // of one index of the streams loop (`<= TILE_STAGE_BYTES`: `k <=
-            // chunk`, checked above); stream `xi` gets tile row `t` of
-            // iteration `i + t` at `t * row`. The source units are those of
-            // iterations `i..i + k` of loop j (no loop has a window, checked
-            // above); stream `(ib, xi)` of those iterations is the `pitch`
-            // contiguous destination bytes at `dof + i * a.ds + ib * b.ds +
-            // xi * x.ds`, because loop j steps each stream by one row (`a.ds
-            // == row`, checked above), so that each slot (`< SLOTS`, checked
-            // above) is pushed its stream's bytes in order.
-            unsafe {
-                let src = self.buf.src.wrapping_offset(so + (i as isize).wrapping_mul(a.ss));
-                let dst = self.buf.dst.wrapping_offset(dof + (i as isize).wrapping_mul(a.ds));
-                let rows = Rows { count: k, ss: a.ss, ds: row as isize };
-                for ib in 0..b.count {
-                    let src = src.wrapping_offset((ib as isize).wrapping_mul(b.ss));
-                    copy_tile(rows, x.count, y.count, src, y.ss, stage.ptr(), pitch as isize, p.unit, mode, w);
-                    let dst = dst.wrapping_offset((ib as isize).wrapping_mul(b.ds));
-                    for xi in 0..x.count {
-                        let from = stage.ptr().add(xi * pitch);
-                        slots.push(p.isa, ib * x.count + xi, from, dst.wrapping_offset(xi as isize * x.ds), pitch);
-                    }
-                }
-            }
-            i += k;
-        }
-        // SAFETY: the streams pushed above are this call's destination.
-        unsafe { slots.finish() };
     }
 
     /// Runs `rows` rows of loop `j`, the plan's carry level, from the one

@@ -13,12 +13,11 @@ use crate::engine::kernels::nest::MAX_LOOPS;
 impl Exec<'_> {
     /// The smallest prefix of the loops whose flattened positions number at
     /// least `want` (or as many as it may take: not past the level of a
-    /// staged or carried tile, whose regions must stay whole), and its
+    /// carried tile, whose regions must stay whole), and its
     /// number of positions.
     pub(super) fn prefix(&self, want: usize) -> (usize, usize) {
         let p = self.plan;
-        let staged = [p.tile_stage.map(|t| t.level), p.carry_level];
-        let last = staged.into_iter().flatten().min().unwrap_or(p.loops.len());
+        let last = p.carry_level.unwrap_or(p.loops.len());
         let mut prefix = 0;
         let mut positions = 1usize;
         while prefix < last && positions < want {
@@ -84,15 +83,8 @@ impl Exec<'_> {
     /// Runs flat positions `[a, b)` of the first `prefix` loops, split over `threads`.
     pub(super) unsafe fn range_on(&self, prefix: usize, a: usize, b: usize, threads: usize) {
         split(a, b, threads, self.carried_align(prefix), |a, b| {
-            // SAFETY: each flat position is a disjoint destination block
-            // (of the destination stage, when the plan has one: `prefix`
-            // is then its own, see `execute`).
-            unsafe {
-                match self.plan.dst_stage {
-                    Some(s) => self.staged_range(s, a, b),
-                    None => self.flat_range(prefix, a, b),
-                }
-            }
+            // SAFETY: each flat position is a disjoint destination block.
+            unsafe { self.flat_range(prefix, a, b) }
             if self.nt {
                 fence();
             }

@@ -21,18 +21,6 @@ pub(super) const STREAM_MIN: usize = 64;
 /// streaming out (small enough to stay in L1).
 pub(crate) const STAGE: usize = 8 << 10;
 
-/// Bytes of the destination stage: the destination blocks that a plan
-/// through the cache builds at a time before they stream out whole
-/// (`plan::staging::DestinationStage`). A quarter of the second-level
-/// cache (512 KiB and more on x86_64 cores since Zen 2 and Ice Lake), so
-/// that the stage and the source it reads stay there together. Measured
-/// on an AMD EPYC (Zen 1) with an experimental build of the same rule,
-/// against no stage (16 MiB and more, one thread, 3 alternated runs): the
-/// 36 broad workloads of seeds 801 and 802 it reached, 0.91 of the time
-/// at 128 KiB, 0.92 at 256 KiB; seed 26's 20, 0.87 at 64 KiB, 0.85 at
-/// 256 KiB.
-pub(crate) const DESTINATION_STAGE_BYTES: usize = 128 << 10;
-
 /// A cache-line-aligned, uninitialised staging buffer of `N` bytes on the stack.
 #[repr(C, align(64))]
 pub(crate) struct Staging<const N: usize>([MaybeUninit<u8>; N]);

@@ -338,71 +338,6 @@ impl Writers {
     }
 }
 
-/// Most destination streams a [`Slots`] holds: the streams of a staged
-/// tile (`CopyPlan::tile_stage`), such as NCHW space-to-depth's by 16
-/// (`16 x 16` streams), each with its unfinished line (16 KiB of them).
-pub(crate) const SLOTS: usize = 256;
-
-/// Up to [`SLOTS`] destination streams written with whole-line streaming
-/// stores, as [`Writers`] writes them, but each named by the caller's
-/// index rather than found by its address: for kernels that write more
-/// streams in turn than [`WRITERS`], which would otherwise finish every
-/// stream's unfinished line with ordinary stores before it came back (the
-/// line then written twice, in parts, through the cache). A stream's
-/// bytes must be pushed in its order; a run that does not continue its
-/// slot's stream finishes that stream and begins another there.
-/// [`Slots::finish`] must be called before the destination is read.
-pub(crate) struct Slots {
-    w: [Writer; SLOTS],
-    lines: [LineBuf; SLOTS],
-    /// Slots below this one have held a stream.
-    used: usize,
-}
-
-impl Slots {
-    #[inline(always)]
-    pub(crate) fn new() -> Self {
-        Slots { w: [Writer::NONE; SLOTS], lines: [LineBuf::UNSET; SLOTS], used: 0 }
-    }
-
-    /// Writes `len` bytes from `src` to `dst`, continuing stream `slot`
-    /// (`< SLOTS`, a real check) if it ends at `dst`, otherwise finishing
-    /// it and beginning it anew there; with AVX-512 (`isa`) as
-    /// [`Writers::push_runs`] writes.
-    ///
-    /// # Safety
-    /// As [`Writers::push`]; `isa` is one this CPU runs.
-    #[inline]
-    pub(crate) unsafe fn push(&mut self, isa: Isa, slot: usize, src: *const u8, dst: *mut u8, len: usize) {
-        let (w, line) = (&mut self.w[slot], &mut self.lines[slot]);
-        self.used = self.used.max(slot + 1);
-        // SAFETY: forwarded; the stream continues at `dst` (begun there if
-        // it did not), and the CPU runs AVX-512F/BW where `isa` says so.
-        unsafe {
-            if w.next != dst {
-                w.begin(line, dst);
-            }
-            #[cfg(target_arch = "x86_64")]
-            if isa >= Isa::Avx512 {
-                return w.write_avx512(line, src, len);
-            }
-            let _ = isa;
-            w.write(line, Bytes(src), len)
-        }
-    }
-
-    /// Writes every stream's unfinished line and closes all streams.
-    ///
-    /// # Safety
-    /// As [`Writers::finish`].
-    #[inline]
-    pub(crate) unsafe fn finish(&mut self) {
-        // SAFETY: forwarded.
-        unsafe { finish_all(&mut self.w[..self.used], &self.lines) };
-        self.used = 0;
-    }
-}
-
 /// What [`Writers::push_runs`] fetches ahead of each run: the source bytes
 /// read [`PREFETCH_AHEAD`] bytes later.
 /// - Runs that continue one another in the source, or longer ones: the
@@ -766,42 +701,6 @@ mod tests {
                     w.finish();
                 }
                 assert_eq!(dst, want, "{isa:?}: rows of {len} bytes, {gap} apart, {count} of them");
-            }
-        }
-    }
-
-    /// Streams pushed to [`Slots`] in turn, more of them than [`WRITERS`]
-    /// (up to all [`SLOTS`]), each in runs of 1 to 200 bytes starting at
-    /// many offsets in a line, and one stream restarted by a run that
-    /// leaves a gap after its last: every byte where it belongs, those
-    /// between the streams untouched, with each writer.
-    #[test]
-    fn slots_write_many_streams_in_turn() {
-        for (streams, run, base) in [(3, 200, 16), (WRITERS + 1, 100, 0), (40, 1, 63), (40, 37, 5), (SLOTS, 64, 48)] {
-            let stride = 8 * run + 70;
-            let len = streams * stride + 64;
-            let src: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
-            for isa in [Isa::baseline(), Isa::detect()] {
-                let mut dst = vec![0xAAu8; len + 128];
-                let at = dst.as_ptr().align_offset(64) + base;
-                let mut want = dst.clone();
-                let mut slots = Slots::new();
-                let p = dst.as_mut_ptr();
-                for i in 0..8 {
-                    for s in 0..streams {
-                        // Stream 1's fifth run starts 3 bytes past its
-                        // fourth's end: the stream restarts there.
-                        let d = s * stride + i * run + if s == 1 && i >= 4 { 3 } else { 0 };
-                        want[at + d..at + d + run].copy_from_slice(&src[d..d + run]);
-                        // SAFETY: `d..d + run` is inside both buffers (`d +
-                        // run <= s * stride + 8 * run + 3 < len`); no two
-                        // runs overlap; each slot gets its stream in order.
-                        unsafe { slots.push(isa, s, src.as_ptr().add(d), p.add(at + d), run) };
-                    }
-                }
-                // SAFETY: the pushed runs are inside `dst`.
-                unsafe { slots.finish() };
-                assert_eq!(dst, want, "{isa:?}: {streams} streams of runs of {run} bytes, {base} past a line");
             }
         }
     }

@@ -1,9 +1,8 @@
 //! The transposing tile ([`copy_tile`]): an `nx x ny` tile of units,
 //! interleaved or deinterleaved by the vector kernels where they apply,
 //! zipped stream by stream otherwise; the tile repeated along two loops
-//! that continue its rows, one matrix ([`copy_matrix`]); and the stage of
-//! a streamed tile ([`TILE_STAGE_BYTES`]). Which kernel a tile goes by
-//! depends on its shape alone ([`choice`]).
+//! that continue its rows, one matrix ([`copy_matrix`]). Which kernel a
+//! tile goes by depends on its shape alone ([`choice`]).
 //!
 //! Layer: kernels; imports [`copy`](super::copy), [`bytes`](super::bytes),
 //! [`simd`](super::simd), [`shuffle`](super::shuffle), [`permute`](super::permute),
@@ -821,6 +820,3 @@ unsafe fn deinterleave<T: Copy, const B: usize>(n: usize, src: *const u8, dst: *
         }
     }
 }
-
-/// Bytes of the buffer a streaming tile is staged in (see `plan::staging::TileStage`).
-pub(crate) const TILE_STAGE_BYTES: usize = 32 << 10;

@@ -39,7 +39,6 @@ use arrayvec::ArrayVec;
 use super::gathers::gather_block;
 use super::order::*;
 use super::rules::*;
-use super::staging::{destination_stage, tile_stage, DestinationStage, TileStage};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use crate::engine::kernels::copy::Mode;
@@ -106,13 +105,6 @@ pub(crate) struct CopyPlan {
     pub nt: bool,
     /// The vector kernels for short runs (see `engine::simd`).
     pub isa: Isa,
-    /// With streaming stores, a tile whose destination streams each continue
-    /// contiguously across an outer loop: see [`TileStage`].
-    pub tile_stage: Option<TileStage>,
-    /// Through the cache, over a destination past the caches: the chunks
-    /// of whole destination blocks built in a stage and streamed out (see
-    /// [`DestinationStage`]).
-    pub dst_stage: Option<DestinationStage>,
     /// With streaming stores, a tile whose destination streams each
     /// continue contiguously across this loop (and the one inside it, if it
     /// is not the tile's), run whole by `kernels::carried::deinterleave_carried` (see
@@ -225,8 +217,6 @@ impl CopyPlan {
             tile: false,
             nt: false,
             isa: Isa::Portable,
-            tile_stage: None,
-            dst_stage: None,
             carry_level: None,
             padded: false,
             segments: false,
@@ -361,8 +351,6 @@ impl CopyPlan {
         self.tile = false;
         self.nt = streaming;
         self.isa = isa;
-        self.tile_stage = None;
-        self.dst_stage = None;
         self.carry_level = None;
         self.padded = false;
         self.segments = false;
@@ -637,10 +625,11 @@ impl CopyPlan {
             let windowed = self.tile && loops[loops.len() - 1].window.is_some();
             if self.tile && self.nt {
                 // Streaming tiles walk the loops outside the tile in the
-                // source's order, so that the source is swept once; the
-                // destination streams this creates are written in whole
-                // lines by the deinterleaving kernel, or gathered in a
-                // staging buffer (see `tile_stage`).
+                // source's order, so that the source is swept once, where
+                // a kernel writes the destination streams this creates in
+                // whole lines (the carried kernels, the deinterleaving
+                // kernel through the line writers); the others go in the
+                // destination's order, or through the cache (below).
                 let dst_order = loops.clone();
                 source_order_outside(loops, loops.len() - 2);
                 let n = loops.len();
@@ -691,10 +680,8 @@ impl CopyPlan {
                     *loops = dst_order.clone();
                     self.nt =
                         !self.fill && (crops_carried(loops, self.unit, self.isa) || crops_row_ends(loops, self.unit));
-                } else if !direct {
-                    self.tile_stage = tile_stage(loops, self.unit);
                 }
-                if !windowed && !direct && self.tile_stage.is_none() {
+                if !windowed && !direct {
                     // Unstaged, the destination's order is the better one
                     // (measured: uint8 and float16 pixel_shuffle 2.0x
                     // memcpy in the source's, 1.6-1.7x in it).
@@ -733,18 +720,28 @@ impl CopyPlan {
                         self.matrix = repeat_both(loops, self.unit, self.isa, true);
                     } else {
                         // A deinterleaving tile with rows too short for
-                        // whole lines and too many streams to stage:
-                        // streaming stores alternating between their short
-                        // runs are slow, so it stores through the cache
-                        // (measured: uint8 pixel_unshuffle by 4, 16 streams,
-                        // 2.2x memcpy staged, 1.6x so). Nor did 5 to 16
-                        // streams deinterleaved in the stage in this order
-                        // and each pushed through the line writers gain, on
-                        // an AMD EPYC (Zen 1): the 31 such tiles of broad
-                        // seed 26 with outputs of 16 MiB and more, 2
-                        // alternated runs, 1.04 of the time, 1.18 with the
-                        // passes blocked. (In the source's order, with a
-                        // slot a stream, wider units stage: `tile_stage`.)
+                        // whole lines: streaming stores alternating between
+                        // their short runs are slow, so it stores through
+                        // the cache (measured: uint8 pixel_unshuffle by 4,
+                        // 16 streams, 2.2x memcpy staged, 1.6x so). Nor
+                        // did staging its rows pay where it was measured
+                        // on more than one machine. On an AMD EPYC (Zen
+                        // 1), 5 to 16 streams deinterleaved in a stage in
+                        // this order, each pushed through the line
+                        // writers, took 1.04 of the time (the 31 such tiles
+                        // of broad seed 26, outputs of 16 MiB and more).
+                        // Chunks of rows in the source's order, staged
+                        // with a slot a stream (up to 256), took 0.87-0.92
+                        // there (the 14 broad workloads of seed 26 and 44
+                        // of seeds 801 and 802 it staged, 4- to 16-byte
+                        // units, mostly NCHW space-to-depth); on an
+                        // AMD EPYC (Zen 3), one thread, 2 alternated runs,
+                        // those of seeds 801 and 802 (44) took 0.83 of the
+                        // time through the cache instead (2 slower by more
+                        // than 3%, the worst TF NCHW_VECT_C space-to-depth
+                        // by 6, 143 MiB, 1.47 -> 1.56x memcpy; ONNX
+                        // space-to-depth of complex128 by 12, 16 MiB, 1.79
+                        // -> 1.04), so that stage went.
                         self.nt = false;
                     }
                 }
@@ -761,7 +758,7 @@ impl CopyPlan {
                 // As above: a tile of them stores through the cache; other
                 // plans stream or not by step 6.
                 self.nt = !tiled;
-                (self.carry_level, self.padded, self.segments, self.tile_stage) = (None, false, false, None);
+                (self.carry_level, self.padded, self.segments) = (None, false, false);
             }
         }
 
@@ -769,7 +766,16 @@ impl CopyPlan {
         // continue it go next to it, so that its kernel runs them as one
         // (see `repeat_both`, `repeat_continuing`); past the caches, a
         // deinterleave's passes over the source go in chunks of it (see
-        // `block_passes`).
+        // `block_passes`). Its destination is written in place, even past
+        // the caches: chunks of whole destination blocks built in a stage
+        // that stayed in the second-level cache, then streamed out, took
+        // 0.85-0.91 of the time on an AMD EPYC (Zen 1; 20 broad workloads
+        // of seed 26, 47 of seeds 801 and 802), but 1.17 on an AMD EPYC
+        // (Zen 3: the same 47, one thread, 3 alternated runs; ONNX DCR
+        // depth-to-space of 3-byte units by 4, 23 MiB, 0.92x memcpy in
+        // place, 1.29x staged; 3 faster by more than 5%, the most an
+        // einops space-to-depth of 32-byte units by 8 x 3, 31 MiB, 1.08x
+        // staged, 1.47x in place), so that stage went.
         if self.tile && !self.nt {
             self.matrix = repeat_both(loops, self.unit, self.isa, false);
             if !self.matrix {
@@ -816,16 +822,9 @@ impl CopyPlan {
         }
 
         // 7. The tile's kernel, chosen once (see `tile_choice`).
-        let plain = self.tile && !self.matrix && self.carry_level.is_none() && self.tile_stage.is_none();
+        let plain = self.tile && !self.matrix && self.carry_level.is_none();
         if plain {
             self.tile_choice = tile_choice(loops, self.unit, Mode { nt: self.nt, isa: self.isa });
-        }
-
-        // 8. A plan through the cache over a destination past the caches:
-        // chunks of whole destination blocks built in a stage that stays
-        // in the cache, each then streamed out (see `destination_stage`).
-        if streaming && !self.nt {
-            self.dst_stage = destination_stage(loops, self.unit, self.fill);
         }
     }
 }

@@ -4,8 +4,7 @@
 //! - [`compile`]: the plan and its compilation;
 //! - [`rules`]: the predicates and constants that choose its paths;
 //! - [`gathers`]: the rules of blocks gathered by byte permutes;
-//! - [`order`]: the loop orders, and the moves that make them;
-//! - [`staging`]: how a streaming tile of many streams is staged.
+//! - [`order`]: the loop orders, and the moves that make them.
 //!
 //! Layer: plan; imports geometry, kernels (the loop nest's data, and what
 //! kernels accept) and arch; never exec.
@@ -14,7 +13,6 @@ pub(crate) mod compile;
 pub(crate) mod gathers;
 pub(crate) mod order;
 pub(crate) mod rules;
-pub(crate) mod staging;
 #[cfg(test)]
 mod tests;
 

@@ -3,14 +3,12 @@
 //! asks the kernels what they accept, never the reverse.
 //!
 //! Layer: plan; imports [`order`](super::order) (loop predicates, and the
-//! move to the source's order), [`staging`](super::staging) (the row
-//! level), geometry, kernels and arch; never exec or
+//! move to the source's order), geometry, kernels and arch; never exec or
 //! [`compile`](super::compile).
 
 use arrayvec::ArrayVec;
 
 use super::order::{free, move_inward, source_order_outside};
-use super::staging::row_level;
 use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
@@ -718,6 +716,24 @@ pub(super) fn vector_unit(unit: usize) -> bool {
 /// 512: float32 and float16 rows of 512 bytes and more 1.2-1.45x so,
 /// 1.45-2.8x staged.)
 pub(super) const MIN_LINES_DEINTERLEAVE_ROW: usize = 128;
+
+/// The loop of a tile plan that steps every destination stream by exactly
+/// one tile row (`ds == ny * unit`), with at most one loop (the *streams*
+/// loop) between it and the tile, neither of them carrying a window, and
+/// the number of destination streams inside it; `None` for an
+/// interleaving tile (one destination stream, `x.ds == row`).
+fn row_level(loops: &[Loop], unit: usize) -> Option<(usize, usize)> {
+    let n = loops.len();
+    let row = loops[n - 1].count * unit;
+    if loops[n - 2].ds == row as isize {
+        return None;
+    }
+    let level = (n.saturating_sub(4)..n - 2).rev().find(|&j| loops[j].ds == row as isize)?;
+    if !loops[level..n - 2].iter().all(free) {
+        return None;
+    }
+    Some((level, loops[level + 1..n - 1].iter().map(|l| l.count).product()))
+}
 
 /// The [`CopyPlan::carry_level`] of a streaming deinterleaving tile plan, if
 /// `kernels::carried::deinterleave_carried` can run it: a [`row_level`] with at most

@@ -4,13 +4,11 @@ use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::nest::{Loop, Window};
 
-mod destination;
 mod gathers;
 mod nest;
 mod passes;
 mod repetitions;
 mod runs;
-mod staged;
 mod tiles;
 mod tiny;
 mod units;
@@ -196,14 +194,14 @@ fn streaming_deinterleave_carries_rows() {
     let space = [64, 3, 512, 512];
     for isa in [Isa::Avx512Vbmi, Isa::Avx512, Isa::Avx2, Isa::Sse2] {
         let p = nchw_blocked(space, 4, 1, Direction::Forward, isa);
-        assert!(p.tile && p.nt && !p.lines && p.tile_stage.is_none(), "{isa:?}");
+        assert!(p.tile && p.nt && !p.lines, "{isa:?}");
         assert_eq!(p.carry_level, Some(p.loops.len() - 4), "{isa:?}");
         let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
         let plane = 128 * 128;
         assert_eq!(inner, vec![(128, 2048, 128), (4, 512, 4 * plane), (4, 1, plane), (128, 4, 1)], "{isa:?}");
     }
     let p = nchw_blocked(space, 4, 1, Direction::Forward, Isa::Portable);
-    assert!(p.tile && !p.nt && p.carry_level.is_none() && p.tile_stage.is_none());
+    assert!(p.tile && !p.nt && p.carry_level.is_none());
     let odd = [64, 3, 508, 508];
     let p = nchw_blocked(odd, 4, 1, Direction::Forward, Isa::Avx512Vbmi);
     assert_eq!(p.carry_level, Some(p.loops.len() - 4));
@@ -224,7 +222,7 @@ fn streaming_deinterleave_carries_rows() {
 #[test]
 fn padded_columns_make_a_windowed_tile() {
     let p = ov_space_to_batch_by_4(16, (508, 2), (508, 2));
-    assert!(p.tile && p.nt && p.padded && p.tile_stage.is_none());
+    assert!(p.tile && p.nt && p.padded);
     let n = p.loops.len();
     assert_eq!(p.carry_level, Some(n - 4));
     let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
@@ -240,7 +238,7 @@ fn padded_columns_make_a_windowed_tile() {
     assert_eq!((rows.count, rows.ss, rows.ds, groups.count, groups.ss), (128, 4 * 508, 128, 4, 508));
     assert_eq!(groups.window.map(|w| (w.outer, w.lo, w.hi)), Some((Some((n - 4) as u8), 2, 510)));
     let p = ov_space_to_batch_by_4(15, (504, 2), (504, 2));
-    assert!(p.tile && !p.nt && !p.padded && p.carry_level.is_none() && p.tile_stage.is_none());
+    assert!(p.tile && !p.nt && !p.padded && p.carry_level.is_none());
     let n = p.loops.len();
     assert!(p.loops[n - 1].window.is_some_and(|w| w.outer == Some((n - 2) as u8)));
 }
@@ -352,7 +350,7 @@ fn ov_space_to_batch_by_4(c: usize, (h, ph): (usize, usize), (w, pw): (usize, us
 fn streaming_interleave_carries_rows_with_vbmi() {
     let space = [8, 16, 512, 512];
     let p = nchw_blocked(space, 2, 4, Direction::Backward, Isa::Avx512Vbmi);
-    assert!(p.tile && p.nt && p.tile_stage.is_none());
+    assert!(p.tile && p.nt);
     assert_eq!(p.carry_level, Some(p.loops.len() - 4));
     let inner: Vec<_> = p.loops[p.loops.len() - 4..].iter().map(|l| (l.count, l.ss, l.ds)).collect();
     let (row, plane) = (512 * 4, 256 * 256 * 4);
@@ -452,7 +450,7 @@ fn three_channel_tiles_of_two_to_four_streams_are_carried_with_vbmi() {
             assert_eq!(p.carry_level.is_some(), carried, "{what}");
             assert_eq!(p.nt, carried, "{what}");
             if carried {
-                assert!(p.tile && !p.padded && p.tile_stage.is_none(), "{what}");
+                assert!(p.tile && !p.padded, "{what}");
             }
         }
     }
@@ -500,7 +498,7 @@ fn three_channel_space_to_depth_by_two_is_carried_with_vbmi() {
                 if carried && dir == Direction::Forward {
                     let [.., x, y] = &p.loops[..] else { panic!("{what}: no tile") };
                     assert_eq!((x.count, y.count, y.ss), (64, 2, (384 * elem) as isize), "{what}");
-                    assert!(p.tile && p.nt && !p.segments && p.tile_stage.is_none(), "{what}");
+                    assert!(p.tile && p.nt && !p.segments, "{what}");
                 }
             }
         }

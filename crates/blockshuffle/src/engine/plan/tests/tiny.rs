@@ -20,7 +20,7 @@ fn tiny_plans_copy_unit_by_unit() {
         assert_eq!(p.unit, 4);
         assert_eq!(p.units, tiny, "{h}x{w}");
         if tiny {
-            assert!(!p.tile && !p.nt && !p.lines && !p.gathered && p.tile_stage.is_none() && p.carry_level.is_none());
+            assert!(!p.tile && !p.nt && !p.lines && !p.gathered && p.carry_level.is_none());
             // The destination's order: its strides fall from loop to loop.
             assert!(p.loops.windows(2).all(|l| l[0].ds > l[1].ds), "{:?}", p.loops);
             let units: usize = p.loops.iter().map(|l| l.count).product();
