@@ -687,32 +687,33 @@ impl CopyPlan {
                     // memcpy in the source's, 1.6-1.7x in it).
                     *loops = dst_order;
                     if !deinterleaving {
-                        // An interleaving tile that no carried kernel
-                        // streams (nor the byte shuffles, straight into
-                        // whole vectors: `streams_shuffled_rows`) stores
-                        // through the cache, in the order and with the
+                        // An interleaving tile that only the stage would
+                        // stream (`tile::TileChoice::staged`: more than 4
+                        // streams, or units with no interleave of their
+                        // own, and no full-line squares) stores through
+                        // the cache, in the order and with the
                         // repetitions of a plan through the cache (step
                         // 4'''). Streamed, in the destination's order,
                         // each destination run gathers a unit of every
                         // source row of every repetition inside it
                         // (OpenVINO depth-to-space by 6: 36 source rows a
-                        // step; ONNX by 13: 169), staged first where more
-                        // than 4 (`tile::TileChoice`'s `Staged`), and the
-                        // prefetchers follow no such number of streams
-                        // (the source's order would end each run between
-                        // repetitions, in parts of lines). Measured on an
-                        // AMD EPYC (Zen 3, AVX2), one thread, each
-                        // workload's best of 2 alternated runs, with the
-                        // destination written in place (step 4'''): the 87
-                        // broad workloads of seeds 801 and 802 (outputs of
-                        // 16 MiB and more) it changes, 0.80 of the time;
-                        // the 58 staged 0.76, none slower (ONNX CRD
-                        // depth-to-space of uint8 by 13, 111 MiB, 3.4 ->
-                        // 1.4x memcpy; einops of float16 by 15 x 14, 204
-                        // MiB, 6.1 -> 2.3); 3 others slower by more than
-                        // 5% (OpenVINO batch-to-space of float32 by 2 x 3 x
-                        // 7, cropped, 110 MiB, 1.44 -> 1.66).
-                        self.nt = shuffled;
+                        // step; ONNX by 13: 169), more streams than the
+                        // prefetchers follow, and then makes a second pass
+                        // over the stage. Measured on an AMD EPYC (Zen 3,
+                        // AVX2), one thread, each workload's best of 2
+                        // alternated runs, with the destination written in
+                        // place (step 4'''): the 58 broad workloads of
+                        // seeds 801 and 802 (outputs of 16 MiB and more)
+                        // it changes, 0.76 of the time, none slower (ONNX
+                        // CRD depth-to-space of uint8 by 13, 111 MiB, 3.4 ->
+                        // 1.4x memcpy). Not the interleaves of 2 to 4
+                        // streams that stream themselves: through the
+                        // cache, W8 and W9 of the public benchmark (pixel
+                        // shuffle and depth-to-space of float32 by 2)
+                        // took 1.3 times as long; nor the full-line
+                        // squares' (HPTT's transposes: 1.14).
+                        let staged = tile_choice(loops, self.unit, Mode { nt: true, isa: self.isa });
+                        self.nt = !staged.is_some_and(|c| c.staged());
                     } else if squares_stream(loops, self.unit, self.isa) {
                         // Unless the transpose's full-line squares take
                         // it, whose stores are whole lines and stream

@@ -89,6 +89,12 @@ impl TileChoice {
         &self.shape
     }
 
+    /// Whether it goes by the stage (`staged_tile`): a streamed interleave
+    /// that no kernel streams itself.
+    pub(crate) fn staged(&self) -> bool {
+        self.kernel == Kernel::Staged
+    }
+
     /// Copies the tile (all its repetitions) from `src` to `dst` by the
     /// chosen kernel.
     ///

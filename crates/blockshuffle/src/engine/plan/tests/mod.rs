@@ -2,7 +2,9 @@ use super::compile::*;
 use super::rules::*;
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
-use crate::engine::kernels::nest::{Loop, Window};
+use crate::engine::kernels::copy::Mode;
+use crate::engine::kernels::nest::{Loop, Rows, Window};
+use crate::engine::kernels::tile::{TileChoice, TileShape};
 
 mod gathers;
 mod nest;
@@ -166,6 +168,18 @@ fn a_scaled_window_that_overflows_is_not_merged() {
 /// pixel_shuffle's input), compiled for streaming `elem`-byte elements
 /// with `isa`.
 fn nchw_blocked(space: [usize; 4], block: usize, elem: usize, dir: Direction, isa: Isa) -> CopyPlan {
+    nchw_blocked_streaming(space, block, elem, dir, isa, true)
+}
+
+/// [`nchw_blocked`], streaming or not.
+fn nchw_blocked_streaming(
+    space: [usize; 4],
+    block: usize,
+    elem: usize,
+    dir: Direction,
+    isa: Isa,
+    streaming: bool,
+) -> CopyPlan {
     let op = "t";
     let b = block as u64;
     let axes = [
@@ -177,7 +191,7 @@ fn nchw_blocked(space: [usize; 4], block: usize, elem: usize, dir: Direction, is
     let g = Geometry::new(op, &axes, &[&[o(0)], &[o(1), k(2), k(3)], &[o(2)], &[o(3)]]).unwrap();
     let blocked = [space[0], space[1] * block * block, space[2] / block, space[3] / block];
     let (ss, bs) = (c_strides(&space, elem), c_strides(&blocked, elem));
-    CopyPlan::compile(&g, dir, elem, &Layouts { space: &ss, block: &bs }, true, isa)
+    CopyPlan::compile(&g, dir, elem, &Layouts { space: &ss, block: &bs }, streaming, isa)
 }
 
 /// Streaming uint8 pixel_unshuffle by 4 (W10 of the benchmarks): the
@@ -345,7 +359,7 @@ fn ov_space_to_batch_by_4(c: usize, (h, ph): (usize, usize), (w, pw): (usize, us
 /// AVX512-VBMI, in the destination's order, the output rows (outer row,
 /// then block row) one run carried across rows; the tile interleaves
 /// the block columns' two planes. Without VBMI, no kernel carries it,
-/// and it stores through the cache.
+/// and the interleave of two streams streams it.
 #[test]
 fn streaming_interleave_carries_rows_with_vbmi() {
     let space = [8, 16, 512, 512];
@@ -356,7 +370,29 @@ fn streaming_interleave_carries_rows_with_vbmi() {
     let (row, plane) = (512 * 4, 256 * 256 * 4);
     assert_eq!(inner, vec![(256, 1024, 2 * row), (2, 2 * plane, row), (256, 4, 8), (2, plane, 4)]);
     let p = nchw_blocked(space, 2, 4, Direction::Backward, Isa::Avx512);
-    assert!(p.tile && !p.nt && p.carry_level.is_none());
+    assert!(p.tile && p.nt && p.carry_level.is_none());
+}
+
+/// Streaming pixel_shuffle of float32 by 5 (CRD depth-to-space), with
+/// AVX2 and with AVX-512 without VBMI: an interleave of 5 streams, which
+/// only the stage would stream (`TileChoice::staged`), stores through the
+/// cache, in the very loops of the same plan not streaming. By 2, the
+/// interleave of two streams streams it.
+#[test]
+fn streamed_interleaves_that_would_be_staged_store_through_the_cache() {
+    let space = [2, 3, 300, 300];
+    for isa in [Isa::Avx2, Isa::Avx512] {
+        let two = nchw_blocked(space, 2, 4, Direction::Backward, isa);
+        assert!(two.tile && two.nt && two.carry_level.is_none(), "{isa:?}: {two:?}");
+        let five = nchw_blocked(space, 5, 4, Direction::Backward, isa);
+        let n = five.loops.len();
+        let shape = TileShape::of_loops(Rows::ONE, &five.loops[n - 2], &five.loops[n - 1], 4, Mode { nt: true, isa });
+        assert!(TileChoice::of(shape).staged(), "{isa:?}: {five:?}");
+        assert!(five.tile && !five.nt && five.carry_level.is_none(), "{isa:?}: {five:?}");
+        let cached = nchw_blocked_streaming(space, 5, 4, Direction::Backward, isa, false);
+        assert_eq!(five.loops, cached.loops, "{isa:?}");
+        assert_eq!((five.unit, five.tile, five.matrix), (cached.unit, cached.tile, cached.matrix), "{isa:?}");
+    }
 }
 
 /// Streaming NHWC batch-to-space 2x2 of 128-byte units (32 float32
