@@ -144,7 +144,7 @@ pub(crate) struct CopyPlan {
     /// The kernel of the tile that each index of the loops outside it runs
     /// whole (with the loop around it, its repetitions), chosen once for
     /// its shape: see [`tile_choice`]. `None` for plans whose tiles go
-    /// otherwise (the matrix, the carried kernels, the tile stage, a
+    /// otherwise (the matrix, the carried kernels, a
     /// window on the tile).
     pub tile_choice: Option<TileChoice>,
 }
