@@ -188,7 +188,7 @@ fn simd_streams(b: usize, unit: usize) -> bool {
 /// Whether `b` streams of `unit`-byte units interleave by a kernel of their
 /// own on `isa` (which also streams them): [`simd_streams`], or
 /// `shuffle`'s.
-fn own_interleave(isa: Isa, b: usize, unit: usize) -> bool {
+pub(crate) fn own_interleave(isa: Isa, b: usize, unit: usize) -> bool {
     simd_streams(b, unit) || shuffle::interleaves(isa, unit, b)
 }
 

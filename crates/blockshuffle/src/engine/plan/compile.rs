@@ -44,7 +44,7 @@ use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::gather::Gather;
 use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
-use crate::engine::kernels::tile::{TileChoice, TileShape};
+use crate::engine::kernels::tile::{self, TileChoice, TileShape};
 use crate::MAX_RANK;
 
 /// Which way a geometry is run.
@@ -144,8 +144,7 @@ pub(crate) struct CopyPlan {
     /// The kernel of the tile that each index of the loops outside it runs
     /// whole (with the loop around it, its repetitions), chosen once for
     /// its shape: see [`tile_choice`]. `None` for plans whose tiles go
-    /// otherwise (the matrix, the carried kernels, a
-    /// window on the tile).
+    /// otherwise (the matrix, the carried kernels, a window on the tile).
     pub tile_choice: Option<TileChoice>,
 }
 
@@ -712,8 +711,15 @@ impl CopyPlan {
                         // shuffle and depth-to-space of float32 by 2)
                         // took 1.3 times as long; nor the full-line
                         // squares' (HPTT's transposes: 1.14).
+                        // So does one that its own vector kernel would
+                        // stream (2 to 4 streams; not the byte shuffles')
+                        // from more source rows a destination run than
+                        // `MAX_STREAMED_INTERLEAVE_ROWS`.
                         let staged = tile_choice(loops, self.unit, Mode { nt: true, isa: self.isa });
-                        self.nt = !staged.is_some_and(|c| c.staged());
+                        let many = !shuffled
+                            && tile::own_interleave(self.isa, y.count, self.unit)
+                            && interleaved_rows(loops, self.unit) > MAX_STREAMED_INTERLEAVE_ROWS;
+                        self.nt = !(many || staged.is_some_and(|c| c.staged()));
                     } else if squares_stream(loops, self.unit, self.isa) {
                         // Unless the transpose's full-line squares take
                         // it, whose stores are whole lines and stream

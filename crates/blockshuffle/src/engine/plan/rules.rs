@@ -685,6 +685,32 @@ pub(super) fn squares_stream(loops: &[Loop], unit: usize, isa: Isa) -> bool {
     transpose::streams_squares(y.count, x.count, unit, isa, x.ds)
 }
 
+/// Most source rows a streamed interleaving tile of 2 to 4 streams that
+/// its own kernel streams (`tile::own_interleave`) may read for one run of
+/// the destination ([`interleaved_rows`]); past it, it stores through the
+/// cache, as a staged one does (see `CopyPlan::build`, step 4). Measured on
+/// an AMD EPYC (Zen 3, AVX2), one thread, best of 3 alternated runs, the
+/// broad workloads of 16 MiB and more it changes (seeds 26, 801 and 802,
+/// 17 of them, reading 9 to 60 rows a run): 0.80 of the time (einops of
+/// uint8 by 9 x 3, 4 streams, 39 MiB, 8.7 -> 3.6x memcpy; OpenVINO
+/// depth-to-space of float16 by 4, 22 MiB, 2.8 -> 1.4), 2 slower (PyTorch
+/// pixel shuffle of float32 by 4, 19 MiB, 0.88 -> 1.16; TF NCHW
+/// depth-to-space of float32 by 3, 28 MiB, 0.63 -> 0.72). Interleaves from
+/// 4 rows (pixel shuffle and depth-to-space by 2: W8 and W9) stream faster
+/// (0.70x memcpy against 0.95x through the cache).
+pub(super) const MAX_STREAMED_INTERLEAVE_ROWS: usize = 8;
+
+/// The source rows that one destination run of an interleaving tile (the
+/// last two of `loops`, `ny` streams) reads at once: `ny`, times the
+/// repetitions of the loop around the tile where they continue its
+/// destination rows and not its source rows (in the destination's order,
+/// each run of that loop's repetitions then reads `ny` rows of each).
+pub(super) fn interleaved_rows(loops: &[Loop], unit: usize) -> usize {
+    let [.., r, x, y] = loops else { return loops.last().map_or(1, |y| y.count) };
+    let continues = |l: &Loop| l.ds == (x.count * y.count * unit) as isize && l.ss != (x.count * unit) as isize;
+    y.count.saturating_mul(if continues(r) { r.count } else { 1 })
+}
+
 /// Whether a tile of units without a vector kernel interleaves its rows
 /// with a byte-shuffle kernel (`engine::shuffle`) straight into whole
 /// 16-byte vectors of the destination, every row 16-byte aligned: such a

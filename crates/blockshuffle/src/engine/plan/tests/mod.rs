@@ -395,6 +395,33 @@ fn streamed_interleaves_that_would_be_staged_store_through_the_cache() {
     }
 }
 
+/// Streaming pixel_shuffle of float32 by 3 (an interleave of 3 streams,
+/// which their own kernel would stream) and uint8 by 4: each destination
+/// run reads 9 and 16 source rows (the tile's streams in as many rows of
+/// blocks: `interleaved_rows`), more than `MAX_STREAMED_INTERLEAVE_ROWS`,
+/// so it stores through the cache, in the very loops of the same plan not
+/// streaming. By 2 (4 rows), it streams.
+#[test]
+fn streamed_interleaves_from_many_source_rows_store_through_the_cache() {
+    let space = [2, 3, 288, 288];
+    for isa in [Isa::Avx2, Isa::Avx512] {
+        for (block, elem) in [(2, 4), (3, 4), (4, 1)] {
+            let p = nchw_blocked(space, block, elem, Direction::Backward, isa);
+            let n = p.loops.len();
+            let what = format!("by {block}, {elem} bytes, {isa:?}: {p:?}");
+            assert!(p.tile && p.carry_level.is_none(), "{what}");
+            assert_eq!((p.loops[n - 1].count, p.loops[n - 2].ds), (block, (block * elem) as isize), "{what}");
+            let shape = TileShape::of_loops(Rows::ONE, &p.loops[n - 2], &p.loops[n - 1], elem, Mode { nt: true, isa });
+            assert!(!TileChoice::of(shape).staged(), "{what}");
+            assert_eq!(p.nt, block == 2, "{what}");
+            if block > 2 {
+                let cached = nchw_blocked_streaming(space, block, elem, Direction::Backward, isa, false);
+                assert_eq!(p.loops, cached.loops, "{what}");
+            }
+        }
+    }
+}
+
 /// Streaming NHWC batch-to-space 2x2 of 128-byte units (32 float32
 /// channels): each output pixel pair gathers one unit from each of its
 /// two block columns, 256-byte rows that continue one another, written
