@@ -681,7 +681,7 @@ impl CopyPlan {
                         !self.fill && (crops_carried(loops, self.unit, self.isa) || crops_row_ends(loops, self.unit));
                 }
                 if !windowed && !direct {
-                    // Unstaged, the destination's order is the better one
+                    // Here the destination's order is the better one
                     // (measured: uint8 and float16 pixel_shuffle 2.0x
                     // memcpy in the source's, 1.6-1.7x in it).
                     *loops = dst_order;
@@ -711,15 +711,16 @@ impl CopyPlan {
                         // shuffle and depth-to-space of float32 by 2)
                         // took 1.3 times as long; nor the full-line
                         // squares' (HPTT's transposes: 1.14).
+                        //
                         // So does one that its own vector kernel would
                         // stream (2 to 4 streams; not the byte shuffles')
                         // from more source rows a destination run than
                         // `MAX_STREAMED_INTERLEAVE_ROWS`.
-                        let staged = tile_choice(loops, self.unit, Mode { nt: true, isa: self.isa });
+                        let streamed = tile_choice(loops, self.unit, Mode { nt: true, isa: self.isa });
                         let many = !shuffled
                             && tile::own_interleave(self.isa, y.count, self.unit)
                             && interleaved_rows(loops, self.unit) > MAX_STREAMED_INTERLEAVE_ROWS;
-                        self.nt = !(many || staged.is_some_and(|c| c.staged()));
+                        self.nt = !(many || streamed.is_some_and(|c| c.staged()));
                     } else if squares_stream(loops, self.unit, self.isa) {
                         // Unless the transpose's full-line squares take
                         // it, whose stores are whole lines and stream
