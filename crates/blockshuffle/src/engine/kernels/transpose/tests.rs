@@ -41,21 +41,39 @@ fn check(
     nt: bool,
     shift: usize,
 ) {
+    check_from((rows, cols, unit), (inner, dinner), (pad, dpad), (isa, nt), shift, None);
+}
+
+/// [`check`] (its arguments in pairs and threes: `(rows, cols, unit)`,
+/// `(inner, dinner)`, `(pad, dpad)`, `(isa, nt)`) with the source
+/// `src_shift` bytes past a line boundary (`None`: wherever its vector's
+/// allocation is).
+fn check_from(
+    (rows, cols, unit): (usize, usize, usize),
+    (inner, dinner): (usize, usize),
+    (pad, dpad): (usize, usize),
+    (isa, nt): (Isa, bool),
+    shift: usize,
+    src_shift: Option<usize>,
+) {
     let from =
         Rows2 { inner, stride: (cols * unit + pad) as isize, outer: ((cols * unit + pad) * inner + pad) as isize };
     let ds = rows * unit + dpad;
     let to = Rows2 { inner: dinner, stride: ds as isize, outer: (ds * dinner + dpad) as isize };
     let src_len = from.at(rows - 1) as usize + cols * unit;
     let len = to.at(cols - 1) as usize + rows * unit + 64;
-    let src: Vec<u8> = (0..src_len).map(|i| (i * 7 + i / 251) as u8).collect();
-    let want = naive(rows, cols, &src, from, to, unit, len);
+    let bytes: Vec<u8> = (0..src_len + 2 * LINE).map(|i| (i * 7 + i / 251) as u8).collect();
+    let at = src_shift.map_or(0, |s| bytes.as_ptr().align_offset(LINE) + s);
+    let src = &bytes[at..at + src_len];
+    let want = naive(rows, cols, src, from, to, unit, len);
     let mut buf = vec![0xA5u8; len + 2 * LINE];
     let off = buf.as_ptr().align_offset(LINE) + shift;
     let got = &mut buf[off..off + len];
     // SAFETY: both matrices lie inside their buffers (offsets as built).
     unsafe { transpose(Matrix { rows, cols, unit, src: src.as_ptr(), from, dst: got.as_mut_ptr(), to }, isa, nt) };
     let what = format!(
-        "rows {rows} cols {cols} unit {unit} inner {inner}/{dinner} pad {pad}/{dpad} {isa:?} nt {nt} shift {shift}"
+        "rows {rows} cols {cols} unit {unit} inner {inner}/{dinner} pad {pad}/{dpad} {isa:?} nt {nt} shift {shift} \
+         source at {src_shift:?}"
     );
     assert!(got == want.as_slice(), "{what}");
 }
@@ -242,6 +260,43 @@ fn full_line_squares_around_every_boundary() {
                 }
             }
         }
+    }
+}
+
+/// Streamed full-line squares go in blocks of steps, the next block
+/// fetched ahead, and, where every source row starts at one offset in its
+/// line and is a page or longer, from the source's first line boundary
+/// (the lead columns a strip of their own): rows around a block's
+/// (8 KiB of 512-byte strips: 16; 32, two blocks) and a chunk's, columns on both sides
+/// of a page's worth and past a strip; sources at every offset in a line
+/// (a whole number of units from its boundary or not), with row strides
+/// of whole lines and not, in repetitions too; every kernel set, streamed
+/// and through the cache.
+#[test]
+fn streamed_squares_go_in_blocks_from_the_sources_line_boundary() {
+    for unit in [2, 4, 8, 16, 32] {
+        let n = wide_side(unit);
+        let page = 4096 / unit;
+        for (rows, cols) in
+            [(31, page), (32, page + 1), (33, page + n + 1), (3 * 32 + 5, page - 1), (2 * n + 3, page + 512 / unit + 3)]
+        {
+            // Row strides of whole lines, and not.
+            let lines = (LINE - cols * unit % LINE) % LINE;
+            for pad in [lines, lines + 8] {
+                for src_shift in [0, unit, 16, 40, LINE - unit, 3] {
+                    for isa in Isa::every_runnable() {
+                        check_from((rows, cols, unit), (rows, cols), (pad, 0), (isa, true), 0, Some(src_shift));
+                        check_from((rows, cols, unit), (5, cols), (pad, 0), (isa, true), 16, Some(src_shift));
+                    }
+                }
+                let isa = Isa::detect();
+                check_from((rows, cols, unit), (rows, cols), (pad, 0), (isa, false), 0, Some(unit));
+            }
+        }
+        // A chunk and a block more: the last block's next is the next chunk's first.
+        let (rows, cols) = (CHUNK_ROWS + 33, page + 1);
+        let pad = (LINE - cols * unit % LINE) % LINE;
+        check_from((rows, cols, unit), (rows, cols), (pad, 0), (Isa::detect(), true), 0, Some(16));
     }
 }
 

@@ -31,6 +31,9 @@ use super::{Matrix, CHUNK_ROWS, MIN_SHIFTED_ROW};
 use crate::engine::arch::mem::{fence, lanes, LINE};
 
 mod avx2;
+mod blocks;
+
+use blocks::{block_steps, source_lead, Ahead, BLOCK_ROWS, MAX_STEPS};
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
 /// 16: see [`super::wide_side`]).
@@ -166,6 +169,14 @@ fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool) -> usize {
 /// row shifted into whole lines with the square's above ([`Squares::shifted`],
 /// for rows of [`MIN_SHIFTED_ROW`] bytes and more).
 ///
+/// Streamed, a strip's steps go in blocks of [`blocks::BLOCK_BYTES`] of its source
+/// rows ([`block_steps`]), a column of squares at a time down the block,
+/// so that each destination row takes a run of the block's rows (128 bytes
+/// of 8-byte units) at once, not one line; the next block's source lines
+/// are fetched while one is moved ([`Ahead`]); and where the source rows
+/// allow, the columns before their first line boundary go first
+/// ([`source_lead`]), so that every square after them reads whole lines.
+///
 /// # Safety
 /// As [`transpose`].
 #[inline(always)]
@@ -192,18 +203,21 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
         && (cols <= to.inner || units_in(to.outer));
     // Shifted rows are streamed too: full strips.
     let bc = strip_cols::<S>(rows, cols, stream || shifted);
+    // Streamed, the source's lead columns go first (see `source_lead`).
+    let col_lead = if stream || shifted { source_lead::<S>(mx) } else { 0 };
     // SAFETY: forwarded; the rows start as each mode takes them.
     unsafe {
         if shifted {
-            chunks::<S, true>(mx, bc, 0, false);
+            chunks::<S, true>(mx, bc, 0, false, col_lead);
         } else {
-            chunks::<S, false>(mx, bc, lead, stream);
+            chunks::<S, false>(mx, bc, lead, stream, col_lead);
         }
     }
 }
 
 /// [`units`]'s matrix a chunk of rows at a time, in strips of `bc`
-/// columns ([`strip_cols`]): streamed from `lead`
+/// columns ([`strip_cols`]), the first `col_lead` columns a strip of
+/// their own: streamed from `lead`
 /// rows on (`stream`), or with every row shifted into whole lines
 /// (`SHIFTED`; a separate instance, so that the others' code and stack are
 /// as they were without it).
@@ -212,7 +226,7 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
 /// As [`transpose`]; streamed, every destination row starts `lead` units
 /// before a line boundary; `SHIFTED`, as [`units`] checks.
 #[inline(always)]
-unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: usize, stream: bool) {
+unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: usize, stream: bool, col_lead: usize) {
     let Matrix { rows, cols, .. } = mx;
     // A real check at compile time: a strip's columns fit `out` (and,
     // shifted, `carry`).
@@ -225,7 +239,7 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: u
     // Row pointers, written before they are read and never initialised as
     // a whole (8 KiB of stores a call, for a tile that may be 1 KiB).
     let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_COLS];
-    let mut at = [MaybeUninit::<*const u8>::uninit(); 32];
+    let mut at = [MaybeUninit::<*const u8>::uninit(); BLOCK_ROWS];
     // Shifted, each destination row's last square row: zeros for the
     // strip's columns (a 16th of the matrix's bytes at most), each then
     // written by every step before the next reads it.
@@ -241,7 +255,7 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: u
         // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps
         // (shifted: `lead` is 0, so `start` is a whole number of lines'
         // units, `N`, and so is every step's).
-        unsafe { chunk::<S, SHIFTED>(mx, bc, start, end, lead, stream, &mut out, &mut at, &mut carry) };
+        unsafe { chunk::<S, SHIFTED>(mx, bc, start, end, lead, stream, col_lead, &mut out, &mut at, &mut carry) };
         start = end;
     }
     if stream || SHIFTED {
@@ -253,7 +267,8 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: u
 /// of: a strip of 2-byte units.
 const SHIFTED_COLS: usize = STRIP_BYTES / 2;
 
-/// Rows `start..end` of [`units`]'s matrix, in its strips.
+/// Rows `start..end` of [`units`]'s matrix, in its strips (see
+/// [`chunks`]); streamed, each strip's steps in blocks (see [`units`]).
 ///
 /// # Safety
 /// As [`transpose`]; `start` 0 or `lead` plus a multiple of `N`.
@@ -266,19 +281,34 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
     end: usize,
     lead: usize,
     stream: bool,
+    col_lead: usize,
     out: &mut [MaybeUninit<*mut u8>; STRIP_COLS],
-    at: &mut [MaybeUninit<*const u8>; 32],
+    at: &mut [MaybeUninit<*const u8>; BLOCK_ROWS],
     carry: &mut [MaybeUninit<__m512i>; SHIFTED_COLS],
 ) {
-    let Matrix { cols, src, from, dst, to, .. } = mx;
+    let Matrix { rows, cols, src, from, dst, to, .. } = mx;
     let (u, n_side) = (S::U, S::N);
     // Edges as whole squares over the units before them (see
     // `Squares::OVERLAPS`), through the cache.
     let overlap = S::OVERLAPS && !stream && !SHIFTED;
-    for c0 in (0..cols).step_by(bc) {
+    // Streamed, a strip's steps go in blocks, the next one fetched ahead;
+    // through the cache, a step at a time, nothing fetched.
+    let streamed = stream || SHIFTED;
+    let per_block = if streamed { block_steps::<S>(bc) } else { 1 };
+    let mut ahead = Ahead::new();
+    // A block's steps, `(r, nr, r0)` each (see below), written before
+    // they are read.
+    let mut steps = [MaybeUninit::<(usize, usize, usize)>::uninit(); MAX_STEPS];
+    // The strips: the source's lead columns first, where it has them
+    // (`source_lead`), then `bc` columns each.
+    let mut next_c0 = 0;
+    while next_c0 < cols {
+        let c0 = next_c0;
+        let w = if c0 == 0 && col_lead > 0 { col_lead } else { bc };
+        next_c0 += w;
         // A last strip narrower than a square: a square's columns,
         // ending at the matrix's last.
-        let (c0, nc) = edge::<S>(overlap, c0, bc.min(cols - c0), cols);
+        let (c0, nc) = edge::<S>(overlap, c0, w.min(cols - c0), cols);
         to.walk(c0, nc, |i, o| {
             out[i].write(dst.wrapping_offset(o));
         });
@@ -286,55 +316,99 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
         let out = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<*mut u8>(), nc) };
         let mut r0 = start;
         while r0 < end {
-            let step = if r0 == 0 && lead > 0 { lead } else { n_side.min(end - r0) };
-            // The step's rows `r..r + nr`: the chunk's last rows, fewer
-            // than a square, as the square's rows ending at its last
-            // (from before `start`, if need be).
-            let (r, nr) = edge::<S>(overlap, r0, step, end);
-            from.walk(r, nr, |i, o| {
-                at[i].write(src.wrapping_offset(o + (c0 * u) as isize));
-            });
-            // SAFETY: the first `nr` were written just above.
-            let at = unsafe { std::slice::from_raw_parts(at.as_ptr().cast::<*const u8>(), nr) };
-            let to = (r * u) as isize;
-            if SHIFTED && nr < n_side && r0 > start {
+            // A block: up to `per_block` steps, their rows' pointers one
+            // after another in `at` (a shifted chunk's last rows, fewer
+            // than a square, a block of their own: their carried rows
+            // go first).
+            let mut k = 0;
+            let mut filled = 0;
+            while r0 < end && k < per_block {
+                let step = if r0 == 0 && lead > 0 { lead } else { n_side.min(end - r0) };
+                // The step's rows `r..r + nr`: the chunk's last rows, fewer
+                // than a square, as the square's rows ending at its last
+                // (from before `start`, if need be).
+                let (r, nr) = edge::<S>(overlap, r0, step, end);
+                if SHIFTED && nr < n_side && k > 0 {
+                    break;
+                }
+                from.walk(r, nr, |i, o| {
+                    at[filled + i].write(src.wrapping_offset(o + (c0 * u) as isize));
+                });
+                steps[k].write((r, nr, r0));
+                filled += nr;
+                k += 1;
+                r0 += step;
+            }
+            if streamed {
+                // The next block's rows and columns: this strip's next
+                // rows, the next strip's first, or the next chunk's.
+                let (pr, pc) = if r0 < end {
+                    (r0, c0)
+                } else if c0 + nc < cols {
+                    (start, c0 + nc)
+                } else {
+                    (end, 0)
+                };
+                let n = filled.min(rows.saturating_sub(pr));
+                let len = bc.min(cols.saturating_sub(pc)) * u;
+                let squares = nc.div_ceil(n_side) * k;
+                ahead.aim(from, src, pr, pc * u, n, len, squares);
+            }
+            // SAFETY: the first `k` (at least one: `r0 < end` above) and
+            // `filled` were written just above.
+            let (steps, at) = unsafe {
+                (
+                    std::slice::from_raw_parts(steps.as_ptr().cast::<(usize, usize, usize)>(), k),
+                    std::slice::from_raw_parts(at.as_ptr().cast::<*const u8>(), filled),
+                )
+            };
+            let (r, nr, first) = steps[0];
+            if SHIFTED && nr < n_side && first > start {
                 // The chunk's last rows, part of a square: the full
                 // columns' carried rows go first.
-                // SAFETY: the last step's squares were whole (`r0 > start`),
-                // their rows carried, from `to - N * U` (caller).
-                unsafe { flush::<S>(out, nc, to - LINE as isize, carry) };
+                // SAFETY: the last step's squares were whole (`first >
+                // start`), their rows carried, from `to - N * U` (caller).
+                unsafe { flush::<S>(out, nc, (r * u) as isize - LINE as isize, carry) };
             }
             for c in (0..nc).step_by(n_side) {
                 // The strip's last columns, fewer than a square: the
                 // square's columns ending at its last.
                 let (c, n) = edge::<S>(overlap, c, n_side.min(nc - c), nc);
                 let from = (c * u) as isize;
-                if SHIFTED && nr == n_side && n == n_side {
-                    // SAFETY: units (r0.., c0 + c..) of the matrix, the
-                    // rows' carried squares from the last step unless this
-                    // is the chunk's first (caller); `to` is a whole
-                    // number of lines (a multiple of `N` units: `units`).
-                    unsafe { S::shifted(at, from, &out[c..c + n_side], to, &mut carry[c..c + n_side], r0 == start) };
-                    continue;
-                }
-                // SAFETY: units (r.., c0 + c..) of the matrix (caller; an
-                // overlapping edge's square ends at the chunk's last row,
-                // `end >= N`, or the strip's last column, `nc >= N`, and
-                // writes again what the square before it wrote).
-                // Streamed, a full square's rows start on line boundaries,
-                // as its aligned stores need: `stream` holds only where
-                // every destination row starts at `dst`'s offset in its
-                // line (strides of whole lines), and `r * U` is then
-                // `lead`'s bytes (to that line's end) plus whole lines.
-                unsafe {
-                    if nr == n_side && n == n_side {
-                        S::square(at, from, &out[c..c + n_side], to, stream);
-                    } else {
-                        S::part(at, from, &out[c..c + n], to);
+                let mut base = 0;
+                for &(r, nr, r0) in steps {
+                    let at = &at[base..base + nr];
+                    base += nr;
+                    let to = (r * u) as isize;
+                    ahead.issue();
+                    if SHIFTED && nr == n_side && n == n_side {
+                        // SAFETY: units (r0.., c0 + c..) of the matrix, the
+                        // rows' carried squares from the last step unless this
+                        // is the chunk's first (caller); `to` is a whole
+                        // number of lines (a multiple of `N` units: `units`).
+                        unsafe {
+                            S::shifted(at, from, &out[c..c + n_side], to, &mut carry[c..c + n_side], r0 == start)
+                        };
+                        continue;
+                    }
+                    // SAFETY: units (r.., c0 + c..) of the matrix (caller; an
+                    // overlapping edge's square ends at the chunk's last row,
+                    // `end >= N`, or the strip's last column, `nc >= N`, and
+                    // writes again what the square before it wrote).
+                    // Streamed, a full square's rows start on line boundaries,
+                    // as its aligned stores need: `stream` holds only where
+                    // every destination row starts at `dst`'s offset in its
+                    // line (strides of whole lines), and `r * U` is then
+                    // `lead`'s bytes (to that line's end) plus whole lines.
+                    unsafe {
+                        if nr == n_side && n == n_side {
+                            S::square(at, from, &out[c..c + n_side], to, stream);
+                        } else {
+                            S::part(at, from, &out[c..c + n], to);
+                        }
                     }
                 }
             }
-            r0 += step;
         }
         if SHIFTED && end - start >= n_side && (end - start).is_multiple_of(n_side) {
             // SAFETY: the last step's squares were whole, their rows
@@ -826,42 +900,4 @@ const fn interleave(from: u16) -> [u16; 32] {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `strip_cols`: 512 bytes of whole squares a strip, but through the
-    /// cache, from a matrix of 256 KiB and 64 columns on, 16 destination
-    /// rows (or a square's side, where that is more: 32 of 2-byte units);
-    /// streamed, the 512 bytes whatever the size.
-    #[test]
-    fn strips_through_the_cache_past_256_kib_write_16_rows() {
-        // 8-byte units: 64 columns; 511 x 64 x 8 bytes is just under 256
-        // KiB, 512 x 64 x 8 exactly it.
-        assert_eq!(strip_cols::<Masked<8, 8, 8>>(511, 64, false), 64);
-        assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, false), 16);
-        assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, true), 64);
-        assert_eq!(strip_cols::<Masked<4, 4, 16>>(1024, 64, false), 16);
-        assert_eq!(strip_cols::<Masked<4, 4, 16>>(1023, 64, false), 128);
-        // 2-byte units: squares of 32.
-        assert_eq!(strip_cols::<Masked<2, 2, 32>>(2047, 64, false), 256);
-        assert_eq!(strip_cols::<Masked<2, 2, 32>>(2048, 64, false), 32);
-        // Packed 3-byte units: 160 columns (480 bytes), then 16.
-        assert_eq!(strip_cols::<Masked<3, 4, 16>>(1365, 64, false), 160);
-        assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, false), 16);
-        assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, true), 160);
-        // Fewer than 64 columns, or a full strip of fewer (12-, 16- and
-        // 32-byte units: 40, 32 and 16 columns): the full strip, whatever
-        // the size.
-        assert_eq!(strip_cols::<Masked<8, 8, 8>>(600, 63, false), 64);
-        assert_eq!(strip_cols::<Masked<3, 4, 16>>(2000, 63, false), 160);
-        assert_eq!(strip_cols::<Masked<12, 16, 4>>(400, 64, false), 40);
-        assert_eq!(strip_cols::<Masked<16, 16, 4>>(400, 64, false), 32);
-        assert_eq!(strip_cols::<Masked<32, 32, 2>>(400, 64, false), 16);
-        // AVX2's packed squares: 2,048-byte strips (672 columns of 3
-        // bytes, 336 of 6) whatever the size.
-        assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(100, 64, false), 672);
-        assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(1366, 64, false), 672);
-        assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(4096, 4096, false), 672);
-        assert_eq!(strip_cols::<avx2::Packed<6, 8, 8>>(4096, 4096, false), 336);
-    }
-}
+mod tests;

@@ -16,14 +16,14 @@
 //! The loop nest around the squares is `wide`'s (strips of 512 bytes of
 //! the source rows, 2,048 for the packed squares (see [`Packed`]'s
 //! `STRIP`), chunks of rows the TLB holds, a line of every
-//! destination row of a strip per step): that order is what buys the
-//! speed for long destination rows. In a C model on this project's
-//! machine (AMD Zen 3, AVX2, one thread, ratio to memcpy, 3 runs), a
-//! 7,264 x 7,264 float64 transpose took 1.5-2.1x memcpy so, 2.0-2.5x in
-//! blocks of 64 x 64 units of streamed 4 x 4 squares, 2.7-4.5x in blocks
-//! a unit at a time; with rows of 384 float64 (`transpose.json`'s T07
-//! and T08) those blocks came first (1.5-1.8x against 1.9-2.6x), which
-//! the engine's own blocks did not reproduce.
+//! destination row of a strip per step; streamed, the steps in blocks
+//! of 8 KiB of the strip's source rows, the next block fetched ahead).
+//! In a C model on this project's machine (AMD Zen 3, AVX2, one thread,
+//! ratio to memcpy), a 7,264 x 7,264 float64 transpose took 1.5-2.1x
+//! memcpy a step at a time, 2.0-2.5x in blocks of 64 x 64 units without
+//! fetching ahead, 1.4-1.5x in blocks of 32 rows of 512-byte strips with
+//! the next block's lines fetched a few per square; with rows of 384
+//! float64 (`transpose.json`'s T07), 3.1x a step at a time, 1.8x so.
 //!
 //! Layer: kernels; imports its parents' `Squares` and unit-by-unit loop, and arch.
 

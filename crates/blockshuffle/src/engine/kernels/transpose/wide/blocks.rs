@@ -1,0 +1,123 @@
+//! The blocks of [`super::units`]'s streamed strips: how many steps a
+//! block has ([`block_steps`]), the next block's source lines fetched
+//! while one is moved ([`Ahead`]), and the source's lead columns, which
+//! go first so that every square after them reads whole lines
+//! ([`source_lead`]).
+//!
+//! Layer: kernels; imports its parent's `Squares` and arch.
+
+use std::mem::MaybeUninit;
+
+use super::super::{Matrix, Rows2};
+use super::Squares;
+use crate::engine::arch::mem::{prefetch, LINE};
+
+/// The columns before the source rows' first line boundary, which go
+/// first, as a strip of their own (`chunk`), so that every square after
+/// them reads whole lines (a row of a square that straddles two lines
+/// costs two): where every source row starts at one offset in its line,
+/// a whole number of units before the boundary, and is at least
+/// [`ALIGNED_ROW`] bytes long; otherwise 0. (Not for packed units, whose
+/// rows are 48 bytes.)
+pub(super) fn source_lead<S: Squares>(mx: Matrix) -> usize {
+    let Matrix { rows, cols, src, from, .. } = mx;
+    let line = |v: isize| v.unsigned_abs().is_multiple_of(LINE);
+    let lead = (LINE - src as usize % LINE) % LINE;
+    let aligned = S::U == S::L
+        && cols.saturating_mul(S::U) >= ALIGNED_ROW
+        && line(from.stride)
+        && (rows <= from.inner || line(from.outer))
+        && lead.is_multiple_of(S::U);
+    if aligned {
+        (lead / S::U).min(cols)
+    } else {
+        0
+    }
+}
+
+/// The shortest source rows whose squares start at a line boundary
+/// ([`source_lead`]): a page. The lead's columns go a unit at a time in
+/// AVX2's squares, as do the strip's last ones it leaves (up to two
+/// squares' columns in all, of at least 512 for 8-byte units).
+const ALIGNED_ROW: usize = 4096;
+
+/// Bytes of the source rows a block of a strip's steps reads
+/// ([`block_steps`]): a quarter of the first-level data cache of every
+/// x86_64 core of the last decade (32 KiB and more), so that the block
+/// and the next one, fetched while it is moved ([`Ahead`]), fit in half
+/// of it. (16 KiB measured alike on the large matrices and lost on the
+/// small ones, tiles of 32 x 32 and 48 x 48 float64 that a block of 32
+/// rows takes whole: 2.9 -> 4.1x memcpy, one run.)
+pub(super) const BLOCK_BYTES: usize = 8 << 10;
+
+/// Most rows of a block (the source row pointers `chunk` keeps).
+pub(super) const BLOCK_ROWS: usize = 64;
+
+/// Most steps of a block: its rows in squares of 2 (the narrowest).
+pub(super) const MAX_STEPS: usize = BLOCK_ROWS / 2;
+
+/// The steps of a block in a strip of `bc` columns: as many as read
+/// [`BLOCK_BYTES`] of the source rows, at least one, at most
+/// [`BLOCK_ROWS`] rows.
+pub(super) fn block_steps<S: Squares>(bc: usize) -> usize {
+    (BLOCK_BYTES / bc.saturating_mul(S::U).max(1) / S::N).clamp(1, (BLOCK_ROWS / S::N).max(1))
+}
+
+/// The next block's source lines, fetched a few at a time while a block
+/// is moved, spread evenly over its squares: no hardware prefetcher
+/// follows a column of rows, and fetched all at once they would wait in
+/// line behind the streaming stores.
+pub(super) struct Ahead {
+    /// The rows' first bytes to fetch (the first `total / lines` written).
+    rows: [MaybeUninit<*const u8>; BLOCK_ROWS],
+    /// Lines a row.
+    lines: usize,
+    /// Lines in all, and the next to fetch.
+    total: usize,
+    next: usize,
+    /// Lines a square.
+    per: usize,
+}
+
+impl Ahead {
+    pub(super) fn new() -> Self {
+        Ahead { rows: [MaybeUninit::uninit(); BLOCK_ROWS], lines: 1, total: 0, next: 0, per: 0 }
+    }
+
+    /// Aims at `len` bytes from byte `at` of the `n` source rows from row
+    /// `first` of `from` (at most [`BLOCK_ROWS`]), over `squares` squares.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn aim(
+        &mut self,
+        from: Rows2,
+        src: *const u8,
+        first: usize,
+        at: usize,
+        n: usize,
+        len: usize,
+        squares: usize,
+    ) {
+        let n = n.min(BLOCK_ROWS);
+        let rows = &mut self.rows;
+        from.walk(first, n, |i, o| {
+            rows[i].write(src.wrapping_offset(o + at as isize));
+        });
+        self.lines = len.div_ceil(LINE).max(1);
+        self.total = n * self.lines;
+        self.next = 0;
+        self.per = self.total.div_ceil(squares.max(1));
+    }
+    /// Fetches a square's share of the lines.
+    #[inline(always)]
+    pub(super) fn issue(&mut self) {
+        let end = (self.next + self.per).min(self.total);
+        while self.next < end {
+            let (i, l) = (self.next / self.lines, self.next % self.lines);
+            // SAFETY: `i < total / lines == n`: written by `aim`.
+            let row = unsafe { self.rows[i].assume_init() };
+            prefetch(row.wrapping_add(l * LINE), 1);
+            self.next += 1;
+        }
+    }
+}

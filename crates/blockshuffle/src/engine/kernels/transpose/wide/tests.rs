@@ -1,0 +1,91 @@
+//! `wide`'s tests: its strips' and blocks' sizes, and where a streamed
+//! strip's squares start.
+
+use super::blocks::{block_steps, source_lead};
+use super::*;
+use crate::engine::kernels::transpose::Rows2;
+
+/// `block_steps`: 8 KiB of the strip's source rows, at most 64 rows,
+/// at least one step.
+#[test]
+fn blocks_read_8_kib_of_the_strips_rows() {
+    // Strips of 512 bytes: 16 rows.
+    assert_eq!(block_steps::<Masked<8, 8, 8>>(64), 2);
+    assert_eq!(block_steps::<Masked<4, 4, 16>>(128), 1);
+    assert_eq!(block_steps::<Masked<2, 2, 32>>(256), 1);
+    assert_eq!(block_steps::<Masked<32, 32, 2>>(16), 8);
+    // Narrower strips: at most 64 rows.
+    assert_eq!(block_steps::<Masked<8, 8, 8>>(16), 8);
+    assert_eq!(block_steps::<Masked<8, 8, 8>>(32), 4);
+    assert_eq!(block_steps::<Masked<4, 4, 16>>(16), 4);
+    // Wider: at least a step (AVX2's packed strips of 2,048 bytes).
+    assert_eq!(block_steps::<avx2::Packed<3, 4, 16>>(672), 1);
+    assert_eq!(block_steps::<Masked<8, 8, 8>>(0), 8);
+}
+
+/// `source_lead`: the columns to the source rows' first line boundary
+/// where every row starts at one offset in its line, a whole number of
+/// units before it, and is a page or longer; otherwise none.
+#[test]
+fn squares_start_at_the_sources_line_boundary() {
+    let base = 1usize << 20;
+    let at = |shift: usize, rows: usize, cols: usize, from: Rows2| Matrix {
+        rows,
+        cols,
+        unit: 8,
+        src: (base + shift) as *const u8,
+        from,
+        dst: std::ptr::null_mut(),
+        to: Rows2::strided(cols, 8 * rows as isize),
+    };
+    let lead = |mx: Matrix| source_lead::<Masked<8, 8, 8>>(mx);
+    let lines = Rows2::strided(100, 4096);
+    assert_eq!(lead(at(16, 100, 512, lines)), 6);
+    assert_eq!(lead(at(56, 100, 512, lines)), 1);
+    assert_eq!(lead(at(0, 100, 512, lines)), 0);
+    // Rows shorter than a page, strides not whole lines, repetitions
+    // not whole lines apart, an offset of no whole number of units.
+    assert_eq!(lead(at(16, 100, 511, lines)), 0);
+    assert_eq!(lead(at(16, 100, 512, Rows2::strided(100, 4104))), 0);
+    assert_eq!(lead(at(16, 100, 512, Rows2 { inner: 10, stride: 4096, outer: 40968 })), 0);
+    assert_eq!(lead(at(16, 10, 512, Rows2 { inner: 10, stride: 4096, outer: 40968 })), 6);
+    assert_eq!(lead(at(20, 100, 512, lines)), 0);
+    // Packed units: none.
+    assert_eq!(source_lead::<avx2::Packed<6, 8, 8>>(Matrix { unit: 6, ..at(16, 100, 700, lines) }), 0);
+}
+
+/// `strip_cols`: 512 bytes of whole squares a strip, but through the
+/// cache, from a matrix of 256 KiB and 64 columns on, 16 destination
+/// rows (or a square's side, where that is more: 32 of 2-byte units);
+/// streamed, the 512 bytes whatever the size.
+#[test]
+fn strips_through_the_cache_past_256_kib_write_16_rows() {
+    // 8-byte units: 64 columns; 511 x 64 x 8 bytes is just under 256
+    // KiB, 512 x 64 x 8 exactly it.
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(511, 64, false), 64);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, false), 16);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, true), 64);
+    assert_eq!(strip_cols::<Masked<4, 4, 16>>(1024, 64, false), 16);
+    assert_eq!(strip_cols::<Masked<4, 4, 16>>(1023, 64, false), 128);
+    // 2-byte units: squares of 32.
+    assert_eq!(strip_cols::<Masked<2, 2, 32>>(2047, 64, false), 256);
+    assert_eq!(strip_cols::<Masked<2, 2, 32>>(2048, 64, false), 32);
+    // Packed 3-byte units: 160 columns (480 bytes), then 16.
+    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1365, 64, false), 160);
+    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, false), 16);
+    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, true), 160);
+    // Fewer than 64 columns, or a full strip of fewer (12-, 16- and
+    // 32-byte units: 40, 32 and 16 columns): the full strip, whatever
+    // the size.
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(600, 63, false), 64);
+    assert_eq!(strip_cols::<Masked<3, 4, 16>>(2000, 63, false), 160);
+    assert_eq!(strip_cols::<Masked<12, 16, 4>>(400, 64, false), 40);
+    assert_eq!(strip_cols::<Masked<16, 16, 4>>(400, 64, false), 32);
+    assert_eq!(strip_cols::<Masked<32, 32, 2>>(400, 64, false), 16);
+    // AVX2's packed squares: 2,048-byte strips (672 columns of 3
+    // bytes, 336 of 6) whatever the size.
+    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(100, 64, false), 672);
+    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(1366, 64, false), 672);
+    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(4096, 4096, false), 672);
+    assert_eq!(strip_cols::<avx2::Packed<6, 8, 8>>(4096, 4096, false), 336);
+}
