@@ -33,7 +33,7 @@ use crate::engine::arch::mem::{fence, lanes, LINE};
 mod avx2;
 mod blocks;
 
-use blocks::{block_steps, source_lead, Ahead, BLOCK_ROWS, MAX_STEPS};
+use blocks::{block_steps, line_lead, source_lead, Ahead, BLOCK_ROWS, MAX_STEPS};
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
 /// 16: see [`super::wide_side`]).
@@ -182,15 +182,10 @@ fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool) -> usize {
 #[inline(always)]
 unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
     let Matrix { rows, cols, dst, to, .. } = mx;
-    let line = |v: isize| v.unsigned_abs().is_multiple_of(LINE);
-    let lead_bytes = (LINE - dst as usize % LINE) % LINE;
     // Every destination row starts at the same offset in its line.
-    let stream = S::U == S::L
-        && nt
-        && line(to.stride)
-        && (cols <= to.inner || line(to.outer))
-        && lead_bytes.is_multiple_of(S::U);
-    let lead = if stream { (lead_bytes / S::U).min(rows) } else { 0 };
+    let dst_lead = line_lead(dst as usize, to, cols, S::U).filter(|_| S::U == S::L && nt);
+    let stream = dst_lead.is_some();
+    let lead = dst_lead.map_or(0, |l| l.min(rows));
     // Every destination row starts a whole number of units into its line,
     // each its own, and is long enough: streamed by `Squares::shifted`.
     let units_in = |v: isize| v.unsigned_abs().is_multiple_of(S::U);

@@ -21,18 +21,23 @@ use crate::engine::arch::mem::{prefetch, LINE};
 /// rows are 48 bytes.)
 pub(super) fn source_lead<S: Squares>(mx: Matrix) -> usize {
     let Matrix { rows, cols, src, from, .. } = mx;
-    let line = |v: isize| v.unsigned_abs().is_multiple_of(LINE);
-    let lead = (LINE - src as usize % LINE) % LINE;
-    let aligned = S::U == S::L
-        && cols.saturating_mul(S::U) >= ALIGNED_ROW
-        && line(from.stride)
-        && (rows <= from.inner || line(from.outer))
-        && lead.is_multiple_of(S::U);
-    if aligned {
-        (lead / S::U).min(cols)
-    } else {
-        0
+    match line_lead(src as usize, from, rows, S::U) {
+        Some(lead) if S::U == S::L && cols.saturating_mul(S::U) >= ALIGNED_ROW => lead.min(cols),
+        _ => 0,
     }
+}
+
+/// Where rows `0..n` of `rows`, from address `at`, all start at `at`'s
+/// offset in its line (their stride, and their repetitions' where there
+/// are two loops, whole lines), a whole number of `unit`-byte units before
+/// the next boundary: those units (0 on the boundary). Both sides'
+/// leads: the destination's rows streamed from their first boundary,
+/// the source's columns ([`source_lead`]).
+pub(super) fn line_lead(at: usize, rows: Rows2, n: usize, unit: usize) -> Option<usize> {
+    let line = |v: isize| v.unsigned_abs().is_multiple_of(LINE);
+    let bytes = (LINE - at % LINE) % LINE;
+    let same = line(rows.stride) && (n <= rows.inner || line(rows.outer)) && bytes.is_multiple_of(unit);
+    same.then_some(bytes / unit)
 }
 
 /// The shortest source rows whose squares start at a line boundary
