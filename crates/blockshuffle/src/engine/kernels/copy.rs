@@ -4,7 +4,7 @@
 //! This file holds runs of units ([`copy_run`], with its [`Mode`]), the
 //! loop-nest walk ([`odometer`], [`units`]), listed units ([`listed`]) and
 //! the streaming gather of a run's units (`stream_gather`, which fetches
-//! the source ahead by `sweep`).
+//! the source ahead by `sweep`, or along the row: `fetches_along`).
 //!
 //! Layer: kernels; imports [`nest`](super::nest), [`bytes`](super::bytes),
 //! [`shuffle`](super::shuffle) and arch.
@@ -18,7 +18,7 @@ use super::bytes::{copy_bytes, STREAM_MIN};
 use super::bytes::{stream_copy, Stage, STAGE};
 use super::nest::{Loop, Rows, MAX_LOOPS};
 use super::shuffle;
-use crate::engine::arch::mem::{pair, prefetch};
+use crate::engine::arch::mem::{pair, prefetch, LINE, PAGE};
 use crate::engine::arch::Isa;
 
 /// Copies `n` units of `unit` bytes: unit `i` from `src + i*ss` to `dst + i*ds`.
@@ -384,8 +384,10 @@ pub(crate) struct Mode {
 }
 
 /// Gathers `n` units into a contiguous destination with streaming stores,
-/// while the source ahead is fetched ([`sweep`]) where the units are more
-/// than [`UNFETCHED_GATHER_STRIDE`] units apart.
+/// while the source ahead is fetched: along the row where the units are a
+/// page or more apart ([`fetches_along`]), else by one sweep through the
+/// source ([`sweep`]) where they are more than [`UNFETCHED_GATHER_STRIDE`]
+/// units apart.
 ///
 /// Units of whole 16-byte vectors at a 16-byte-aligned destination go
 /// straight from the source; others are gathered into a staging buffer and
@@ -399,11 +401,16 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
     let sweep_row = || sweep(src, n.saturating_mul(ss.unsigned_abs()), n * unit);
     #[cfg(target_arch = "x86_64")]
     if (dst as usize | unit).is_multiple_of(16) {
-        let ahead = fetches_gathered(ss, unit).then(sweep_row);
+        let along = fetches_along(n, ss, unit);
+        let ahead = (!along && fetches_gathered(ss, unit)).then(sweep_row);
+        let next = (UNITS_AHEAD as isize).wrapping_mul(ss);
         let (mut s, mut d) = (src, dst);
         for i in 0..n {
             if let Some(a) = ahead {
                 prefetch(a.wrapping_add(i * unit), unit);
+            }
+            if along && i + UNITS_AHEAD < n {
+                prefetch(s.wrapping_offset(next), unit);
             }
             // SAFETY: a unit's `unit` bytes at `s` (readable) and `d`
             // (writable, 16-byte aligned as `dst` and `unit` are).
@@ -521,6 +528,42 @@ pub(super) const UNFETCHED_GATHER_ROW: usize = 2 << 10;
 pub(super) fn fetches_gathered(ss: isize, unit: usize) -> bool {
     ss.unsigned_abs() > UNFETCHED_GATHER_STRIDE * unit
 }
+
+/// Whether a streaming gather of `n` units of `unit` bytes, `ss` apart in
+/// the source, fetches each unit [`UNITS_AHEAD`] units ahead along the
+/// row, in place of [`sweep`]: units a page or more apart, each on pages
+/// of its own (no hardware prefetcher crosses a page), at least a line
+/// long, in rows of more than twice that distance. These are transposes'
+/// rows: each takes one unit from each of many source rows, and the next
+/// row the unit beside it, so the sweep, which reads the source in its
+/// own order, fetches whole source rows that such rows come back to only
+/// after the caches have let them go (rows of megabytes), or not in time.
+///
+/// Measured on an AMD EPYC (Zen 3, AVX2), one thread, 3 alternated runs,
+/// each workload's best, ratio to memcpy swept -> fetched along the row:
+/// the 21 streamed gathers of such rows among HPTT's 57 transposes
+/// (`shared/bench/transpose.json`: 4), 512 numpy and einops workloads of
+/// broad seeds 803-810 (2), 60 numpy transposes of 32- to 1,792-byte units
+/// drawn at random (14) and a numpy `1, 0, 2` of 224-byte units, 1.98 ->
+/// 1.52x memcpy, 0.77 of the time, 2 slower by more than 5% (HPTT's `[15, 15, 32, 15, 32, 16]` by `4, 1, 0, 3, 2, 5`,
+/// 128-byte units from 32 rows 61,440 bytes apart, 2.87 -> 1.40x; the
+/// slowest, a numpy `1, 0, 2` of 96-byte units from 513 rows, 0.95 ->
+/// 1.21x); 4 units ahead 0.81 of the time, 16 0.81 (rows of 32 units
+/// fetched only in their second half). Held out, the 22 of 70 more drawn
+/// at random (64- to 2,048-byte units), 1.88 -> 1.30x memcpy (0.69 of the
+/// time; 400 MiB of 144-byte units from 211 rows, 3.71 -> 1.52x), one
+/// slower (256-byte units from 19 rows, 24 MiB, 0.78 -> 0.89x). Units
+/// under a line went no faster (5 more such rows, of 32 and 48 bytes: 0.97
+/// to 1.46 the time); the 26 through the cache instead, unfetched, took
+/// 0.93 of the time swept, 7 slower by more than 5%. No
+/// broad workload of seeds 26, 801 and 802, nor any of the public
+/// benchmark's, has such rows.
+pub(super) fn fetches_along(n: usize, ss: isize, unit: usize) -> bool {
+    ss.unsigned_abs() >= PAGE && unit >= LINE && n > 2 * UNITS_AHEAD
+}
+
+/// How many units ahead along the row [`fetches_along`] fetches.
+pub(super) const UNITS_AHEAD: usize = 8;
 
 /// How far ahead of a streaming gather's source [`sweep`] fetches at
 /// least: about the source block of the next position of the loops around

@@ -214,6 +214,41 @@ fn streaming_gathers_copy_their_units() {
     }
 }
 
+/// Streaming gathers whose rows fetch their units ahead along the row
+/// ([`fetches_along`]: units of a line or more, a page or more apart, in
+/// rows of more than twice [`UNITS_AHEAD`] units) and those around each of
+/// its bounds, which sweep: every unit copied, the last [`UNITS_AHEAD`]
+/// (fetched by no one) too, from a source of exactly the units' span.
+#[test]
+fn streaming_gathers_of_far_rows_fetch_along_them() {
+    let n = 2 * UNITS_AHEAD;
+    assert!(fetches_along(n + 1, PAGE as isize, LINE) && fetches_along(n + 1, -(PAGE as isize), 640));
+    assert!(!fetches_along(n, PAGE as isize, LINE));
+    assert!(!fetches_along(n + 1, PAGE as isize - 16, LINE));
+    assert!(!fetches_along(n + 1, PAGE as isize, LINE - 16));
+    for (n, ss, unit) in
+        [(n + 1, PAGE, LINE), (n, PAGE, LINE), (n + 1, PAGE - 16, LINE), (n + 1, PAGE, 48), (40, PAGE + 16, 160)]
+    {
+        let src: Vec<u8> = (0..(n - 1) * ss + unit).map(|i| (i * 7 + i / 251) as u8).collect();
+        let expected: Vec<u8> = (0..n).flat_map(|i| src[i * ss..i * ss + unit].to_vec()).collect();
+        for (first, step) in [(0, ss as isize), ((n - 1) * ss, -(ss as isize))] {
+            let mut buf = vec![0u128; (n * unit).div_ceil(16)];
+            // SAFETY: u128 is plain bytes; the view is the buffer's own length.
+            let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), n * unit) };
+            // SAFETY: `n` units `ss` apart inside `src` from `first` (each way),
+            // `n * unit` bytes at `dst`.
+            unsafe {
+                let at = src.as_ptr().add(first);
+                copy_run(n, at, step, dst.as_mut_ptr(), unit as isize, unit, Mode { nt: true, isa: Isa::detect() });
+                fence();
+            }
+            let want: Vec<u8> =
+                if step > 0 { expected.clone() } else { expected.chunks(unit).rev().flatten().copied().collect() };
+            assert_eq!(dst, &want[..], "n {n}, ss {step}, unit {unit}");
+        }
+    }
+}
+
 /// Gathered rows through the line writers: two destination streams,
 /// their rows pushed in turn (each row continuing its stream's last),
 /// at every byte offset from a line (16-byte-aligned ones store whole
