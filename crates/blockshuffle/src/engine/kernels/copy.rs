@@ -535,34 +535,41 @@ pub(super) fn fetches_gathered(ss: isize, unit: usize) -> bool {
 /// of its own (no hardware prefetcher crosses a page), at least a line
 /// long, in rows of more than twice that distance. These are transposes'
 /// rows: each takes one unit from each of many source rows, and the next
-/// row the unit beside it, so the sweep, which reads the source in its
-/// own order, fetches whole source rows that such rows come back to only
-/// after the caches have let them go (rows of megabytes), or not in time.
+/// row the unit beside it. The sweep reads the source in its own order,
+/// a row's bytes a row: it fetches lines that such rows reach only after
+/// many more rows, which the caches have let go where the rows span
+/// megabytes, while the lines the rows read next go unfetched.
 ///
 /// Measured on an AMD EPYC (Zen 3, AVX2), one thread, 3 alternated runs,
 /// each workload's best, ratio to memcpy swept -> fetched along the row:
 /// the 21 streamed gathers of such rows among HPTT's 57 transposes
 /// (`shared/bench/transpose.json`: 4), 512 numpy and einops workloads of
 /// broad seeds 803-810 (2), 60 numpy transposes of 32- to 1,792-byte units
-/// drawn at random (14) and a numpy `1, 0, 2` of 224-byte units, 1.98 ->
-/// 1.52x memcpy, 0.77 of the time, 2 slower by more than 5% (HPTT's `[15, 15, 32, 15, 32, 16]` by `4, 1, 0, 3, 2, 5`,
-/// 128-byte units from 32 rows 61,440 bytes apart, 2.87 -> 1.40x; the
-/// slowest, a numpy `1, 0, 2` of 96-byte units from 513 rows, 0.95 ->
-/// 1.21x); 4 units ahead 0.81 of the time, 16 0.81 (rows of 32 units
-/// fetched only in their second half). Held out, the 22 of 70 more drawn
-/// at random (64- to 2,048-byte units), 1.88 -> 1.30x memcpy (0.69 of the
-/// time; 400 MiB of 144-byte units from 211 rows, 3.71 -> 1.52x), one
-/// slower (256-byte units from 19 rows, 24 MiB, 0.78 -> 0.89x). Units
-/// under a line went no faster (5 more such rows, of 32 and 48 bytes: 0.97
-/// to 1.46 the time); the 26 through the cache instead, unfetched, took
-/// 0.93 of the time swept, 7 slower by more than 5%. No
+/// drawn at random (14) and a numpy `1, 0, 2` of 224-byte units: 2.38 ->
+/// 1.65x memcpy, 0.69 of the time, none slower by more than 5% (HPTT's
+/// `[48, 28, 28, 48, 32]` by `1, 3, 2, 0, 4`, 256-byte units from 48
+/// rows, 2.57 -> 1.62x; a numpy `1, 0, 2` of 96-byte units from 513 rows,
+/// 2.00 -> 1.04x; the least, HPTT's T45, 128-byte units from 103 rows,
+/// 3.50 -> 3.45x). The loop is sensitive to where its code lands: probe
+/// builds of the same loop measured T45 at 2.0-2.7x and T43 at 1.4x
+/// (2.0x here), and lost on others. In one of them, 4 units ahead took
+/// 0.81 of the time swept, 8 0.77, 16 0.81 (rows of 32 units fetched only
+/// in their second half). Held out, the 22 of 70 more drawn at random (64-
+/// to 1,024-byte units): 1.88 -> 1.30x memcpy, 0.69 of the time (400 MiB of
+/// 144-byte units from 211 rows, 3.71 -> 1.52x), one slower (256-byte
+/// units from 19 rows, 24 MiB, 0.78 -> 0.89x). Units under a line went no
+/// faster (5 more such rows, of 32 and 48 bytes, in that probe build: 0.97
+/// to 1.46 the time). All 26 (the 21 and those 5) stored through the cache
+/// instead, unfetched, took 0.93 of the time swept, 7 slower by more than
+/// 5%. No
 /// broad workload of seeds 26, 801 and 802, nor any of the public
 /// benchmark's, has such rows.
 pub(super) fn fetches_along(n: usize, ss: isize, unit: usize) -> bool {
     ss.unsigned_abs() >= PAGE && unit >= LINE && n > 2 * UNITS_AHEAD
 }
 
-/// How many units ahead along the row [`fetches_along`] fetches.
+/// How many units ahead along the row [`fetches_along`] fetches (4 and 16
+/// measured slower: see there).
 pub(super) const UNITS_AHEAD: usize = 8;
 
 /// How far ahead of a streaming gather's source [`sweep`] fetches at

@@ -72,12 +72,12 @@ const MAX_SCATTERED_ROWS: usize = 3;
 /// Whether the innermost loop gathers long rows of units of whole 16-byte
 /// vectors (from 32 bytes) into a contiguous destination: with streaming
 /// stores these go straight from the source to the destination (see
-/// `kernels::copy::stream_gather`), the source fetched ahead by one sequential
-/// sweep (or, units a page or more apart, along the row:
-/// `kernels::copy::fetches_along`). Measured, ratio to memcpy through the cache -> so: NHWC
-/// space-to-batch 4x4 with padding of 64 uint8 channels 1.46 -> 0.8,
-/// depth-to-space by 4 of 256 uint8 channels 2.0 -> 1.2, space-to-batch 4x4
-/// of 32 uint8 channels 1.26 -> 0.7. Rows from [`MIN_GATHERED_ROW`], or
+/// `kernels::copy::stream_gather`), the source fetched ahead by one
+/// sequential sweep (or, units a page or more apart, along the row:
+/// `kernels::copy::fetches_along`). Measured, ratio to memcpy through the
+/// cache -> so: NHWC space-to-batch 4x4 with padding of 64 uint8 channels
+/// 1.46 -> 0.8, depth-to-space by 4 of 256 uint8 channels 2.0 -> 1.2,
+/// space-to-batch 4x4 of 32 uint8 channels 1.26 -> 0.7. Rows from [`MIN_GATHERED_ROW`], or
 /// from [`MIN_CONTINUED_ROW`] where they continue one another (an earlier
 /// measurement of the 5-D space-to-batch's 1 KiB rows, 1.04 -> 1.18, no
 /// longer holds: see [`MIN_GATHERED_ROW`]); units of other sizes would go
