@@ -266,9 +266,9 @@ fn full_line_squares_around_every_boundary() {
 /// Streamed full-line squares go in blocks of steps, the next block
 /// fetched ahead, and, where every source row starts at one offset in its
 /// line and is a page or longer, from the source's first line boundary
-/// (the lead columns a strip of their own): rows around a block's
-/// (8 KiB of 512-byte strips: 16; 32, two blocks) and a chunk's, columns on both sides
-/// of a page's worth and past a strip; sources at every offset in a line
+/// (the lead columns a strip of their own): rows around a block's (8 KiB
+/// of 512-byte strips: 16; 32, two blocks) and a chunk's, columns on both
+/// sides of a page's worth and past a strip; sources at every offset in a line
 /// (a whole number of units from its boundary or not), with row strides
 /// of whole lines and not, in repetitions too; every kernel set, streamed
 /// and through the cache.

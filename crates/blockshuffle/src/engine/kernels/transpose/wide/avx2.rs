@@ -18,12 +18,13 @@
 //! `STRIP`), chunks of rows the TLB holds, a line of every
 //! destination row of a strip per step; streamed, the steps in blocks
 //! of 8 KiB of the strip's source rows, the next block fetched ahead).
-//! In a C model on this project's machine (AMD Zen 3, AVX2, one thread,
-//! ratio to memcpy), a 7,264 x 7,264 float64 transpose took 1.5-2.1x
-//! memcpy a step at a time, 2.0-2.5x in blocks of 64 x 64 units without
-//! fetching ahead, 1.4-1.5x in blocks of 32 rows of 512-byte strips with
-//! the next block's lines fetched a few per square; with rows of 384
-//! float64 (`transpose.json`'s T07), 3.1x a step at a time, 1.8x so.
+//! In standalone models on this project's machine (AMD Zen 3, AVX2, one
+//! thread, ratio to memcpy), a 7,264 x 7,264 float64 transpose took
+//! 1.5-2.1x memcpy a step at a time and 2.0-2.5x in blocks of 64 x 64
+//! units without fetching ahead (a C model); 1.6-1.7x a step at a time
+//! and 1.36-1.46x in blocks of 32 rows of 512-byte strips with the next
+//! block's lines fetched a few per square (a Rust one); with rows of 384
+//! float64 (`transpose.json`'s T07), 3.1x and 1.8x (the Rust one).
 //!
 //! Layer: kernels; imports its parents' `Squares` and unit-by-unit loop, and arch.
 
