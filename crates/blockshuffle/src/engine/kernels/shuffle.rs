@@ -107,6 +107,22 @@ const fn source(shape: Shape, unit: usize, n: usize, o: usize) -> (usize, usize)
     }
 }
 
+/// The destination bytes of a period of `shape` (see [`Pattern`]): the
+/// destination repeats every `rows` units (1 for a gather, `n` for an
+/// interleave); a period is the first whole number of vectors after that,
+/// doubled until every row's bytes in it hold a whole load.
+const fn period_bytes(shape: Shape, unit: usize, n: usize) -> usize {
+    let group = match shape {
+        Shape::Gather => unit,
+        Shape::Interleave => unit * n,
+    };
+    let mut bytes = group / gcd(group, 16) * 16;
+    while span(shape, unit, n, bytes) < 16 {
+        bytes *= 2;
+    }
+    bytes
+}
+
 impl Pattern {
     /// The pattern of `shape` for units of `unit` bytes and `n` (`k` or
     /// `b`). Not [`ok`](Pattern::ok) if it needs more vectors or loads than
@@ -138,14 +154,8 @@ impl Pattern {
         if rows > MAX_ROWS {
             return p;
         }
-        // The destination repeats every `rows` units; a period is the
-        // first whole number of vectors after that, doubled until every
-        // row's bytes in it hold a whole load.
         let group = unit * rows;
-        let mut bytes = group / gcd(group, 16) * 16;
-        while span(shape, unit, n, bytes) < 16 {
-            bytes *= 2;
-        }
+        let mut bytes = period_bytes(shape, unit, n);
         if even && (bytes / 16) % 2 == 1 {
             bytes *= 2;
         }
@@ -266,6 +276,14 @@ pub(crate) fn gather_kernel(isa: Isa, unit: usize, ss: isize) -> Option<GatherKe
 #[inline]
 pub(crate) fn interleaves(isa: Isa, unit: usize, b: usize) -> bool {
     cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && matches!((unit, b), (3 | 6 | 12, 2..=4))
+}
+
+/// The units of each row that [`interleave`]'s kernel for `b` streams of
+/// `unit`-byte units ([`interleaves`]) moves a period: its shortest row.
+/// Rows of fewer go by the portable kernels.
+#[inline]
+pub(crate) const fn interleave_period(unit: usize, b: usize) -> usize {
+    period_bytes(Shape::Interleave, unit, b) / (unit * b)
 }
 
 /// Whether [`interleave`] takes `b` streams of `n` units of `unit` bytes

@@ -7,6 +7,7 @@ use super::tile::*;
 use crate::engine::arch::mem::*;
 use crate::engine::arch::Isa;
 
+mod joined;
 mod streams;
 
 /// A grid of `n1 x n0` units of `unit` bytes, rows `ss1` apart in the

@@ -15,7 +15,7 @@
 //!
 //! Layer: kernels; a part of [`tile`](super), whose kernels it runs.
 
-use super::{own_interleave, simd_streams, staged_tile, stages, tile, tile_rows, Writers};
+use super::{joined_tile, joins, own_interleave, own_tile, simd_streams, staged_tile, stages, Writers};
 use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::nest::{Loop, Rows};
 use crate::engine::kernels::permute::{self, Way};
@@ -64,6 +64,9 @@ enum Kernel {
     Deinterleave,
     /// The register transposes' interleave (`streams::interleave`).
     Interleave,
+    /// Repetitions that continue short interleaving rows, joined in the
+    /// stage (`joined_tile`).
+    Joined,
     /// The tile's own kernels (`tile`, `tile_rows`), which choose on.
     Own,
 }
@@ -140,14 +143,8 @@ impl TileChoice {
                 }
                 Kernel::Deinterleave => streams::deinterleave(rows, ny, nx, unit, src, dst, dsx, m.isa),
                 Kernel::Interleave => streams::interleave(rows, nx, ny, unit, src, ssy, dst, m.isa),
-                Kernel::Own => match unit {
-                    1 => tile::<u8>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-                    2 => tile::<u16>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-                    4 => tile::<u32>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-                    8 => tile::<u64>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-                    16 => tile::<u128>(rows, nx, ny, src, ssy, dst, dsx, m, w),
-                    _ => tile_rows(rows, nx, ny, src, ssy, dst, dsx, unit, m),
-                },
+                Kernel::Joined => joined_tile(rows, nx, ny, src, ssy, dst, unit, m, w),
+                Kernel::Own => own_tile(rows, nx, ny, src, ssy, dst, dsx, unit, m, w),
             }
         }
     }
@@ -230,6 +227,9 @@ fn kernel(s: &TileShape) -> Kernel {
     if interleave && streams::takes_interleave_rows(rows, nx, ny, unit, m.isa) {
         return Kernel::Interleave;
     }
+    if interleave && !m.nt && joins(rows, nx, ny, unit, m.isa) {
+        return Kernel::Joined;
+    }
     Kernel::Own
 }
 
@@ -279,6 +279,44 @@ mod tests {
             unit,
             m: Mode { nt: false, isa: Isa::Avx512Vbmi },
         })
+    }
+
+    /// The kernel of an interleaving tile of `nx x ny` units of `unit`
+    /// bytes, repeated `count` times along its source rows (a row of the
+    /// image a repetition: pixel shuffle), through the cache on `isa`.
+    fn continued_interleave(unit: usize, nx: usize, ny: usize, count: usize, isa: Isa) -> Kernel {
+        let u = unit as isize;
+        let rows = Rows { count, ss: nx as isize * u, ds: (nx * ny * unit + 24) as isize };
+        let m = Mode { nt: false, isa };
+        kernel(&TileShape { rows, nx, ny, ssy: (count * nx * unit + 5) as isize, dsx: ny as isize * u, unit, m })
+    }
+
+    /// Without VBMI's permutes (which take interleaves of any row first),
+    /// repetitions that continue interleaving rows too short for the
+    /// vector interleaves, and that joined are not, go joined: on either
+    /// side of each kernel's shortest row (16 bytes of 2 to 4 streams of
+    /// whole-number units; `shuffle`'s period, 16 units of bytes in 7
+    /// streams and of 3-byte units in 3; two periods, 8 units, of 4-byte
+    /// units in 5 streams), and not once, streamed, nor past half the stage.
+    #[test]
+    fn continued_short_interleaves_go_joined() {
+        let isa = Isa::Avx2;
+        if Isa::detect() < isa {
+            return;
+        }
+        for (unit, ny, short) in [(1, 4, 15), (4, 3, 3), (1, 7, 15), (3, 3, 15), (4, 5, 7)] {
+            assert_eq!(continued_interleave(unit, short, ny, 9, isa), Kernel::Joined, "{unit} {ny} {short}");
+            assert_ne!(continued_interleave(unit, short + 1, ny, 9, isa), Kernel::Joined, "{unit} {ny} {short}");
+            assert_ne!(continued_interleave(unit, short, ny, 1, isa), Kernel::Joined, "once");
+        }
+        // Joined, too short still: 2 repetitions of 3 units of 3 bytes (6
+        // units of the 16); 6 repetitions, 18.
+        assert_ne!(continued_interleave(3, 3, 3, 2, isa), Kernel::Joined);
+        assert_eq!(continued_interleave(3, 3, 3, 6, isa), Kernel::Joined);
+        // A repetition of more than half the stage (8 KiB): 4,104 bytes.
+        assert_ne!(continued_interleave(1, 1026, 4, 9, isa), Kernel::Joined);
+        // Portable: no vector interleave, joined or not.
+        assert_ne!(continued_interleave(1, 7, 4, 9, Isa::Portable), Kernel::Joined);
     }
 
     /// With VBMI, deinterleaves of packed 6- and 12-byte units go in the

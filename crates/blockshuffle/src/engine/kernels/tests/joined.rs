@@ -1,0 +1,99 @@
+//! Interleaving tiles whose repetitions continue their short source rows,
+//! joined in the stage (`joined_tile`), against each unit's offsets
+//! (`tile_oracle`).
+
+use super::*;
+use crate::engine::kernels::bytes::STAGE;
+
+/// `count` repetitions of an `nx x ny` interleaving tile whose repetitions
+/// continue its source rows (`rows.ss == nx * unit`), each repetition's
+/// destination run `gap` bytes after the last's, `pad` bytes of `0xA5`
+/// around it all.
+fn joined_case(unit: usize, nx: usize, ny: usize, count: usize, gap: usize) -> (Rows, isize, isize) {
+    let ssy = (count * nx * unit + 5) as isize;
+    let dsx = (ny * unit) as isize;
+    let rows = Rows { count, ss: (nx * unit) as isize, ds: (nx * ny * unit + gap) as isize };
+    (rows, ssy, dsx)
+}
+
+/// `joined_tile` itself, through the cache and streamed through the line
+/// writers: units with and without vector kernels, 2 to 8 streams, rows of
+/// 1 unit to about a period of `shuffle`'s kernels, repetitions that fill
+/// the stage's chunks exactly, leave a shorter last one, or take a single
+/// chunk, their destination runs apart or continuing one another; the
+/// bytes between runs left alone; every kernel set.
+#[test]
+fn joined_repetitions_copy_every_unit() {
+    for unit in [1, 2, 3, 4, 6, 8, 12, 16] {
+        for ny in 2..=8 {
+            for nx in [1, 3, 7, 13, 17] {
+                let run = nx * ny * unit;
+                if 2 * run > STAGE {
+                    continue;
+                }
+                let per = STAGE / run;
+                for count in [2, per, per + 1] {
+                    for gap in [0, 24] {
+                        let (rows, ssy, dsx) = joined_case(unit, nx, ny, count, gap);
+                        let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
+                        for isa in Isa::every_runnable() {
+                            for nt in [false, true] {
+                                let mut dst = vec![0xA5u8; expected.len()];
+                                // SAFETY: every unit of every repetition is
+                                // inside both buffers (`tile_oracle`'s
+                                // sizes), which are distinct; the writers
+                                // hold only this destination's runs.
+                                unsafe {
+                                    let mut w = Writers::new();
+                                    let d = dst.as_mut_ptr().add(16);
+                                    joined_tile(rows, nx, ny, src.as_ptr(), ssy, d, unit, Mode { nt, isa }, &mut w);
+                                    w.finish();
+                                    fence();
+                                }
+                                let what = format!("unit {unit}, {nx} x {ny} x {count}, gap {gap}, {isa:?}, nt {nt}");
+                                assert_eq!(dst, expected, "{what}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Tiles the choice sends to `joined_tile` (`joins`), through
+/// `copy_tile`: the rows on both sides of each kernel's shortest (16 bytes
+/// of 2 to 4 streams of whole-number units, `shuffle`'s period for 3-, 6-
+/// and 12-byte units and for bytes in 5 to 8 streams, two of 2- and 4-byte
+/// units in 5 to 7), against each unit's offsets, every kernel set.
+#[test]
+fn tiles_of_short_rows_continued_copy_every_unit() {
+    for (unit, ny, nx) in [(1, 4, 15), (1, 4, 16), (4, 5, 7), (4, 5, 8), (3, 3, 15), (3, 3, 16), (1, 7, 13), (6, 3, 7)]
+    {
+        for count in [2, 9, 700] {
+            let (rows, ssy, dsx) = joined_case(unit, nx, ny, count, 24);
+            let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
+            for isa in Isa::every_runnable() {
+                let mut dst = vec![0xA5u8; expected.len()];
+                run_tile(rows, nx, ny, &src, ssy, &mut dst, 16, dsx, unit, Mode { nt: false, isa });
+                assert_eq!(dst, expected, "unit {unit}, {nx} x {ny} x {count}, {isa:?}");
+            }
+        }
+    }
+}
+
+/// A call whose repetitions do not continue the source rows is refused
+/// before it touches either buffer: joined, they would be another tile's
+/// units.
+#[test]
+#[should_panic(expected = "joined repetitions continue the source rows")]
+fn joined_repetitions_that_do_not_continue_the_rows_are_refused() {
+    let (rows, ssy, _) = joined_case(1, 7, 4, 3, 0);
+    let rows = Rows { ss: rows.ss + 1, ..rows };
+    let (src, expected) = tile_oracle(rows, 7, 4, ssy, 4, 1, 0, 0);
+    let mut dst = vec![0u8; expected.len()];
+    let mut w = Writers::new();
+    let m = Mode { nt: false, isa: Isa::Portable };
+    // SAFETY: refused (the check above) before any access.
+    unsafe { joined_tile(rows, 7, 4, src.as_ptr(), ssy, dst.as_mut_ptr(), 1, m, &mut w) };
+}
