@@ -1,0 +1,121 @@
+//! Tiles whose repetitions continue short rows, joined in the stage: an
+//! interleave's repetitions that continue its source rows
+//! ([`joined_tile`]) move as one tile of their joined rows, whose vector
+//! kernels the rows alone are too short for.
+//!
+//! Layer: kernels; a part of [`tile`](super), whose kernels it runs.
+
+use std::ptr;
+
+use super::{own_tile, simd_streams, Writers};
+use crate::engine::arch::Isa;
+use crate::engine::kernels::bytes::{Stage, STAGE};
+use crate::engine::kernels::copy::Mode;
+use crate::engine::kernels::nest::Rows;
+use crate::engine::kernels::shuffle;
+
+/// An interleaving tile (`dsx == ny * unit`: each column one contiguous
+/// destination run of `run = ny * nx * unit` bytes a repetition) whose
+/// repetitions continue its source rows (`rows.ss == nx * unit`), with
+/// rows too short for the vector interleaves and repetitions that, joined,
+/// are not ([`joins`]): as many repetitions at a time as the stage holds
+/// are interleaved into it as one tile of their joined rows, by whichever
+/// kernel takes that, and each repetition's run then copied out to its own
+/// destination (pushed through the line writers when streamed). PyTorch
+/// pixel shuffle and NCHW depth-to-space of blocks wider than the image's
+/// rows: each row of the image a repetition, a few bytes of each stream.
+///
+/// What it buys is measured in [`joins`].
+///
+/// # Safety
+/// As [`copy_tile`](super::copy_tile); `w` holds only runs of this run's destination.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(in crate::engine::kernels) unsafe fn joined_tile(
+    rows: Rows,
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    ssy: isize,
+    dst: *mut u8,
+    unit: usize,
+    m: Mode,
+    w: &mut Writers,
+) {
+    let col = ny * unit;
+    let run = nx * col;
+    // A real check, once a call: joined, the repetitions' units are those
+    // of one tile only where they continue its source rows; and a run of
+    // the stage is a repetition's whole destination only where the columns
+    // are contiguous there.
+    assert!(
+        rows.ss == (nx * unit) as isize && run != 0 && run <= STAGE,
+        "joined repetitions continue the source rows and fit the stage: {rows:?}, {nx} x {ny} units of {unit} bytes"
+    );
+    let per = STAGE / run;
+    let cached = Mode { nt: false, ..m };
+    let mut stage = Stage::new();
+    // SAFETY: `k` repetitions from `r0` are the tile of `k * nx` units a
+    // row at the first one's source (unit `x` of repetition `r` is unit
+    // `r * nx + x` of the joined rows: `rows.ss == nx * unit`, checked
+    // above), built in the stage's first `k * run <= STAGE` bytes with
+    // ordinary stores (unit `X` of row `y` at `(X * ny + y) * unit`), where
+    // repetition `r`'s units are the `run` bytes from `r * run`, in its
+    // destination's order (`dsx == ny * unit`, the caller).
+    unsafe {
+        let mut r0 = 0;
+        while r0 < rows.count {
+            let k = per.min(rows.count - r0);
+            let s = rows.at(r0, src, dst).0;
+            // The tile's own kernels straight, which `joins` asked: a
+            // chunk is a few hundred bytes at times, and choosing costs.
+            own_tile(Rows::ONE, k * nx, ny, s, ssy, stage.ptr(), col as isize, unit, cached, w);
+            for r in 0..k {
+                let (from, to) = (stage.ptr().add(r * run), rows.at(r0 + r, src, dst).1);
+                if m.nt {
+                    w.push(from, to, run);
+                } else {
+                    ptr::copy_nonoverlapping(from, to, run);
+                }
+            }
+            r0 += k;
+        }
+    }
+}
+
+/// Whether an interleaving tile of `nx x ny` units of `unit` bytes goes by
+/// [`joined_tile`]: its `rows` continue its source rows, two of them fit
+/// the stage, and its rows are too short for the vector interleaves while
+/// the repetitions the stage holds, joined, are not ([`vector_interleave`]).
+///
+/// Measured against the tile's own kernels a repetition at a time (one
+/// thread, 5 alternated runs, each workload's best, ratio to memcpy, on an
+/// AMD EPYC, Zen 3, AVX2): the 8 broad workloads it takes (seed 26) 5.51
+/// -> 3.56, none slower (PyTorch pixel shuffle of uint8 by 7, 13-byte
+/// rows, 8.0 -> 3.7; TF NCHW_VECT_C depth-to-space by 5, 4.6 -> 2.2);
+/// held out, the 3 of seeds 801 and 802, OpenVINO depth-to-space of
+/// 3-byte units 18.8 -> 6.8 and 8.3 -> 5.4, of float16 5.0 -> 4.8. Rows the
+/// vector interleaves take already measured slower joined (38 workloads,
+/// 18 slower by more than 5%: 2 to 4 streams of 4- and 16-byte units up to
+/// 2.6 times the time, 7 streams of 260-byte rows 1.2): the stage's copy
+/// costs more than their calls. The joined tile runs the own kernels
+/// straight: through `copy_tile`, choosing again for each chunk, OpenVINO
+/// depth-to-space of float16 (4 repetitions of 7 units in 4 streams, 224
+/// bytes a chunk) took 1.5 times as long as unjoined.
+pub(super) fn joins(rows: Rows, nx: usize, ny: usize, unit: usize, isa: Isa) -> bool {
+    let run = nx.saturating_mul(ny).saturating_mul(unit);
+    if rows.count < 2 || rows.ss != (nx * unit) as isize || run == 0 || run > STAGE / 2 {
+        return false;
+    }
+    let joined = rows.count.min(STAGE / run) * nx;
+    !vector_interleave(isa, ny, unit, nx) && vector_interleave(isa, ny, unit, joined)
+}
+
+/// Whether `b` streams of `n` units of `unit` bytes interleave by a vector
+/// kernel of the tile's own on `isa`: [`simd_streams`]' of at least 16 bytes a
+/// stream, or `shuffle`'s of at least a period.
+fn vector_interleave(isa: Isa, b: usize, unit: usize, n: usize) -> bool {
+    (simd_streams(b, unit) && isa.fitting(n * unit) > Isa::Portable)
+        || (shuffle::interleaves(isa, unit, b) && n >= shuffle::interleave_period(unit, b))
+        || shuffle::interleaves_streams(isa, unit, b, n)
+}
