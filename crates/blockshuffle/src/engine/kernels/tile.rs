@@ -24,8 +24,8 @@ mod choice;
 mod joined;
 
 pub(crate) use choice::{TileChoice, TileShape};
-pub(super) use joined::joined_tile;
-use joined::joins;
+pub(super) use joined::{joined_deinterleave, joined_tile};
+use joined::{joins, joins_deinterleave};
 
 /// Copies an `nx x ny` tile whose source is contiguous along x and whose
 /// destination is contiguous along y: unit `(x, y)` goes from

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::engine::kernels::bytes::STAGE;
+use crate::engine::kernels::tile::joined_deinterleave;
 
 /// `count` repetitions of an `nx x ny` interleaving tile whose repetitions
 /// continue its source rows (`rows.ss == nx * unit`), each repetition's
@@ -96,4 +97,86 @@ fn joined_repetitions_that_do_not_continue_the_rows_are_refused() {
     let m = Mode { nt: false, isa: Isa::Portable };
     // SAFETY: refused (the check above) before any access.
     unsafe { joined_tile(rows, 7, 4, src.as_ptr(), ssy, dst.as_mut_ptr(), 1, m, &mut w) };
+}
+
+/// `count` repetitions of an `nx x ny` deinterleaving tile (each
+/// repetition's source one run, `gap` bytes after the last's) whose
+/// repetitions continue its destination rows (`rows.ds == ny * unit`).
+fn joined_deinterleave_case(unit: usize, nx: usize, ny: usize, count: usize, gap: usize) -> (Rows, isize, isize) {
+    let ssy = (nx * unit) as isize;
+    let dsx = (count * ny * unit + 5) as isize;
+    let rows = Rows { count, ss: (nx * ny * unit + gap) as isize, ds: (ny * unit) as isize };
+    (rows, ssy, dsx)
+}
+
+/// `joined_deinterleave` itself, through the cache and streamed: units of
+/// 1 to 16 bytes, 2 to 16 streams, rows of 1 unit to a few vectors,
+/// repetitions in one chunk of the stage, exactly one, or one and a
+/// shorter last, their sources apart or continuing one another; the bytes
+/// between destination rows left alone; every kernel set.
+#[test]
+fn joined_deinterleaves_copy_every_unit() {
+    for unit in [1, 2, 3, 4, 8, 16] {
+        for nx in [2, 3, 5, 8, 12, 16] {
+            for ny in [1, 2, 5, 15, 16, 33] {
+                let run = nx * ny * unit;
+                if 2 * run > STAGE {
+                    continue;
+                }
+                let per = STAGE / run;
+                for count in [2, per, per + 1] {
+                    for gap in [0, 40] {
+                        let (rows, ssy, dsx) = joined_deinterleave_case(unit, nx, ny, count, gap);
+                        let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
+                        for isa in Isa::every_runnable() {
+                            for nt in [false, true] {
+                                let mut dst = vec![0xA5u8; expected.len()];
+                                // SAFETY: as in `joined_repetitions_copy_every_unit`.
+                                unsafe {
+                                    let mut w = Writers::new();
+                                    let (s, d) = (src.as_ptr(), dst.as_mut_ptr().add(16));
+                                    joined_deinterleave(rows, nx, ny, s, d, dsx, unit, Mode { nt, isa }, &mut w);
+                                    w.finish();
+                                    fence();
+                                }
+                                let what = format!("unit {unit}, {nx} x {ny} x {count}, gap {gap}, {isa:?}, nt {nt}");
+                                assert_eq!(dst, expected, "{what}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Tiles the choice sends to `joined_deinterleave`, through `copy_tile`:
+/// bytes and 3-byte units in rows just under a vector, joined to a line
+/// exactly and to more; against each unit's offsets, every kernel set.
+#[test]
+fn tiles_of_short_deinterleaved_rows_continued_copy_every_unit() {
+    for (unit, nx, ny, count) in [(1, 12, 15, 232), (1, 14, 8, 8), (1, 7, 7, 224), (3, 6, 5, 56), (3, 4, 5, 5)] {
+        let (rows, ssy, dsx) = joined_deinterleave_case(unit, nx, ny, count, 24);
+        let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
+        for isa in Isa::every_runnable() {
+            let mut dst = vec![0xA5u8; expected.len()];
+            run_tile(rows, nx, ny, &src, ssy, &mut dst, 16, dsx, unit, Mode { nt: false, isa });
+            assert_eq!(dst, expected, "unit {unit}, {nx} x {ny} x {count}, {isa:?}");
+        }
+    }
+}
+
+/// A call whose repetitions do not continue the destination rows is
+/// refused before it touches either buffer.
+#[test]
+#[should_panic(expected = "joined repetitions continue the destination rows")]
+fn joined_deinterleaves_that_do_not_continue_the_rows_are_refused() {
+    let (rows, ssy, dsx) = joined_deinterleave_case(1, 12, 15, 3, 0);
+    let rows = Rows { ds: rows.ds + 1, ..rows };
+    let (src, expected) = tile_oracle(rows, 12, 15, ssy, dsx, 1, 0, 0);
+    let mut dst = vec![0u8; expected.len()];
+    let mut w = Writers::new();
+    let m = Mode { nt: false, isa: Isa::Portable };
+    // SAFETY: refused (the check) before any access.
+    unsafe { joined_deinterleave(rows, 12, 15, src.as_ptr(), dst.as_mut_ptr(), dsx, 1, m, &mut w) };
 }

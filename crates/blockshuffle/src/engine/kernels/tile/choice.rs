@@ -15,7 +15,10 @@
 //!
 //! Layer: kernels; a part of [`tile`](super), whose kernels it runs.
 
-use super::{joined_tile, joins, own_interleave, own_tile, simd_streams, staged_tile, stages, Writers};
+use super::{
+    joined_deinterleave, joined_tile, joins, joins_deinterleave, own_interleave, own_tile, simd_streams, staged_tile,
+    stages, Writers,
+};
 use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::nest::{Loop, Rows};
 use crate::engine::kernels::permute::{self, Way};
@@ -67,6 +70,9 @@ enum Kernel {
     /// Repetitions that continue short interleaving rows, joined in the
     /// stage (`joined_tile`).
     Joined,
+    /// Repetitions that continue short deinterleaving rows, joined in the
+    /// stage (`joined_deinterleave`).
+    JoinedDeinterleave,
     /// The tile's own kernels (`tile`, `tile_rows`), which choose on.
     Own,
 }
@@ -144,6 +150,7 @@ impl TileChoice {
                 Kernel::Deinterleave => streams::deinterleave(rows, ny, nx, unit, src, dst, dsx, m.isa),
                 Kernel::Interleave => streams::interleave(rows, nx, ny, unit, src, ssy, dst, m.isa),
                 Kernel::Joined => joined_tile(rows, nx, ny, src, ssy, dst, unit, m, w),
+                Kernel::JoinedDeinterleave => joined_deinterleave(rows, nx, ny, src, dst, dsx, unit, m, w),
                 Kernel::Own => own_tile(rows, nx, ny, src, ssy, dst, dsx, unit, m, w),
             }
         }
@@ -218,6 +225,9 @@ fn kernel(s: &TileShape) -> Kernel {
     // permutes (interleaves went there above), or without them by the
     // register transposes, as are interleaves of 2-, 3-, 4- and 8-byte
     // units.
+    if deinterleave && !m.nt && joins_deinterleave(rows, nx, ny, unit) {
+        return Kernel::JoinedDeinterleave;
+    }
     if let Some(way) = permutes(s, 0, permute::MAX_STREAMS) {
         return Kernel::Permute(way);
     }
@@ -297,7 +307,7 @@ mod tests {
     /// side of each kernel's shortest row (16 bytes of 2 to 4 streams of
     /// whole-number units; `shuffle`'s period, 16 units of bytes in 7
     /// streams and of 3-byte units in 3; two periods, 8 units, of 4-byte
-    /// units in 5 streams), and not once, streamed, nor past half the stage.
+    /// units in 5 streams), and not once.
     #[test]
     fn continued_short_interleaves_go_joined() {
         let isa = Isa::Avx2;
@@ -313,10 +323,40 @@ mod tests {
         // units of the 16); 6 repetitions, 18.
         assert_ne!(continued_interleave(3, 3, 3, 2, isa), Kernel::Joined);
         assert_eq!(continued_interleave(3, 3, 3, 6, isa), Kernel::Joined);
-        // A repetition of more than half the stage (8 KiB): 4,104 bytes.
-        assert_ne!(continued_interleave(1, 1026, 4, 9, isa), Kernel::Joined);
         // Portable: no vector interleave, joined or not.
         assert_ne!(continued_interleave(1, 7, 4, 9, Isa::Portable), Kernel::Joined);
+    }
+
+    /// The kernel of a deinterleaving tile of `nx x ny` units of `unit`
+    /// bytes, repeated `count` times along its destination rows (an NCHW
+    /// space-to-depth's image row a repetition), through the cache.
+    fn continued_deinterleave(unit: usize, nx: usize, ny: usize, count: usize) -> Kernel {
+        let u = unit as isize;
+        let rows = Rows { count, ss: (nx * ny * unit + 40) as isize, ds: ny as isize * u };
+        let m = Mode { nt: false, isa: Isa::detect() };
+        kernel(&TileShape { rows, nx, ny, ssy: nx as isize * u, dsx: (count * ny * unit + 5) as isize, unit, m })
+    }
+
+    /// Deinterleaves of bytes and 3-byte units into rows shorter than a
+    /// vector, repeated along them to a line, go joined (where VBMI's
+    /// permutes and the transpose's squares do not take them first); rows
+    /// of a vector, other units, joined rows under a line and repetitions
+    /// of more than half the stage do not.
+    #[test]
+    fn continued_short_deinterleaves_go_joined() {
+        let joined = |unit, nx, ny, count| continued_deinterleave(unit, nx, ny, count) == Kernel::JoinedDeinterleave;
+        if !Isa::detect().runs_vbmi() {
+            assert!(joined(1, 12, 15, 232));
+            assert!(joined(1, 14, 8, 8));
+            assert!(joined(3, 6, 5, 56));
+        }
+        assert!(!joined(1, 12, 16, 232));
+        assert!(!joined(3, 6, 6, 56));
+        assert!(!joined(2, 12, 7, 232));
+        assert!(!joined(4, 8, 2, 64));
+        assert!(!joined(1, 14, 8, 7));
+        assert!(!joined(1, 14, 8, 1));
+        assert!(!joined(1, 300, 14, 9));
     }
 
     /// With VBMI, deinterleaves of packed 6- and 12-byte units go in the

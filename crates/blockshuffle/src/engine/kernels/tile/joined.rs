@@ -1,13 +1,18 @@
 //! Tiles whose repetitions continue short rows, joined in the stage: an
 //! interleave's repetitions that continue its source rows
-//! ([`joined_tile`]) move as one tile of their joined rows, whose vector
-//! kernels the rows alone are too short for.
+//! ([`joined_tile`]), and a deinterleave's that continue its destination
+//! rows ([`joined_deinterleave`]), move as one tile of their joined rows,
+//! whose vector kernels the rows alone are too short for. Each costs a
+//! copy of the tile through the stage (in L1), which pays only where the
+//! rows alone go a unit at a time or in partial vectors: the rules
+//! ([`joins`], [`joins_deinterleave`]) say where, measured.
 //!
 //! Layer: kernels; a part of [`tile`](super), whose kernels it runs.
 
 use std::ptr;
 
-use super::{own_tile, simd_streams, Writers};
+use super::{copy_tile, own_tile, simd_streams, Writers};
+use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::bytes::{Stage, STAGE};
 use crate::engine::kernels::copy::Mode;
@@ -119,3 +124,84 @@ fn vector_interleave(isa: Isa, b: usize, unit: usize, n: usize) -> bool {
         || (shuffle::interleaves(isa, unit, b) && n >= shuffle::interleave_period(unit, b))
         || shuffle::interleaves_streams(isa, unit, b, n)
 }
+
+/// A deinterleaving tile (`ssy == nx * unit`: each repetition's source one
+/// contiguous run of `run = nx * ny * unit` bytes) whose repetitions
+/// continue its destination rows (`rows.ds == ny * unit`), with rows too
+/// short for the deinterleaves ([`joins_deinterleave`]): as many
+/// repetitions at a time as the stage holds are copied into it, one after
+/// another, and deinterleaved from it as one tile of their joined rows.
+///
+/// # Safety
+/// As [`copy_tile`](super::copy_tile); `w` holds only runs of this run's destination.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(in crate::engine::kernels) unsafe fn joined_deinterleave(
+    rows: Rows,
+    nx: usize,
+    ny: usize,
+    src: *const u8,
+    dst: *mut u8,
+    dsx: isize,
+    unit: usize,
+    m: Mode,
+    w: &mut Writers,
+) {
+    let run = nx * ny * unit;
+    // A real check, once a call: joined, the repetitions' units are those
+    // of one tile only where they continue its destination rows.
+    assert!(
+        rows.ds == (ny * unit) as isize && run != 0 && run <= STAGE,
+        "joined repetitions continue the destination rows and fit the stage: {rows:?}, {nx} x {ny} units of {unit} bytes"
+    );
+    let per = STAGE / run;
+    let mut stage = Stage::new();
+    // SAFETY: repetition `r`'s source is `run` contiguous bytes at
+    // `rows.at(r)` (the caller's `ssy == nx * unit`), copied to the stage
+    // from `(r - r0) * run`; there, unit `(x, y)` of repetition `r` is unit
+    // `(x, (r - r0) * ny + y)` of the joined tile (rows `nx * unit` apart),
+    // whose destination `dst_r0 + x * dsx + ((r - r0) * ny + y) * unit` is
+    // the repetition's (`rows.ds == ny * unit`, checked above).
+    unsafe {
+        let mut r0 = 0;
+        while r0 < rows.count {
+            let k = per.min(rows.count - r0);
+            for r in 0..k {
+                ptr::copy_nonoverlapping(rows.at(r0 + r, src, dst).0, stage.ptr().add(r * run), run);
+            }
+            let d = rows.at(r0, src, dst).1;
+            copy_tile(Rows::ONE, nx, k * ny, stage.ptr(), (nx * unit) as isize, d, dsx, unit, m, w);
+            r0 += k;
+        }
+    }
+}
+
+/// Whether a deinterleaving tile of `nx x ny` units of `unit` bytes goes
+/// by [`joined_deinterleave`]: units of 1 or 3 bytes, its `rows` continue
+/// its destination rows, two of them fit the stage, and each of its `nx`
+/// destination rows is shorter than a 16-byte vector, while the
+/// repetitions the stage holds, joined, make rows of a line or more.
+///
+/// Measured against the tile's kernels a repetition at a time (one
+/// thread, 5 alternated runs, each workload's best, ratio to memcpy, on an
+/// AMD EPYC, Zen 3, AVX2), with rows under a vector of any unit and joined
+/// rows of any length: the 4 broad workloads of seed 26 0.53 of the time
+/// (TF NCHW space-to-depth of uint8 by 12, 15-byte rows, 4.8 -> 2.3; ONNX
+/// space-to-depth of 3-byte units by 6, 11.3 -> 6.7); held out, the 11 of
+/// seeds 801 and 802, 0.80: bytes 0.35 to 0.86 but for one (4 repetitions
+/// of 2 x 4 bytes, 32 bytes a call, 1.12), 2-byte units 0.94, 1.09 and 1.50
+/// (5 repetitions of 6-byte rows), 4-byte units in 8 streams of 2 (8-byte
+/// rows, which their kernel stores whole) 1.43 and 1.60. Hence bytes and
+/// 3-byte units, joined rows of a line. Rows of up to 63 bytes (43
+/// workloads) measured 1.08 of the time joined, 29 slower by more than 5%:
+/// the stage's copy costs more than their calls.
+pub(super) fn joins_deinterleave(rows: Rows, nx: usize, ny: usize, unit: usize) -> bool {
+    let (row, run) = (ny.saturating_mul(unit), nx.saturating_mul(ny).saturating_mul(unit));
+    if !matches!(unit, 1 | 3) || rows.count < 2 || rows.ds != row as isize || run == 0 || run > STAGE / 2 {
+        return false;
+    }
+    row < VECTOR && rows.count.min(STAGE / run) * row >= LINE
+}
+
+/// The bytes of the vector a deinterleave stores a stream's units by.
+const VECTOR: usize = 16;
