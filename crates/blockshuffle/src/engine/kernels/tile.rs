@@ -1,7 +1,8 @@
 //! The transposing tile ([`copy_tile`]): an `nx x ny` tile of units,
 //! interleaved or deinterleaved by the vector kernels where they apply,
 //! zipped stream by stream otherwise; the tile repeated along two loops
-//! that continue its rows, one matrix ([`copy_matrix`]). Which kernel a
+//! that continue its rows, one matrix ([`copy_matrix`]); repetitions that
+//! continue short rows joined in the stage ([`joined`]). Which kernel a
 //! tile goes by depends on its shape alone ([`choice`]).
 //!
 //! Layer: kernels; imports [`copy`](super::copy), [`bytes`](super::bytes),

@@ -17,6 +17,27 @@ fn joined_case(unit: usize, nx: usize, ny: usize, count: usize, gap: usize) -> (
     (rows, ssy, dsx)
 }
 
+/// Runs `call` into a destination of `expected`'s length, `0xA5` but for
+/// the tile from byte 16 on (the pointer it is given), with line writers of
+/// its own, finished and fenced, for every kernel set, through the cache
+/// and streamed; checks it against `expected`. `call` must write only the
+/// destination units `expected` holds, from the pointer it is given (16
+/// bytes into a buffer of `expected`'s length), and read only its source.
+fn each_mode(expected: &[u8], what: &str, call: impl Fn(*mut u8, Mode, &mut Writers)) {
+    for isa in Isa::every_runnable() {
+        for nt in [false, true] {
+            let mut dst = vec![0xA5u8; expected.len()];
+            let mut w = Writers::new();
+            // SAFETY: `expected` holds 16 bytes of padding at each end.
+            call(unsafe { dst.as_mut_ptr().add(16) }, Mode { nt, isa }, &mut w);
+            // SAFETY: the writers hold only runs of `dst`, still alive.
+            unsafe { w.finish() };
+            fence();
+            assert_eq!(dst, expected, "{what}, {isa:?}, nt {nt}");
+        }
+    }
+}
+
 /// `joined_tile` itself, through the cache and streamed through the line
 /// writers: units with and without vector kernels, 2 to 8 streams, rows of
 /// 1 unit to about a period of `shuffle`'s kernels, repetitions that fill
@@ -37,24 +58,12 @@ fn joined_repetitions_copy_every_unit() {
                     for gap in [0, 24] {
                         let (rows, ssy, dsx) = joined_case(unit, nx, ny, count, gap);
                         let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
-                        for isa in Isa::every_runnable() {
-                            for nt in [false, true] {
-                                let mut dst = vec![0xA5u8; expected.len()];
-                                // SAFETY: every unit of every repetition is
-                                // inside both buffers (`tile_oracle`'s
-                                // sizes), which are distinct; the writers
-                                // hold only this destination's runs.
-                                unsafe {
-                                    let mut w = Writers::new();
-                                    let d = dst.as_mut_ptr().add(16);
-                                    joined_tile(rows, nx, ny, src.as_ptr(), ssy, d, unit, Mode { nt, isa }, &mut w);
-                                    w.finish();
-                                    fence();
-                                }
-                                let what = format!("unit {unit}, {nx} x {ny} x {count}, gap {gap}, {isa:?}, nt {nt}");
-                                assert_eq!(dst, expected, "{what}");
-                            }
-                        }
+                        let what = format!("unit {unit}, {nx} x {ny} x {count}, gap {gap}");
+                        // SAFETY: every unit of every repetition is inside
+                        // both buffers (`tile_oracle`'s sizes).
+                        each_mode(&expected, &what, |d, m, w| unsafe {
+                            joined_tile(rows, nx, ny, src.as_ptr(), ssy, d, dsx, unit, m, w)
+                        });
                     }
                 }
             }
@@ -96,7 +105,7 @@ fn joined_repetitions_that_do_not_continue_the_rows_are_refused() {
     let mut w = Writers::new();
     let m = Mode { nt: false, isa: Isa::Portable };
     // SAFETY: refused (the check above) before any access.
-    unsafe { joined_tile(rows, 7, 4, src.as_ptr(), ssy, dst.as_mut_ptr(), 1, m, &mut w) };
+    unsafe { joined_tile(rows, 7, 4, src.as_ptr(), ssy, dst.as_mut_ptr(), 4, 1, m, &mut w) };
 }
 
 /// `count` repetitions of an `nx x ny` deinterleaving tile (each
@@ -128,21 +137,11 @@ fn joined_deinterleaves_copy_every_unit() {
                     for gap in [0, 40] {
                         let (rows, ssy, dsx) = joined_deinterleave_case(unit, nx, ny, count, gap);
                         let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
-                        for isa in Isa::every_runnable() {
-                            for nt in [false, true] {
-                                let mut dst = vec![0xA5u8; expected.len()];
-                                // SAFETY: as in `joined_repetitions_copy_every_unit`.
-                                unsafe {
-                                    let mut w = Writers::new();
-                                    let (s, d) = (src.as_ptr(), dst.as_mut_ptr().add(16));
-                                    joined_deinterleave(rows, nx, ny, s, d, dsx, unit, Mode { nt, isa }, &mut w);
-                                    w.finish();
-                                    fence();
-                                }
-                                let what = format!("unit {unit}, {nx} x {ny} x {count}, gap {gap}, {isa:?}, nt {nt}");
-                                assert_eq!(dst, expected, "{what}");
-                            }
-                        }
+                        let what = format!("unit {unit}, {nx} x {ny} x {count}, gap {gap}");
+                        // SAFETY: as in `joined_repetitions_copy_every_unit`.
+                        each_mode(&expected, &what, |d, m, w| unsafe {
+                            joined_deinterleave(rows, nx, ny, src.as_ptr(), ssy, d, dsx, unit, m, w)
+                        });
                     }
                 }
             }
@@ -178,5 +177,33 @@ fn joined_deinterleaves_that_do_not_continue_the_rows_are_refused() {
     let mut w = Writers::new();
     let m = Mode { nt: false, isa: Isa::Portable };
     // SAFETY: refused (the check) before any access.
-    unsafe { joined_deinterleave(rows, 12, 15, src.as_ptr(), dst.as_mut_ptr(), dsx, 1, m, &mut w) };
+    unsafe { joined_deinterleave(rows, 12, 15, src.as_ptr(), ssy, dst.as_mut_ptr(), dsx, 1, m, &mut w) };
+}
+
+/// An interleave whose columns are not contiguous in the destination is
+/// refused: a repetition's run out of the stage would write between them.
+#[test]
+#[should_panic(expected = "their columns contiguous")]
+fn joined_repetitions_of_columns_apart_are_refused() {
+    let (rows, ssy, _) = joined_case(1, 7, 4, 3, 0);
+    let (src, expected) = tile_oracle(rows, 7, 4, ssy, 5, 1, 0, 0);
+    let mut dst = vec![0u8; expected.len()];
+    let mut w = Writers::new();
+    let m = Mode { nt: false, isa: Isa::Portable };
+    // SAFETY: refused (the check) before any access.
+    unsafe { joined_tile(rows, 7, 4, src.as_ptr(), ssy, dst.as_mut_ptr(), 5, 1, m, &mut w) };
+}
+
+/// A deinterleave whose source rows are apart is refused: a repetition's
+/// run into the stage would read between them.
+#[test]
+#[should_panic(expected = "their source one run")]
+fn joined_deinterleaves_of_rows_apart_are_refused() {
+    let (rows, _, dsx) = joined_deinterleave_case(1, 12, 15, 3, 0);
+    let (src, expected) = tile_oracle(rows, 12, 15, 13, dsx, 1, 0, 0);
+    let mut dst = vec![0u8; expected.len()];
+    let mut w = Writers::new();
+    let m = Mode { nt: false, isa: Isa::Portable };
+    // SAFETY: refused (the check) before any access.
+    unsafe { joined_deinterleave(rows, 12, 15, src.as_ptr(), 13, dst.as_mut_ptr(), dsx, 1, m, &mut w) };
 }

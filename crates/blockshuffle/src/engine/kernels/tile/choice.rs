@@ -149,8 +149,10 @@ impl TileChoice {
                 }
                 Kernel::Deinterleave => streams::deinterleave(rows, ny, nx, unit, src, dst, dsx, m.isa),
                 Kernel::Interleave => streams::interleave(rows, nx, ny, unit, src, ssy, dst, m.isa),
-                Kernel::Joined => joined_tile(rows, nx, ny, src, ssy, dst, unit, m, w),
-                Kernel::JoinedDeinterleave => joined_deinterleave(rows, nx, ny, src, dst, dsx, unit, m, w),
+                Kernel::Joined => joined_tile(rows, nx, ny, src, ssy, dst, dsx, unit, m, w),
+                Kernel::JoinedDeinterleave => {
+                    joined_deinterleave(rows, nx, ny, src, ssy, dst, dsx, unit, m, w);
+                }
                 Kernel::Own => own_tile(rows, nx, ny, src, ssy, dst, dsx, unit, m, w),
             }
         }

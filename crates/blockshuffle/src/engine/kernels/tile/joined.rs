@@ -43,6 +43,7 @@ pub(in crate::engine::kernels) unsafe fn joined_tile(
     src: *const u8,
     ssy: isize,
     dst: *mut u8,
+    dsx: isize,
     unit: usize,
     m: Mode,
     w: &mut Writers,
@@ -54,8 +55,9 @@ pub(in crate::engine::kernels) unsafe fn joined_tile(
     // the stage is a repetition's whole destination only where the columns
     // are contiguous there.
     assert!(
-        rows.ss == (nx * unit) as isize && run != 0 && run <= STAGE,
-        "joined repetitions continue the source rows and fit the stage: {rows:?}, {nx} x {ny} units of {unit} bytes"
+        rows.ss == (nx * unit) as isize && dsx == col as isize && run != 0 && run <= STAGE,
+        "joined repetitions continue the source rows, their columns contiguous, and fit the stage: \
+         {rows:?}, {nx} x {ny} units of {unit} bytes, columns {dsx} apart"
     );
     let per = STAGE / run;
     let cached = Mode { nt: false, ..m };
@@ -66,7 +68,7 @@ pub(in crate::engine::kernels) unsafe fn joined_tile(
     // above), built in the stage's first `k * run <= STAGE` bytes with
     // ordinary stores (unit `X` of row `y` at `(X * ny + y) * unit`), where
     // repetition `r`'s units are the `run` bytes from `r * run`, in its
-    // destination's order (`dsx == ny * unit`, the caller).
+    // destination's order (`dsx == ny * unit`, checked above).
     unsafe {
         let mut r0 = 0;
         while r0 < rows.count {
@@ -141,6 +143,7 @@ pub(in crate::engine::kernels) unsafe fn joined_deinterleave(
     nx: usize,
     ny: usize,
     src: *const u8,
+    ssy: isize,
     dst: *mut u8,
     dsx: isize,
     unit: usize,
@@ -149,15 +152,18 @@ pub(in crate::engine::kernels) unsafe fn joined_deinterleave(
 ) {
     let run = nx * ny * unit;
     // A real check, once a call: joined, the repetitions' units are those
-    // of one tile only where they continue its destination rows.
+    // of one tile only where they continue its destination rows; and a
+    // repetition's source is one run only where its rows continue one
+    // another.
     assert!(
-        rows.ds == (ny * unit) as isize && run != 0 && run <= STAGE,
-        "joined repetitions continue the destination rows and fit the stage: {rows:?}, {nx} x {ny} units of {unit} bytes"
+        rows.ds == (ny * unit) as isize && ssy == (nx * unit) as isize && run != 0 && run <= STAGE,
+        "joined repetitions continue the destination rows, their source one run, and fit the stage: \
+         {rows:?}, {nx} x {ny} units of {unit} bytes, rows {ssy} apart"
     );
     let per = STAGE / run;
     let mut stage = Stage::new();
     // SAFETY: repetition `r`'s source is `run` contiguous bytes at
-    // `rows.at(r)` (the caller's `ssy == nx * unit`), copied to the stage
+    // `rows.at(r)` (`ssy == nx * unit`, checked above), copied to the stage
     // from `(r - r0) * run`; there, unit `(x, y)` of repetition `r` is unit
     // `(x, (r - r0) * ny + y)` of the joined tile (rows `nx * unit` apart),
     // whose destination `dst_r0 + x * dsx + ((r - r0) * ny + y) * unit` is
@@ -193,8 +199,10 @@ pub(in crate::engine::kernels) unsafe fn joined_deinterleave(
 /// (5 repetitions of 6-byte rows), 4-byte units in 8 streams of 2 (8-byte
 /// rows, which their kernel stores whole) 1.43 and 1.60. Hence bytes and
 /// 3-byte units, joined rows of a line. Rows of up to 63 bytes (43
-/// workloads) measured 1.08 of the time joined, 29 slower by more than 5%:
-/// the stage's copy costs more than their calls.
+/// workloads, 3 runs) measured 1.08 of the time joined, 28 slower by more
+/// than 5%: the stage's copy costs more than their calls. The rule as kept:
+/// the 4 of seed 26 4.91 -> 3.04x memcpy (0.62 of the time), none slower;
+/// held out, the 4 of seeds 801 and 802, 0.36 to 0.49 of the time.
 pub(super) fn joins_deinterleave(rows: Rows, nx: usize, ny: usize, unit: usize) -> bool {
     let (row, run) = (ny.saturating_mul(unit), nx.saturating_mul(ny).saturating_mul(unit));
     if !matches!(unit, 1 | 3) || rows.count < 2 || rows.ds != row as isize || run == 0 || run > STAGE / 2 {
