@@ -63,6 +63,9 @@ enum Kernel {
     Transpose,
     /// A streamed interleave built in the stage (`staged_tile`).
     Staged,
+    /// Repetitions that continue short deinterleaving rows, joined in the
+    /// stage (`joined_deinterleave`).
+    JoinedDeinterleave,
     /// The register transposes' deinterleave (`streams::deinterleave`).
     Deinterleave,
     /// The register transposes' interleave (`streams::interleave`).
@@ -70,9 +73,6 @@ enum Kernel {
     /// Repetitions that continue short interleaving rows, joined in the
     /// stage (`joined_tile`).
     Joined,
-    /// Repetitions that continue short deinterleaving rows, joined in the
-    /// stage (`joined_deinterleave`).
-    JoinedDeinterleave,
     /// The tile's own kernels (`tile`, `tile_rows`), which choose on.
     Own,
 }
@@ -223,13 +223,15 @@ fn kernel(s: &TileShape) -> Kernel {
     if m.nt && interleave && !own_interleave(m.isa, ny, unit) && stages(ny, unit) {
         return Kernel::Staged;
     }
+    // Deinterleaves into rows under a vector, continued to a line:
+    // joined in the stage.
+    if deinterleave && !m.nt && joins_deinterleave(rows, nx, ny, unit) {
+        return Kernel::JoinedDeinterleave;
+    }
     // Deinterleaves that no kernel of their own takes, by byte
     // permutes (interleaves went there above), or without them by the
     // register transposes, as are interleaves of 2-, 3-, 4- and 8-byte
     // units.
-    if deinterleave && !m.nt && joins_deinterleave(rows, nx, ny, unit) {
-        return Kernel::JoinedDeinterleave;
-    }
     if let Some(way) = permutes(s, 0, permute::MAX_STREAMS) {
         return Kernel::Permute(way);
     }
@@ -331,27 +333,28 @@ mod tests {
 
     /// The kernel of a deinterleaving tile of `nx x ny` units of `unit`
     /// bytes, repeated `count` times along its destination rows (an NCHW
-    /// space-to-depth's image row a repetition), through the cache.
+    /// space-to-depth's image row a repetition), through the cache with
+    /// AVX2's kernels.
     fn continued_deinterleave(unit: usize, nx: usize, ny: usize, count: usize) -> Kernel {
         let u = unit as isize;
         let rows = Rows { count, ss: (nx * ny * unit + 40) as isize, ds: ny as isize * u };
-        let m = Mode { nt: false, isa: Isa::detect() };
+        let m = Mode { nt: false, isa: Isa::Avx2 };
         kernel(&TileShape { rows, nx, ny, ssy: nx as isize * u, dsx: (count * ny * unit + 5) as isize, unit, m })
     }
 
     /// Deinterleaves of bytes and 3-byte units into rows shorter than a
-    /// vector, repeated along them to a line, go joined (where VBMI's
-    /// permutes and the transpose's squares do not take them first); rows
-    /// of a vector, other units, joined rows under a line and repetitions
-    /// of more than half the stage do not.
+    /// vector, repeated along them to a line, go joined; rows of a vector,
+    /// other units, joined rows under a line and repetitions of more than
+    /// half the stage do not.
     #[test]
     fn continued_short_deinterleaves_go_joined() {
-        let joined = |unit, nx, ny, count| continued_deinterleave(unit, nx, ny, count) == Kernel::JoinedDeinterleave;
-        if !Isa::detect().runs_vbmi() {
-            assert!(joined(1, 12, 15, 232));
-            assert!(joined(1, 14, 8, 8));
-            assert!(joined(3, 6, 5, 56));
+        if Isa::detect() < Isa::Avx2 {
+            return;
         }
+        let joined = |unit, nx, ny, count| continued_deinterleave(unit, nx, ny, count) == Kernel::JoinedDeinterleave;
+        assert!(joined(1, 12, 15, 232));
+        assert!(joined(1, 14, 8, 8));
+        assert!(joined(3, 6, 5, 56));
         assert!(!joined(1, 12, 16, 232));
         assert!(!joined(3, 6, 6, 56));
         assert!(!joined(2, 12, 7, 232));

@@ -12,7 +12,7 @@
 use std::ptr;
 
 use super::{copy_tile, own_tile, simd_streams, Writers};
-use crate::engine::arch::mem::LINE;
+use crate::engine::arch::mem::{copy_short, LINE};
 use crate::engine::arch::Isa;
 use crate::engine::kernels::bytes::{Stage, STAGE};
 use crate::engine::kernels::copy::Mode;
@@ -82,13 +82,36 @@ pub(in crate::engine::kernels) unsafe fn joined_tile(
                 if m.nt {
                     w.push(from, to, run);
                 } else {
-                    ptr::copy_nonoverlapping(from, to, run);
+                    copy(from, to, run);
                 }
             }
             r0 += k;
         }
     }
 }
+
+/// Copies a repetition's `run` bytes to or from the stage: runs of up to
+/// 64 bytes in two overlapping moves, not a call into the C library. An
+/// einops rearrange of float16 into 12-byte runs (0.46 MiB, held out, seed
+/// 803) took 1.7 times as long joined as unjoined with a call a run, 0.86
+/// so.
+///
+/// # Safety
+/// `run` bytes readable at `from` and writable at `to`, not overlapping.
+#[inline(always)]
+unsafe fn copy(from: *const u8, to: *mut u8, run: usize) {
+    // SAFETY: forwarded; `copy_short` takes runs of at most 64 bytes.
+    unsafe {
+        if run <= SHORT_RUN {
+            copy_short(from, to, run);
+        } else {
+            ptr::copy_nonoverlapping(from, to, run);
+        }
+    }
+}
+
+/// The longest run [`copy`] moves without a call.
+const SHORT_RUN: usize = 64;
 
 /// Whether an interleaving tile of `nx x ny` units of `unit` bytes goes by
 /// [`joined_tile`]: its `rows` continue its source rows, two of them fit
@@ -97,11 +120,11 @@ pub(in crate::engine::kernels) unsafe fn joined_tile(
 ///
 /// Measured against the tile's own kernels a repetition at a time (one
 /// thread, 5 alternated runs, each workload's best, ratio to memcpy, on an
-/// AMD EPYC, Zen 3, AVX2): the 8 broad workloads it takes (seed 26) 5.51
-/// -> 3.56, none slower (PyTorch pixel shuffle of uint8 by 7, 13-byte
-/// rows, 8.0 -> 3.7; TF NCHW_VECT_C depth-to-space by 5, 4.6 -> 2.2);
-/// held out, the 3 of seeds 801 and 802, OpenVINO depth-to-space of
-/// 3-byte units 18.8 -> 6.8 and 8.3 -> 5.4, of float16 5.0 -> 4.8. Rows the
+/// AMD EPYC, Zen 3, AVX2): the 8 broad workloads it takes (seed 26) 5.28
+/// -> 3.39 (0.64 of the time; PyTorch pixel shuffle of uint8 by 7, 13-byte
+/// rows, 8.2 -> 3.6), one slower by more than 5% (OpenVINO depth-to-space
+/// of 3-byte units, 1.07; 0.56 to 0.91 in earlier runs); held out, the 10
+/// of seeds 801 to 804, 5.63 -> 3.37 (0.60), none slower. Rows the
 /// vector interleaves take already measured slower joined (38 workloads,
 /// 18 slower by more than 5%: 2 to 4 streams of 4- and 16-byte units up to
 /// 2.6 times the time, 7 streams of 260-byte rows 1.2): the stage's copy
@@ -173,7 +196,7 @@ pub(in crate::engine::kernels) unsafe fn joined_deinterleave(
         while r0 < rows.count {
             let k = per.min(rows.count - r0);
             for r in 0..k {
-                ptr::copy_nonoverlapping(rows.at(r0 + r, src, dst).0, stage.ptr().add(r * run), run);
+                copy(rows.at(r0 + r, src, dst).0, stage.ptr().add(r * run), run);
             }
             let d = rows.at(r0, src, dst).1;
             copy_tile(Rows::ONE, nx, k * ny, stage.ptr(), (nx * unit) as isize, d, dsx, unit, m, w);
@@ -200,9 +223,10 @@ pub(in crate::engine::kernels) unsafe fn joined_deinterleave(
 /// rows, which their kernel stores whole) 1.43 and 1.60. Hence bytes and
 /// 3-byte units, joined rows of a line. Rows of up to 63 bytes (43
 /// workloads, 3 runs) measured 1.08 of the time joined, 28 slower by more
-/// than 5%: the stage's copy costs more than their calls. The rule as kept:
-/// the 4 of seed 26 4.91 -> 3.04x memcpy (0.62 of the time), none slower;
-/// held out, the 4 of seeds 801 and 802, 0.36 to 0.49 of the time.
+/// than 5%: the stage's copy costs more than their calls. The rule as
+/// kept: the 4 of seed 26 5.81 -> 2.86x memcpy (0.49 of the time), none
+/// slower; held out, the 6 of seeds 801 to 804, 11.1 -> 4.8 (0.43), none
+/// slower.
 pub(super) fn joins_deinterleave(rows: Rows, nx: usize, ny: usize, unit: usize) -> bool {
     let (row, run) = (ny.saturating_mul(unit), nx.saturating_mul(ny).saturating_mul(unit));
     if !matches!(unit, 1 | 3) || rows.count < 2 || rows.ds != row as isize || run == 0 || run > STAGE / 2 {
