@@ -66,7 +66,10 @@ enum Kernel {
     /// Repetitions that continue short deinterleaving rows, joined in the
     /// stage (`joined_deinterleave`).
     JoinedDeinterleave,
-    /// The register transposes' deinterleave (`streams::deinterleave`).
+    /// The register transposes' deinterleave (`streams::deinterleave`);
+    /// where AVX-512's masks run, of bytes, 2- and 4-byte units, chosen
+    /// ahead of the transpose's squares and the byte permutes
+    /// (`streams::leads_deinterleave`).
     Deinterleave,
     /// The register transposes' interleave (`streams::interleave`).
     Interleave,
@@ -190,6 +193,16 @@ fn kernel(s: &TileShape) -> Kernel {
     if let Some(way) = permutes(s, permute::MAX_STREAMS, deinterleaves) {
         return Kernel::Permute(way);
     }
+    // Where AVX-512's masks run, deinterleaves of bytes, 2- and 4-byte
+    // units go in AVX2's stream squares ahead of the masked squares and
+    // the byte permutes (see `streams::leads_deinterleave`).
+    let (interleave, deinterleave) = (dsx == ny as isize * u, ssy == nx as isize * u);
+    if deinterleave
+        && streams::leads_deinterleave(unit, m.isa)
+        && streams::takes_deinterleave(rows, ny, nx, unit, m.isa)
+    {
+        return Kernel::Deinterleave;
+    }
     // Repetitions that continue the destination rows (or the source
     // rows) make one matrix of all their rows (columns). The transpose
     // is chosen for that matrix (NCHW space-to-depth of bytes by 12:
@@ -219,7 +232,6 @@ fn kernel(s: &TileShape) -> Kernel {
     }
     // Streamed interleaves that no kernel streams itself (more than 4
     // streams, or units without a vector kernel): staged.
-    let (interleave, deinterleave) = (dsx == ny as isize * u, ssy == nx as isize * u);
     if m.nt && interleave && !own_interleave(m.isa, ny, unit) && stages(ny, unit) {
         return Kernel::Staged;
     }
@@ -362,6 +374,26 @@ mod tests {
         assert!(!joined(1, 14, 8, 7));
         assert!(!joined(1, 14, 8, 1));
         assert!(!joined(1, 300, 14, 9));
+    }
+
+    /// Where AVX-512's masks run, deinterleaves of 2- and 4-byte units,
+    /// and of bytes in more streams than the byte permutes take, go in
+    /// AVX2's stream squares ahead of the transpose's masked squares and
+    /// the byte permutes (`streams::leads_deinterleave`); bytes in fewer
+    /// streams, and 3- and 6-byte units, do not.
+    #[test]
+    fn deinterleaves_of_2_and_4_byte_units_lead_with_the_stream_squares_where_masks_run() {
+        if !Isa::detect().runs_vbmi() {
+            return;
+        }
+        assert_eq!(space_to_depth(2, 13, 16, 10), Kernel::Deinterleave);
+        assert_eq!(space_to_depth(2, 8, 30, 10), Kernel::Deinterleave);
+        assert_eq!(space_to_depth(4, 12, 9, 10), Kernel::Deinterleave);
+        assert_eq!(space_to_depth(4, 15, 14, 1), Kernel::Deinterleave);
+        assert_eq!(space_to_depth(1, 16, 16, 10), Kernel::Deinterleave);
+        assert_eq!(space_to_depth(1, 12, 16, 10), Kernel::Permute(Way::Deinterleave));
+        assert_ne!(space_to_depth(3, 15, 8, 10), Kernel::Deinterleave);
+        assert_ne!(space_to_depth(6, 11, 8, 10), Kernel::Deinterleave);
     }
 
     /// With VBMI, deinterleaves of packed 6- and 12-byte units go in the

@@ -76,6 +76,11 @@
 //! ([`block`]), a square's rows the source's and its columns the
 //! destination's.
 //!
+//! Where AVX-512's masks run, the deinterleave runs in AVX2's squares too,
+//! for bytes, 2-, 4- and 8-byte units, ahead of the masked squares and
+//! the byte permutes for the first three ([`leads_deinterleave`]): on an
+//! Intel Xeon it measured faster than both.
+//!
 //! Layer: kernels; imports [`nest`](super::super::nest) and arch.
 
 use super::steps;
@@ -184,7 +189,42 @@ fn min_interleaved_bytes(isa: Isa) -> usize {
 pub(crate) fn takes_deinterleave(rows: Rows, n: usize, b: usize, unit: usize, isa: Isa) -> bool {
     let (rows, n) = continued(rows, n, n * b * unit, n * unit);
     let joined = joins_streams(rows, n, unit, rows.ds);
-    takes(if joined { rows.count * n } else { n }, b, unit, isa)
+    takes(if joined { rows.count * n } else { n }, b, unit, squares_isa(unit, isa))
+}
+
+/// Whether [`deinterleave`] goes ahead of the masked squares and the byte
+/// permutes where AVX-512's masks run (the tile's choice asks first):
+/// bytes, 2- and 4-byte units, in AVX2's squares ([`squares_isa`]).
+///
+/// Measured on an Intel Xeon (Emerald Rapids, AVX-512 with VBMI; one
+/// thread, 4 alternated runs, each workload's best of 5 repetitions, time
+/// after over before) on the broad workloads (seed 26) whose tiles it
+/// takes: 2-byte units, 11 that went in the masked squares, 0.63, every
+/// one faster (ONNX space-to-depth of float16 by 13, 1.7 MiB, 2.8 -> 1.3x
+/// memcpy; pixel unshuffle of float16 by 14, 100 MiB, 3.4 -> 2.0); 4-byte
+/// units, 23 that went by the byte permutes, 0.79, 22 faster (TF
+/// NCHW_VECT_C space-to-depth by 15, 3.8 -> 2.2); bytes in 16 streams and
+/// more, 3 that went in the blocked transpose, 0.69. Not 3- and 6-byte
+/// units (byte permutes and packed full-line squares: 6 and 8 workloads,
+/// 1.03 and 1.13), nor bytes in fewer than 16 streams, which the byte
+/// permutes take first (15 workloads, 1.16).
+pub(crate) fn leads_deinterleave(unit: usize, isa: Isa) -> bool {
+    super::masks(isa) && matches!(unit, 1 | 2 | 4)
+}
+
+/// The kernel set whose squares [`deinterleave`] runs in for `unit`-byte
+/// units on `isa`: AVX2's where AVX-512's masks run too, for bytes and 2-,
+/// 4- and 8-byte units (those it [`leads_deinterleave`] for, and 8-byte
+/// units that no other kernel takes there, which the tile's own kernels
+/// moved a unit at a time: 7 broad workloads of seed 26, 0.89 of the time,
+/// OpenVINO space-to-depth of float64 by 6, 140 MiB, 2.5 -> 1.7x memcpy),
+/// else `isa` itself.
+fn squares_isa(unit: usize, isa: Isa) -> Isa {
+    if super::masks(isa) && matches!(unit, 1 | 2 | 4 | 8) {
+        Isa::Avx2
+    } else {
+        isa
+    }
 }
 
 /// Moves, for each of `rows`, one contiguous run of `n` groups of `b`

@@ -38,7 +38,7 @@ fn check(b: usize, unit: usize, n: usize, count: usize, runs: Runs, isa: Isa) {
     let joined = runs == Runs::Joined && joins_streams(rows, n, unit, rows.ds);
     let groups = if runs == Runs::Continued && count > 1 || joined { count * n } else { n };
     let what = format!("{b} streams of {n} {unit}-byte units, {count} rows {runs:?}, {isa:?}");
-    assert_eq!(ran, takes(groups, b, unit, isa), "{what}");
+    assert_eq!(ran, takes(groups, b, unit, squares_isa(unit, isa)), "{what}");
     let mut want = vec![0xA5u8; dst_len + 16];
     for r in 0..if ran { count } else { 0 } {
         for x in 0..n {
