@@ -197,17 +197,19 @@ pub(crate) fn takes_deinterleave(rows: Rows, n: usize, b: usize, unit: usize, is
 /// bytes, 2- and 4-byte units, in AVX2's squares ([`squares_isa`]).
 ///
 /// Measured on an Intel Xeon (Emerald Rapids, AVX-512 with VBMI; one
-/// thread, 4 alternated runs, each workload's best of 5 repetitions, time
-/// after over before) on the broad workloads (seed 26) whose tiles it
-/// takes: 2-byte units, 11 that went in the masked squares, 0.63, every
-/// one faster (ONNX space-to-depth of float16 by 13, 1.7 MiB, 2.8 -> 1.3x
-/// memcpy; pixel unshuffle of float16 by 14, 100 MiB, 3.4 -> 2.0); 4-byte
-/// units, 23 that went by the byte permutes, 0.79, 22 faster (TF
-/// NCHW_VECT_C space-to-depth by 15, 3.8 -> 2.2); bytes in 16 streams and
-/// more, 3 that went in the blocked transpose, 0.69. Not 3- and 6-byte
-/// units (byte permutes and packed full-line squares: 6 and 8 workloads,
-/// 1.03 and 1.13), nor bytes in fewer than 16 streams, which the byte
-/// permutes take first (15 workloads, 1.16).
+/// thread, 5 alternated runs, each workload's best of 5 repetitions, time
+/// after over before) on the broad workloads whose tiles it takes, seed 26
+/// and held out (seeds 801 to 804): 2-byte units that went in the masked
+/// squares, 12 and 39, 0.66 and 0.57, every one faster (ONNX
+/// space-to-depth of float16 by 13, 1.7 MiB, 2.45 -> 1.27x memcpy; pixel
+/// unshuffle of float16 by 14, 100 MiB, 3.6 -> 2.2); 4-byte units that
+/// went by the byte permutes, 23 and 110, 0.80 and 0.83, 1 and 9 slower
+/// by more than 5% (TF NCHW_VECT_C space-to-depth by 14, 3.9 -> 2.3);
+/// bytes in 16 streams and more that went in the blocked transpose, 3 and
+/// 5, 0.63 and 0.71. Not 3- and 6-byte units (byte permutes and packed
+/// full-line squares: 6 and 8 workloads of seed 26, 1.03 and 1.13 the
+/// time), nor bytes in fewer than 16 streams, which the byte permutes take
+/// first (15 workloads, 1.16).
 pub(crate) fn leads_deinterleave(unit: usize, isa: Isa) -> bool {
     super::masks(isa) && matches!(unit, 1 | 2 | 4)
 }
@@ -216,8 +218,9 @@ pub(crate) fn leads_deinterleave(unit: usize, isa: Isa) -> bool {
 /// units on `isa`: AVX2's where AVX-512's masks run too, for bytes and 2-,
 /// 4- and 8-byte units (those it [`leads_deinterleave`] for, and 8-byte
 /// units that no other kernel takes there, which the tile's own kernels
-/// moved a unit at a time: 7 broad workloads of seed 26, 0.89 of the time,
-/// OpenVINO space-to-depth of float64 by 6, 140 MiB, 2.5 -> 1.7x memcpy),
+/// moved a unit at a time: 7 broad workloads of seed 26 and 23 held out,
+/// 0.90 and 0.85 of the time, OpenVINO space-to-depth of float64 by 6,
+/// 140 MiB, 2.6 -> 1.9x memcpy),
 /// else `isa` itself.
 fn squares_isa(unit: usize, isa: Isa) -> Isa {
     if super::masks(isa) && matches!(unit, 1 | 2 | 4 | 8) {
