@@ -31,7 +31,8 @@
 //! goes through the cache.
 //!
 //! With AVX-512, units of 2, 4, 8, 16 and 32 bytes go instead in full-line
-//! squares (`wide`), where both sides hold a whole one ([`square_sides`]):
+//! squares (`wide`), where both sides hold a whole one ([`square_sides`];
+//! units of 2 and 16 bytes only where streamed, `takes::cached`):
 //! one 64-byte vector a row on both sides, so that a
 //! square reads a line of each source row and writes a whole line of each
 //! destination row, streamed with no stage. With VBMI too, so do units of

@@ -266,10 +266,33 @@ pub(super) fn packed_halves(unit: usize, isa: Isa) -> bool {
 /// Whether [`transpose`](super::transpose) moves a tile of `rows x cols`
 /// units of `unit` bytes in full-line squares (the module `wide`) on `isa`,
 /// streamed (`nt`) or not: the squares run for its unit ([`full_lines`]),
-/// its sides are theirs ([`square_sides`]), and AVX2's ([`halves`]) take
-/// streamed tiles only. [`takes`] asks the same.
+/// its sides are theirs ([`square_sides`]), and streamed unless they take
+/// its unit through the cache too ([`cached`]). [`takes`] asks the same.
 pub(super) fn in_squares(rows: usize, cols: usize, unit: usize, isa: Isa, nt: bool) -> bool {
-    square_sides(rows, cols, unit, isa) && full_lines(unit, isa) && (nt || !halves(unit, isa))
+    square_sides(rows, cols, unit, isa) && full_lines(unit, isa) && (nt || cached(unit, isa))
+}
+
+/// Whether the full-line squares take tiles of `unit`-byte units through
+/// the cache on `isa`, not only streamed ones: AVX-512's of 3-, 4-, 6-, 8-,
+/// 12- and 32-byte units; not AVX2's ([`halves`]), nor AVX-512's of 2- and
+/// 16-byte units, which measured slower there than the blocked
+/// transpose's 16-byte squares (2-byte units) and the tile's other
+/// kernels (16 bytes).
+///
+/// Measured on an Intel Xeon (Emerald Rapids; one thread, 4 alternated
+/// runs, each workload's best of 5 repetitions, time after over before)
+/// on the broad workloads (seeds 26 and 801 to 804) whose tiles went in
+/// the squares through the cache: 2-byte units, 10, 0.79, none slower by
+/// more than 5% (a numpy transpose of 1,050 x 2,057 float16, 4 MiB, 3.1
+/// -> 1.7x memcpy); 16-byte units, 12, 0.84, one slower (ONNX
+/// space-to-depth of complex128 by 16 into 4-unit rows, 6 MiB, 1.3 ->
+/// 3.2). Kept: 32-byte units (13, 0.92 the time without, but two numpy
+/// transposes of 22 and 27 MiB 1.3 and 1.7 times), 4-byte units (9, 1.39
+/// the time without) and 8-byte units (47, 1.19). Streamed, the squares
+/// stay faster for every unit (2-byte units: numpy transposes of 9 to 58
+/// MiB, 1.3 to 2.6 times the time without).
+fn cached(unit: usize, isa: Isa) -> bool {
+    !halves(unit, isa) && !matches!(unit, 2 | 16)
 }
 
 /// Whether a tile of `rows x cols` units of `unit` bytes has the sides of

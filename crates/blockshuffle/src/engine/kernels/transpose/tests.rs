@@ -443,11 +443,12 @@ fn squares_take_short_sides_that_fill_two_thirds_of_their_lanes() {
 fn full_line_squares_stream_into_whole_lines_or_with_masks_whole_units() {
     let isa = Isa::detect();
     for unit in [4, 8, 16, 32] {
-        // Through the cache, any stride (AVX-512's only); streamed, whole
-        // lines (AVX2's too, for 4- and 8-byte units), or with AVX-512's
-        // masks rows a whole number of units apart (688 bytes: 43 of 16).
+        // Through the cache, any stride (AVX-512's only, not of 16-byte
+        // units: `cached`); streamed, whole lines (AVX2's too, for 4- and
+        // 8-byte units), or with AVX-512's masks rows a whole number of
+        // units apart (688 bytes: 43 of 16).
         let squares = masks(isa) || cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && unit <= 8;
-        assert_eq!(takes(100, 100, unit, isa, 688, false), masks(isa));
+        assert_eq!(takes(100, 100, unit, isa, 688, false), masks(isa) && unit != 16);
         assert_eq!(takes(100, 100, unit, isa, 640, true), squares);
         assert_eq!(takes(100, 100, unit, isa, -640, true), squares);
         // (Rows of 1 KiB: `MIN_SHIFTED_ROW`.)
@@ -520,8 +521,13 @@ fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
         assert!(!takes(16, 16, 3, Isa::Avx512));
     }
     for unit in [4, 8, 16, 32] {
-        // Through the cache, AVX-512's full-line squares.
-        assert_eq!(takes(1000, 1000, unit, Isa::detect()), masks(Isa::detect()));
+        // Through the cache, AVX-512's full-line squares, but of 16-byte
+        // units (`cached`), which they take streamed only.
+        assert_eq!(takes(1000, 1000, unit, Isa::detect()), masks(Isa::detect()) && unit != 16);
+        assert_eq!(
+            super::takes(1000, 1000, unit, Isa::detect(), 64, true),
+            masks(Isa::detect()) || unit <= 8 && Isa::detect() >= Isa::Avx2 && cfg!(target_arch = "x86_64")
+        );
         // Without masks, AVX2's squares of 4- and 8-byte units, streamed
         // only, more than two squares each way.
         let streamed = |rows, cols| super::takes(rows, cols, unit, Isa::Avx2, 64, true);
@@ -532,6 +538,11 @@ fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
         assert!(!takes(1000, 1000, unit, Isa::Sse2));
         assert!(!takes(1000, 8, unit, Isa::detect()));
     }
+    // 2-byte units: the full-line squares streamed only (`cached`);
+    // through the cache, the blocked transpose's squares.
+    assert!(!in_squares(1000, 1000, 2, Isa::detect(), false));
+    assert_eq!(in_squares(1000, 1000, 2, Isa::detect(), true), masks(Isa::detect()));
+    assert!(takes(1000, 1000, 2, Isa::detect()));
     assert!(!takes(15, 1000, 1, Isa::Portable));
     assert!(!takes(1000, 15, 1, Isa::Sse2));
     assert!(!takes(1000, 4, 1, Isa::detect()));
