@@ -184,8 +184,9 @@ fn min_interleaved_bytes(isa: Isa) -> usize {
 }
 
 /// Whether [`deinterleave`] moves `rows` of one contiguous run of `n`
-/// groups of `b` units of `unit` bytes on `isa` ([`takes`], counting the
-/// groups of rows it joins as one run).
+/// groups of `b` units of `unit` bytes on `isa` ([`takes`] on the kernel
+/// set of [`squares_isa`], counting the groups of rows it joins as one
+/// run).
 pub(crate) fn takes_deinterleave(rows: Rows, n: usize, b: usize, unit: usize, isa: Isa) -> bool {
     let (rows, n) = continued(rows, n, n * b * unit, n * unit);
     let joined = joins_streams(rows, n, unit, rows.ds);
@@ -204,12 +205,14 @@ pub(crate) fn takes_deinterleave(rows: Rows, n: usize, b: usize, unit: usize, is
 /// space-to-depth of float16 by 13, 1.7 MiB, 2.45 -> 1.27x memcpy; pixel
 /// unshuffle of float16 by 14, 100 MiB, 3.6 -> 2.2); 4-byte units that
 /// went by the byte permutes, 23 and 110, 0.80 and 0.83, 1 and 9 slower
-/// by more than 5% (TF NCHW_VECT_C space-to-depth by 14, 3.9 -> 2.3);
-/// bytes in 16 streams and more that went in the blocked transpose, 3 and
-/// 5, 0.63 and 0.71. Not 3- and 6-byte units (byte permutes and packed
-/// full-line squares: 6 and 8 workloads of seed 26, 1.03 and 1.13 the
-/// time), nor bytes in fewer than 16 streams, which the byte permutes take
-/// first (15 workloads, 1.16).
+/// by more than 5% (TF NCHW_VECT_C space-to-depth by 14, 3.9 -> 2.3), and
+/// in the squares, 1 and 11, 1.02 and 0.88, 2 slower (a streamed OpenVINO
+/// space-to-depth of float32, 56 MiB, 1.23); bytes in 16 streams and more
+/// that went in the blocked transpose, or streamed (which the byte
+/// permutes leave), 3 and 6, 0.63 and 0.65. Not 3- and 6-byte units (byte
+/// permutes and packed full-line squares: 6 and 8 workloads of seed 26,
+/// 1.03 and 1.13 the time), nor bytes in fewer than 16 streams through
+/// the cache, which the byte permutes take first (15 workloads, 1.16).
 pub(crate) fn leads_deinterleave(unit: usize, isa: Isa) -> bool {
     super::masks(isa) && matches!(unit, 1 | 2 | 4)
 }
@@ -220,8 +223,7 @@ pub(crate) fn leads_deinterleave(unit: usize, isa: Isa) -> bool {
 /// units that no other kernel takes there, which the tile's own kernels
 /// moved a unit at a time: 7 broad workloads of seed 26 and 23 held out,
 /// 0.90 and 0.85 of the time, OpenVINO space-to-depth of float64 by 6,
-/// 140 MiB, 2.6 -> 1.9x memcpy),
-/// else `isa` itself.
+/// 140 MiB, 2.6 -> 1.9x memcpy); else `isa` itself.
 fn squares_isa(unit: usize, isa: Isa) -> Isa {
     if super::masks(isa) && matches!(unit, 1 | 2 | 4 | 8) {
         Isa::Avx2
