@@ -22,7 +22,9 @@
 //! destination run (`CopyPlan::carry_level`; padded rows,
 //! [`padded_carry_level`](super::rules::padded_carry_level)). A tile
 //! through the cache has next to it a loop whose repetitions continue it
-//! ([`repeat_continuing`](super::rules::repeat_continuing)); past the
+//! ([`repeat_continuing`](super::rules::repeat_continuing)); a streamed
+//! one whose destination block is one run, a loop that continues its
+//! source rows ([`repeat_source_rows`](super::rules::repeat_source_rows)); past the
 //! caches, a deinterleaving one whose rows each pass over the source reads
 //! in short runs goes a chunk of rows at a time
 //! ([`block_passes`](super::order::block_passes)).
@@ -721,6 +723,11 @@ impl CopyPlan {
                             && tile::own_interleave(self.isa, y.count, self.unit)
                             && interleaved_rows(loops, self.unit) > MAX_STREAMED_INTERLEAVE_ROWS;
                         self.nt = !(many || streamed.is_some_and(|c| c.staged()));
+                        if self.nt {
+                            // Streamed, its repetitions along the source's
+                            // rows go next to it (see `repeat_source_rows`).
+                            repeat_source_rows(loops, self.unit);
+                        }
                     } else if squares_stream(loops, self.unit, self.isa) {
                         // Unless the transpose's full-line squares take
                         // it, whose stores are whole lines and stream

@@ -1,5 +1,5 @@
 //! A tile's repetitions moved next to it ([`repeat_continuing`],
-//! [`repeat_both`]).
+//! [`repeat_both`], [`repeat_source_rows`]).
 
 use arrayvec::ArrayVec;
 
@@ -204,4 +204,81 @@ fn both_continuing_loops_move_next_to_the_tile_and_nothing_else() {
     assert_eq!(loops.as_slice(), nest);
     let bytes = [l(4, 24, 100_000), l(6, 40_000, 2_000_000), l(3, 3_000, 4), l(24, 1, 10_000), l(4, 800, 1)];
     assert_eq!(both(&bytes, 1, false), (false, bytes.iter().copied().collect()));
+}
+
+/// [`repeat_source_rows`] of `loops` with `unit`-byte units.
+fn source_rows(loops: &[Loop], unit: usize) -> ArrayVec<Loop, MAX_LOOPS> {
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> = loops.iter().copied().collect();
+    repeat_source_rows(&mut loops, unit);
+    loops
+}
+
+#[test]
+fn a_loop_continuing_the_source_rows_moves_next_to_a_streamed_tile() {
+    // HPTT's `2,0,4,1,5,3` of `[15, 15, 15, 32, 15, 32]` (float64) in the
+    // destination's order: a 32 x 32 tile whose destination block is one
+    // run of 8,192 bytes, continued by the loop around it (ds 8,192);
+    // loop 2 continues the tile's source rows of 256 bytes (ss 256) and
+    // moves next to it.
+    let nest = [
+        l(15, 122_880, 27_648_000),
+        l(15, 27_648_000, 1_843_200),
+        l(15, 256, 122_880),
+        l(15, 1_843_200, 8_192),
+        l(32, 8, 256),
+        l(32, 3_840, 8),
+    ];
+    let want = [nest[0], nest[1], nest[3], nest[2], nest[4], nest[5]];
+    assert_eq!(source_rows(&nest, 8).as_slice(), want);
+    // Already next to the tile: nothing moves.
+    assert_eq!(source_rows(&want, 8).as_slice(), want);
+    // Its destination steps not whole lines: it stays.
+    let mut odd = nest;
+    odd[2].ds = 122_888;
+    assert_eq!(source_rows(&odd, 8).as_slice(), odd);
+    // A tile whose destination rows do not continue one another (a
+    // deinterleave: x.ds is not a destination row), or carries a window,
+    // or no loop continuing its source rows: left as it is.
+    let mut apart = nest;
+    apart[4].ds = 512;
+    assert_eq!(source_rows(&apart, 8).as_slice(), apart);
+    let mut windowed = nest;
+    windowed[4].is_outer = true;
+    windowed[5].window = Some(Window { outer: Some(4), oc: 32, ic: 1, lo: 1, hi: 1_000 });
+    assert_eq!(source_rows(&windowed, 8).as_slice(), windowed);
+    let mut none = nest;
+    none[2].ss = 264;
+    assert_eq!(source_rows(&none, 8).as_slice(), none);
+    // A loop with a window of its own does not move.
+    let mut own = nest;
+    own[2].window = Some(Window { outer: None, oc: 0, ic: 1, lo: 1, hi: 14 });
+    assert_eq!(source_rows(&own, 8).as_slice(), own);
+}
+
+#[test]
+fn a_streamed_transpose_reads_its_source_rows_whole() {
+    // The same transpose compiled: the tile of 32 x 32 float64 has its
+    // source rows' loop (15 x 256 bytes: runs of 3,840) next to it on
+    // every kernel set, streamed (where a vector kernel takes the tile)
+    // or through the cache (`repeat_continuing`: a sweep of 120 KiB).
+    let shape = [15usize, 15, 15, 32, 15, 32];
+    let axes = [2, 0, 4, 1, 5, 3];
+    let space = shape.map(|d| SpaceAxis::plain(d as u64));
+    let groups: Vec<[Factor; 1]> = axes.iter().map(|&a| [o(a)]).collect();
+    let groups: Vec<&[Factor]> = groups.iter().map(|g| g.as_slice()).collect();
+    let g = Geometry::new("t", &space, &groups).unwrap();
+    let out: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+    let (ss, ds) = (c_strides(&shape, 8), c_strides(&out, 8));
+    for isa in Isa::every_runnable() {
+        for streaming in [true, false] {
+            let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, streaming, isa);
+            let what = format!("{isa:?} streaming {streaming}: {p:?}");
+            let n = p.loops.len();
+            assert!(p.tile && n == 6, "{what}");
+            assert_eq!(counts_and_strides(&p.loops[n - 2..]), vec![(32, 8, 256), (32, 3_840, 8)], "{what}");
+            assert_eq!(p.nt, streaming && isa >= Isa::Avx2, "{what}");
+            let next = (p.loops[n - 3].count, p.loops[n - 3].ss, p.loops[n - 3].ds);
+            assert_eq!(next, (15, 256, 122_880), "{what}");
+        }
+    }
 }
