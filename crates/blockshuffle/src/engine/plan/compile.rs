@@ -726,13 +726,16 @@ impl CopyPlan {
                         if self.nt {
                             // Streamed, its repetitions along the source's
                             // rows go next to it (see `repeat_source_rows`).
-                            repeat_source_rows(loops, self.unit);
+                            repeat_source_rows(loops, self.unit, false);
                         }
                     } else if squares_stream(loops, self.unit, self.isa) {
                         // Unless the transpose's full-line squares take
                         // it, whose stores are whole lines and stream
                         // (see `squares_stream`).
                         self.matrix = repeat_both(loops, self.unit, self.isa, true);
+                        if self.matrix {
+                            repeat_source_rows(loops, self.unit, true);
+                        }
                     } else {
                         // A deinterleaving tile with rows too short for
                         // whole lines: streaming stores alternating between

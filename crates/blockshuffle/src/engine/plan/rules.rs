@@ -631,21 +631,35 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
 /// seeds 26 and 801 to 804 it changes (depth-to-space, pixel shuffle,
 /// batch-to-space; 4 alternated runs, best of 5), 1.92 -> 1.59 (0.83), none
 /// slower (ONNX depth-to-space of float16 by 16, 43 MiB, 2.92 -> 1.41).
-pub(super) fn repeat_source_rows(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) {
+///
+/// So for a matrix ([`repeat_both`], `matrix`: its four loops last), whose
+/// destination rows are each one run: the loop that continues its source
+/// rows (`ss` the bytes of `x` and the loop that continues `x`) goes next
+/// to it. HPTT's reversals of 6 axes, whose matrix's source rows are
+/// 1,280 bytes: `5,4,3,2,1,0` of `[112, 15, 15, 15, 5, 32]` 2.40 -> 1.99x
+/// memcpy (3 alternated runs, best of 3; the other two 1.96 -> 1.77 and
+/// 1.98 -> 1.81); no broad workload of seeds 26, 801 and 802 is such a
+/// matrix.
+pub(super) fn repeat_source_rows(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, matrix: bool) {
     let n = loops.len();
-    if n < 4 {
+    // The loops of the tile (`x`, `y`), or of the matrix (the loop that
+    // continues the source rows, the destination rows' one, `x`, `y`).
+    let k = if matrix { 4 } else { 2 };
+    if n < k + 2 {
         return;
     }
-    let (x, y, u) = (loops[n - 2], loops[n - 1], unit as isize);
-    if y.window.is_some() || x.ds != y.count as isize * u {
+    let (x, y) = (loops[n - 2], loops[n - 1]);
+    if y.window.is_some() || !matrix && x.ds != y.count.saturating_mul(unit) as isize {
         return;
     }
-    let takes = |l: &Loop| free(l) && l.ss == x.count as isize * u && l.ds.unsigned_abs().is_multiple_of(LINE);
-    let Some(r) = (0..n - 3).rev().find(|&i| takes(&loops[i])) else {
+    let cols = if matrix { x.count.saturating_mul(loops[n - 4].count) } else { x.count };
+    let row = cols.saturating_mul(unit) as isize;
+    let takes = |l: &Loop| free(l) && l.ss == row && l.ds.unsigned_abs().is_multiple_of(LINE);
+    let Some(r) = (0..n - k - 1).rev().find(|&i| takes(&loops[i])) else {
         return;
     };
     // A free loop moves inward: no window changes sides.
-    move_inward(loops, r, n - 3);
+    move_inward(loops, r, n - k - 1);
 }
 
 /// Moves next to a tile a free loop around it whose repetitions continue

@@ -209,7 +209,7 @@ fn both_continuing_loops_move_next_to_the_tile_and_nothing_else() {
 /// [`repeat_source_rows`] of `loops` with `unit`-byte units.
 fn source_rows(loops: &[Loop], unit: usize) -> ArrayVec<Loop, MAX_LOOPS> {
     let mut loops: ArrayVec<Loop, MAX_LOOPS> = loops.iter().copied().collect();
-    repeat_source_rows(&mut loops, unit);
+    repeat_source_rows(&mut loops, unit, false);
     loops
 }
 
@@ -280,5 +280,52 @@ fn a_streamed_transpose_reads_its_source_rows_whole() {
             let next = (p.loops[n - 3].count, p.loops[n - 3].ss, p.loops[n - 3].ds);
             assert_eq!(next, (15, 256, 122_880), "{what}");
         }
+    }
+}
+
+#[test]
+fn a_loop_continuing_a_matrix_s_source_rows_moves_next_to_it() {
+    // HPTT's `5,4,3,2,1,0` of `[112, 15, 15, 15, 5, 32]` (float64) as a
+    // matrix (`repeat_both`): loops 2 to 5, source rows of 32 x 5 units
+    // (1,280 bytes). Loop 1 continues them (ss 1,280) and goes next to the
+    // matrix; as a tile's repetition (not a matrix), nothing moves (its
+    // destination block is not one run).
+    let nest = [
+        l(15, 1_280, 201_600),
+        l(15, 19_200, 13_440),
+        l(5, 256, 3_024_000),
+        l(15, 288_000, 896),
+        l(32, 8, 15_120_000),
+        l(112, 4_320_000, 8),
+    ];
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> = nest.iter().copied().collect();
+    repeat_source_rows(&mut loops, 8, true);
+    assert_eq!(loops.as_slice(), [nest[1], nest[0], nest[2], nest[3], nest[4], nest[5]]);
+    assert_eq!(source_rows(&nest, 8).as_slice(), nest);
+    // Only a loop stepping a whole matrix row (1,280), not a tile's (256).
+    let mut short = nest;
+    short[0].ss = 256;
+    let mut loops: ArrayVec<Loop, MAX_LOOPS> = short.iter().copied().collect();
+    repeat_source_rows(&mut loops, 8, true);
+    assert_eq!(loops.as_slice(), short);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_streamed_matrix_reads_its_source_rows_on() {
+    // The same reversal compiled, streamed: where it is a matrix (AVX2's
+    // full-line squares and AVX-512's take it), the loop continuing its
+    // source rows is next to it.
+    let shape = [112usize, 15, 15, 15, 5, 32];
+    let space = shape.map(|d| SpaceAxis::plain(d as u64));
+    let groups: [&[Factor]; 6] = [&[o(5)], &[o(4)], &[o(3)], &[o(2)], &[o(1)], &[o(0)]];
+    let g = Geometry::new("t", &space, &groups).unwrap();
+    let out: Vec<usize> = shape.iter().rev().copied().collect();
+    let (ss, ds) = (c_strides(&shape, 8), c_strides(&out, 8));
+    for isa in Isa::every_runnable().filter(|&isa| isa >= Isa::Avx2) {
+        let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, true, isa);
+        let what = format!("{isa:?}: {p:?}");
+        assert!(p.matrix && p.nt && p.loops.len() == 6, "{what}");
+        assert_eq!(counts_and_strides(&p.loops[..2]), vec![(15, 19_200, 13_440), (15, 1_280, 201_600)], "{what}");
     }
 }
