@@ -206,10 +206,11 @@ fn both_continuing_loops_move_next_to_the_tile_and_nothing_else() {
     assert_eq!(both(&bytes, 1, false), (false, bytes.iter().copied().collect()));
 }
 
-/// [`repeat_source_rows`] of `loops` with `unit`-byte units.
-fn source_rows(loops: &[Loop], unit: usize) -> ArrayVec<Loop, MAX_LOOPS> {
+/// [`repeat_source_rows`] of `loops` with `unit`-byte units, the last two
+/// a tile (or the last four a matrix: `matrix`).
+fn source_rows(loops: &[Loop], unit: usize, matrix: bool) -> ArrayVec<Loop, MAX_LOOPS> {
     let mut loops: ArrayVec<Loop, MAX_LOOPS> = loops.iter().copied().collect();
-    repeat_source_rows(&mut loops, unit, false);
+    repeat_source_rows(&mut loops, unit, matrix);
     loops
 }
 
@@ -229,30 +230,30 @@ fn a_loop_continuing_the_source_rows_moves_next_to_a_streamed_tile() {
         l(32, 3_840, 8),
     ];
     let want = [nest[0], nest[1], nest[3], nest[2], nest[4], nest[5]];
-    assert_eq!(source_rows(&nest, 8).as_slice(), want);
+    assert_eq!(source_rows(&nest, 8, false).as_slice(), want);
     // Already next to the tile: nothing moves.
-    assert_eq!(source_rows(&want, 8).as_slice(), want);
+    assert_eq!(source_rows(&want, 8, false).as_slice(), want);
     // Its destination steps not whole lines: it stays.
     let mut odd = nest;
     odd[2].ds = 122_888;
-    assert_eq!(source_rows(&odd, 8).as_slice(), odd);
+    assert_eq!(source_rows(&odd, 8, false).as_slice(), odd);
     // A tile whose destination rows do not continue one another (a
     // deinterleave: x.ds is not a destination row), or carries a window,
     // or no loop continuing its source rows: left as it is.
     let mut apart = nest;
     apart[4].ds = 512;
-    assert_eq!(source_rows(&apart, 8).as_slice(), apart);
+    assert_eq!(source_rows(&apart, 8, false).as_slice(), apart);
     let mut windowed = nest;
     windowed[4].is_outer = true;
     windowed[5].window = Some(Window { outer: Some(4), oc: 32, ic: 1, lo: 1, hi: 1_000 });
-    assert_eq!(source_rows(&windowed, 8).as_slice(), windowed);
+    assert_eq!(source_rows(&windowed, 8, false).as_slice(), windowed);
     let mut none = nest;
     none[2].ss = 264;
-    assert_eq!(source_rows(&none, 8).as_slice(), none);
+    assert_eq!(source_rows(&none, 8, false).as_slice(), none);
     // A loop with a window of its own does not move.
     let mut own = nest;
     own[2].window = Some(Window { outer: None, oc: 0, ic: 1, lo: 1, hi: 14 });
-    assert_eq!(source_rows(&own, 8).as_slice(), own);
+    assert_eq!(source_rows(&own, 8, false).as_slice(), own);
 }
 
 #[test]
@@ -298,16 +299,13 @@ fn a_loop_continuing_a_matrix_s_source_rows_moves_next_to_it() {
         l(32, 8, 15_120_000),
         l(112, 4_320_000, 8),
     ];
-    let mut loops: ArrayVec<Loop, MAX_LOOPS> = nest.iter().copied().collect();
-    repeat_source_rows(&mut loops, 8, true);
-    assert_eq!(loops.as_slice(), [nest[1], nest[0], nest[2], nest[3], nest[4], nest[5]]);
-    assert_eq!(source_rows(&nest, 8).as_slice(), nest);
+    let want = [nest[1], nest[0], nest[2], nest[3], nest[4], nest[5]];
+    assert_eq!(source_rows(&nest, 8, true).as_slice(), want);
+    assert_eq!(source_rows(&nest, 8, false).as_slice(), nest);
     // Only a loop stepping a whole matrix row (1,280), not a tile's (256).
     let mut short = nest;
     short[0].ss = 256;
-    let mut loops: ArrayVec<Loop, MAX_LOOPS> = short.iter().copied().collect();
-    repeat_source_rows(&mut loops, 8, true);
-    assert_eq!(loops.as_slice(), short);
+    assert_eq!(source_rows(&short, 8, true).as_slice(), short);
 }
 
 #[cfg(target_arch = "x86_64")]
