@@ -23,8 +23,9 @@
 //! [`padded_carry_level`](super::rules::padded_carry_level)). A tile
 //! through the cache has next to it a loop whose repetitions continue it
 //! ([`repeat_continuing`](super::rules::repeat_continuing)); a streamed
-//! one whose destination block is one run, a loop that continues its
-//! source rows ([`repeat_source_rows`](super::rules::repeat_source_rows)); past the
+//! one whose destination block is one run (or a streamed matrix), a loop
+//! that continues its source rows
+//! ([`repeat_source_rows`](super::rules::repeat_source_rows)); past the
 //! caches, a deinterleaving one whose rows each pass over the source reads
 //! in short runs goes a chunk of rows at a time
 //! ([`block_passes`](super::order::block_passes)).
@@ -734,6 +735,8 @@ impl CopyPlan {
                         // (see `squares_stream`).
                         self.matrix = repeat_both(loops, self.unit, self.isa, true);
                         if self.matrix {
+                            // And the loop that continues its source rows
+                            // next to it (see `repeat_source_rows`).
                             repeat_source_rows(loops, self.unit, true);
                         }
                     } else {
