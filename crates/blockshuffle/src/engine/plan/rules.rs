@@ -607,10 +607,23 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
     move_inward(loops, r, n - 3);
 }
 
+/// Most source streams that the loops inside a loop continuing a tile's
+/// source rows may keep open (each advancing a run a step) for
+/// [`repeat_source_rows`] to leave that loop where it is: about the
+/// streams the second-level cache's prefetcher follows. OpenVINO
+/// depth-to-space of complex128 by 2 (58 MiB), whose 4 source streams
+/// each read in order, took 1.25 times as long with its loop moved
+/// (each 1,632-byte destination run is not whole lines: two passes
+/// writing halves of the lines between them); the others it moved kept
+/// 128 streams and more open.
+const FOLLOWED_STREAMS: usize = 16;
+
 /// Moves next to a streamed tile whose destination block is one run (its
 /// rows continue one another: `x.ds == ny * unit`) the nearest free loop
 /// around it whose repetitions continue the tile's source rows
-/// (`ss == nx * unit`, stepping whole lines in the destination): the tile
+/// (`ss == nx * unit`, stepping whole lines in the destination), where
+/// the loops inside that loop keep more than [`FOLLOWED_STREAMS`] source
+/// streams open (the tile's rows, times the repetitions between): the tile
 /// and that loop then read one run of the source a source row (rather
 /// than a tile's row, and the next part of those rows a sweep of the
 /// loops inside later), and write a destination stream a repetition, each
@@ -627,10 +640,13 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
 /// (Emerald Rapids, AVX-512), one thread, 3 alternated runs, best of 3,
 /// ratio to memcpy: the 9 transposes of `transpose.json` it changes, 2.17
 /// -> 1.83 (0.84 of the time; that one 3.13 -> 2.17, `1,3,0,4,2` of `[28,
-/// 28, 48, 28, 48]` 2.80 -> 1.93), none slower; the 10 broad workloads of
+/// 28, 48, 28, 48]` 2.80 -> 1.93), none slower; the 9 broad workloads of
 /// seeds 26 and 801 to 804 it changes (depth-to-space, pixel shuffle,
-/// batch-to-space; 4 alternated runs, best of 5), 1.92 -> 1.59 (0.83), none
-/// slower (ONNX depth-to-space of float16 by 16, 43 MiB, 2.92 -> 1.41).
+/// batch-to-space; 4 alternated runs, best of 5), 2.08 -> 1.69 (0.81), none
+/// slower (ONNX depth-to-space of float16 by 16, 43 MiB, 2.92 -> 1.41);
+/// held out, the 9 of seeds 805 to 807, 2.75 -> 1.76 (0.64), none slower
+/// (einops `b c (h p1) (w p2) -> (b h w) (p1 p2) c` of uint8 by 8 x 11,
+/// 100 MiB, 12.7 -> 3.9).
 ///
 /// So for a matrix ([`repeat_both`], `matrix`: its four loops last), whose
 /// destination rows are each one run: the loop that continues its source
@@ -658,6 +674,13 @@ pub(super) fn repeat_source_rows(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: us
     let Some(r) = (0..n - k - 1).rev().find(|&i| takes(&loops[i])) else {
         return;
     };
+    // The source rows of the tile (or of the matrix: `y`'s, and the
+    // destination rows' loop's), times the repetitions between.
+    let rows = if matrix { loops[n - 3].count } else { 1 };
+    let between = loops[r + 1..n - k].iter().map(|l| l.count);
+    if count_product(between.chain([y.count, rows])) <= FOLLOWED_STREAMS {
+        return;
+    }
     // A free loop moves inward: no window changes sides.
     move_inward(loops, r, n - k - 1);
 }

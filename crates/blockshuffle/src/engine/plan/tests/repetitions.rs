@@ -257,6 +257,21 @@ fn a_loop_continuing_the_source_rows_moves_next_to_a_streamed_tile() {
 }
 
 #[test]
+fn a_source_read_in_a_few_streams_keeps_its_order() {
+    // OpenVINO depth-to-space of complex128 by 2: a 51 x 2 tile (rows of
+    // 816 bytes), the loop continuing them (74) outside a loop of 2
+    // repetitions: 2 x 2 source streams, each read in order. It stays;
+    // with 9 repetitions (18 streams) it moves.
+    let nest = |k: usize| {
+        [l(126, 60_384, 483_072), l(74, 816, 3_264), l(k, 15_216_768, 1_632), l(51, 16, 32), l(2, 7_608_384, 16)]
+    };
+    assert_eq!(source_rows(&nest(2), 16, false).as_slice(), nest(2));
+    assert_eq!(source_rows(&nest(8), 16, false).as_slice(), nest(8));
+    let n = nest(9);
+    assert_eq!(source_rows(&n, 16, false).as_slice(), [n[0], n[2], n[1], n[3], n[4]]);
+}
+
+#[test]
 fn a_streamed_transpose_reads_its_source_rows_whole() {
     // The same transpose compiled: the tile of 32 x 32 float64 has its
     // source rows' loop (15 x 256 bytes: runs of 3,840) next to it on
