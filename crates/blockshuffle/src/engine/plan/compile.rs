@@ -22,25 +22,29 @@
 //! destination run (`CopyPlan::carry_level`; padded rows,
 //! [`padded_carry_level`](super::rules::padded_carry_level)). A tile
 //! through the cache has next to it a loop whose repetitions continue it
-//! ([`repeat_continuing`](super::rules::repeat_continuing)); a streamed
+//! ([`repeat_continuing`](super::repetitions::repeat_continuing)); a streamed
 //! one whose destination block is one run (or a streamed matrix), a loop
 //! that continues its source rows
-//! ([`repeat_source_rows`](super::rules::repeat_source_rows)); past the
+//! ([`repeat_source_rows`](super::repetitions::repeat_source_rows)); past the
 //! caches, a deinterleaving one whose rows each pass over the source reads
 //! in short runs goes a chunk of rows at a time
 //! ([`block_passes`](super::order::block_passes)).
 //!
 //! This file holds the plan ([`CopyPlan`]) and its compilation; the rules
-//! it applies are in [`rules`](super::rules), the loop orders in
+//! it applies are in [`rules`](super::rules) and
+//! [`repetitions`](super::repetitions), the loop orders in
 //! [`order`](super::order).
 //!
-//! Layer: plan; imports [`rules`](super::rules), [`order`](super::order), geometry, kernels (the loop
-//! nest's data, and what kernels accept) and arch; never exec.
+//! Layer: plan; imports [`rules`](super::rules),
+//! [`repetitions`](super::repetitions), [`order`](super::order), geometry,
+//! kernels (the loop nest's data, and what kernels accept) and arch; never
+//! exec.
 
 use arrayvec::ArrayVec;
 
 use super::gathers::gather_block;
 use super::order::*;
+use super::repetitions::*;
 use super::rules::*;
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};

@@ -4,7 +4,8 @@
 //! - [`compile`]: the plan and its compilation;
 //! - [`rules`]: the predicates and constants that choose its paths;
 //! - [`gathers`]: the rules of blocks gathered by byte permutes;
-//! - [`order`]: the loop orders, and the moves that make them.
+//! - [`order`]: the loop orders, and the moves that make them;
+//! - [`repetitions`]: a tile's repetitions moved next to it.
 //!
 //! Layer: plan; imports geometry, kernels (the loop nest's data, and what
 //! kernels accept) and arch; never exec.
@@ -12,6 +13,7 @@
 pub(crate) mod compile;
 pub(crate) mod gathers;
 pub(crate) mod order;
+pub(crate) mod repetitions;
 pub(crate) mod rules;
 #[cfg(test)]
 mod tests;

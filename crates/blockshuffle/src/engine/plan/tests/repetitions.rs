@@ -4,7 +4,7 @@
 use arrayvec::ArrayVec;
 
 use super::super::compile::*;
-use super::super::rules::*;
+use super::super::repetitions::*;
 use super::{c_strides, compile_c, counts_and_strides, l, nchw_depth_to_space, ov_space_to_batch_by_4};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{o, Factor, Geometry, SpaceAxis};

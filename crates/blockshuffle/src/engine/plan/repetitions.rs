@@ -1,0 +1,228 @@
+//! A tile's repetitions moved next to it: the loops around a transposing
+//! tile whose repetitions continue its rows, so that its kernel runs them
+//! as one ([`repeat_continuing`] through the cache, [`repeat_both`]'s
+//! matrix), or so that its source is read in whole rows
+//! ([`repeat_source_rows`], streamed).
+//!
+//! Layer: plan; imports [`order`](super::order) (loop predicates and
+//! moves), [`rules`](super::rules) (`count_product`), kernels and arch;
+//! never exec or [`compile`](super::compile).
+
+use arrayvec::ArrayVec;
+
+use super::order::{free, move_inward};
+use super::rules::count_product;
+use crate::engine::arch::mem::LINE;
+use crate::engine::arch::Isa;
+use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
+use crate::engine::kernels::transpose;
+
+/// Most destination bytes one sweep of a tile's repetitions may write
+/// when [`repeat_continuing`] moves their loop next to the tile: the loop
+/// it moves past then comes back to the same destination lines once a
+/// sweep, and finds them still in the second-level cache (512 KiB and more
+/// on x86_64 cores since Zen 2 and Ice Lake; half of it is the source's).
+const MAX_REPEATED_SWEEP: usize = 512 << 10;
+
+/// Moves next to a tile (through the cache) a free loop around it whose
+/// repetitions continue the tile's destination rows (`ds == ny * unit`)
+/// or its source rows (`ss == nx * unit`), where the loop next to it does
+/// neither: the tile's kernel then runs all those repetitions as one
+/// matrix, or in one call (`tile::copy_tile`), instead of a small tile a
+/// call. Only for a tile with no window, a loop of at least as many
+/// repetitions as the one it replaces, and a sweep of the destination
+/// that stays in the cache ([`MAX_REPEATED_SWEEP`]): the move trades the
+/// destination's order for the source's.
+///
+/// Measured (one thread, 3 alternated runs of 15 repetitions, time after
+/// over before) on the broad workloads it changes, all of them
+/// interleaves whose loop next to the tile continued the destination
+/// (channels-first depth-to-space, pixel shuffle, einops): seed 26, 38
+/// workloads, 0.92; held out, seeds 801 and 802, 44 each, 0.78 and 0.85.
+/// TF NCHW depth-to-space of float64 by 9 (2.3 MiB) 2.3 -> 0.9 ms; ONNX
+/// DCR depth-to-space of float32 by 11 (6 MiB) 2.3 -> 1.2 ms; PyTorch
+/// pixel shuffle of float32 by 13 (11 MiB) 5.2 -> 2.9 ms. The slowest,
+/// NCHW_VECT_C depth-to-space by 7 of 0.1 to 0.7 MiB, measured up to 2x in
+/// one build and 1.00-1.09 in the next (3 alternated runs of 51): the
+/// layout of the code (`tile::zip_streams`' short hot loop), not the plan.
+/// Left out, measured on the 99 of seed 26 that a move without these
+/// limits changed: sweeps past the cache (NCHW depth-to-space of 3-byte
+/// units by 2, 97 MiB, 1.27x the time), fewer repetitions than the loop
+/// replaced (PyTorch pixel shuffle of complex128 by 15, 2.46).
+///
+/// Units the vector tile kernels do not take (3, 6, 12, 32, 48 bytes:
+/// pixels of three channels and their blocks), once left out too (a
+/// repetition at a time, 1.00 and up to 1.42), measured on an AMD Zen 3
+/// (the same binary with and without them, 4 alternated runs of 5
+/// repetitions, each workload's best) on the 104 broad workloads it
+/// changes in seeds 26, 801 and 802: 0.83 of the time (each seed 0.82 to
+/// 0.86; by element size, 3 bytes, 36 workloads, 0.73; 6 bytes, 36, 0.88;
+/// 12 bytes, 16, 0.93; 32 bytes, 11, 0.83), their medians 0.84, 68 of
+/// them faster by more than 5% and 18 slower: the tile's kernel is
+/// chosen once a call, for all its repetitions. NCHW depth-to-space of
+/// 3-byte units by 9 (14 MiB) 3.8 -> 1.6x memcpy; OpenVINO depth-to-space
+/// by 5 (36 MiB) 5.5 -> 2.4x. The slowest (medians): OpenVINO
+/// depth-to-space by 3 of 32-byte units (7 MiB) 1.8 -> 2.3x, TF
+/// batch-to-space by 3 of three complex128 channels (1.1 MiB) 1.2 ->
+/// 1.55x, PyTorch pixel shuffle by 2 of 3-byte units (29 MiB) 1.06 ->
+/// 1.33x.
+pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) {
+    let n = loops.len();
+    if n < 4 {
+        return;
+    }
+    let (x, y, u) = (loops[n - 2], loops[n - 1], unit as isize);
+    if y.window.is_some() {
+        return;
+    }
+    let continues = |l: &Loop| l.ds == y.count as isize * u || l.ss == x.count as isize * u;
+    let next = loops[n - 3];
+    if continues(&next) {
+        return;
+    }
+    let tile = x.count * y.count * unit;
+    let takes = |l: &Loop| {
+        free(l) && continues(l) && l.count >= next.count && l.count.saturating_mul(tile) <= MAX_REPEATED_SWEEP
+    };
+    let Some(r) = (0..n - 3).rev().find(|&i| takes(&loops[i])) else {
+        return;
+    };
+    // A free loop moves inward: no window changes sides.
+    move_inward(loops, r, n - 3);
+}
+
+/// Most source streams that the loops inside a loop continuing a tile's
+/// source rows may keep open (each advancing a run a step) for
+/// [`repeat_source_rows`] to leave that loop where it is: about the
+/// streams the second-level cache's prefetcher follows. OpenVINO
+/// depth-to-space of complex128 by 2 (58 MiB), whose 4 source streams
+/// each read in order, took 1.25 times as long with its loop moved
+/// (each 1,632-byte destination run is not whole lines: two passes
+/// writing halves of the lines between them); the others it moved kept
+/// 128 streams and more open.
+const FOLLOWED_STREAMS: usize = 16;
+
+/// Moves next to a streamed tile whose destination block is one run (its
+/// rows continue one another: `x.ds == ny * unit`) the nearest free loop
+/// around it whose repetitions continue the tile's source rows
+/// (`ss == nx * unit`, stepping whole lines in the destination), where
+/// the loops inside that loop keep more than [`FOLLOWED_STREAMS`] source
+/// streams open (the tile's rows, times the repetitions between): the tile
+/// and that loop then read one run of the source a source row (rather
+/// than a tile's row, and the next part of those rows a sweep of the
+/// loops inside later), and write a destination stream a repetition, each
+/// in runs of a whole tile, that the loops outside continue. The
+/// destination's order is otherwise kept (see `CopyPlan::build`, its
+/// step 4). Through the cache, [`repeat_continuing`] does the same within
+/// a sweep that stays in the cache; streamed, the destination's lines are
+/// written whole and never come back, so there is no such limit.
+///
+/// This is HPTT's transposes of 4 to 6 axes, whose tile (two axes) is
+/// small beside the source's contiguous block: `2,0,4,1,5,3` of `[15, 15,
+/// 15, 32, 15, 32]` (float64, 400 MiB) reads 256-byte runs 3,840 bytes
+/// apart so, 3,840-byte runs this way. Measured on an Intel Xeon
+/// (Emerald Rapids, AVX-512), one thread, 3 alternated runs, best of 3,
+/// ratio to memcpy: the 9 transposes of `transpose.json` it changes, 2.17
+/// -> 1.83 (0.84 of the time; that one 3.13 -> 2.17, `1,3,0,4,2` of `[28,
+/// 28, 48, 28, 48]` 2.80 -> 1.93), none slower; the 9 broad workloads of
+/// seeds 26 and 801 to 804 it changes (depth-to-space, pixel shuffle,
+/// batch-to-space; 4 alternated runs, best of 5), 2.08 -> 1.69 (0.81), none
+/// slower (ONNX depth-to-space of float16 by 16, 43 MiB, 2.92 -> 1.41);
+/// held out, the 9 of seeds 805 to 807, 2.75 -> 1.76 (0.64), none slower
+/// (einops `b c (h p1) (w p2) -> (b h w) (p1 p2) c` of uint8 by 8 x 11,
+/// 100 MiB, 12.7 -> 3.9).
+///
+/// So for a matrix ([`repeat_both`], `matrix`: its four loops last), whose
+/// destination rows are each one run: the loop that continues its source
+/// rows (`ss` the bytes of `x` and the loop that continues `x`) goes next
+/// to it. HPTT's reversals of 6 axes, whose matrix's source rows are
+/// 1,280 bytes: `5,4,3,2,1,0` of `[112, 15, 15, 15, 5, 32]` 2.40 -> 1.99x
+/// memcpy (3 alternated runs, best of 3; the other two 1.96 -> 1.77 and
+/// 1.98 -> 1.81); no broad workload of seeds 26, 801 and 802 is such a
+/// matrix.
+pub(super) fn repeat_source_rows(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, matrix: bool) {
+    let n = loops.len();
+    // The loops of the tile (`x`, `y`), or of the matrix (the loop that
+    // continues the source rows, the destination rows' one, `x`, `y`).
+    let k = if matrix { 4 } else { 2 };
+    if n < k + 2 {
+        return;
+    }
+    let (x, y) = (loops[n - 2], loops[n - 1]);
+    if y.window.is_some() || !matrix && x.ds != y.count.saturating_mul(unit) as isize {
+        return;
+    }
+    let cols = if matrix { x.count.saturating_mul(loops[n - 4].count) } else { x.count };
+    let row = cols.saturating_mul(unit) as isize;
+    let takes = |l: &Loop| free(l) && l.ss == row && l.ds.unsigned_abs().is_multiple_of(LINE);
+    let Some(r) = (0..n - k - 1).rev().find(|&i| takes(&loops[i])) else {
+        return;
+    };
+    // The source rows of the tile (or of the matrix: `y`'s, and the
+    // destination rows' loop's), times the repetitions between.
+    let rows = if matrix { loops[n - 3].count } else { 1 };
+    let between = loops[r + 1..n - k].iter().map(|l| l.count);
+    if count_product(between.chain([y.count, rows])) <= FOLLOWED_STREAMS {
+        return;
+    }
+    // A free loop moves inward: no window changes sides.
+    move_inward(loops, r, n - k - 1);
+}
+
+/// Moves next to a tile a free loop around it whose repetitions continue
+/// the tile's source rows (`ss == nx * unit`), and inside that one a free
+/// loop whose repetitions continue its destination rows (`ds == ny *
+/// unit`), where the transpose takes the matrix they make
+/// (`transpose::takes`; streamed, only if its destination rows start on
+/// the same byte of a line, the outer loop's `ds` whole lines): the tile
+/// and both loops are one matrix (`CopyPlan::matrix`,
+/// `tile::copy_matrix`), whose source rows and destination rows are runs
+/// of many tiles, where the tile alone (or repeated along one loop) reads
+/// or writes runs of one tile row. `false`, leaving the loops as they
+/// are, where there are no such loops.
+///
+/// This is the shape of a general transposition whose contiguous blocks
+/// span several axes on both sides (HPTT's `5,4,3,2,1,0` of a 6-D tensor
+/// of float64, `[32, 15, 15, 15, 15, 32]`: the source's last two axes
+/// are a run of 3,840 bytes, the destination's too, but a tile of the two
+/// innermost axes reads and writes runs of 256). Measured (one thread,
+/// alternated runs, ratio to memcpy) in the HPTT set
+/// (`shared/bench/transpose.json`, 57 transpositions of float64, 400 MiB
+/// each), after [`squares_stream`](super::rules::squares_stream): that
+/// reversal 3.7 -> 1.6, `4,3,2,1,0` of `[48, 28, 28, 28, 48]` 2.7 -> 1.4;
+/// with `squares_stream`, the
+/// set's geomean 2.02 -> 1.56, p90 3.16 -> 1.99, max 4.4 -> 2.6, none
+/// slower beyond the noise (1.06). In the broad benchmark it takes a few
+/// numpy transposes of each seed: seed 26's one, 3 MiB of float64 in 11
+/// x 10 tiles, 4.15 -> 1.90 (2 alternated runs of the whole set); held
+/// out (5 alternated runs), of seeds 801 and 802, 2-byte units 5.27 ->
+/// 2.23, 16-byte units in tiles of 9 x 10 and 23 x 11 slower, 1.75 ->
+/// 1.97 and 2.12 -> 2.32 (their 4 x 4 squares; the tile's own kernels
+/// took the tiles).
+pub(super) fn repeat_both(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, isa: Isa, nt: bool) -> bool {
+    let n = loops.len();
+    if n < 4 {
+        return false;
+    }
+    let (x, y, u) = (loops[n - 2], loops[n - 1], unit as isize);
+    if !free(&x) || y.window.is_some() {
+        return false;
+    }
+    let cols = |l: &Loop| free(l) && l.ss == x.count as isize * u && (!nt || l.ds.unsigned_abs().is_multiple_of(LINE));
+    let rows = |l: &Loop| free(l) && l.ds == y.count as isize * u;
+    let Some(a) = (0..n - 2).rev().find(|&i| cols(&loops[i])) else {
+        return false;
+    };
+    let Some(b) = (0..n - 2).rev().find(|&i| i != a && rows(&loops[i])) else {
+        return false;
+    };
+    // Products of counts of the plan's loops: factors of the tensor's size.
+    let (mr, mc) = (y.count * loops[b].count, x.count * loops[a].count);
+    if !transpose::takes(mr, mc, unit, isa, x.ds, nt) {
+        return false;
+    }
+    // Free loops move inward: no window changes sides.
+    move_inward(loops, a, n - 3);
+    move_inward(loops, if b > a { b - 1 } else { b }, n - 3);
+    true
+}
