@@ -121,14 +121,19 @@ fn windows_follow_the_loops_they_name() {
     assert_eq!(loops[1].window, Some(Window { outer: Some(0), ..window }));
 }
 
-/// The 6-D reversal of `[32, 15, 15, 15, 15, 32]` of float64 (HPTT's):
-/// the geometry, and C-contiguous strides of its input and output.
-fn reversal_6d() -> (Geometry, Vec<isize>, Vec<isize>) {
-    let shape = [32usize, 15, 15, 15, 15, 32];
+/// numpy's `transpose(axes)` of a float64 tensor of `shape` (HPTT's
+/// cases): the geometry, and C-contiguous strides of its input and output.
+fn transposed(shape: [usize; 6], axes: [usize; 6]) -> (Geometry, Vec<isize>, Vec<isize>) {
     let space = shape.map(|d| SpaceAxis::plain(d as u64));
-    let groups: [&[Factor]; 6] = [&[o(5)], &[o(4)], &[o(3)], &[o(2)], &[o(1)], &[o(0)]];
-    let out: Vec<usize> = shape.iter().rev().copied().collect();
+    let groups = axes.map(|a| [o(a)]);
+    let groups: Vec<&[Factor]> = groups.iter().map(|g| g.as_slice()).collect();
+    let out = axes.map(|a| shape[a]);
     (Geometry::new("t", &space, &groups).unwrap(), c_strides(&shape, 8), c_strides(&out, 8))
+}
+
+/// The 6-D reversal of `[32, 15, 15, 15, 15, 32]` of float64 (HPTT's).
+fn reversal_6d() -> (Geometry, Vec<isize>, Vec<isize>) {
+    transposed([32, 15, 15, 15, 15, 32], [5, 4, 3, 2, 1, 0])
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -277,14 +282,7 @@ fn a_streamed_transpose_reads_its_source_rows_whole() {
     // source rows' loop (15 x 256 bytes: runs of 3,840) next to it on
     // every kernel set, streamed (where a vector kernel takes the tile)
     // or through the cache (`repeat_continuing`: a sweep of 120 KiB).
-    let shape = [15usize, 15, 15, 32, 15, 32];
-    let axes = [2, 0, 4, 1, 5, 3];
-    let space = shape.map(|d| SpaceAxis::plain(d as u64));
-    let groups: Vec<[Factor; 1]> = axes.iter().map(|&a| [o(a)]).collect();
-    let groups: Vec<&[Factor]> = groups.iter().map(|g| g.as_slice()).collect();
-    let g = Geometry::new("t", &space, &groups).unwrap();
-    let out: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
-    let (ss, ds) = (c_strides(&shape, 8), c_strides(&out, 8));
+    let (g, ss, ds) = transposed([15, 15, 15, 32, 15, 32], [2, 0, 4, 1, 5, 3]);
     for isa in Isa::every_runnable() {
         for streaming in [true, false] {
             let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, streaming, isa);
@@ -329,12 +327,7 @@ fn a_streamed_matrix_reads_its_source_rows_on() {
     // The same reversal compiled, streamed: where it is a matrix (AVX2's
     // full-line squares and AVX-512's take it), the loop continuing its
     // source rows is next to it.
-    let shape = [112usize, 15, 15, 15, 5, 32];
-    let space = shape.map(|d| SpaceAxis::plain(d as u64));
-    let groups: [&[Factor]; 6] = [&[o(5)], &[o(4)], &[o(3)], &[o(2)], &[o(1)], &[o(0)]];
-    let g = Geometry::new("t", &space, &groups).unwrap();
-    let out: Vec<usize> = shape.iter().rev().copied().collect();
-    let (ss, ds) = (c_strides(&shape, 8), c_strides(&out, 8));
+    let (g, ss, ds) = transposed([112, 15, 15, 15, 5, 32], [5, 4, 3, 2, 1, 0]);
     for isa in Isa::every_runnable().filter(|&isa| isa >= Isa::Avx2) {
         let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, true, isa);
         let what = format!("{isa:?}: {p:?}");
