@@ -14,7 +14,9 @@
 //! the second-level cache, whose rows go a chunk at a time when streamed.
 //! And channels-first space-to-depth of wide units into more streams than
 //! the register kernels carry, which streamed are staged a chunk of rows
-//! at a time, each stream pushed to a slot of its own.
+//! at a time, each stream pushed to a slot of its own. And transpositions
+//! whose streamed tile (or matrix) has the loop continuing its source
+//! rows moved next to it (`repeat_source_rows`).
 
 use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator};
 
@@ -164,6 +166,39 @@ fn transpositions_of_tiles_continued_both_ways_match_the_reference() {
         assert_eq!(plan.output_shape(), out_shape.as_slice());
         let x = bytes(shape.iter().product::<usize>() * elem, 13);
         let want = reference(&x, shape, &out_shape, elem, |o| Some(o.iter().rev().copied().collect()));
+        check(&plan, &x, shape, elem, 0, &want);
+    }
+}
+
+#[test]
+fn transpositions_reading_whole_source_rows_match_the_reference() {
+    // HPTT's `2,0,4,1,5,3` made small: a tile of the source's axes 5 and
+    // 3, the loop of its axis 4 continuing the tile's source rows. Where
+    // the full-line squares stream the tile (16 x 16 of 4- and 8-byte
+    // units, 32 x 32 of 2-byte ones; `Streaming::Always`), that loop
+    // moves next to it past 32 and 64 source streams; sides past a
+    // square's take partial squares. And HPTT's reversal of 6 axes made
+    // small, a matrix whose source rows the axis 3 continues.
+    let cases: [(&[usize], &[i64], usize); 6] = [
+        (&[2, 2, 2, 16, 3, 16], &[2, 0, 4, 1, 5, 3], 8),
+        (&[2, 2, 2, 16, 3, 16], &[2, 0, 4, 1, 5, 3], 4),
+        (&[2, 2, 2, 32, 3, 32], &[2, 0, 4, 1, 5, 3], 2),
+        (&[2, 3, 2, 16, 2, 19], &[2, 0, 4, 1, 5, 3], 8),
+        (&[16, 3, 3, 3, 2, 8], &[5, 4, 3, 2, 1, 0], 8),
+        (&[17, 3, 3, 3, 2, 8], &[5, 4, 3, 2, 1, 0], 4),
+    ];
+    for (shape, axes, elem) in cases {
+        let plan = numpy::Transpose::new(axes).plan(shape).unwrap();
+        let out_shape: Vec<usize> = axes.iter().map(|&a| shape[a as usize]).collect();
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        let x = bytes(shape.iter().product::<usize>() * elem, 29);
+        let want = reference(&x, shape, &out_shape, elem, |o| {
+            let mut i = vec![0; o.len()];
+            for (k, &a) in axes.iter().enumerate() {
+                i[a as usize] = o[k];
+            }
+            Some(i)
+        });
         check(&plan, &x, shape, elem, 0, &want);
     }
 }

@@ -335,3 +335,23 @@ fn a_streamed_matrix_reads_its_source_rows_on() {
         assert_eq!(counts_and_strides(&p.loops[..2]), vec![(15, 19_200, 13_440), (15, 1_280, 201_600)], "{what}");
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_small_streamed_transpose_reads_its_source_rows_whole() {
+    // `2,0,4,1,5,3` of `[2, 2, 2, 16, 3, 16]` (float64, 24 KiB), streamed
+    // where AVX-512 runs (its full-line squares take the 16 x 16 tile):
+    // 16 tile rows times the 2 repetitions next to it, 32 source streams,
+    // so the loop continuing the source rows (3 x 128 bytes) moves next
+    // to the tile, as in the large one. (The limit's edge, 16 streams, is
+    // tested on the loops above: a streamed tile of this transpose has at
+    // least 16 rows, and a repetition of 1 is no loop.)
+    let (g, ss, ds) = transposed([2, 2, 2, 16, 3, 16], [2, 0, 4, 1, 5, 3]);
+    for isa in Isa::every_runnable().filter(|&isa| isa >= Isa::Avx512) {
+        let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, true, isa);
+        let what = format!("{isa:?}: {p:?}");
+        assert!(p.tile && p.nt, "{what}");
+        let inner = vec![(2, 12_288, 2_048), (3, 128, 4_096), (16, 8, 128), (16, 384, 8)];
+        assert_eq!(counts_and_strides(&p.loops[2..]), inner, "{what}");
+    }
+}
