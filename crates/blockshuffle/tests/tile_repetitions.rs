@@ -16,7 +16,8 @@
 //! the register kernels carry, which streamed are staged a chunk of rows
 //! at a time, each stream pushed to a slot of its own. And transpositions
 //! whose streamed tile (or matrix) has the loop continuing its source
-//! rows moved next to it (`repeat_source_rows`).
+//! rows moved next to it (`repeat_source_rows`), and tiles through the
+//! cache whose such loop moves past the sweep limit (`repeat_continuing`).
 
 use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator};
 
@@ -115,6 +116,21 @@ fn repetitions_around_the_sweep_limit_match_the_reference() {
 }
 
 #[test]
+fn repetitions_past_the_sweep_limit_match_the_reference() {
+    // float32 by 6 of 86-unit rows: tiles of 2,064 bytes, each one
+    // destination run; 258 image rows sweep 532,512 bytes, past the
+    // limit, but the loops inside them read 36 source streams (moved next
+    // to the tile); of 85-unit rows, 2,040-byte tiles (not moved).
+    for w in [86usize, 85] {
+        let shape = [1usize, 36, 258, w];
+        let plan = tf::DepthToSpace::new(6, DataFormat::Nchw).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * 4, 5);
+        let (want, _) = ref_depth_to_space_cf(&x, &shape, 4, 1, 6, true);
+        check(&plan, &x, &shape, 4, 1, &want);
+    }
+}
+
+#[test]
 fn space_to_depth_of_float64_by_8_to_15_matches_the_reference() {
     // ONNX (blocks first) by 15 and 11: tiles of 15 x 2 and 11 x 3 units
     // continued along the image rows, in squares; by 9 and 10, the tile's
@@ -176,12 +192,12 @@ fn transpositions_reading_whole_source_rows_match_the_reference() {
     // 3, the loop of its axis 4 continuing the tile's source rows. Where
     // the full-line squares stream the tile (16 x 16 of 4- and 8-byte
     // units, 32 x 32 of 2-byte ones; `Streaming::Always`), that loop
-    // moves next to it past 32 and 64 source streams; sides past a
+    // moves next to it past 48 and 64 source streams; sides past a
     // square's take partial squares. And HPTT's reversal of 6 axes made
     // small, a matrix whose source rows the axis 3 continues.
     let cases: [(&[usize], &[i64], usize); 6] = [
-        (&[2, 2, 2, 16, 3, 16], &[2, 0, 4, 1, 5, 3], 8),
-        (&[2, 2, 2, 16, 3, 16], &[2, 0, 4, 1, 5, 3], 4),
+        (&[2, 3, 2, 16, 3, 16], &[2, 0, 4, 1, 5, 3], 8),
+        (&[2, 3, 2, 16, 3, 16], &[2, 0, 4, 1, 5, 3], 4),
         (&[2, 2, 2, 32, 3, 32], &[2, 0, 4, 1, 5, 3], 2),
         (&[2, 3, 2, 16, 2, 19], &[2, 0, 4, 1, 5, 3], 8),
         (&[16, 3, 3, 3, 2, 8], &[5, 4, 3, 2, 1, 0], 8),

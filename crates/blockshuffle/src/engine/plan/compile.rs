@@ -804,7 +804,7 @@ impl CopyPlan {
         if self.tile && !self.nt {
             self.matrix = repeat_both(loops, self.unit, self.isa, false);
             if !self.matrix {
-                repeat_continuing(loops, self.unit);
+                repeat_continuing(loops, self.unit, streaming);
                 if streaming {
                     block_passes(loops, self.unit);
                 }

@@ -66,7 +66,28 @@ const MAX_REPEATED_SWEEP: usize = 512 << 10;
 /// batch-to-space by 3 of three complex128 channels (1.1 MiB) 1.2 ->
 /// 1.55x, PyTorch pixel shuffle by 2 of 3-byte units (29 MiB) 1.06 ->
 /// 1.33x.
-pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) {
+///
+/// Past that sweep, where the tensors are `past_caches` (the plan's
+/// `streaming`: an output large enough to bypass the cache), a loop that
+/// continues the source rows of a tile written as one destination run of
+/// at least [`MIN_PIECE`] bytes still moves, where the loops inside it
+/// keep more source streams open than the prefetcher follows
+/// ([`FOLLOWED_STREAMS`]): the sweep then comes back only to the partial
+/// lines at each piece's ends, and the source is read in the tile's rows'
+/// streams instead of one stream a row of every tile in the sweep.
+/// Measured on an Intel Xeon (Emerald Rapids; one thread, 3 alternated
+/// runs, best of 5, ratio to memcpy) on the 188 broad workloads of seeds
+/// 26 and 801 to 807 it changes (channels-first depth-to-space, pixel
+/// shuffle, batch-to-space; 16 to 252 MiB): 1.44 -> 1.34, 0.93 of the
+/// time (held out, seeds 805 to 807, 69 of them: 0.93), 135 over 1.10x
+/// against 170; 9 slower by 5 to 25% (the most, an ONNX depth-to-space
+/// of 19 MiB whose runs before spread from 1.00 to 1.45). TF NCHW_VECT_C
+/// depth-to-space of uint8 by 11 (27 MiB) 1.76 -> 0.94x memcpy; TF NCHW
+/// of 6-byte units by 13 (17 MiB) 2.00 -> 1.13x. Not for smaller
+/// tensors, whose source stays in the caches: the outputs of 1 to 16 MiB
+/// that the move changed without this condition, 8 of seed 26, 1.03 the
+/// time (5 alternated runs), 9 of seeds 805 to 807, 0.99.
+pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, past_caches: bool) {
     let n = loops.len();
     if n < 4 {
         return;
@@ -81,26 +102,65 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
         return;
     }
     let tile = x.count * y.count * unit;
-    let takes = |l: &Loop| {
-        free(l) && continues(l) && l.count >= next.count && l.count.saturating_mul(tile) <= MAX_REPEATED_SWEEP
+    // Past the sweep limit, for a source past the caches, a loop that
+    // continues the source rows of a tile written as one run of at least
+    // `MIN_PIECE` bytes (a loop that continues such a tile's destination
+    // rows would write `x`'s bytes again: every loop it takes continues
+    // the source rows), where the loops inside it keep more than
+    // `FOLLOWED_STREAMS` source streams open (the tile's rows, times the
+    // repetitions between).
+    let reads_rows = |i: usize| {
+        let between = loops[i + 1..n - 2].iter().map(|l| l.count);
+        past_caches
+            && x.ds == y.count as isize * u
+            && tile >= MIN_PIECE
+            && count_product(between.chain([y.count])) > FOLLOWED_STREAMS
     };
-    let Some(r) = (0..n - 3).rev().find(|&i| takes(&loops[i])) else {
+    let takes = |i: usize| {
+        let l = &loops[i];
+        free(l)
+            && continues(l)
+            && l.count >= next.count
+            && (l.count.saturating_mul(tile) <= MAX_REPEATED_SWEEP || reads_rows(i))
+    };
+    let Some(r) = (0..n - 3).rev().find(|&i| takes(i)) else {
         return;
     };
     // A free loop moves inward: no window changes sides.
     move_inward(loops, r, n - 3);
 }
 
+/// The fewest bytes of a tile written as one destination run for
+/// [`repeat_continuing`] to move a loop that continues its source rows
+/// past [`MAX_REPEATED_SWEEP`]: each repetition then writes a piece of
+/// the destination alone, whose partial lines at both ends are read
+/// again when the sweep comes back to the piece beside it. Measured on
+/// an Intel Xeon (Emerald Rapids; one thread, 4 alternated runs, best of
+/// 7) on the broad workloads of seed 26 whose pieces are shorter, 435 to
+/// 1,920 bytes: 6 workloads, 1.07 to 1.43 the time (TF NCHW_VECT_C
+/// depth-to-space of 840-byte pieces 1.23); from 2,184 bytes on, the
+/// moves that the source streams call for (see [`FOLLOWED_STREAMS`])
+/// gained.
+const MIN_PIECE: usize = 2048;
+
 /// Most source streams that the loops inside a loop continuing a tile's
 /// source rows may keep open (each advancing a run a step) for
-/// [`repeat_source_rows`] to leave that loop where it is: about the
-/// streams the second-level cache's prefetcher follows. OpenVINO
-/// depth-to-space of complex128 by 2 (58 MiB), whose 4 source streams
-/// each read in order, took 1.25 times as long with its loop moved
-/// (each 1,632-byte destination run is not whole lines: two passes
-/// writing halves of the lines between them); the others it moved kept
-/// 128 streams and more open.
-const FOLLOWED_STREAMS: usize = 16;
+/// [`repeat_source_rows`], or [`repeat_continuing`] past its sweep, to
+/// leave that loop where it is: the streams the second-level cache's
+/// prefetcher follows (32 on Intel's cores, one a 4 KiB page).
+///
+/// Streamed, OpenVINO depth-to-space of complex128 by 2 (58 MiB), whose
+/// 4 source streams each read in order, took 1.25 times as long with its
+/// loop moved (each 1,632-byte destination run is not whole lines: two
+/// passes writing halves of the lines between them); the others moved
+/// kept 128 streams and more open. Through the cache, past
+/// [`repeat_continuing`]'s sweep (one thread, 3 alternated runs, best of
+/// 5, time after over before, on an Intel Xeon, Emerald Rapids), the 168
+/// broad workloads of seeds 26 and 801 to 804 whose loop such a move
+/// would change: those whose loops read 4 streams 1.04 and 1.12; 25 to
+/// 28 streams 1.01 (19 workloads, 5 slower by 5 to 16%); 36 to 64
+/// streams 0.97 (41); 81 to 352 streams 0.91 (106).
+const FOLLOWED_STREAMS: usize = 32;
 
 /// Moves next to a streamed tile whose destination block is one run (its
 /// rows continue one another: `x.ds == ny * unit`) the nearest free loop

@@ -15,7 +15,7 @@ use crate::engine::kernels::tile::{TileChoice, TileShape};
 /// [`repeat_continuing`] of `loops` with `unit`-byte units.
 fn repeated(loops: &[Loop], unit: usize) -> ArrayVec<Loop, MAX_LOOPS> {
     let mut loops: ArrayVec<Loop, MAX_LOOPS> = loops.iter().copied().collect();
-    repeat_continuing(&mut loops, unit);
+    repeat_continuing(&mut loops, unit, true);
     loops
 }
 
@@ -66,6 +66,54 @@ fn a_sweep_past_the_cache_keeps_the_destination_order() {
         assert!(p.tile);
         let next = p.loops[p.loops.len() - 3];
         assert_eq!(next.count, if moved { h } else { 16 }, "h {h}");
+    }
+}
+
+#[test]
+fn past_the_sweep_source_rows_read_in_many_streams_move() {
+    // float32 by 16, rows of 32: a tile of 32 * 16 * 4 = 2,048 bytes
+    // written as one run (`MIN_PIECE`); 300 image rows sweep 614,400
+    // bytes, past the cache, but the loops inside them read 16 block rows
+    // of 16 source streams each, 256 streams: where the plan may stream
+    // (a source past the caches), they go next to the tile, which stays
+    // in the cache. Rows of 31 units (1,984 bytes) stay outside, as above,
+    // and so do both where the plan does not stream.
+    for (w, streaming) in [(32, true), (31, true), (32, false), (31, false)] {
+        assert!(300 * w * 16 * 4 > 512 << 10);
+        let (g, space, block) = nchw_depth_to_space(1, 300, w, 16);
+        let p = compile_c(&g, Direction::Backward, 4, &space, &block, streaming);
+        assert!(p.tile && !p.matrix && !p.nt, "w {w}, streaming {streaming}: {p:?}");
+        let next = p.loops[p.loops.len() - 3];
+        let moved = w == 32 && streaming;
+        assert_eq!(next.count, if moved { 300 } else { 16 }, "w {w}, streaming {streaming}: {:?}", p.loops);
+    }
+}
+
+#[test]
+fn past_the_sweep_few_streams_and_short_pieces_keep_the_destination_order() {
+    // A tile of `nx` x 8 units of 4 bytes, written as one run (`x.ds` 32),
+    // `r` of them next to it (far apart in the source), and 300
+    // repetitions continuing its source rows outside: a sweep of 300
+    // tiles, past the cache. Source `[r, 8, 300, nx]`, destination
+    // `[300, r, nx, 8]`.
+    let nest = |r: usize, nx: usize| {
+        let (row, tile) = ((nx * 4) as isize, (nx * 8 * 4) as isize);
+        [l(300, row, r as isize * tile), l(r, 8 * 300 * row, tile), l(nx, 4, 32), l(8, 300 * row, 4)]
+    };
+    // 5 x 8 = 40 source streams inside the repetitions, 2,048-byte pieces: moved.
+    let [reps, rows, x, y] = nest(5, 64);
+    assert_eq!(repeated(&[reps, rows, x, y], 4).as_slice(), [rows, reps, x, y]);
+    // Not where the tensors stay in the caches (the plan does not stream).
+    let mut cached: ArrayVec<Loop, MAX_LOOPS> = [reps, rows, x, y].into_iter().collect();
+    repeat_continuing(&mut cached, 4, false);
+    assert_eq!(cached.as_slice(), [reps, rows, x, y]);
+    // 4 x 8 = 32 streams (`FOLLOWED_STREAMS`), or pieces of 2,016 bytes,
+    // or a tile whose destination rows are 48 bytes apart (not one run):
+    // kept.
+    let apart = [Loop { ds: 5 * 64 * 48, ..reps }, Loop { ds: 64 * 48, ..rows }, Loop { ds: 48, ..x }, y];
+    for loops in [nest(4, 64), nest(5, 63), apart] {
+        assert!(300 * loops[1].ds as usize > 512 << 10);
+        assert_eq!(repeated(&loops, 4).as_slice(), loops);
     }
 }
 
@@ -265,14 +313,14 @@ fn a_loop_continuing_the_source_rows_moves_next_to_a_streamed_tile() {
 fn a_source_read_in_a_few_streams_keeps_its_order() {
     // OpenVINO depth-to-space of complex128 by 2: a 51 x 2 tile (rows of
     // 816 bytes), the loop continuing them (74) outside a loop of 2
-    // repetitions: 2 x 2 source streams, each read in order. It stays;
-    // with 9 repetitions (18 streams) it moves.
+    // repetitions: 2 x 2 source streams, each read in order. It stays,
+    // and with 16 repetitions (32 streams); with 17 (34 streams) it moves.
     let nest = |k: usize| {
         [l(126, 60_384, 483_072), l(74, 816, 3_264), l(k, 15_216_768, 1_632), l(51, 16, 32), l(2, 7_608_384, 16)]
     };
     assert_eq!(source_rows(&nest(2), 16, false).as_slice(), nest(2));
-    assert_eq!(source_rows(&nest(8), 16, false).as_slice(), nest(8));
-    let n = nest(9);
+    assert_eq!(source_rows(&nest(16), 16, false).as_slice(), nest(16));
+    let n = nest(17);
     assert_eq!(source_rows(&n, 16, false).as_slice(), [n[0], n[2], n[1], n[3], n[4]]);
 }
 
@@ -339,19 +387,19 @@ fn a_streamed_matrix_reads_its_source_rows_on() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_small_streamed_transpose_reads_its_source_rows_whole() {
-    // `2,0,4,1,5,3` of `[2, 2, 2, 16, 3, 16]` (float64, 24 KiB), streamed
+    // `2,0,4,1,5,3` of `[2, 3, 2, 16, 3, 16]` (float64, 36 KiB), streamed
     // where AVX-512 runs (its full-line squares take the 16 x 16 tile):
-    // 16 tile rows times the 2 repetitions next to it, 32 source streams,
+    // 16 tile rows times the 3 repetitions next to it, 48 source streams,
     // so the loop continuing the source rows (3 x 128 bytes) moves next
-    // to the tile, as in the large one. (The limit's edge, 16 streams, is
+    // to the tile, as in the large one. (The limit's edge, 32 streams, is
     // tested on the loops above: a streamed tile of this transpose has at
     // least 16 rows, and a repetition of 1 is no loop.)
-    let (g, ss, ds) = transposed([2, 2, 2, 16, 3, 16], [2, 0, 4, 1, 5, 3]);
+    let (g, ss, ds) = transposed([2, 3, 2, 16, 3, 16], [2, 0, 4, 1, 5, 3]);
     for isa in Isa::every_runnable().filter(|&isa| isa >= Isa::Avx512) {
         let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, true, isa);
         let what = format!("{isa:?}: {p:?}");
         assert!(p.tile && p.nt, "{what}");
-        let inner = vec![(2, 12_288, 2_048), (3, 128, 4_096), (16, 8, 128), (16, 384, 8)];
+        let inner = vec![(3, 12_288, 2_048), (3, 128, 6_144), (16, 8, 128), (16, 384, 8)];
         assert_eq!(counts_and_strides(&p.loops[2..]), inner, "{what}");
     }
 }
