@@ -119,8 +119,10 @@ fn repetitions_around_the_sweep_limit_match_the_reference() {
 fn repetitions_past_the_sweep_limit_match_the_reference() {
     // float32 by 6 of 86-unit rows: tiles of 2,064 bytes, each one
     // destination run; 258 image rows sweep 532,512 bytes, past the
-    // limit, but the loops inside them read 36 source streams (moved next
-    // to the tile); of 85-unit rows, 2,040-byte tiles (not moved).
+    // limit, but the loops inside them read 36 source streams: where the
+    // plan streams (`Streaming::Always`), they move next to the tile,
+    // which stays in the cache. Of 85-unit rows, 2,040-byte tiles: not
+    // moved.
     for w in [86usize, 85] {
         let shape = [1usize, 36, 258, w];
         let plan = tf::DepthToSpace::new(6, DataFormat::Nchw).plan(&shape).unwrap();
