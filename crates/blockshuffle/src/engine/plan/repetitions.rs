@@ -107,21 +107,15 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
     // `MIN_PIECE` bytes (a loop that continues such a tile's destination
     // rows would write `x`'s bytes again: every loop it takes continues
     // the source rows), where the loops inside it keep more than
-    // `FOLLOWED_STREAMS` source streams open (the tile's rows, times the
-    // repetitions between).
-    let reads_rows = |i: usize| {
-        let between = loops[i + 1..n - 2].iter().map(|l| l.count);
-        past_caches
-            && x.ds == y.count as isize * u
-            && tile >= MIN_PIECE
-            && count_product(between.chain([y.count])) > FOLLOWED_STREAMS
-    };
+    // `FOLLOWED_STREAMS` source streams open.
+    let past_sweep = past_caches && x.ds == y.count as isize * u && tile >= MIN_PIECE;
     let takes = |i: usize| {
         let l = &loops[i];
         free(l)
             && continues(l)
             && l.count >= next.count
-            && (l.count.saturating_mul(tile) <= MAX_REPEATED_SWEEP || reads_rows(i))
+            && (l.count.saturating_mul(tile) <= MAX_REPEATED_SWEEP
+                || (past_sweep && opens_many_streams(&loops[i + 1..n - 2], &[y.count])))
     };
     let Some(r) = (0..n - 3).rev().find(|&i| takes(i)) else {
         return;
@@ -161,6 +155,15 @@ const MIN_PIECE: usize = 2048;
 /// 28 streams 1.01 (19 workloads, 5 slower by 5 to 16%); 36 to 64
 /// streams 0.97 (41); 81 to 352 streams 0.91 (106).
 const FOLLOWED_STREAMS: usize = 32;
+
+/// Whether a loop whose repetitions continue a tile's (or a matrix's)
+/// source rows keeps more source streams open inside it than the
+/// prefetcher follows ([`FOLLOWED_STREAMS`]): the tile's source rows (the
+/// counts `rows`), times the repetitions of the loops `between` it and
+/// the tile, each stream advancing a run a repetition of that loop.
+fn opens_many_streams(between: &[Loop], rows: &[usize]) -> bool {
+    count_product(between.iter().map(|l| l.count).chain(rows.iter().copied())) > FOLLOWED_STREAMS
+}
 
 /// Moves next to a streamed tile whose destination block is one run (its
 /// rows continue one another: `x.ds == ny * unit`) the nearest free loop
@@ -219,10 +222,9 @@ pub(super) fn repeat_source_rows(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: us
         return;
     };
     // The source rows of the tile (or of the matrix: `y`'s, and the
-    // destination rows' loop's), times the repetitions between.
+    // destination rows' loop's).
     let rows = if matrix { loops[n - 3].count } else { 1 };
-    let between = loops[r + 1..n - k].iter().map(|l| l.count);
-    if count_product(between.chain([y.count, rows])) <= FOLLOWED_STREAMS {
+    if !opens_many_streams(&loops[r + 1..n - k], &[y.count, rows]) {
         return;
     }
     // A free loop moves inward: no window changes sides.
