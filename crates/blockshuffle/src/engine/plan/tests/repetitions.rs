@@ -170,17 +170,21 @@ fn windows_follow_the_loops_they_name() {
 }
 
 /// numpy's `transpose(axes)` of a float64 tensor of `shape` (HPTT's
-/// cases): the geometry, and C-contiguous strides of its input and output.
-fn transposed(shape: [usize; 6], axes: [usize; 6]) -> (Geometry, Vec<isize>, Vec<isize>) {
+/// cases), C-contiguous on both sides: its plan, streaming or not, for a
+/// kernel set.
+fn transposed(shape: [usize; 6], axes: [usize; 6]) -> impl Fn(bool, Isa) -> CopyPlan {
     let space = shape.map(|d| SpaceAxis::plain(d as u64));
     let groups = axes.map(|a| [o(a)]);
     let groups: Vec<&[Factor]> = groups.iter().map(|g| g.as_slice()).collect();
-    let out = axes.map(|a| shape[a]);
-    (Geometry::new("t", &space, &groups).unwrap(), c_strides(&shape, 8), c_strides(&out, 8))
+    let g = Geometry::new("t", &space, &groups).unwrap();
+    let (ss, ds) = (c_strides(&shape, 8), c_strides(&axes.map(|a| shape[a]), 8));
+    move |streaming, isa| {
+        CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, streaming, isa)
+    }
 }
 
 /// The 6-D reversal of `[32, 15, 15, 15, 15, 32]` of float64 (HPTT's).
-fn reversal_6d() -> (Geometry, Vec<isize>, Vec<isize>) {
+fn reversal_6d() -> impl Fn(bool, Isa) -> CopyPlan {
     transposed([32, 15, 15, 15, 15, 32], [5, 4, 3, 2, 1, 0])
 }
 
@@ -195,9 +199,9 @@ fn a_tile_continued_both_ways_is_one_matrix_where_the_transpose_takes_it() {
     // masks, AVX2's take it streamed (on x86_64); otherwise no transpose
     // takes tiles of float64 (the tile's own kernels, through the cache,
     // one loop of repetitions).
-    let (g, ss, ds) = reversal_6d();
+    let plan = reversal_6d();
     for (isa, streaming) in [(Isa::Avx512, true), (Isa::Avx512, false), (Isa::Avx2, true)] {
-        let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, streaming, isa);
+        let p = plan(streaming, isa);
         let what = format!("{isa:?} streaming {streaming}");
         let masks = isa == Isa::Avx512 && std::arch::is_x86_feature_detected!("avx512vl");
         let matrix = masks || cfg!(target_arch = "x86_64") && streaming;
@@ -330,10 +334,10 @@ fn a_streamed_transpose_reads_its_source_rows_whole() {
     // source rows' loop (15 x 256 bytes: runs of 3,840) next to it on
     // every kernel set, streamed (where a vector kernel takes the tile)
     // or through the cache (`repeat_continuing`: a sweep of 120 KiB).
-    let (g, ss, ds) = transposed([15, 15, 15, 32, 15, 32], [2, 0, 4, 1, 5, 3]);
+    let plan = transposed([15, 15, 15, 32, 15, 32], [2, 0, 4, 1, 5, 3]);
     for isa in Isa::every_runnable() {
         for streaming in [true, false] {
-            let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, streaming, isa);
+            let p = plan(streaming, isa);
             let what = format!("{isa:?} streaming {streaming}: {p:?}");
             let n = p.loops.len();
             assert!(p.tile && n == 6, "{what}");
@@ -375,9 +379,9 @@ fn a_streamed_matrix_reads_its_source_rows_on() {
     // The same reversal compiled, streamed: where it is a matrix (AVX2's
     // full-line squares and AVX-512's take it), the loop continuing its
     // source rows is next to it.
-    let (g, ss, ds) = transposed([112, 15, 15, 15, 5, 32], [5, 4, 3, 2, 1, 0]);
+    let plan = transposed([112, 15, 15, 15, 5, 32], [5, 4, 3, 2, 1, 0]);
     for isa in Isa::every_runnable().filter(|&isa| isa >= Isa::Avx2) {
-        let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, true, isa);
+        let p = plan(true, isa);
         let what = format!("{isa:?}: {p:?}");
         assert!(p.matrix && p.nt && p.loops.len() == 6, "{what}");
         assert_eq!(counts_and_strides(&p.loops[..2]), vec![(15, 19_200, 13_440), (15, 1_280, 201_600)], "{what}");
@@ -394,9 +398,9 @@ fn a_small_streamed_transpose_reads_its_source_rows_whole() {
     // to the tile, as in the large one. (The limit's edge, 32 streams, is
     // tested on the loops above: a streamed tile of this transpose has at
     // least 16 rows, and a repetition of 1 is no loop.)
-    let (g, ss, ds) = transposed([2, 3, 2, 16, 3, 16], [2, 0, 4, 1, 5, 3]);
+    let plan = transposed([2, 3, 2, 16, 3, 16], [2, 0, 4, 1, 5, 3]);
     for isa in Isa::every_runnable().filter(|&isa| isa >= Isa::Avx512) {
-        let p = CopyPlan::compile(&g, Direction::Forward, 8, &Layouts { space: &ss, block: &ds }, true, isa);
+        let p = plan(true, isa);
         let what = format!("{isa:?}: {p:?}");
         assert!(p.tile && p.nt, "{what}");
         let inner = vec![(3, 12_288, 2_048), (3, 128, 6_144), (16, 8, 128), (16, 384, 8)];
