@@ -155,6 +155,24 @@ fn space_to_depth_of_float64_by_8_to_15_matches_the_reference() {
     }
 }
 
+/// numpy's transpose by `axes` of `shape` (`elem`-byte elements, the
+/// input from `seed`), its output shape and [`check`]ed: output index `o`
+/// is input index `i` with `i[axes[k]] = o[k]`.
+fn check_transpose(shape: &[usize], axes: &[i64], elem: usize, seed: u8) {
+    let plan = numpy::Transpose::new(axes).plan(shape).unwrap();
+    let out_shape: Vec<usize> = axes.iter().map(|&a| shape[a as usize]).collect();
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    let x = bytes(shape.iter().product::<usize>() * elem, seed);
+    let want = reference(&x, shape, &out_shape, elem, |o| {
+        let mut i = vec![0; o.len()];
+        for (k, &a) in axes.iter().enumerate() {
+            i[a as usize] = o[k];
+        }
+        Some(i)
+    });
+    check(&plan, &x, shape, elem, 0, &want);
+}
+
 #[test]
 fn transpositions_of_tiles_continued_both_ways_match_the_reference() {
     // Each reverses the axes: the source's last two axes are one run, and
@@ -179,12 +197,7 @@ fn transpositions_of_tiles_continued_both_ways_match_the_reference() {
     ];
     for (shape, elem) in cases {
         let axes: Vec<i64> = (0..shape.len() as i64).rev().collect();
-        let plan = numpy::Transpose::new(&axes).plan(shape).unwrap();
-        let out_shape: Vec<usize> = shape.iter().rev().copied().collect();
-        assert_eq!(plan.output_shape(), out_shape.as_slice());
-        let x = bytes(shape.iter().product::<usize>() * elem, 13);
-        let want = reference(&x, shape, &out_shape, elem, |o| Some(o.iter().rev().copied().collect()));
-        check(&plan, &x, shape, elem, 0, &want);
+        check_transpose(shape, &axes, elem, 13);
     }
 }
 
@@ -206,18 +219,7 @@ fn transpositions_reading_whole_source_rows_match_the_reference() {
         (&[17, 3, 3, 3, 2, 8], &[5, 4, 3, 2, 1, 0], 4),
     ];
     for (shape, axes, elem) in cases {
-        let plan = numpy::Transpose::new(axes).plan(shape).unwrap();
-        let out_shape: Vec<usize> = axes.iter().map(|&a| shape[a as usize]).collect();
-        assert_eq!(plan.output_shape(), out_shape.as_slice());
-        let x = bytes(shape.iter().product::<usize>() * elem, 29);
-        let want = reference(&x, shape, &out_shape, elem, |o| {
-            let mut i = vec![0; o.len()];
-            for (k, &a) in axes.iter().enumerate() {
-                i[a as usize] = o[k];
-            }
-            Some(i)
-        });
-        check(&plan, &x, shape, elem, 0, &want);
+        check_transpose(shape, axes, elem, 29);
     }
 }
 
