@@ -6,6 +6,7 @@ use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::nest::{Loop, Rows, Window};
 use crate::engine::kernels::tile::{TileChoice, TileShape};
 
+mod gathered;
 mod gathers;
 mod nest;
 mod passes;
@@ -687,86 +688,6 @@ fn long_gathered_rows_of_vector_units_stream() {
         let p = compile_c(&g, Direction::Backward, 1, &space, &block, true);
         assert_eq!(p.nt, streams, "{w} units a row");
     }
-}
-
-/// Which gathered rows [`streams_gathered_rows`] streams: 512 bytes and
-/// more; 256 and more where the loop outside continues the row in the
-/// destination; whole 16-byte vectors of at least 32 bytes.
-#[test]
-fn gathered_rows_stream_from_512_bytes_or_256_continued() {
-    let far = 1 << 20;
-    for (outer_ds, count, unit, streams) in [
-        (far, 8, 64, true),
-        (far, 4, 64, false),
-        (256, 4, 64, true),
-        (128, 2, 64, false),
-        (far, 16, 32, true),
-        (far, 8, 48, false),
-        (far, 32, 16, false),
-    ] {
-        let loops = [l(10, far, outer_ds), l(count, 3 * unit as isize, unit as isize)];
-        assert_eq!(streams_gathered_rows(&loops, unit), streams, "{count} x {unit}, outer {outer_ds}");
-    }
-}
-
-/// Streaming NHWC space-to-batch of 32 float32 channels: each
-/// destination row gathers every `block`-th 128-byte unit of a source
-/// row, and the next row of its batch comes after the other block
-/// positions' rows. Rows of 1 KiB, shorter than [`MAX_JOINED_ROW`],
-/// store their whole lines straight and join their ends through the
-/// line writers; rows of 4 KiB store every byte straight, unless W is
-/// padded (by 1 at each end: a window on the rows). Unpadded rows of 4
-/// KiB by 2 are taken in the source's order instead (see
-/// [`scatters_gathered_rows`]): by 5, gathered.
-#[test]
-fn short_or_padded_gathered_rows_join_their_ends() {
-    for (block, w, pad, joined) in [(2, 16, 0, true), (5, 160, 0, false), (2, 64, 1, true)] {
-        let h = 64 / block * block;
-        let shape = [8, h, w - 2 * pad, 32];
-        let g = nhwc_padded(shape, block, [0, pad], true);
-        let batch = 8 * block * block;
-        let p = compile_f32(&g, Direction::Forward, &shape, &[batch, h / block, w / block, 32], true);
-        let case = format!("block {block}, width {w}, padding {pad}");
-        assert!(p.nt && !p.lines && !p.tile, "{case}");
-        let last = p.loops[p.loops.len() - 1];
-        assert_eq!((p.unit, last.count, last.ds), (128, w / block, 128), "{case}");
-        assert_eq!(last.window.is_some(), pad > 0, "{case}");
-        assert!(!continues_rows(&p.loops, p.unit), "{case}");
-        assert_eq!(p.gathered, joined, "{case}");
-    }
-    let shape = [8, 64, 64, 32];
-    let p = compile_f32(&nhwc(shape, 2, true), Direction::Forward, &shape, &[32, 32, 32, 32], true);
-    assert!(p.nt && !p.lines && !p.tile && !p.gathered);
-    let [.., x, y] = &p.loops[..] else { panic!("{:?}", p.loops) };
-    assert_eq!((x.count, x.ss, x.ds, y.count, y.ss), (32, 256, 128, 2, 128));
-}
-
-/// Which gathered rows [`scatters_gathered_rows`] takes in the
-/// source's order: 2 or 3 rows (the loop outside the rows, its units
-/// one apart) that together read
-/// every unit of the source rows, rows of [`MAX_JOINED_ROW`] bytes or
-/// more, units of whole 16-byte vectors from 32 bytes, and no window on
-/// either loop.
-#[test]
-fn few_rows_of_every_other_unit_scatter() {
-    let far = 1 << 20;
-    for (rows, count, unit, ss, scatters) in [
-        (2, 32, 64, 128, true),
-        (3, 32, 64, 192, true),
-        (3, 16, 128, 384, true),
-        (4, 32, 64, 256, false),
-        (2, 31, 64, 128, false),
-        (2, 64, 16, 32, false),
-        (2, 48, 48, 96, true),
-        (2, 64, 40, 80, false),
-        (2, 32, 64, 192, false),
-    ] {
-        let loops = [l(10, far, far), l(rows, unit as isize, far), l(count, ss, unit as isize)];
-        assert_eq!(scatters_gathered_rows(&loops, unit), scatters, "{rows} rows of {count} x {unit}, {ss} apart");
-    }
-    let window = Some(Window { outer: Some(0), oc: 2, ic: 1, lo: 1, hi: 19 });
-    let loops = [l(10, far, far), l(2, 64, far), Loop { window, ..l(32, 128, 64) }];
-    assert!(!scatters_gathered_rows(&loops, 64));
 }
 
 /// Streaming NHWC space-to-depth by 2 of 32 uint8 channels: each
