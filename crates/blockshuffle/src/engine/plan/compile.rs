@@ -143,7 +143,9 @@ pub(crate) struct CopyPlan {
     /// at its ends, and the padding, go through the line writers, which
     /// join them with the rows on either side (see
     /// `kernels::stream::gather_lines`). So do rows that continue one
-    /// another with padding between them (see [`joins_padded_runs`]).
+    /// another with padding between them (see [`joins_padded_runs`]), and
+    /// every row of units that are not whole vectors, through a stage (see
+    /// [`stages_gathered_rows`]).
     pub gathered: bool,
     /// The unit is a small destination block gathered from a few source
     /// rows by byte permutes (see [`gather_block`]), not a contiguous run.
@@ -829,6 +831,9 @@ impl CopyPlan {
         // a few whole-vector units that continue one another stream unit
         // by unit (see `streams_continued_rows`); so do long units of
         // whole vectors, each a run of whole lines (see `streams_units`).
+        // Long gathered rows of units from 32 bytes that are not whole
+        // vectors stream through a stage a row at a time (see
+        // `stages_gathered_rows`, measured on an Intel Xeon).
         if self.nt && !self.tile && !self.lines && scatters_gathered_rows(loops, self.unit) {
             // Rows gathered from a few source positions, in the source's
             // order: the rows' loop goes inside (streamed as a grid).
@@ -836,12 +841,17 @@ impl CopyPlan {
             loops.swap(n - 2, n - 1);
             self.gathered = false;
         } else if self.nt && !self.tile && !self.lines {
-            let rows = streams_continued_rows(loops, self.unit, self.fill) || streams_gathered_rows(loops, self.unit);
+            // Gathered rows of units that are not whole vectors: every row
+            // through a stage into the line writers.
+            let staged = stages_gathered_rows(loops, self.unit);
+            let rows = staged
+                || streams_continued_rows(loops, self.unit, self.fill)
+                || streams_gathered_rows(loops, self.unit);
             let joins = |last: &Loop| last.count.saturating_mul(self.unit) < MAX_JOINED_ROW || last.window.is_some();
             // Rows that continue one another are one run, streamed whole,
             // unless padding falls between them.
             let joined = joins_padded_runs(loops, self.fill) || !continues_rows(loops, self.unit);
-            self.gathered = rows && joined && loops.last().is_some_and(joins);
+            self.gathered = staged || (rows && joined && loops.last().is_some_and(joins));
             // Long units that neither takes stream one at a time.
             self.nt = rows || streams_units(self.unit);
         }

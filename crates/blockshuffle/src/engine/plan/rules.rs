@@ -79,15 +79,49 @@ const MAX_SCATTERED_ROWS: usize = 3;
 /// space-to-batch 4x4 of 32 uint8 channels 1.26 -> 0.7. Rows from [`MIN_GATHERED_ROW`], or
 /// from [`MIN_CONTINUED_ROW`] where they continue one another (an earlier
 /// measurement of the 5-D space-to-batch's 1 KiB rows, 1.04 -> 1.18, no
-/// longer holds: see [`MIN_GATHERED_ROW`]); units of other sizes would go
-/// through a staging buffer, slower than the cache (1.1 -> 1.9 for 36-byte
-/// units).
+/// longer holds: see [`MIN_GATHERED_ROW`]). Such rows of other units of
+/// 32 bytes and more go through a stage: see [`stages_gathered_rows`].
 pub(super) fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
+    unit.is_multiple_of(16) && gathers_rows(loops, unit)
+}
+
+/// Whether the innermost loop gathers rows as [`streams_gathered_rows`]
+/// does, of units of 32 bytes and more that are not whole 16-byte vectors:
+/// streamed, each such row goes through a stage in the first-level cache
+/// and from it through the line writers (`CopyPlan::gathered`,
+/// `kernels::stream::gather_lines`), which store every destination line
+/// whole; a unit at a time, its streaming stores would leave lines partly
+/// written. Asked once the loops are in their order (`CopyPlan::build`'s
+/// step 6), it changes how such a plan stores, not its order.
+///
+/// Measured (this project's Intel Xeon with AVX-512, ratio to memcpy,
+/// alternated runs, each workload's best) on the 26 broad workloads of
+/// seeds 26 and 801-807 it streams (every plan of 16 MiB and more of
+/// those seeds, `transpose.json` and the public workloads dumped before
+/// and after: no other changes): TF NHWC depth-to-space, space-to-depth,
+/// space-to-batch and batch-to-space and numpy transposes, units of 36 to
+/// 540 bytes, 18 to 221 MiB. Through the cache -> so, one thread (4
+/// runs): geomean 1.62 -> 1.31, 0.81 of the time, over 1.10x 24 -> 16;
+/// TF NHWC space-to-depth by 14 of three float16 channels (219 MiB)
+/// 2.16 -> 1.41; batch-to-space-ND by 6 of 12-byte elements (66 MiB) 1.19
+/// -> 0.75; one slower by more than 5%, a numpy transpose of float16
+/// whose 118-byte units come from 40 rows 484 KB apart (18 MiB), medians
+/// 1.02 -> 1.23. Two threads (3 runs): 1.49 -> 1.22, 0.82 of the time,
+/// five slower by 5 to 20%. (An earlier measurement on another machine,
+/// not recorded, had rows of 36-byte units staged 1.1 -> 1.9.)
+pub(super) fn stages_gathered_rows(loops: &[Loop], unit: usize) -> bool {
+    !unit.is_multiple_of(16) && gathers_rows(loops, unit)
+}
+
+/// The shape [`streams_gathered_rows`] and [`stages_gathered_rows`] take,
+/// whatever the unit's size past 32 bytes: the innermost loop gathers rows
+/// of [`MIN_GATHERED_ROW`] bytes and more (or [`MIN_CONTINUED_ROW`] where
+/// they continue one another) into a contiguous destination.
+fn gathers_rows(loops: &[Loop], unit: usize) -> bool {
     let Some(last) = loops.last() else { return false };
     let row = last.count.saturating_mul(unit);
     let continued = continues_rows(loops, unit);
     unit >= 32
-        && unit.is_multiple_of(16)
         && last.ds == unit as isize
         && last.ss >= unit as isize
         && (row >= MIN_GATHERED_ROW || (continued && row >= MIN_CONTINUED_ROW))

@@ -1,5 +1,6 @@
 //! Rows gathered into a contiguous destination, streamed: which stream
-//! ([`streams_gathered_rows`]), which join their ends through the line
+//! ([`streams_gathered_rows`]), which go through a stage
+//! ([`stages_gathered_rows`]), which join their ends through the line
 //! writers (`CopyPlan::gathered`) and which are taken in the source's
 //! order ([`scatters_gathered_rows`]).
 
@@ -86,4 +87,58 @@ fn few_rows_of_every_other_unit_scatter() {
     let window = Some(Window { outer: Some(0), oc: 2, ic: 1, lo: 1, hi: 19 });
     let loops = [l(10, far, far), l(2, 64, far), Loop { window, ..l(32, 128, 64) }];
     assert!(!scatters_gathered_rows(&loops, 64));
+}
+
+/// Which gathered rows [`stages_gathered_rows`] takes: those
+/// [`streams_gathered_rows`] would take (512 bytes and more, or 256 where
+/// the loop outside continues them), of units from 32 bytes that are not
+/// whole 16-byte vectors; never one that it streams.
+#[test]
+fn gathered_rows_of_other_units_from_32_bytes_are_staged() {
+    let far = 1 << 20;
+    for (outer_ds, count, unit, stages) in [
+        (far, 15, 36, true),
+        (far, 14, 36, false),
+        (far, 7, 73, false),
+        (288, 8, 36, true),
+        (252, 7, 36, false),
+        (255, 5, 51, false),
+        (far, 8, 84, true),
+        (far, 20, 31, false),
+        (far, 16, 32, false),
+        (far, 8, 48, false),
+    ] {
+        let loops = [l(10, far, outer_ds), l(count, 3 * unit as isize, unit as isize)];
+        let case = format!("{count} x {unit}, outer {outer_ds}");
+        assert_eq!(stages_gathered_rows(&loops, unit), stages, "{case}");
+        assert!(!(stages && streams_gathered_rows(&loops, unit)), "{case}");
+    }
+    // The rows' units must be one after another in the destination.
+    let loops = [l(10, far, far), l(15, 108, 40)];
+    assert!(!stages_gathered_rows(&loops, 36));
+}
+
+/// Streaming TF NHWC space-to-batch by 2 of 9 float32 channels (36-byte
+/// units, not whole vectors): each destination row gathers every other
+/// unit of a source row, and the rows do not continue one another. Rows
+/// of 540 bytes and more, padded or not, stream, every one through a
+/// stage and the line writers (those of 2,304 bytes too, which whole
+/// vectors would store straight); rows of 504 bytes store through the
+/// cache, as every row does unless streaming.
+#[test]
+fn gathered_rows_of_36_byte_units_stream_through_a_stage() {
+    for (w, pad, staged) in [(128, 0, true), (64, 0, true), (64, 1, true), (30, 0, true), (28, 0, false)] {
+        let shape = [2, 8, w - 2 * pad, 9];
+        let g = nhwc_padded(shape, 2, [0, pad], true);
+        for streaming in [true, false] {
+            let p = compile_f32(&g, Direction::Forward, &shape, &[8, 4, w / 2, 9], streaming);
+            let case = format!("width {w}, padding {pad}, streaming {streaming}");
+            assert_eq!((p.nt, p.gathered), (staged && streaming, staged && streaming), "{case}");
+            assert!(!p.lines && !p.tile, "{case}");
+            let [.., x, y] = p.loops[..] else { panic!("{case}: {} loops", p.loops.len()) };
+            assert_eq!((p.unit, y.count, y.ss, y.ds), (36, w / 2, 72, 36), "{case}");
+            assert_eq!(y.window.is_some(), pad > 0, "{case}");
+            assert_eq!((x.ss, x.ds), (36, (8 * w / 2 * 9 * 4) as isize), "{case}");
+        }
+    }
 }
