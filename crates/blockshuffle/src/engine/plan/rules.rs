@@ -104,11 +104,16 @@ pub(super) fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
 /// runs): geomean 1.62 -> 1.31, 0.81 of the time, over 1.10x 24 -> 16;
 /// TF NHWC space-to-depth by 14 of three float16 channels (219 MiB)
 /// 2.16 -> 1.41; batch-to-space-ND by 6 of 12-byte elements (66 MiB) 1.19
-/// -> 0.75; one slower by more than 5%, a numpy transpose of float16
-/// whose 118-byte units come from 40 rows 484 KB apart (18 MiB), medians
-/// 1.02 -> 1.23. Two threads (3 runs): 1.49 -> 1.22, 0.82 of the time,
-/// five slower by 5 to 20%. (An earlier measurement on another machine,
-/// not recorded, had rows of 36-byte units staged 1.1 -> 1.9.)
+/// -> 0.75. Four are slower (medians of 6 more alternated runs, all
+/// outputs under 32 MiB, which may stay in this machine's 260 MiB
+/// third-level cache): TF space-to-batch-ND of float64 by 16 x 12 x 3
+/// (rows of 432 bytes, 19 MiB) 1.81 -> 2.09, TF NHWC depth-to-space by 7
+/// of 6-byte elements (26 MiB) 1.26 -> 1.55, numpy transposes of 87- and
+/// 118-byte units (30 and 18 MiB) 1.46 -> 1.61 and 1.15 -> 1.38; the
+/// three others of those sizes gained (0.75 to 0.90), so a size limit
+/// would buy nothing. Two threads (3 runs): 1.49 -> 1.22, 0.82 of the
+/// time, five slower by 5 to 20%. (An earlier measurement on another
+/// machine, not recorded, had rows of 36-byte units staged 1.1 -> 1.9.)
 pub(super) fn stages_gathered_rows(loops: &[Loop], unit: usize) -> bool {
     !unit.is_multiple_of(16) && gathers_rows(loops, unit)
 }
