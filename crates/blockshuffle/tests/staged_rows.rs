@@ -7,11 +7,20 @@
 //! further apart (which run through the cache: only row-major buffers
 //! stream).
 
-use blockshuffle::{tf, DataFormat, Operator};
+use blockshuffle::{tf, DataFormat, Operator, Plan};
 
 mod common;
 use common::reference::*;
 use common::{bytes, check_with_channels_apart as check};
+
+/// [`check`]s `plan` on float32 input of `shape` from `seed` against the
+/// `reference` of it, which also gives the output shape.
+fn check_f32(plan: &Plan, shape: &[usize], seed: u8, reference: impl Fn(&[u8]) -> (Vec<u8>, Vec<usize>)) {
+    let x = bytes(shape.iter().product::<usize>() * 4, seed);
+    let (want, out_shape) = reference(&x);
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    check(plan, &x, shape, 4, 1, &want);
+}
 
 /// Rows of 9 float32 channels (36-byte units): 15 (540 bytes, the
 /// shortest staged) and 32 of them, padded or not, and 14 (504 bytes),
@@ -22,10 +31,7 @@ fn space_to_batch_of_36_byte_units_matches_the_reference() {
         let shape = [2usize, 8, w, 9];
         let pads = [[0usize, 0], [pad, pad]];
         let plan = tf::SpaceToBatchNd::new(&[2, 2], &[[0, 0], [pad as i64, pad as i64]]).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * 4, 7);
-        let (want, out_shape) = ref_space_to_batch(&x, &shape, 4, &[2, 2], &pads);
-        assert_eq!(plan.output_shape(), out_shape.as_slice());
-        check(&plan, &x, &shape, 4, 1, &want);
+        check_f32(&plan, &shape, 7, |x| ref_space_to_batch(x, &shape, 4, &[2, 2], &pads));
     }
 }
 
@@ -39,10 +45,7 @@ fn batch_to_space_of_36_byte_units_matches_the_reference() {
         let shape = [32usize, 3, 4, 9];
         let crops = [[0usize, 0], [crop, crop]];
         let plan = tf::BatchToSpaceNd::new(&[1, 16], &[[0, 0], [crop as i64, crop as i64]]).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * 4, 11);
-        let (want, out_shape) = ref_batch_to_space(&x, &shape, 4, &[1, 16], &crops);
-        assert_eq!(plan.output_shape(), out_shape.as_slice());
-        check(&plan, &x, &shape, 4, 1, &want);
+        check_f32(&plan, &shape, 11, |x| ref_batch_to_space(x, &shape, 4, &[1, 16], &crops));
     }
 }
 
@@ -54,9 +57,6 @@ fn nhwc_depth_to_space_of_72_byte_units_matches_the_reference() {
     for w in [8usize, 40] {
         let shape = [2usize, 6, w, 36];
         let plan = tf::DepthToSpace::new(2, DataFormat::Nhwc).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * 4, 13);
-        let (want, out_shape) = ref_depth_to_space_nhwc(&x, &shape, 4, 2);
-        assert_eq!(plan.output_shape(), out_shape.as_slice());
-        check(&plan, &x, &shape, 4, 1, &want);
+        check_f32(&plan, &shape, 13, |x| ref_depth_to_space_nhwc(x, &shape, 4, 2));
     }
 }
