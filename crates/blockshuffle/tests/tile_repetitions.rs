@@ -107,11 +107,7 @@ fn repetitions_around_the_sweep_limit_match_the_reference() {
     // complex128 by 4 of 32-unit rows: tiles of 2 KiB; 256 image rows
     // sweep 512 KiB (moved next to the tile), 257 do not.
     for h in [256usize, 257] {
-        let shape = [1usize, 16, h, 32];
-        let plan = tf::DepthToSpace::new(4, DataFormat::Nchw).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * 16, 7);
-        let (want, _) = ref_depth_to_space_cf(&x, &shape, 16, 1, 4, true);
-        check(&plan, &x, &shape, 16, 1, &want);
+        check_tf_nchw_depth_to_space([1, 16, h, 32], 4, 16, 7);
     }
 }
 
@@ -124,11 +120,7 @@ fn repetitions_past_the_sweep_limit_match_the_reference() {
     // which stays in the cache. Of 85-unit rows, 2,040-byte tiles: not
     // moved.
     for w in [86usize, 85] {
-        let shape = [1usize, 36, 258, w];
-        let plan = tf::DepthToSpace::new(6, DataFormat::Nchw).plan(&shape).unwrap();
-        let x = bytes(shape.iter().product::<usize>() * 4, 5);
-        let (want, _) = ref_depth_to_space_cf(&x, &shape, 4, 1, 6, true);
-        check(&plan, &x, &shape, 4, 1, &want);
+        check_tf_nchw_depth_to_space([1, 36, 258, w], 6, 4, 5);
     }
 }
 
