@@ -9,24 +9,38 @@ use super::super::rules::*;
 use super::{compile_f32, l, nhwc, nhwc_padded};
 use crate::engine::kernels::nest::{Loop, Window};
 
-/// Which gathered rows [`streams_gathered_rows`] streams: 512 bytes and
-/// more; 256 and more where the loop outside continues the row in the
-/// destination; whole 16-byte vectors of at least 32 bytes.
+/// Which gathered rows [`streams_gathered_rows`] streams and which
+/// [`stages_gathered_rows`] takes: 512 bytes and more; 256 and more where
+/// the loop outside continues the row in the destination; units of at
+/// least 32 bytes, whole 16-byte vectors streamed, others staged (never
+/// both); the rows' units one after another in the destination.
 #[test]
-fn gathered_rows_stream_from_512_bytes_or_256_continued() {
+fn gathered_rows_stream_or_are_staged_from_512_bytes_or_256_continued() {
     let far = 1 << 20;
-    for (outer_ds, count, unit, streams) in [
-        (far, 8, 64, true),
-        (far, 4, 64, false),
-        (256, 4, 64, true),
-        (128, 2, 64, false),
-        (far, 16, 32, true),
-        (far, 8, 48, false),
-        (far, 32, 16, false),
+    for (outer_ds, count, unit, streams, stages) in [
+        (far, 8, 64, true, false),
+        (far, 4, 64, false, false),
+        (256, 4, 64, true, false),
+        (128, 2, 64, false, false),
+        (far, 16, 32, true, false),
+        (far, 8, 48, false, false),
+        (far, 32, 16, false, false),
+        (far, 15, 36, false, true),
+        (far, 14, 36, false, false),
+        (far, 7, 73, false, false),
+        (288, 8, 36, false, true),
+        (252, 7, 36, false, false),
+        (255, 5, 51, false, false),
+        (far, 8, 84, false, true),
+        (far, 20, 31, false, false),
     ] {
         let loops = [l(10, far, outer_ds), l(count, 3 * unit as isize, unit as isize)];
-        assert_eq!(streams_gathered_rows(&loops, unit), streams, "{count} x {unit}, outer {outer_ds}");
+        let case = format!("{count} x {unit}, outer {outer_ds}");
+        assert_eq!(streams_gathered_rows(&loops, unit), streams, "{case}");
+        assert_eq!(stages_gathered_rows(&loops, unit), stages, "{case}");
     }
+    let loops = [l(10, far, far), l(15, 108, 40)];
+    assert!(!stages_gathered_rows(&loops, 36));
 }
 
 /// Streaming NHWC space-to-batch of 32 float32 channels: each
@@ -87,35 +101,6 @@ fn few_rows_of_every_other_unit_scatter() {
     let window = Some(Window { outer: Some(0), oc: 2, ic: 1, lo: 1, hi: 19 });
     let loops = [l(10, far, far), l(2, 64, far), Loop { window, ..l(32, 128, 64) }];
     assert!(!scatters_gathered_rows(&loops, 64));
-}
-
-/// Which gathered rows [`stages_gathered_rows`] takes: those
-/// [`streams_gathered_rows`] would take (512 bytes and more, or 256 where
-/// the loop outside continues them), of units from 32 bytes that are not
-/// whole 16-byte vectors; never one that it streams.
-#[test]
-fn gathered_rows_of_other_units_from_32_bytes_are_staged() {
-    let far = 1 << 20;
-    for (outer_ds, count, unit, stages) in [
-        (far, 15, 36, true),
-        (far, 14, 36, false),
-        (far, 7, 73, false),
-        (288, 8, 36, true),
-        (252, 7, 36, false),
-        (255, 5, 51, false),
-        (far, 8, 84, true),
-        (far, 20, 31, false),
-        (far, 16, 32, false),
-        (far, 8, 48, false),
-    ] {
-        let loops = [l(10, far, outer_ds), l(count, 3 * unit as isize, unit as isize)];
-        let case = format!("{count} x {unit}, outer {outer_ds}");
-        assert_eq!(stages_gathered_rows(&loops, unit), stages, "{case}");
-        assert!(!(stages && streams_gathered_rows(&loops, unit)), "{case}");
-    }
-    // The rows' units must be one after another in the destination.
-    let loops = [l(10, far, far), l(15, 108, 40)];
-    assert!(!stages_gathered_rows(&loops, 36));
 }
 
 /// Streaming TF NHWC space-to-batch by 2 of 9 float32 channels (36-byte
