@@ -58,3 +58,14 @@ fn padded_rows_of_a_deinterleave_read_by_all_passes_in_turn() {
         check(&[2, 11, 10], &[[2, 0], [2, 6], [0, 2]], &[1, 2, 476, 208], elem);
     }
 }
+
+#[test]
+fn an_empty_input_padded_is_all_padding_whatever_kernel_its_blocks_would_take() {
+    // Found by the `execute` fuzz target: an empty axis padded to one
+    // block, the last blocked by 3 (blocks of 12 x 2-byte runs that the
+    // byte permutes would gather three at a time, one index of their loop
+    // each three blocks): every output byte is padding, all written.
+    for elem in [1, 2, 4] {
+        check(&[1, 1, 3], &[[0, 0], [0, 1], [0, 0]], &[2, 3, 0, 12], elem);
+    }
+}

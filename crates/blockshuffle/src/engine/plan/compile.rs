@@ -520,7 +520,17 @@ impl CopyPlan {
             self.unit = 1;
         }
 
-        // 3'. Tiny plans copy unit by unit: no kernel would pay for its
+        // 3'. A plan whose every destination position is padding only
+        // fills (`Exec::sequential`): no kernel. A kernel's plan may no
+        // longer be the loops of whole destination blocks that the fill
+        // walks (a gather of several blocks at once divides its loop's
+        // count: the fill then left two of every three blocks unwritten).
+        if self.all_padding {
+            destination_blocks(loops, self.unit, &mut self.dst_block);
+            return;
+        }
+
+        // 3''. Tiny plans copy unit by unit: no kernel would pay for its
         // choosing (nor would the rules below for their running).
         if !self.nt
             && self.dst_bytes <= TINY_UNITS.saturating_mul(self.unit)
@@ -532,7 +542,7 @@ impl CopyPlan {
             return;
         }
 
-        // 3''. Small destination blocks from a few source rows: each one
+        // 3'''. Small destination blocks from a few source rows: each one
         // unit, gathered by byte permutes (streamed: blocks of whole lines).
         if let Some(block) = gather_block(loops, self.unit, self.nt, self.fill, self.isa) {
             loops.truncate(block.k);
