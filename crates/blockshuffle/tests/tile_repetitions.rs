@@ -23,7 +23,7 @@ use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator};
 
 mod common;
 use common::reference::*;
-use common::{bytes, check_with_channels_apart as check};
+use common::{bytes, check_transpose, check_with_channels_apart as check};
 
 /// TF NCHW depth-to-space by `b` of `shape` (`elem`-byte elements, the
 /// input from `seed`), its output shape and [`check`]ed.
@@ -145,24 +145,6 @@ fn space_to_depth_of_float64_by_8_to_15_matches_the_reference() {
         let want = invert(&x, n, 8, |labels| ref_depth_to_space_cf(labels, &out_shape, 8, 1, b, true).0);
         check(&plan, &x, &shape, 8, 1, &want);
     }
-}
-
-/// numpy's transpose by `axes` of `shape` (`elem`-byte elements, the
-/// input from `seed`), its output shape and [`check`]ed: output index `o`
-/// is input index `i` with `i[axes[k]] = o[k]`.
-fn check_transpose(shape: &[usize], axes: &[i64], elem: usize, seed: u8) {
-    let plan = numpy::Transpose::new(axes).plan(shape).unwrap();
-    let out_shape: Vec<usize> = axes.iter().map(|&a| shape[a as usize]).collect();
-    assert_eq!(plan.output_shape(), out_shape.as_slice());
-    let x = bytes(shape.iter().product::<usize>() * elem, seed);
-    let want = reference(&x, shape, &out_shape, elem, |o| {
-        let mut i = vec![0; o.len()];
-        for (k, &a) in axes.iter().enumerate() {
-            i[a as usize] = o[k];
-        }
-        Some(i)
-    });
-    check(&plan, &x, shape, elem, 0, &want);
 }
 
 #[test]

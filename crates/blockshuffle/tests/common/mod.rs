@@ -7,7 +7,7 @@ pub mod reference;
 
 use std::mem::MaybeUninit;
 
-use blockshuffle::{Kernels, Plan, Streaming};
+use blockshuffle::{numpy, Kernels, Operator, Plan, Streaming};
 
 use reference::{strided_span, unravel};
 
@@ -92,4 +92,24 @@ pub fn check_with_channels_apart(plan: &Plan, x: &[u8], shape: &[usize], elem: u
             assert!(got == want, "{what} {kernels:?} {streaming:?} strides {strides:?}");
         }
     }
+}
+
+/// numpy's transpose by `axes` of `shape` (`elem`-byte elements, the
+/// input from `seed`), its output shape and [`check_with_channels_apart`]
+/// (axis 0 apart): output index `o` is input index `i` with `i[axes[k]] =
+/// o[k]`.
+#[allow(dead_code)]
+pub fn check_transpose(shape: &[usize], axes: &[i64], elem: usize, seed: u8) {
+    let plan = numpy::Transpose::new(axes).plan(shape).unwrap();
+    let out_shape: Vec<usize> = axes.iter().map(|&a| shape[a as usize]).collect();
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    let x = bytes(shape.iter().product::<usize>() * elem, seed);
+    let want = reference::reference(&x, shape, &out_shape, elem, |o| {
+        let mut i = vec![0; o.len()];
+        for (k, &a) in axes.iter().enumerate() {
+            i[a as usize] = o[k];
+        }
+        Some(i)
+    });
+    check_with_channels_apart(&plan, &x, shape, elem, 0, &want);
 }
