@@ -658,6 +658,35 @@ fn streaming_long_units_keep_the_streams_the_sweep_needs() {
     assert_eq!(loops, vec![(16 * 128, 2 * 32768, 2 * 32768), (128, 512, 256), (2, 256, 32768)]);
 }
 
+/// numpy's transpose `1, 0, 2` of `[a, b, r]` bytes, streamed: rows of
+/// `r` bytes, in `a` x `b` loops. The loop of the shorter steps (either,
+/// when `a == b`) as the sweep would have the other inside it, 24 or 20
+/// destination streams, more than the writers. Rows of half a page up to
+/// 4 KiB take the other loop as the sweep, through the writers: the
+/// source's rows outside, read apart inside, the destination in order.
+/// Other rows go in the source's order, each written apart.
+#[test]
+fn streaming_rows_of_half_a_page_to_4_kib_sweep_the_loop_that_fits_the_writers() {
+    for (a, b) in [(24usize, 24usize), (40, 20)] {
+        for r in [2047usize, 2048, 2944, 4095, 4096] {
+            let space = [SpaceAxis::plain(a as u64), SpaceAxis::plain(b as u64), SpaceAxis::plain(r as u64)];
+            let g = Geometry::new("t", &space, &[&[o(1)], &[o(0)], &[o(2)]]).unwrap();
+            let p = compile_c(&g, Direction::Forward, 1, &[a, b, r], &[b, a, r], true);
+            let case = format!("{a} x {b} rows of {r}");
+            assert_eq!(p.unit, r, "{case}");
+            let (ai, bi, ri) = (a as isize, b as isize, r as isize);
+            let (sweep, other) = ((b, ri, ai * ri), (a, bi * ri, ri));
+            if (2048..4096).contains(&r) {
+                assert!(p.lines && p.nt, "{case}");
+                assert_eq!(counts_and_strides(&p.loops), vec![sweep, other], "{case}");
+            } else {
+                assert!(!p.lines, "{case}");
+                assert_eq!(counts_and_strides(&p.loops), vec![other, sweep], "{case}");
+            }
+        }
+    }
+}
+
 /// Streaming NHWC depth-to-space by 2 of 64-byte and 128-byte units
 /// (uint8 input of 128 or 256 channels): each output row gathers every
 /// other unit of an input row, 8 KiB and 16 KiB rows. They stream
