@@ -1,21 +1,26 @@
 //! Transposes that move whole rows (numpy's `1, 0, 2`), whose plan
 //! streamed sweeps the source's rows through the line writers with the
-//! destination in order inside, each row read apart, where the rows are
-//! half a page to 4 KiB (`stream_order`), and otherwise writes each row
-//! apart: rows of float64 either side of those sizes, more rows either
-//! way than the writers, against the reference, with every kernel set,
-//! streamed or not, from row-major buffers and from a view whose first
-//! axis has a gap (which runs through the cache).
+//! destination in order inside, each row read apart, where the rows read
+//! apart better than any other way (`rules::reads_units_apart`: whole
+//! 16-byte vectors of half a page to 4 KiB, other rows from 256 bytes),
+//! and otherwise goes another way: rows of float64 either side of those
+//! sizes, and of 3-, 6- and 12-byte elements either side of 256 bytes,
+//! more rows either way than the writers, against the reference, with
+//! every kernel set, streamed or not, from row-major buffers and from a
+//! view whose first axis has a gap (which runs through the cache).
 
 mod common;
 use common::check_transpose;
 
 #[test]
-fn row_transposes_either_side_of_half_a_page_and_4_kib_match_the_reference() {
+fn row_transposes_of_rows_read_apart_or_not_match_the_reference() {
+    // Rows of 2,040, 2,048, 2,944, 4,088 and 4,096 bytes of float64; of
+    // 255 and 258 bytes of 3-byte elements, 1,002 of 6-byte and 780 of
+    // 12-byte ones.
+    let rows = [(8, 255), (8, 256), (8, 368), (8, 511), (8, 512), (3, 85), (3, 86), (6, 167), (12, 65)];
     for (a, b) in [(24, 24), (40, 20), (20, 40)] {
-        // Rows of 2,040, 2,048, 2,944, 4,088 and 4,096 bytes.
-        for r in [255, 256, 368, 511, 512] {
-            check_transpose(&[a, b, r], &[1, 0, 2], 8, 41);
+        for (elem, r) in rows {
+            check_transpose(&[a, b, r], &[1, 0, 2], elem, 41);
         }
     }
 }

@@ -580,7 +580,12 @@ impl CopyPlan {
         // `Option` of the whole array was a 5 KB copy on every compile.)
         let mut unless_carried = None;
         let mut saved: ArrayVec<Loop, MAX_LOOPS> = ArrayVec::new();
-        if self.nt && self.unit >= MIN_LINES_UNIT && !gathered && !gathered_rows && stream_order(loops, self.unit) {
+        if self.nt
+            && self.unit >= MIN_LINES_UNIT
+            && !gathered
+            && !gathered_rows
+            && stream_order(loops, reads_units_apart(self.unit))
+        {
             // 4''. Streaming long units: a few destination streams written
             // together through the line writers.
             self.lines = true;

@@ -26,20 +26,10 @@ const MAX_WRITE_STREAMS: usize = WRITERS;
 /// go in the source's order, except that loops which would keep more
 /// streams open than there are writers are moved outermost.
 ///
-/// Where the loop of shortest steps would make too many streams, the next
-/// that makes few enough takes its place, for units of [`LONE_RUN`] to
-/// [`MIN_DST_RUN`] bytes: rows that, read apart, each pay for the landing
-/// (half a page), and that [`source_order_outside_run`], the plan
-/// otherwise, would write apart, each a run shorter than it keeps. Then
-/// each unit is read apart rather than written apart. Measured on an Intel
-/// Xeon (one thread, 8 alternated runs, medians): HPTT's row transposes of
-/// float64 `[384, 384, 368]` and `[2307, 64, 368]` by axes `1, 0, 2`
-/// (2,944-byte rows; 414 MiB), 1.33 -> 1.06x and 1.31 -> 1.09x memcpy.
-/// Not for other units: `[384, 64, 2144]` (17,152-byte rows, written as
-/// long runs already) 1.26 -> 1.32; the 5 plans of 132- to 680-byte units
-/// it would change (HPTT's and the broad seeds' transposes) 0.67 to 1.95
-/// of the time (HPTT's `[28, 28, 48, 28, 48]` by axes `1, 3, 2, 0, 4`,
-/// 256-byte units read apart: 1.07 -> 2.09).
+/// Where the loop of shortest steps would make too many streams and
+/// `any_sweep` (units that go better read apart than any other way: see
+/// `rules::reads_units_apart`), the next that makes few enough takes its
+/// place: the destination then goes in order, each unit read apart.
 ///
 /// More loops inside the sweep (in order of source step, up to 16 source
 /// and 16 destination streams, for units from 256 bytes or sweeps of 4 KiB)
@@ -53,17 +43,17 @@ const MAX_WRITE_STREAMS: usize = WRITERS;
 /// Returns false, leaving the loops in their order, if the loops inside
 /// every sweep it may take make more destination streams than there are
 /// writers.
-pub(super) fn stream_order(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
+pub(super) fn stream_order(loops: &mut ArrayVec<Loop, MAX_LOOPS>, any_sweep: bool) -> bool {
     let n = loops.len();
     if n == 0 {
         return true;
     }
     let (ss, ds) = (|l: &Loop| l.ss.unsigned_abs(), |l: &Loop| l.ds.unsigned_abs());
     // The sweeps by their longer step, shortest first (the inner first of
-    // equals: the sort is stable); units read apart take any of them.
+    // equals: the sort is stable).
     let mut sweeps: ArrayVec<usize, MAX_LOOPS> = (0..n).rev().collect();
     sweeps.sort_by_key(|&j| ss(&loops[j]).max(ds(&loops[j])));
-    let tried = if (LONE_RUN..MIN_DST_RUN).contains(&unit) { n } else { 1 };
+    let tried = if any_sweep { n } else { 1 };
     let Some((r, (inner, w))) = sweeps[..tried].iter().find_map(|&r| inside_sweep(loops, r).map(|inside| (r, inside)))
     else {
         return false;
@@ -175,7 +165,7 @@ pub(super) fn gathers_source_runs(loops: &[Loop], unit: usize) -> bool {
 pub(super) const MIN_SOURCE_ORDER_UNIT: usize = 64;
 
 /// Bytes of contiguous destination kept innermost by [`source_order_outside_run`].
-const MIN_DST_RUN: usize = 4 << 10;
+pub(super) const MIN_DST_RUN: usize = 4 << 10;
 
 /// Shortest destination run that [`source_order_outside_run`] keeps
 /// innermost when the run reads one compact source block: one spread
@@ -206,7 +196,7 @@ const MAX_SCATTERED_STREAMS: usize = 256;
 /// (HPTT's float64 `[384, 384, 368]` by axes `1, 0, 2`, 2,944-byte runs
 /// in 384 streams, 1.33 -> 1.40x memcpy; a TF space-to-batch of
 /// 3,240-byte runs in 20 streams 1.10 -> 1.22x).
-const LONE_RUN: usize = 2 << 10;
+pub(super) const LONE_RUN: usize = 2 << 10;
 
 /// Longest run [`source_order_outside_run`] keeps whole (a longer one is
 /// split: the source block it reads stays in the cache).

@@ -661,29 +661,42 @@ fn streaming_long_units_keep_the_streams_the_sweep_needs() {
 /// numpy's transpose `1, 0, 2` of `[a, b, r]` bytes, streamed: rows of
 /// `r` bytes, in `a` x `b` loops. The loop of the shorter steps (either,
 /// when `a == b`) as the sweep would have the other inside it, 24 or 20
-/// destination streams, more than the writers. Rows of half a page up to
-/// 4 KiB take the other loop as the sweep, through the writers: the
-/// source's rows outside, read apart inside, the destination in order.
-/// Other rows go in the source's order, each written apart.
+/// destination streams, more than the writers. Rows that read apart take
+/// the other loop as the sweep, through the writers (`reads_units_apart`:
+/// whole 16-byte vectors of half a page up to 4 KiB, other rows from 256
+/// bytes): the source's rows outside, read apart inside, the destination
+/// in order. Other rows do not go through the writers.
 #[test]
-fn streaming_rows_of_half_a_page_to_4_kib_sweep_the_loop_that_fits_the_writers() {
+fn streaming_rows_that_read_apart_sweep_the_loop_that_fits_the_writers() {
     for (a, b) in [(24usize, 24usize), (40, 20)] {
-        for r in [2047usize, 2048, 2944, 4095, 4096] {
+        for r in [2032usize, 2048, 2944, 4080, 4096, 8192, 255, 257, 1002, 2047, 5000] {
             let space = [SpaceAxis::plain(a as u64), SpaceAxis::plain(b as u64), SpaceAxis::plain(r as u64)];
             let g = Geometry::new("t", &space, &[&[o(1)], &[o(0)], &[o(2)]]).unwrap();
             let p = compile_c(&g, Direction::Forward, 1, &[a, b, r], &[b, a, r], true);
             let case = format!("{a} x {b} rows of {r}");
             assert_eq!(p.unit, r, "{case}");
             let (ai, bi, ri) = (a as isize, b as isize, r as isize);
-            let (sweep, other) = ((b, ri, ai * ri), (a, bi * ri, ri));
-            if (2048..4096).contains(&r) {
+            if [2048, 2944, 4080, 257, 1002, 2047, 5000].contains(&r) {
                 assert!(p.lines && p.nt, "{case}");
-                assert_eq!(counts_and_strides(&p.loops), vec![sweep, other], "{case}");
+                assert_eq!(counts_and_strides(&p.loops), vec![(b, ri, ai * ri), (a, bi * ri, ri)], "{case}");
             } else {
                 assert!(!p.lines, "{case}");
-                assert_eq!(counts_and_strides(&p.loops), vec![other, sweep], "{case}");
+            }
+            if [2032, 4096, 8192].contains(&r) {
+                // Whole vectors: the source's order, each row written apart.
+                assert_eq!(counts_and_strides(&p.loops), vec![(a, bi * ri, ri), (b, ri, ai * ri)], "{case}");
             }
         }
+    }
+}
+
+#[test]
+fn units_read_apart_are_vectors_of_half_a_page_to_4_kib_or_others_from_256_bytes() {
+    for unit in [2048, 2064, 2944, 4080, 257, 300, 1002, 2047, 4095, 4097, 17153] {
+        assert!(reads_units_apart(unit), "{unit}");
+    }
+    for unit in [16, 256, 640, 1632, 2032, 4096, 5120, 17152, 1, 3, 132, 255] {
+        assert!(!reads_units_apart(unit), "{unit}");
     }
 }
 
