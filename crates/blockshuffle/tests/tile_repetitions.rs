@@ -19,7 +19,7 @@
 //! rows moved next to it (`repeat_source_rows`), and tiles through the
 //! cache whose such loop moves past the sweep limit (`repeat_continuing`).
 
-use blockshuffle::{numpy, onnx, tf, torch, DataFormat, Operator};
+use blockshuffle::{onnx, tf, torch, DataFormat, Operator};
 
 mod common;
 use common::reference::*;
@@ -228,19 +228,7 @@ fn packed_units_in_the_register_squares_match_the_reference() {
     let (want, out_shape) = ref_space_to_batch(&x, &shape, 3, &[2, 9], &[[1usize, 0], [4, 5]]);
     assert_eq!(plan.output_shape(), out_shape.as_slice());
     check(&plan, &x, &shape, 3, 0, &want);
-    let shape = [3usize, 10, 2, 16, 16, 8];
-    let axes = [4i64, 3, 2, 0, 5, 1];
-    let plan = numpy::Transpose::new(&axes).plan(&shape).unwrap();
-    let out_shape: Vec<usize> = axes.iter().map(|&a| shape[a as usize]).collect();
-    let x = bytes(shape.iter().product::<usize>() * 3, 29);
-    let want = reference(&x, &shape, &out_shape, 3, |o| {
-        let mut src = vec![0; 6];
-        for (k, &a) in axes.iter().enumerate() {
-            src[a as usize] = o[k];
-        }
-        Some(src)
-    });
-    check(&plan, &x, &shape, 3, 0, &want);
+    check_transpose(&[3, 10, 2, 16, 16, 8], &[4, 3, 2, 0, 5, 1], 3, 29);
 }
 
 #[test]
