@@ -2,9 +2,9 @@
 //! rows stream, gather, carry or tile) and the constants they weigh. Each
 //! asks the kernels what they accept, never the reverse.
 //!
-//! Layer: plan; imports [`order`](super::order) (loop predicates, and the
-//! move to the source's order), geometry, kernels and arch; never exec or
-//! [`compile`](super::compile).
+//! Layer: plan; imports [`order`](super::order) (loop predicates, the
+//! move to the source's order, and the run lengths its orders keep),
+//! geometry, kernels and arch; never exec or [`compile`](super::compile).
 
 use arrayvec::ArrayVec;
 
