@@ -675,6 +675,28 @@ impl CopyPlan {
                         // 3, 1.75x memcpy through the tile stage, 1.03-1.1x
                         // carried; float32 by 4, 1.43x -> 0.75x.
                         self.carry_level = padded_carry_level(loops, self.unit, self.isa);
+                        if self.carry_level.is_none() {
+                            // In the source's order, the loop of block
+                            // rows falls between the rows and the tile as
+                            // their stream groups, which may be more
+                            // streams than the carried kernels take
+                            // (`CARRIED_STREAMS`) or rows that outgrow
+                            // their stage (`PADDED_ROWS_BYTES`); in the
+                            // destination's, it goes outside the rows,
+                            // which are next to the tile: one group, the
+                            // source read a block row at a time. Measured
+                            // (ratio to memcpy, medians of 5 alternated
+                            // runs): the 5 plans of 16 MiB and more of
+                            // broad seeds 26 and 801-823 it changes (TF
+                            // and OpenVINO space-to-batch, padded), 0.59
+                            // to 0.88 of the time on one thread, 0.50 to
+                            // 0.86 on two (TF of one float32 channel padded
+                            // on W, 252 MiB, 2.77 -> 1.62x).
+                            self.carry_level = padded_carry_level(&dst_order, self.unit, self.isa);
+                            if self.carry_level.is_some() {
+                                *loops = dst_order.clone();
+                            }
+                        }
                         self.padded = self.carry_level.is_some();
                     }
                 } else if !windowed && self.isa >= Isa::Avx512Vbmi {

@@ -9,6 +9,7 @@ use crate::engine::kernels::tile::{TileChoice, TileShape};
 mod gathered;
 mod gathers;
 mod nest;
+mod padded;
 mod passes;
 mod repetitions;
 mod runs;
