@@ -57,7 +57,7 @@ pub(super) fn scatters_gathered_rows(loops: &[Loop], unit: usize) -> bool {
 /// Whether `rows` rows of `unit`-byte units are few enough, and the units
 /// whole vectors, for [`scatters_gathered_rows`] to take.
 fn scatters(unit: usize, rows: usize) -> bool {
-    unit >= 32 && unit.is_multiple_of(16) && (2..=MAX_SCATTERED_ROWS).contains(&rows)
+    unit >= 32 && whole_vectors(unit) && (2..=MAX_SCATTERED_ROWS).contains(&rows)
 }
 
 /// Most rows [`scatters_gathered_rows`] takes in the source's order. By 4,
@@ -82,7 +82,7 @@ const MAX_SCATTERED_ROWS: usize = 3;
 /// longer holds: see [`MIN_GATHERED_ROW`]). Such rows of other units of
 /// 32 bytes and more go through a stage: see [`stages_gathered_rows`].
 pub(super) fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
-    unit.is_multiple_of(16) && gathers_rows(loops, unit)
+    whole_vectors(unit) && gathers_rows(loops, unit)
 }
 
 /// Whether the innermost loop gathers rows as [`streams_gathered_rows`]
@@ -115,7 +115,7 @@ pub(super) fn streams_gathered_rows(loops: &[Loop], unit: usize) -> bool {
 /// time, five slower by 5 to 20%. (An earlier measurement on another
 /// machine, not recorded, had rows of 36-byte units staged 1.1 -> 1.9.)
 pub(super) fn stages_gathered_rows(loops: &[Loop], unit: usize) -> bool {
-    !unit.is_multiple_of(16) && gathers_rows(loops, unit)
+    !whole_vectors(unit) && gathers_rows(loops, unit)
 }
 
 /// The shape [`streams_gathered_rows`] and [`stages_gathered_rows`] take,
@@ -347,7 +347,7 @@ pub(super) const MANY_STREAMS_UNIT: usize = 256;
 /// bytes 0.99 and 1.05; 132-byte units 1.10. One gain left: whole vectors
 /// of 1,632 bytes, 0.71.
 pub(super) fn reads_units_apart(unit: usize) -> bool {
-    if unit.is_multiple_of(16) {
+    if whole_vectors(unit) {
         (LONE_RUN..MIN_DST_RUN).contains(&unit)
     } else {
         unit >= MANY_STREAMS_UNIT
@@ -374,7 +374,7 @@ pub(super) fn reads_units_apart(unit: usize) -> bool {
 /// that are not whole vectors lost at 600 to 1,500 bytes (2.5 -> 3.2 the
 /// worst) and gained at 3,000 (2.1 -> 1.55): hence whole vectors.
 pub(super) fn streams_units(unit: usize) -> bool {
-    unit >= MIN_STREAMED_UNIT && unit.is_multiple_of(16)
+    unit >= MIN_STREAMED_UNIT && whole_vectors(unit)
 }
 
 /// Smallest unit [`streams_units`] streams one at a time: the shortest
@@ -664,6 +664,14 @@ pub(super) fn streams_shuffled_rows(loops: &[Loop], unit: usize, isa: Isa) -> bo
         && shuffle::interleaves(isa, unit, y.count)
         && row.is_multiple_of(16)
         && loops[..n - 2].iter().all(|l| l.ds.unsigned_abs().is_multiple_of(16))
+}
+
+/// Whether units of `unit` bytes are whole 16-byte vectors: streaming
+/// stores write each with no ordinary store beside it (none shares a line
+/// with them where the units start 16-byte aligned), which is what most
+/// streaming rules tell such units apart by.
+pub(super) fn whole_vectors(unit: usize) -> bool {
+    unit.is_multiple_of(16)
 }
 
 /// Whether the vector tile kernels take units of `unit` bytes (integers of
