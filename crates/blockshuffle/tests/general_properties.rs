@@ -431,14 +431,17 @@ fn strided_sources_of_streamed_tiles() {
 
 /// Streamed transposes that keep a long last axis, with more destination
 /// streams (20, the inner of the source's two outer axes) than the line
-/// writers hold: units of whole 16-byte vectors from 512 bytes stream one
-/// at a time (`plan::rules::streams_units`), others store through the
-/// cache. Units on both sides of both limits, every kernel set, one
-/// thread and three, into a line-aligned buffer and one 16 and 8 bytes
-/// past it, against the naive reference.
+/// writers hold: units of whole 16-byte vectors from 4 KiB stream one at
+/// a time (`plan::rules::streams_units`); from 512 bytes, written apart
+/// so, and units from 256 bytes that are not whole vectors, read apart
+/// through the line writers (`plan::rules::reads_units_apart`); shorter
+/// ones store through the cache. Units on both sides of those limits,
+/// every kernel set, one thread and three, into a line-aligned buffer and
+/// one 16 and 8 bytes past it, against the naive reference.
 #[test]
 fn long_units_stream_one_at_a_time() {
-    for (elem, last) in [(1, 496), (1, 512), (1, 520), (1, 528), (8, 80), (2, 1000)] {
+    let units = [(1, 496), (1, 512), (1, 520), (1, 528), (8, 80), (2, 1000), (1, 4080), (1, 4096), (1, 4104)];
+    for (elem, last) in units {
         let shape = [24usize, 20, last];
         let input = bytes(shape.iter().product::<usize>() * elem, 5);
         let unit = last * elem;

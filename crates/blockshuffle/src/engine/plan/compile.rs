@@ -584,7 +584,7 @@ impl CopyPlan {
             && self.unit >= MIN_LINES_UNIT
             && !gathered
             && !gathered_rows
-            && stream_order(loops, reads_units_apart(self.unit))
+            && stream_order(loops, reads_units_apart(loops, self.unit))
         {
             // 4''. Streaming long units: a few destination streams written
             // together through the line writers.

@@ -196,11 +196,21 @@ const MAX_SCATTERED_STREAMS: usize = 256;
 /// (HPTT's float64 `[384, 384, 368]` by axes `1, 0, 2`, 2,944-byte runs
 /// in 384 streams, 1.33 -> 1.40x memcpy; a TF space-to-batch of
 /// 3,240-byte runs in 20 streams 1.10 -> 1.22x).
-pub(super) const LONE_RUN: usize = 2 << 10;
+const LONE_RUN: usize = 2 << 10;
 
 /// Longest run [`source_order_outside_run`] keeps whole (a longer one is
 /// split: the source block it reads stays in the cache).
 const MAX_DST_RUN: usize = 64 << 10;
+
+/// Whether [`source_order_outside_run`] would write each unit apart: no
+/// loop continues a unit in the destination after it (the run stops at
+/// the unit, or none continues it), where the run does not grow past the
+/// unit as it does among more than [`MAX_SCATTERED_STREAMS`] streams.
+pub(super) fn writes_units_apart(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
+    let mut ordered = loops.clone();
+    source_order_outside_run(&mut ordered, unit);
+    ordered.last().is_none_or(|l| l.ds != unit as isize)
+}
 
 /// Orders the loops outside the innermost contiguous destination run of at
 /// least [`MIN_DST_RUN`] bytes by decreasing source stride.

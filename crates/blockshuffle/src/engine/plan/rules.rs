@@ -3,12 +3,13 @@
 //! asks the kernels what they accept, never the reverse.
 //!
 //! Layer: plan; imports [`order`](super::order) (loop predicates, the
-//! move to the source's order, and the run lengths its orders keep),
+//! move to the source's order, whether it writes units apart, and the
+//! run length it keeps),
 //! geometry, kernels and arch; never exec or [`compile`](super::compile).
 
 use arrayvec::ArrayVec;
 
-use super::order::{free, move_inward, source_order_outside, LONE_RUN, MIN_DST_RUN};
+use super::order::{free, move_inward, source_order_outside, writes_units_apart, MIN_DST_RUN};
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
 use crate::engine::kernels::carried::{CARRIED_STREAMS, PADDED_ROWS_BYTES};
@@ -325,30 +326,38 @@ pub(super) const MANY_STREAMS_UNIT: usize = 256;
 /// Whether streamed units of `unit` bytes that the line writers would take
 /// in the order of the loop of shortest steps only with too many
 /// destination streams take them in another (`order::stream_order`'s
-/// `any_sweep`): the destination in order, each unit read apart. Whole
-/// 16-byte vectors of [`LONE_RUN`] to [`MIN_DST_RUN`] bytes: read apart,
-/// each pays for its landing (half a page), and the plan otherwise
-/// (`order::source_order_outside_run`) writes each apart, a run shorter
-/// than it keeps; shorter ones stream well enough so, longer ones are
-/// long runs already. Other units from [`MANY_STREAMS_UNIT`]: the plan
-/// otherwise stores them through the cache or a stage, their lines read
-/// before they are written.
+/// `any_sweep`), the loops `loops` in the destination's order: the
+/// destination in order, each unit read apart. Whole 16-byte vectors of
+/// [`MIN_STREAMED_UNIT`] to [`MIN_DST_RUN`] bytes that the plan would
+/// otherwise write each apart (`order::writes_units_apart`: a run of its
+/// own, shorter than `order::source_order_outside_run` keeps): read
+/// apart, each pays for its landing; shorter ones stream well enough
+/// otherwise, longer ones are long runs already, and those whose runs
+/// grow (more streams than `order::source_order_outside_run` leaves
+/// open) are written in order already. Other units from
+/// [`MANY_STREAMS_UNIT`]: the plan otherwise stores them through the
+/// cache or a stage, their lines read before they are written.
 ///
-/// Measured on an Intel Xeon (one thread, alternated runs, medians of 3 to
-/// 8; the plans of 16 MiB and more of broad seeds 26 and 801-813 and of
-/// `transpose.json` that any sweep would change): HPTT's row transposes
-/// of float64 `[384, 384, 368]` and `[2307, 64, 368]` by axes `1, 0, 2`
-/// (2,944-byte rows) 1.33 -> 1.06x and 1.31 -> 1.09x memcpy; six numpy
-/// transposes of 387- to 1,002-byte units that are not whole vectors
-/// (20 to 200 MiB) 0.54 to 0.76 of the time (`[78, 52, 40, 65]` of 12-byte
-/// elements by axes `0, 2, 1, 3`: 1.79 -> 0.97). Not taken: whole vectors
-/// of 256 and 640 bytes 1.95 and 1.13 of the time (HPTT's `[28, 28, 48,
-/// 28, 48]` by axes `1, 3, 2, 0, 4`: 1.07 -> 2.09), 5,120 and 17,152
-/// bytes 0.99 and 1.05; 132-byte units 1.10. One gain left: whole vectors
-/// of 1,632 bytes, 0.71.
-pub(super) fn reads_units_apart(unit: usize) -> bool {
+/// Measured on an Intel Xeon (one thread, alternated runs, medians of 3
+/// to 8, ratio to memcpy; the plans of 16 MiB and more that any sweep
+/// would change among broad seeds 26 and 801-813, `transpose.json` and,
+/// for whole vectors, the numpy and einops transposes of seeds 814-843):
+/// whole vectors written apart, of 2,944 bytes (HPTT's row transposes of
+/// float64 `[384, 384, 368]` and `[2307, 64, 368]` by axes `1, 0, 2`) 1.33
+/// -> 1.06x and 1.31 -> 1.09x, of 512 to 1,632 bytes 0.23 to 0.72 of the
+/// time (4 plans; numpy's `[12, 16, 20, 19, 16]` of 32-byte elements by
+/// axes `1, 3, 0, 2, 4`, 512-byte units, 4.34 -> 1.01x); six transposes
+/// of 387- to 1,002-byte units that are not whole vectors (20 to 200 MiB)
+/// 0.54 to 0.76 of the time (`[78, 52, 40, 65]` of 12-byte elements by
+/// axes `0, 2, 1, 3`: 1.79 -> 0.97). Not taken: whole vectors whose runs
+/// grow, of 640 bytes 1.13 and 0.98 of the time (HPTT's float64 `[96, 75,
+/// 96, 80]` by axes `2, 1, 0, 3`: 1.18 -> 1.33x) and of 1,824 bytes 0.93;
+/// of 256 bytes 1.95 (HPTT's `[28, 28, 48, 28, 48]` by axes `1, 3, 2, 0,
+/// 4`: 1.07 -> 2.09x), of 5,120 and 17,152 bytes 0.99 and 1.05; 132-byte
+/// units 1.10.
+pub(super) fn reads_units_apart(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     if whole_vectors(unit) {
-        (LONE_RUN..MIN_DST_RUN).contains(&unit)
+        (MIN_STREAMED_UNIT..MIN_DST_RUN).contains(&unit) && writes_units_apart(loops, unit)
     } else {
         unit >= MANY_STREAMS_UNIT
     }

@@ -1,9 +1,11 @@
+use arrayvec::ArrayVec;
+
 use super::compile::*;
 use super::rules::*;
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::copy::Mode;
-use crate::engine::kernels::nest::{Loop, Rows, Window};
+use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
 use crate::engine::kernels::tile::{TileChoice, TileShape};
 
 mod gathered;
@@ -664,26 +666,27 @@ fn streaming_long_units_keep_the_streams_the_sweep_needs() {
 /// when `a == b`) as the sweep would have the other inside it, 24 or 20
 /// destination streams, more than the writers. Rows that read apart take
 /// the other loop as the sweep, through the writers (`reads_units_apart`:
-/// whole 16-byte vectors of half a page up to 4 KiB, other rows from 256
+/// whole 16-byte vectors of 512 bytes up to 4 KiB that the source's order
+/// writes each apart, as it does all of these, other rows from 256
 /// bytes): the source's rows outside, read apart inside, the destination
 /// in order. Other rows do not go through the writers.
 #[test]
 fn streaming_rows_that_read_apart_sweep_the_loop_that_fits_the_writers() {
     for (a, b) in [(24usize, 24usize), (40, 20)] {
-        for r in [2032usize, 2048, 2944, 4080, 4096, 8192, 255, 257, 1002, 2047, 5000] {
+        for r in [496usize, 512, 640, 2032, 2944, 4080, 4096, 8192, 255, 257, 1002, 2047, 5000] {
             let space = [SpaceAxis::plain(a as u64), SpaceAxis::plain(b as u64), SpaceAxis::plain(r as u64)];
             let g = Geometry::new("t", &space, &[&[o(1)], &[o(0)], &[o(2)]]).unwrap();
             let p = compile_c(&g, Direction::Forward, 1, &[a, b, r], &[b, a, r], true);
             let case = format!("{a} x {b} rows of {r}");
             assert_eq!(p.unit, r, "{case}");
             let (ai, bi, ri) = (a as isize, b as isize, r as isize);
-            if [2048, 2944, 4080, 257, 1002, 2047, 5000].contains(&r) {
+            if [512, 640, 2032, 2944, 4080, 257, 1002, 2047, 5000].contains(&r) {
                 assert!(p.lines && p.nt, "{case}");
                 assert_eq!(counts_and_strides(&p.loops), vec![(b, ri, ai * ri), (a, bi * ri, ri)], "{case}");
             } else {
                 assert!(!p.lines, "{case}");
             }
-            if [2032, 4096, 8192].contains(&r) {
+            if [4096, 8192].contains(&r) {
                 // Whole vectors: the source's order, each row written apart.
                 assert_eq!(counts_and_strides(&p.loops), vec![(a, bi * ri, ri), (b, ri, ai * ri)], "{case}");
             }
@@ -691,14 +694,38 @@ fn streaming_rows_that_read_apart_sweep_the_loop_that_fits_the_writers() {
     }
 }
 
+/// The units `reads_units_apart` takes, of the loops of a `1, 0, 2`
+/// transpose of `[24, 24, unit]` bytes (whose units the source's order
+/// writes each apart), and whole vectors that it leaves out where their
+/// runs grow: HPTT's `[96, 75, 96, 80]` of float64 by axes `2, 1, 0, 3`,
+/// whose 640-byte units `order::source_order_outside_run` joins into runs
+/// of 96 (7,200 streams otherwise).
 #[test]
-fn units_read_apart_are_vectors_of_half_a_page_to_4_kib_or_others_from_256_bytes() {
-    for unit in [2048, 2064, 2944, 4080, 257, 300, 1002, 2047, 4095, 4097, 17153] {
-        assert!(reads_units_apart(unit), "{unit}");
+fn units_read_apart_are_vectors_of_512_bytes_to_4_kib_written_apart_or_others_from_256_bytes() {
+    let apart = |unit: usize| -> ArrayVec<Loop, MAX_LOOPS> {
+        let u = unit as isize;
+        [l(24, u, 24 * u), l(24, 24 * u, u)].into_iter().collect()
+    };
+    for unit in [512, 528, 640, 1008, 1632, 2032, 2048, 2944, 4080, 257, 300, 1002, 2047, 4095, 4097, 17153] {
+        assert!(reads_units_apart(&apart(unit), unit), "{unit}");
     }
-    for unit in [16, 256, 640, 1632, 2032, 4096, 5120, 17152, 1, 3, 132, 255] {
-        assert!(!reads_units_apart(unit), "{unit}");
+    for unit in [16, 256, 496, 4096, 5120, 17152, 1, 3, 132, 255] {
+        assert!(!reads_units_apart(&apart(unit), unit), "{unit}");
     }
+    // Units that no loop continues in the destination (every other
+    // place): written apart whatever their size, so the bounds alone.
+    let spaced = |unit: usize| -> ArrayVec<Loop, MAX_LOOPS> {
+        let u = unit as isize;
+        [l(24, u, 48 * u), l(24, 24 * u, 2 * u)].into_iter().collect()
+    };
+    for (unit, taken) in [(496, false), (512, true), (4080, true), (4096, false), (480, false)] {
+        assert_eq!(reads_units_apart(&spaced(unit), unit), taken, "{unit}");
+    }
+    // HPTT's T13 in the destination's order: the 96 units of 640 bytes of
+    // a destination run continue one another (their runs grow).
+    let t13: ArrayVec<Loop, MAX_LOOPS> =
+        [l(96, 640, 4_608_000), l(75, 61_440, 61_440), l(96, 4_608_000, 640)].into_iter().collect();
+    assert!(!reads_units_apart(&t13, 640));
 }
 
 /// Streaming NHWC depth-to-space by 2 of 64-byte and 128-byte units

@@ -16,9 +16,10 @@ fn swap_outer(a: usize, b: usize, c: usize, elem: usize, streaming: bool) -> Cop
 }
 
 /// HPTT's T05 in uint8 (64 destination streams, more than the line
-/// writers hold): units of whole 16-byte vectors from 512 bytes stream,
-/// in the source's order, as does any of them not streaming. Ones that
-/// are not whole vectors, which would go through the cache so, read
+/// writers hold): units of whole 16-byte vectors from 4 KiB stream, in
+/// the source's order, as does any of them not streaming. Shorter ones,
+/// from 512 bytes, which the source's order writes each apart, and ones
+/// that are not whole vectors, which would go through the cache so, read
 /// apart instead (`rules::reads_units_apart`): through the line writers,
 /// the other loop the sweep, the destination in order. (A unit of 496
 /// bytes makes no such plan: its runs of 128 units are gathered rows,
@@ -26,7 +27,7 @@ fn swap_outer(a: usize, b: usize, c: usize, elem: usize, streaming: bool) -> Cop
 #[test]
 fn long_units_of_whole_vectors_stream_one_at_a_time() {
     assert!(!streams_units(496) && streams_units(512) && !streams_units(520));
-    for (unit, streams) in [(512, true), (520, false), (528, true), (1000, false), (17152, true)] {
+    for (unit, streams) in [(512, false), (520, false), (528, false), (1000, false), (4096, true), (17152, true)] {
         let p = swap_outer(384, 64, unit, 1, true);
         assert_eq!(p.unit, unit);
         assert!(!p.tile && !p.gathered, "{unit}");
@@ -44,6 +45,6 @@ fn long_units_of_whole_vectors_stream_one_at_a_time() {
     // The same bytes as eight-byte elements; 20 streams (the integration
     // test's shape).
     assert!(swap_outer(384, 64, 64, 8, true).nt);
-    let p = swap_outer(24, 20, 528, 1, true);
+    let p = swap_outer(24, 20, 4096, 1, true);
     assert!(p.nt && !p.lines && !p.gathered);
 }
