@@ -662,43 +662,51 @@ impl CopyPlan {
                 let lines =
                     vector_streams(x.count, self.isa) && vector_unit(self.unit) && row >= MIN_LINES_DEINTERLEAVE_ROW;
                 if deinterleaving {
-                    if !windowed {
-                        self.carry_level = carry_level(loops, self.unit, self.isa);
-                    }
-                    if self.carry_level.is_none() && self.fill {
-                        // Padding rows of the source (a window on the
-                        // tile, or on the loop of stream groups alone:
-                        // rows wholly padding): read in place, the padding
-                        // made up where a read meets it (the carried
-                        // kernels run whole tiles). Measured, OpenVINO
-                        // NCHW space-to-batch padded on H alone: uint8 by
-                        // 3, 1.75x memcpy through the tile stage, 1.03-1.1x
-                        // carried; float32 by 4, 1.43x -> 0.75x.
-                        self.carry_level = padded_carry_level(loops, self.unit, self.isa);
-                        if self.carry_level.is_none() {
-                            // In the source's order, the loop of block
-                            // rows falls between the rows and the tile as
-                            // their stream groups, which may be more
-                            // streams than the carried kernels take
-                            // (`CARRIED_STREAMS`) or rows that outgrow
-                            // their stage (`PADDED_ROWS_BYTES`); in the
-                            // destination's, it goes outside the rows,
-                            // which are next to the tile: one group, the
-                            // source read a block row at a time. Measured
-                            // (ratio to memcpy, medians of 5 alternated
-                            // runs): the 5 plans of 16 MiB and more of
-                            // broad seeds 26 and 801-823 it changes (TF
-                            // and OpenVINO space-to-batch, padded), 0.59
-                            // to 0.88 of the time on one thread, 0.50 to
-                            // 0.86 on two (TF of one float32 channel padded
-                            // on W, 252 MiB, 2.77 -> 1.62x).
-                            self.carry_level = padded_carry_level(&dst_order, self.unit, self.isa);
-                            if self.carry_level.is_some() {
-                                *loops = dst_order.clone();
-                            }
+                    // The rows' carry level: whole rows (`carry_level`),
+                    // or padded rows of the source (`padded_carry_level`:
+                    // a window on the tile, or on the loop of stream
+                    // groups alone, rows wholly padding), read in place,
+                    // the padding made up where a read meets it (the
+                    // carried kernels run whole tiles; measured, OpenVINO
+                    // NCHW space-to-batch padded on H alone: uint8 by 3,
+                    // 1.75x memcpy through the tile stage, 1.03-1.1x
+                    // carried; float32 by 4, 1.43x -> 0.75x).
+                    let level = |loops: &[Loop]| {
+                        let whole = if windowed { None } else { carry_level(loops, self.unit, self.isa) };
+                        let padded = || padded_carry_level(loops, self.unit, self.isa).filter(|_| self.fill);
+                        whole.map(|l| (l, false)).or_else(|| padded().map(|l| (l, true)))
+                    };
+                    // In the source's order, else in the destination's.
+                    // In the source's, the loop of block rows may fall
+                    // between the rows and the tile as their stream
+                    // groups: more streams than the carried kernels take
+                    // (`CARRIED_STREAMS`), or padded rows that outgrow
+                    // their stage (`PADDED_ROWS_BYTES`). In the
+                    // destination's, it goes outside the rows, which are
+                    // next to the tile: one group, the source read a
+                    // block row at a time. Measured (ratio to memcpy,
+                    // medians of 5 alternated runs, one thread): the 5
+                    // padded plans of 16 MiB and more of broad seeds 26
+                    // and 801-823 it changes (TF and OpenVINO
+                    // space-to-batch), 0.59 to 0.88 of the time (0.50 to
+                    // 0.86 on two threads; TF of one float32 channel
+                    // padded on W, 252 MiB, 2.77 -> 1.62x); the 4
+                    // plans of whole rows of those seeds it changes
+                    // (einops' `b c (h p1) (w p2) -> b (p1 p2 c) h w`
+                    // by 10 x 3 and 9 x 3 of three channels, 30 and 27
+                    // streams as groups; TF and OpenVINO space-to-batch
+                    // unpadded), 0.62 to 0.81 (two threads 0.51 to 0.76;
+                    // OpenVINO of float64 by 1 x 3 x 14 x 4, 25 MiB,
+                    // 3.20 -> 1.97x).
+                    let found = level(loops).or_else(|| {
+                        let found = level(&dst_order);
+                        if found.is_some() {
+                            *loops = dst_order.clone();
                         }
-                        self.padded = self.carry_level.is_some();
-                    }
+                        found
+                    });
+                    self.carry_level = found.map(|(l, _)| l);
+                    self.padded = found.is_some_and(|(_, padded)| padded);
                 } else if !windowed && self.isa >= Isa::Avx512Vbmi {
                     if let Some(level) = interleave_carry_level(&dst_order, self.unit) {
                         // The destination's order: its rows one run.

@@ -8,10 +8,10 @@ use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
 use crate::engine::kernels::tile::{TileChoice, TileShape};
 
+mod carried;
 mod gathered;
 mod gathers;
 mod nest;
-mod padded;
 mod passes;
 mod repetitions;
 mod runs;
