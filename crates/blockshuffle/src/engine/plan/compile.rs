@@ -673,7 +673,7 @@ impl CopyPlan {
                     // carried; float32 by 4, 1.43x -> 0.75x).
                     let level = |loops: &[Loop]| {
                         let whole = if windowed { None } else { carry_level(loops, self.unit, self.isa) };
-                        let padded = || padded_carry_level(loops, self.unit, self.isa).filter(|_| self.fill);
+                        let padded = || if self.fill { padded_carry_level(loops, self.unit, self.isa) } else { None };
                         whole.map(|l| (l, false)).or_else(|| padded().map(|l| (l, true)))
                     };
                     // In the source's order, else in the destination's.

@@ -34,8 +34,8 @@ fn one_channel_padded_on_w(h: usize, w: usize, pad: usize, isa: Isa) -> CopyPlan
 /// the tile: one group, 18 KiB, carried (TF space-to-batch of
 /// `[1, 7624, 8660, 1]` float32 by 4 padded by 4 on W, 252 MiB: 2.7 ->
 /// 1.6x memcpy on the Intel Xeon). Rows of 504 bytes fit as groups, in
-/// the source's order, with AVX512-VBMI. Without vectors (`Portable`), no carried kernel:
-/// through the cache, as before.
+/// the source's order, with AVX512-VBMI. Without vectors (`Portable`), no
+/// carried kernel: through the cache, as before.
 #[test]
 fn padded_rows_too_long_for_groups_are_carried_in_the_destination_order() {
     let (h, pad) = (16, 4);

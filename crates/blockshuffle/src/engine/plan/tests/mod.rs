@@ -680,15 +680,16 @@ fn streaming_rows_that_read_apart_sweep_the_loop_that_fits_the_writers() {
             let case = format!("{a} x {b} rows of {r}");
             assert_eq!(p.unit, r, "{case}");
             let (ai, bi, ri) = (a as isize, b as isize, r as isize);
+            let (sweep, other) = ((b, ri, ai * ri), (a, bi * ri, ri));
             if [512, 640, 2032, 2944, 4080, 257, 1002, 2047, 5000].contains(&r) {
                 assert!(p.lines && p.nt, "{case}");
-                assert_eq!(counts_and_strides(&p.loops), vec![(b, ri, ai * ri), (a, bi * ri, ri)], "{case}");
+                assert_eq!(counts_and_strides(&p.loops), vec![sweep, other], "{case}");
             } else {
                 assert!(!p.lines, "{case}");
             }
             if [4096, 8192].contains(&r) {
                 // Whole vectors: the source's order, each row written apart.
-                assert_eq!(counts_and_strides(&p.loops), vec![(a, bi * ri, ri), (b, ri, ai * ri)], "{case}");
+                assert_eq!(counts_and_strides(&p.loops), vec![other, sweep], "{case}");
             }
         }
     }
