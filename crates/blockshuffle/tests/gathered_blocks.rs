@@ -5,7 +5,8 @@
 //! and space-to-depth of 3-D blocks, whose whole block of 240 bytes comes
 //! from 16 rows of 15 bytes, and whose 60-byte rows of it from 4), and
 //! blocks whose rows the next blocks' continue go a few at once (from
-//! row-major buffers, and from views whose channels are further apart).
+//! row-major buffers, and from views whose channels are further apart),
+//! and blocks whose last loop a crop cuts go a run of whole rows a call.
 
 use blockshuffle::{openvino, tf, Operator, Plan, Streaming};
 
@@ -83,4 +84,33 @@ fn blocks_whose_rows_continue_into_the_next_ones_match_the_reference() {
     let (want, out_shape) = ref_space_to_batch(&x, &shape, 8, &[13, 14, 12], &[[0, 11], [0, 0], [0, 0]]);
     assert_eq!(plan.output_shape(), out_shape.as_slice());
     check(&plan, &x, 8, &want);
+}
+
+#[test]
+fn cropped_rows_of_gathered_blocks_match_the_reference() {
+    // OpenVINO batch-to-space cropped on the axis of the last loop of
+    // blocks, whose window depends on the loop around it: runs of whole
+    // rows go as one call of the gather, each row the crop cuts as one of
+    // its own. uint8 by 12 x 4 x 12 cropped at W's start (2-byte rows
+    // into 24-byte blocks: the first row cut); 3-byte units by 16 x 2 x 3
+    // cropped at both ends of H and W (the first and last rows cut, whole
+    // rows between); 12-byte units cropped at W's end.
+    // Shape, element bytes, block shape, crops at the start and the end.
+    type Case = ([usize; 5], usize, [i64; 5], [i64; 5], [i64; 5]);
+    let cases: [Case; 3] = [
+        ([1152, 4, 6, 5, 2], 1, [1, 1, 12, 4, 12], [0, 0, 0, 1, 0], [0; 5]),
+        ([96, 3, 7, 7, 7], 3, [1, 1, 16, 2, 3], [0, 0, 5, 1, 0], [0, 0, 5, 1, 0]),
+        ([60, 4, 3, 9, 5], 12, [1, 1, 15, 2, 2], [0; 5], [0, 0, 0, 1, 0]),
+    ];
+    for (shape, elem, block, begin, end) in cases {
+        let plan = openvino::BatchToSpace::new(&block, &begin, &end).plan(&shape).unwrap();
+        let x = bytes(shape.iter().product::<usize>() * elem, 11);
+        // OpenVINO's batch-to-space is TF's over every axis but the batch.
+        let tf_block: Vec<usize> = block[1..].iter().map(|&b| b as usize).collect();
+        let crops: Vec<[usize; 2]> =
+            begin[1..].iter().zip(&end[1..]).map(|(&a, &b)| [a as usize, b as usize]).collect();
+        let (want, out_shape) = ref_batch_to_space(&x, &shape, elem, &tf_block, &crops);
+        assert_eq!(plan.output_shape(), out_shape.as_slice());
+        check(&plan, &x, elem, &want);
+    }
 }

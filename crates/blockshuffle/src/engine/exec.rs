@@ -305,11 +305,12 @@ impl Exec<'_> {
 
     /// Whether loop `j + 1` (the last) runs as the rows of a [`Grid`]
     /// under loop `j`: without a window, or cropped by one that depends on
-    /// loop `j` alone (backward: nothing to fill). Never for gathered
-    /// units (`CopyPlan::gather`), which are not runs of bytes.
+    /// loop `j` alone (backward: nothing to fill). Gathered units
+    /// (`CopyPlan::gather`), which are not runs of bytes, go through the
+    /// gather a run of the grid's rows at a time ([`Grid::row_runs`]).
     fn grid_rows(&self, j: usize) -> bool {
         let p = self.plan;
-        p.gather.is_none() && p.loops[j + 1].window.is_none_or(|win| !p.fill && win.outer == Some(j as u8))
+        p.loops[j + 1].window.is_none_or(|win| !p.fill && win.outer == Some(j as u8))
     }
 
     /// Whether loop `j + 1` (the last) runs as the rows of a [`Grid`]
@@ -405,7 +406,14 @@ impl Exec<'_> {
                 let y = &p.loops[j + 1];
                 let g = grid(l, y, s, e);
                 let (src, dst) = (buf.src.wrapping_offset(so), buf.dst.wrapping_offset(dof));
-                if self.lines() {
+                if let Some(gather) = &p.gather {
+                    // A call for each run of whole rows, one for each row
+                    // the window cuts (a gather's setup is dearer than a
+                    // row of a few blocks).
+                    g.row_runs(src, dst, |outer, rows, src, dst| {
+                        gather::run(gather, outer, rows, src, dst, self.nt, p.isa)
+                    });
+                } else if self.lines() {
                     g.rows(|i, a, b| {
                         let (src, dst) = g.at(i, a, src, dst);
                         self.units(w, b - a, src, y.ss, dst, y.ds);

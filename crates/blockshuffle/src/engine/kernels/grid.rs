@@ -61,6 +61,42 @@ impl Grid {
         }
     }
 
+    /// Calls `run(outer, units, src, dst)` for the grid's rows in the
+    /// fewest calls of a kernel that repeats a row: each run of consecutive
+    /// whole rows (all `n0` units) as one call of that many rows, each
+    /// row its window cuts as a call of one row, its units `[a, b)` from
+    /// theirs (rows with none: no call). For kernels whose setup costs
+    /// more than a row of a few units (a gather's permute indices).
+    #[inline(always)]
+    pub(crate) fn row_runs(&self, src: *const u8, dst: *mut u8, mut run: impl FnMut(Rows, Rows, *const u8, *mut u8)) {
+        let whole = Rows { count: self.n0, ss: self.ss0, ds: self.ds0 };
+        let whole_rows = |n: usize| Rows { count: n, ss: self.ss1, ds: self.ds1 };
+        // The run of whole rows not yet passed on: its first row and length.
+        let (mut first, mut n) = (0, 0);
+        self.rows(|i, a, b| {
+            if (a, b) == (0, self.n0) {
+                if n == 0 {
+                    first = i;
+                }
+                n += 1;
+                return;
+            }
+            if n > 0 {
+                let (s, d) = self.at(first, 0, src, dst);
+                run(whole_rows(n), whole, s, d);
+                n = 0;
+            }
+            if a < b {
+                let (s, d) = self.at(i, a, src, dst);
+                run(Rows::ONE, Rows { count: b - a, ..whole }, s, d);
+            }
+        });
+        if n > 0 {
+            let (s, d) = self.at(first, 0, src, dst);
+            run(whole_rows(n), whole, s, d);
+        }
+    }
+
     /// Copies every unit of the grid, once at each position of the loops
     /// `outer` around it (none: once), with the choice of unit kernel made
     /// once for all of them (tiny tensors are mostly this overhead).
@@ -404,5 +440,62 @@ impl Grid {
                 self.rows(|i, a, b| padded_row(i, a, b, src, dst));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::kernels::nest::Window;
+
+    /// The calls of [`Grid::row_runs`] on a grid of `n1 x n0` units, rows
+    /// 1,000 source bytes apart and units 10 (destination: 100 and 1),
+    /// cropped by `window` on the row index: `(rows, units, source offset,
+    /// destination offset)` each.
+    fn runs(n1: usize, n0: usize, window: Option<Window>) -> Vec<(usize, usize, usize, usize)> {
+        let g = Grid {
+            n1,
+            ss1: 1000,
+            ds1: 100,
+            n0,
+            ss0: 10,
+            ds0: 1,
+            bounds: window.map_or(Bounds::ALL, |w| w.bounds(0)),
+            oc: window.map_or(0, |w| w.oc),
+        };
+        let (src, dst) = (ptr::null::<u8>(), ptr::null_mut::<u8>());
+        let mut calls = Vec::new();
+        g.row_runs(src, dst, |outer, units, s, d| {
+            if outer.count > 1 {
+                assert_eq!((outer.ss, outer.ds), (1000, 100), "whole rows step by the grid's rows");
+            }
+            assert_eq!((units.ss, units.ds), (10, 1), "units step by the grid's units");
+            calls.push((outer.count, units.count, s as usize, d as usize));
+        });
+        calls
+    }
+
+    #[test]
+    fn runs_of_whole_rows_go_in_one_call_and_cut_rows_alone() {
+        // No window: every row in one call.
+        assert_eq!(runs(7, 2, None), [(7, 2, 0, 0)]);
+        // OpenVINO batch-to-space of 3-byte units by 16 x 2 x 3, cropped by
+        // one at both ends of W (`1 <= 2i + k < 13`): the first row keeps
+        // its last unit, the last its first, the five between are whole.
+        let both = Window { outer: Some(0), oc: 2, ic: 1, lo: 1, hi: 13 };
+        assert_eq!(runs(7, 2, Some(both)), [(1, 1, 10, 1), (5, 2, 1000, 100), (1, 1, 6000, 600)]);
+        // Cut at the end only, the last rows keeping nothing (`2i + k <
+        // 9`): a run of four whole rows, then row 4's first unit, no call
+        // for rows 5 and 6.
+        let end = Window { outer: Some(0), oc: 2, ic: 1, lo: 0, hi: 9 };
+        assert_eq!(runs(7, 2, Some(end)), [(4, 2, 0, 0), (1, 1, 4000, 400)]);
+        // Cut rows before a run of whole rows (`3 <= i + 3k`, rows of 3
+        // units, a factor inside its block): rows 0 to 2 keep units 1 and
+        // 2 only, where the unit index's step is 3 (`ic`).
+        let inner = Window { outer: Some(0), oc: 1, ic: 3, lo: 3, hi: 100 };
+        assert_eq!(runs(5, 3, Some(inner)), [(1, 2, 10, 1), (1, 2, 1010, 101), (1, 2, 2010, 201), (2, 3, 3000, 300)]);
+        // A run of one whole row, the last.
+        let start = Window { outer: Some(0), oc: 2, ic: 1, lo: 1, hi: 100 };
+        assert_eq!(runs(2, 2, Some(start)), [(1, 1, 10, 1), (1, 2, 1000, 100)]);
     }
 }
