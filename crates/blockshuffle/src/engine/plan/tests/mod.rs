@@ -15,6 +15,7 @@ mod nest;
 mod passes;
 mod repetitions;
 mod runs;
+mod staged;
 mod tiles;
 mod tiny;
 mod units;
@@ -380,8 +381,9 @@ fn streaming_interleave_carries_rows_with_vbmi() {
 /// Streaming pixel_shuffle of float32 by 5 (CRD depth-to-space), with
 /// AVX2 and with AVX-512 without VBMI: an interleave of 5 streams, which
 /// only the stage would stream (`TileChoice::staged`), stores through the
-/// cache, in the very loops of the same plan not streaming. By 2, the
-/// interleave of two streams streams it.
+/// cache, in the very loops of the same plan not streaming (an output
+/// under `STAGED_STREAM_BYTES`: see `staged.rs`). By 2, the interleave of
+/// two streams streams it.
 #[test]
 fn streamed_interleaves_that_would_be_staged_store_through_the_cache() {
     let space = [2, 3, 300, 300];

@@ -1,0 +1,98 @@
+//! Interleaving tiles that only the stage streams, streamed past the
+//! caches in the order of a plan through the cache ([`streams_staged`]).
+
+use super::super::compile::*;
+use super::super::rules::{streams_staged, STAGED_STREAM_BYTES};
+use super::{c_strides, counts_and_strides, l, nchw_depth_to_space};
+use crate::engine::arch::Isa;
+use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
+use crate::engine::kernels::bytes::STAGE;
+
+/// OpenVINO depth-first depth-to-space by `b` of `[n, c * b, w]`
+/// (`elem`-byte elements): the depth index is `(c, bx)`; compiled
+/// streaming with `isa`.
+fn depth_first_1d(n: usize, c: usize, w: usize, b: usize, elem: usize, isa: Isa) -> CopyPlan {
+    let op = "t";
+    let space = [
+        SpaceAxis::plain(n as u64),
+        SpaceAxis::plain(c as u64),
+        SpaceAxis::new(op, (w * b) as u64, 0, 0, b as u64).unwrap(),
+    ];
+    let groups: [&[Factor]; 3] = [&[o(0)], &[o(1), k(2)], &[o(2)]];
+    let g = Geometry::new(op, &space, &groups).unwrap();
+    let (ss, bs) = (c_strides(&[n, c, w * b], elem), c_strides(&[n, c * b, w], elem));
+    CopyPlan::compile(&g, Direction::Backward, elem, &Layouts { space: &ss, block: &bs }, true, isa)
+}
+
+/// The rule's bounds, on the last loops of a plan: an interleave of `ny`
+/// streams of 4-byte units, `nx` of each, with the loop `reps` around it.
+#[test]
+fn staged_interleaves_stream_where_long_runs_read_few_rows_a_push() {
+    let big = STAGED_STREAM_BYTES;
+    let tile = |nx: usize, ny: usize| [l(nx, 4, (ny * 4) as isize), l(ny, 1 << 24, 4)];
+    // 6 streams of 2,048 units: a 48 KiB run, from 32 MiB of output.
+    assert!(streams_staged(&tile(2048, 6), 4, big));
+    assert!(!streams_staged(&tile(2048, 6), 4, big - 1));
+    // Not an interleave (the columns apart in the destination).
+    assert!(!streams_staged(&[l(2048, 4, 1 << 20), l(6, 1 << 24, 4)], 4, big));
+    // Runs shorter than the stage: 341 units of 6 streams, 8,184 bytes;
+    // 342 fill it.
+    const { assert!(341 * 24 < STAGE && 342 * 24 >= STAGE) };
+    assert!(!streams_staged(&tile(341, 6), 4, big));
+    assert!(streams_staged(&tile(342, 6), 4, big));
+    // Repetitions that continue the destination's run make it longer: 8
+    // of 7,200 bytes. Where they continue the source's rows too, a push
+    // reads the tile's 6 rows on; where not, a push of one repetition (the
+    // stage holds one) reads 6 others.
+    let [x, y] = tile(300, 6);
+    for ss in [1200, 1 << 26] {
+        assert!(streams_staged(&[l(8, ss, 7200), x, y], 4, big), "{ss}");
+    }
+    assert!(!streams_staged(&[l(8, 1200, 7201), x, y], 4, big));
+    // 12 streams of 1,920-byte runs, 12 repetitions of them in the
+    // destination's run: the stage holds 4 a push, 48 rows (past
+    // `MAX_STAGED_ROWS`) where they do not continue the source's rows,
+    // 12 where they do.
+    let [x, y] = tile(40, 12);
+    assert!(!streams_staged(&[l(12, 1 << 26, 1920), x, y], 4, big));
+    assert!(streams_staged(&[l(12, 160, 1920), x, y], 4, big));
+}
+
+/// OpenVINO depth-first depth-to-space by 6 of float32 `[2, 18, w]`: 6
+/// streams (no interleave of their own) into each 24-byte group, a tile
+/// through the cache in the source's order (the loop of batches and
+/// channels outside it), streamed through the stage from 32 MiB of output
+/// (43 MB: `w` 300,000) on every ISA; at 28.8 MB (`w` 200,000) through
+/// the cache.
+#[test]
+fn long_staged_interleaves_stream_past_the_caches() {
+    for isa in [Isa::Avx512Vbmi, Isa::Avx512, Isa::Avx2, Isa::Portable] {
+        for (w, streamed) in [(300_000usize, true), (200_000, false)] {
+            let p = depth_first_1d(2, 3, w, 6, 4, isa);
+            let plane = (w * 24) as isize;
+            assert_eq!(counts_and_strides(&p.loops), vec![(6, plane, plane), (w, 4, 24), (6, plane / 6, 4)]);
+            assert_eq!(p.dst_bytes >= STAGED_STREAM_BYTES, streamed);
+            let staged = p.tile_choice.is_some_and(|c| c.staged());
+            assert!(p.tile && p.nt == streamed && staged == streamed, "{isa:?} {w}: {p:?}");
+        }
+    }
+}
+
+/// TF NCHW depth-to-space by 12 of float32 `[1, 144, 2000, 40]` (46 MB):
+/// 1,920-byte tiles of 12 streams, whose 12 repetitions (the block rows)
+/// continue the destination's run but not the source's rows; a push of
+/// the stage would read 48 rows (4 repetitions), past `MAX_STAGED_ROWS`:
+/// through the cache.
+#[test]
+fn staged_interleaves_reading_many_rows_a_push_store_through_the_cache() {
+    let (g, space, block) = nchw_depth_to_space(1, 2000, 40, 12);
+    let (ss, bs) = (c_strides(&space, 4), c_strides(&block, 4));
+    for isa in [Isa::Avx512Vbmi, Isa::Avx2] {
+        let p = CopyPlan::compile(&g, Direction::Backward, 4, &Layouts { space: &ss, block: &bs }, true, isa);
+        assert_eq!(
+            counts_and_strides(&p.loops),
+            vec![(2000, 160, 23040), (12, 3_840_000, 1920), (40, 4, 48), (12, 320_000, 4)]
+        );
+        assert!(p.dst_bytes >= STAGED_STREAM_BYTES && p.tile && !p.nt, "{isa:?}: {p:?}");
+    }
+}

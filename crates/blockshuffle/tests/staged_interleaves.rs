@@ -1,0 +1,65 @@
+//! Interleaves of more streams than a kernel of their own takes, past the
+//! caches (outputs of 32 MiB and more: `plan::rules::streams_staged`),
+//! built in the stage and streamed through the line writers in the order
+//! of a plan through the cache: OpenVINO depth-first depth-to-space of a
+//! 1-D image (6 streams, the whole row one destination run) and TF NCHW
+//! depth-to-space (5 streams, each tile's block rows continuing its
+//! destination run), against a direct reference, with every kernel set.
+
+use blockshuffle::{openvino, tf, DataFormat, Operator, Plan, Streaming};
+
+mod common;
+use common::{bytes, run_poisoned, ALL_KERNELS};
+
+/// Runs `plan` (auto and forced streaming) on every kernel set against `want`.
+fn check(plan: &Plan, x: &[u8], elem: usize, want: &[u8]) {
+    for kernels in ALL_KERNELS {
+        for streaming in [Streaming::Auto, Streaming::Always] {
+            let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
+            let y = run_poisoned(&plan, x, elem);
+            let first = y.iter().zip(want).position(|(a, b)| a != b);
+            assert!(first.is_none(), "{} {kernels:?} {streaming:?}: first wrong byte {first:?}", plan.op());
+        }
+    }
+}
+
+#[test]
+fn depth_first_depth_to_space_of_a_long_row_matches_the_reference() {
+    // [n, c * b, w] -> [n, c, w * b]: out[n][c][x * b + j] = in[n][c * b + j][x].
+    let (n, c, w, b, elem) = (2usize, 3usize, 240_000usize, 6usize, 4usize);
+    let plan = openvino::DepthToSpace::depth_first(b as i64).plan(&[n, c * b, w]).unwrap();
+    assert_eq!(plan.output_shape(), [n, c, w * b]);
+    assert!(plan.output_len() * elem >= 32 << 20);
+    let x = bytes(n * c * b * w * elem, 3);
+    let mut want = vec![0u8; x.len()];
+    for (out, inp) in want.chunks_exact_mut(w * b * elem).zip(x.chunks_exact(w * b * elem)) {
+        for j in 0..b {
+            for (k, unit) in inp[j * w * elem..(j + 1) * w * elem].chunks_exact(elem).enumerate() {
+                let at = (k * b + j) * elem;
+                out[at..at + elem].copy_from_slice(unit);
+            }
+        }
+    }
+    check(&plan, &x, elem, &want);
+}
+
+#[test]
+fn nchw_depth_to_space_by_5_matches_the_reference() {
+    // [1, 25, h, w] -> [1, 1, 5h, 5w]: out[y * 5 + i][x * 5 + j] = in[i * 5 + j][y][x].
+    let (h, w, b, elem) = (300usize, 1120usize, 5usize, 4usize);
+    let plan = tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&[1, b * b, h, w]).unwrap();
+    assert_eq!(plan.output_shape(), [1, 1, h * b, w * b]);
+    assert!(plan.output_len() * elem >= 32 << 20);
+    let x = bytes(b * b * h * w * elem, 5);
+    let mut want = vec![0u8; x.len()];
+    for (d, channel) in x.chunks_exact(h * w * elem).enumerate() {
+        let (i, j) = (d / b, d % b);
+        for (y, row) in channel.chunks_exact(w * elem).enumerate() {
+            for (k, unit) in row.chunks_exact(elem).enumerate() {
+                let at = ((y * b + i) * w * b + k * b + j) * elem;
+                want[at..at + elem].copy_from_slice(unit);
+            }
+        }
+    }
+    check(&plan, &x, elem, &want);
+}
