@@ -2,9 +2,11 @@
 //! caches (outputs of 32 MiB and more: `plan::rules::streams_staged`),
 //! built in the stage and streamed through the line writers in the order
 //! of a plan through the cache: OpenVINO depth-first depth-to-space of a
-//! 1-D image (6 streams, the whole row one destination run) and TF NCHW
+//! 1-D image (6 streams, the whole row one destination run), TF NCHW
 //! depth-to-space (5 streams, each tile's block rows continuing its
-//! destination run), against a direct reference, with every kernel set.
+//! destination run) and TF batch-to-space cropped on H (6 streams of
+//! 16-byte units, the block rows a crop cuts at the image's ends), against
+//! references, with every kernel set.
 
 use blockshuffle::{openvino, tf, DataFormat, Operator, Plan, Streaming};
 
@@ -61,5 +63,21 @@ fn nchw_depth_to_space_by_5_matches_the_reference() {
             }
         }
     }
+    check(&plan, &x, elem, &want);
+}
+
+#[test]
+fn cropped_batch_to_space_matches_the_reference() {
+    // TF batch-to-space by 6 of float32 NHWC with 4 channels, cropped on H
+    // by 3 and 5: the loop of block rows around each 38,400-byte tile
+    // carries the crop's window.
+    let (h, w, c, b, elem) = (150usize, 400usize, 4usize, 6usize, 4usize);
+    let crops = [[3usize, 5], [0, 0]];
+    let shape = [b * b, h, w, c];
+    let plan = tf::BatchToSpaceNd::new(&[b as i64, b as i64], &[[3, 5], [0, 0]]).plan(&shape).unwrap();
+    let x = bytes(shape.iter().product::<usize>() * elem, 9);
+    let (want, out_shape) = common::reference::ref_batch_to_space(&x, &shape, elem, &[b, b], &crops);
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
+    assert!(plan.output_len() * elem >= 32 << 20);
     check(&plan, &x, elem, &want);
 }

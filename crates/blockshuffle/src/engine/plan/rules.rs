@@ -678,8 +678,8 @@ pub(super) const MAX_STAGED_ROWS: usize = 16;
 /// `CopyPlan::build`), of a `dst_bytes` output, streams through the stage
 /// (`tile::TileChoice::staged`) into the line writers rather than storing
 /// through the cache: each destination run it writes (a tile's rows,
-/// with the repetitions around it where they continue them) at least a
-/// stage long, so that the writers store it in whole lines but for a
+/// with the repetitions around it where they continue them and no window
+/// crops them) at least a stage long, so that the writers store it in whole lines but for a
 /// partial line at each end, from at most [`MAX_STAGED_ROWS`] source rows
 /// a push, in an output of [`STAGED_STREAM_BYTES`] and more. Streaming
 /// then saves reading every destination line before it is written, more
@@ -693,8 +693,9 @@ pub(super) fn streams_staged(loops: &[Loop], unit: usize, dst_bytes: usize) -> b
     if run == 0 || x.ds != (y.count * unit) as isize || dst_bytes < STAGED_STREAM_BYTES {
         return false;
     }
-    // The repetitions around the tile that continue its destination run.
-    let reps = loops[..n - 2].last().filter(|r| r.ds == run as isize);
+    // The repetitions around the tile that continue its destination run
+    // (not those a window crops: its ends are not the run's).
+    let reps = loops[..n - 2].last().filter(|r| r.ds == run as isize && r.window.is_none());
     let whole_run = reps.map_or(run, |r| run.saturating_mul(r.count));
     // A push reads the tile's streams of every repetition in it, unless the
     // repetitions continue the tile's source rows (the same rows read on).

@@ -7,6 +7,7 @@ use super::{c_strides, counts_and_strides, l, nchw_depth_to_space};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::bytes::STAGE;
+use crate::engine::kernels::nest::{Loop, Window};
 
 /// OpenVINO depth-first depth-to-space by `b` of `[n, c * b, w]`
 /// (`elem`-byte elements): the depth index is `(c, bx)`; compiled
@@ -49,6 +50,9 @@ fn staged_interleaves_stream_where_long_runs_read_few_rows_a_push() {
         assert!(streams_staged(&[l(8, ss, 7200), x, y], 4, big), "{ss}");
     }
     assert!(!streams_staged(&[l(8, 1200, 7201), x, y], 4, big));
+    // Cropped repetitions (a window on them) do not lengthen it.
+    let cropped = Loop { window: Some(Window { outer: Some(0), oc: 8, ic: 1, lo: 1, hi: 100 }), ..l(8, 1200, 7200) };
+    assert!(!streams_staged(&[l(4, 1 << 26, 57600), cropped, x, y], 4, big));
     // 12 streams of 1,920-byte runs, 12 repetitions of them in the
     // destination's run: the stage holds 4 a push, 48 rows (past
     // `MAX_STAGED_ROWS`) where they do not continue the source's rows,
