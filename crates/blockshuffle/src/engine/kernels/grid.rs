@@ -63,10 +63,11 @@ impl Grid {
 
     /// Calls `run(outer, units, src, dst)` for the grid's rows in the
     /// fewest calls of a kernel that repeats a row: each run of consecutive
-    /// whole rows (all `n0` units) as one call of that many rows, each
-    /// row its window cuts as a call of one row, its units `[a, b)` from
-    /// theirs (rows with none: no call). For kernels whose setup costs
-    /// more than a row of a few units (a gather's permute indices).
+    /// whole rows (all `n0` units) as one call of that many rows, and each
+    /// row its window cuts as a call of one row of its units `[a, b)`
+    /// (rows left with none: no call), in the rows' order. For kernels
+    /// whose setup costs more than a row of a few units (a gather's
+    /// permute indices).
     #[inline(always)]
     pub(crate) fn row_runs(&self, src: *const u8, dst: *mut u8, mut run: impl FnMut(Rows, Rows, *const u8, *mut u8)) {
         let whole = Rows { count: self.n0, ss: self.ss0, ds: self.ds0 };
