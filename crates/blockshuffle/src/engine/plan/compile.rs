@@ -29,8 +29,9 @@
 //! caches, a deinterleaving one whose rows each pass over the source reads
 //! in short runs goes a chunk of rows at a time
 //! ([`block_passes`](super::order::block_passes)), and an interleaving one
-//! that only the stage streams streams through it where its destination
-//! runs are long ([`streams_staged`](super::rules::streams_staged)).
+//! that only the stage would stream is streamed through the stage where
+//! its destination runs are long
+//! ([`streams_staged`](super::rules::streams_staged)).
 //!
 //! This file holds the plan ([`CopyPlan`]) and its compilation; the rules
 //! it applies are in [`rules`](super::rules) and

@@ -679,13 +679,13 @@ pub(super) const MAX_STAGED_ROWS: usize = 16;
 /// (`tile::TileChoice::staged`) into the line writers rather than storing
 /// through the cache: each destination run it writes (a tile's rows,
 /// with the repetitions around it where they continue them and no window
-/// crops them) at least a stage long, so that the writers store it in whole lines but for a
-/// partial line at each end, from at most [`MAX_STAGED_ROWS`] source rows
-/// a push, in an output of [`STAGED_STREAM_BYTES`] and more. Streaming
-/// then saves reading every destination line before it is written, more
-/// than the stage's second pass over the bytes costs. What it buys is
-/// measured at the planner's step that asks it (`CopyPlan::build`, step
-/// 4'''').
+/// crops them) at least a stage long, so that the writers store it in
+/// whole lines but for a partial line at each end, from at most
+/// [`MAX_STAGED_ROWS`] source rows a push, in an output of
+/// [`STAGED_STREAM_BYTES`] and more. Streaming then saves reading every
+/// destination line before it is written, more than the stage's second
+/// pass over the bytes costs. What it buys is measured at the planner's
+/// step that asks it (`CopyPlan::build`, step 4'''').
 pub(super) fn streams_staged(loops: &[Loop], unit: usize, dst_bytes: usize) -> bool {
     let n = loops.len();
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
