@@ -8,9 +8,10 @@ use std::sync::OnceLock;
 
 use arrayvec::ArrayVec;
 
+use crate::engine::arch::cache::last_level_cache;
 use crate::engine::arch::mem::{advise_huge_pages, HUGE_PAGES_MIN};
 use crate::engine::arch::Isa;
-use crate::engine::exec::{self, Fill, Progress, STREAM_THRESHOLD};
+use crate::engine::exec::{self, stream_threshold, Fill, Progress};
 use crate::engine::geometry::{self, Dims, Geometry};
 use crate::engine::plan::{CopyPlan, Layouts};
 use crate::engine::Direction;
@@ -53,7 +54,9 @@ impl Parallelism {
 /// cache whatever this says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Streaming {
-    /// Stream outputs of at least 16 MiB.
+    /// Stream outputs of at least a quarter of the last-level cache, but no
+    /// less than 1 MiB and no more than 16 MiB (16 MiB where the cache's
+    /// size is not known).
     #[default]
     Auto,
     /// Always stream.
@@ -485,7 +488,7 @@ impl Plan {
         match self.streaming {
             Streaming::Always => true,
             Streaming::Never => false,
-            Streaming::Auto => self.output_len().saturating_mul(elem) >= STREAM_THRESHOLD,
+            Streaming::Auto => self.output_len().saturating_mul(elem) >= stream_threshold(last_level_cache()),
         }
     }
 

@@ -53,8 +53,9 @@ impl Rng {
 
 /// Output sizes at which the engine switches paths: a crop stage and tile
 /// stage (16 KiB), rows of a few KiB, threading (1 MiB), streaming stores
-/// and progress chunks (16 MiB).
-const THRESHOLDS: [usize; 6] = [4 << 10, 16 << 10, 64 << 10, 1 << 20, 16 << 20, 32 << 20];
+/// (a quarter of the last-level cache: 8 MiB for 32 MiB, 16 MiB for 64 MiB
+/// and more) and progress chunks (16 MiB).
+const THRESHOLDS: [usize; 7] = [4 << 10, 16 << 10, 64 << 10, 1 << 20, 8 << 20, 16 << 20, 32 << 20];
 
 /// Element sizes: the vector units, three-channel pixels and odd ones.
 const ELEMS: [usize; 19] = [1, 1, 1, 2, 2, 3, 4, 4, 5, 6, 7, 8, 8, 12, 16, 24, 32, 48, 64];

@@ -1,9 +1,11 @@
 //! The architecture layer, below every kernel: instruction-set detection
-//! ([`isa`]), the per-ISA vector registers ([`vector`]) and the memory
-//! primitives every kernel uses ([`mem`]).
+//! ([`isa`]), the last-level cache's size ([`cache`]), the per-ISA vector
+//! registers ([`vector`]) and the memory primitives every kernel uses
+//! ([`mem`]).
 //!
 //! Layer: arch (the lowest); imports nothing from the engine.
 
+pub(crate) mod cache;
 pub(crate) mod isa;
 pub(crate) mod mem;
 #[cfg(target_arch = "x86_64")]

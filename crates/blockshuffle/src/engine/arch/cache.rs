@@ -1,0 +1,116 @@
+//! The size of the last-level cache ([`last_level_cache`]), read once from
+//! CPUID, for the rules that scale with it.
+//!
+//! Layer: arch (the lowest); imports nothing from the engine.
+
+use std::sync::OnceLock;
+
+/// The bytes of this CPU's last-level data cache (the highest level of
+/// data or unified cache CPUID describes; on x86_64 only), or `None` where
+/// CPUID does not tell. Read once, then remembered.
+pub(crate) fn last_level_cache() -> Option<usize> {
+    static BYTES: OnceLock<Option<usize>> = OnceLock::new();
+    *BYTES.get_or_init(detect)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect() -> Option<usize> {
+    use std::arch::x86_64::{__cpuid, __cpuid_count, CpuidResult};
+    let vendor = __cpuid(0);
+    // "AuthenticAMD" and "HygonGenuine" describe their caches in leaf
+    // 0x8000_001D, Intel in leaf 4: the same layout.
+    let amd = matches!(&vendor_bytes(&vendor), b"AuthenticAMD" | b"HygonGenuine");
+    let (leaf, max) = if amd { (0x8000_001D, __cpuid(0x8000_0000).eax) } else { (4, vendor.eax) };
+    if max < leaf {
+        return None;
+    }
+    // Subleaves end with one of type 0; 16 is more levels than any CPU has.
+    let subleaves = (0..16).map(|sub| {
+        let CpuidResult { eax, ebx, ecx, .. } = __cpuid_count(leaf, sub);
+        [eax, ebx, ecx]
+    });
+    largest_level(subleaves)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect() -> Option<usize> {
+    None
+}
+
+/// CPUID leaf 0's vendor string (EBX, EDX, ECX).
+#[cfg(target_arch = "x86_64")]
+fn vendor_bytes(r: &std::arch::x86_64::CpuidResult) -> [u8; 12] {
+    let mut v = [0; 12];
+    for (chunk, reg) in v.chunks_exact_mut(4).zip([r.ebx, r.edx, r.ecx]) {
+        chunk.copy_from_slice(&reg.to_le_bytes());
+    }
+    v
+}
+
+/// The bytes of the highest-level data or unified cache among `subleaves`
+/// (EAX, EBX, ECX of CPUID leaf 4 or 0x8000_001D, in order), up to the first
+/// of type 0 (no more caches): ways (EBX 31:22) x partitions (EBX 21:12) x
+/// line bytes (EBX 11:0) x sets (ECX), each stored less one. `None` if no
+/// data or unified cache is described, or its size overflows.
+fn largest_level(subleaves: impl IntoIterator<Item = [u32; 3]>) -> Option<usize> {
+    let mut best: Option<(u32, usize)> = None;
+    for [eax, ebx, ecx] in subleaves {
+        let kind = eax & 0x1f;
+        if kind == 0 {
+            break;
+        }
+        // 1: data, 2: instructions, 3: unified.
+        if kind == 2 {
+            continue;
+        }
+        let level = (eax >> 5) & 0x7;
+        let bytes = [ebx >> 22, (ebx >> 12) & 0x3ff, ebx & 0xfff, ecx]
+            .into_iter()
+            .try_fold(1usize, |acc, field| acc.checked_mul(field as usize + 1));
+        if let Some(bytes) = bytes {
+            if best.is_none_or(|(l, _)| level > l) {
+                best = Some((level, bytes));
+            }
+        }
+    }
+    best.map(|(_, bytes)| bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One subleaf: `kind` (1 data, 2 instructions, 3 unified) at `level`,
+    /// of `ways` x `line` bytes x `sets`, one partition.
+    fn sub(kind: u32, level: u32, ways: u32, line: u32, sets: u32) -> [u32; 3] {
+        [kind | level << 5, (ways - 1) << 22 | (line - 1), sets - 1]
+    }
+
+    #[test]
+    fn the_highest_data_or_unified_level_wins() {
+        // An AMD Zen 4's leaf 0x8000_001D: L1d 32 KiB, L1i 32 KiB, L2
+        // 1 MiB, L3 32 MiB (16 ways x 64 bytes x 32768 sets).
+        let zen4 =
+            [sub(1, 1, 8, 64, 64), sub(2, 1, 8, 64, 64), sub(3, 2, 8, 64, 2048), sub(3, 3, 16, 64, 32768), [0, 0, 0]];
+        assert_eq!(largest_level(zen4), Some(32 << 20));
+        // Subleaves after the first of type 0 are not caches.
+        assert_eq!(largest_level([sub(1, 1, 8, 64, 64), [0, 0, 0], sub(3, 3, 16, 64, 32768)]), Some(32 << 10));
+        // Partitions multiply.
+        let two = [1 | 1 << 5, (8 - 1) << 22 | 1 << 12 | 63, 63];
+        assert_eq!(largest_level([two]), Some(64 << 10));
+        // An instruction cache alone is no data cache.
+        assert_eq!(largest_level([sub(2, 3, 16, 64, 32768)]), None);
+        assert_eq!(largest_level([]), None);
+        // Levels in any order: the highest, not the last.
+        assert_eq!(largest_level([sub(3, 3, 12, 64, 4096), sub(3, 2, 16, 64, 2048)]), Some(3 << 20));
+    }
+
+    #[test]
+    fn the_detected_size_is_remembered() {
+        let first = last_level_cache();
+        assert_eq!(last_level_cache(), first);
+        if let Some(bytes) = first {
+            assert!(bytes >= 4 << 10, "{bytes}");
+        }
+    }
+}
