@@ -8,10 +8,10 @@ use std::sync::OnceLock;
 
 use arrayvec::ArrayVec;
 
-use crate::engine::arch::cache::last_level_cache;
+use crate::engine::arch::cache::{last_level_cache, stream_threshold};
 use crate::engine::arch::mem::{advise_huge_pages, HUGE_PAGES_MIN};
 use crate::engine::arch::Isa;
-use crate::engine::exec::{self, stream_threshold, Fill, Progress};
+use crate::engine::exec::{self, Fill, Progress};
 use crate::engine::geometry::{self, Dims, Geometry};
 use crate::engine::plan::{CopyPlan, Layouts};
 use crate::engine::Direction;
@@ -925,5 +925,27 @@ impl Plan {
             exec::execute(&plan, input.cast(), output.cast(), Fill::Pattern(pattern), self.parallelism.threads(), None)
         };
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{numpy, Operator, Streaming};
+
+    use super::*;
+
+    /// `Streaming::Auto` streams outputs from `stream_threshold` of this
+    /// CPU's last-level cache (in bytes, whatever the element's size);
+    /// `Always` and `Never` whatever the size.
+    #[test]
+    fn auto_streams_from_the_threshold_of_this_cpus_cache() {
+        let at = stream_threshold(last_level_cache());
+        for elem in [1, 4] {
+            let plan = |n: usize| numpy::Transpose::new(&[1, 0]).plan(&[2, n / 2]).unwrap();
+            assert!(plan(at / elem).streams(elem), "{elem}");
+            assert!(!plan(at / elem - 2).streams(elem), "{elem}");
+            assert!(!plan(at / elem).with_streaming(Streaming::Never).streams(elem), "{elem}");
+            assert!(plan(64).with_streaming(Streaming::Always).streams(elem), "{elem}");
+        }
     }
 }

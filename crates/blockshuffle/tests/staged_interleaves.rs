@@ -1,5 +1,6 @@
 //! Interleaves of more streams than a kernel of their own takes, past the
-//! caches (outputs of 32 MiB and more: `plan::rules::streams_staged`),
+//! caches (outputs of twice the size from which outputs stream, at most
+//! 32 MiB: `plan::rules::streams_staged`),
 //! built in the stage and streamed through the line writers in the order
 //! of a plan through the cache: OpenVINO depth-first depth-to-space of a
 //! 1-D image (6 streams, the whole row one destination run), TF NCHW

@@ -100,34 +100,6 @@ pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 20;
 /// split between threads (a page).
 const MIN_PART_BYTES: usize = 4096;
 
-/// Destination bytes from which stores stream past the cache where the
-/// last-level cache is larger than four times this, or its size unknown
-/// (see [`stream_threshold`]).
-pub(crate) const STREAM_THRESHOLD: usize = 16 << 20;
-
-/// The fewest destination bytes [`stream_threshold`] streams, whatever
-/// size CPUID reports: outputs this small stay in the second-level caches
-/// of the CPUs measured (a guard against a hypervisor's odd report).
-const MIN_STREAM_THRESHOLD: usize = 1 << 20;
-
-/// Destination bytes from which stores stream past the cache, for a
-/// last-level cache of `llc` bytes: a quarter of it, between
-/// [`MIN_STREAM_THRESHOLD`] and [`STREAM_THRESHOLD`]. From there the output
-/// and the source it is read from fill half the cache or more, so the
-/// output would not stay cached anyway, and streaming saves reading every
-/// destination line first.
-///
-/// Measured on an AMD EPYC (Zen 4, L3 32 MiB, so 8 MiB here, not 16) over
-/// broad seed 26's 126 outputs of 4 to 16 MiB, one thread, medians of 5
-/// alternated runs, time streamed over time through the cache: 4-6 MiB
-/// 1.09, 6-8 MiB 0.99, 8-10 MiB 0.85, 10-12 MiB 0.93, 12-16 MiB 0.85 (two
-/// threads: 1.19, 1.04, 0.98, 0.94, 0.95). On a 2-core Intel Xeon guest
-/// (L3 260 MiB, shared with other guests) streaming paid from 16 MiB, which
-/// is where the cap keeps it.
-pub(crate) fn stream_threshold(llc: Option<usize>) -> usize {
-    llc.map_or(STREAM_THRESHOLD, |bytes| (bytes / 4).clamp(MIN_STREAM_THRESHOLD, STREAM_THRESHOLD))
-}
-
 struct Exec<'a> {
     plan: &'a CopyPlan,
     buf: Buffers,
@@ -860,29 +832,5 @@ fn grid(l: &Loop, y: &Loop, s: usize, e: usize) -> Grid {
         ds0: y.ds,
         bounds: y.window.map_or(Bounds::ALL, |win| win.bounds(s)),
         oc: y.window.map_or(0, |win| win.oc),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn outputs_stream_from_a_quarter_of_the_last_level_cache() {
-        const MIB: usize = 1 << 20;
-        // Unknown: the fixed threshold.
-        assert_eq!(stream_threshold(None), STREAM_THRESHOLD);
-        // A quarter, below the cap and above the floor.
-        assert_eq!(stream_threshold(Some(32 * MIB)), 8 * MIB);
-        assert_eq!(stream_threshold(Some(36 * MIB)), 9 * MIB);
-        assert_eq!(stream_threshold(Some(64 * MIB - 4)), 16 * MIB - 1);
-        // The cap: a large (shared) cache streams from 16 MiB.
-        assert_eq!(stream_threshold(Some(64 * MIB)), 16 * MIB);
-        assert_eq!(stream_threshold(Some(260 * MIB)), 16 * MIB);
-        assert_eq!(stream_threshold(Some(usize::MAX)), 16 * MIB);
-        // The floor: a small or odd report streams from 1 MiB.
-        assert_eq!(stream_threshold(Some(4 * MIB)), MIB);
-        assert_eq!(stream_threshold(Some(2 * MIB)), MIB);
-        assert_eq!(stream_threshold(Some(0)), MIB);
     }
 }

@@ -10,6 +10,7 @@
 use arrayvec::ArrayVec;
 
 use super::order::{free, move_inward, source_order_outside, writes_units_apart, MIN_DST_RUN};
+use crate::engine::arch::cache::{last_level_cache, stream_threshold};
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
 use crate::engine::kernels::bytes::STAGE;
@@ -653,14 +654,24 @@ pub(super) const MAX_STREAMED_INTERLEAVE_ROWS: usize = 8;
 /// Destination bytes from which an interleaving tile that only the stage
 /// streams (`tile::TileChoice::staged`) streams after all, in the order
 /// of a plan through the cache ([`streams_staged`]): twice the size from
-/// which outputs stream at all. Measured on an Intel Xeon (Emerald
-/// Rapids), one thread, the 193 such plans of broad seeds 26 and 801 to
-/// 806 that [`streams_staged`] takes but for their size, 3 alternated
+/// which outputs stream at all (`arch::cache::stream_threshold` of this
+/// CPU's last-level cache: 32 MiB where that is 64 MiB or more or not
+/// known, 16 MiB for 32 MiB).
+///
+/// Measured on an Intel Xeon (Emerald Rapids, L3 260 MiB: outputs stream
+/// from 16 MiB), one thread, the 193 such plans of broad seeds 26 and 801
+/// to 806 that [`streams_staged`] takes but for their size, 3 alternated
 /// runs, time streamed over time through the cache: outputs of 16 to 32
 /// MiB 1.05 (14 of 32 slower by more than 5%; the caches still hold much
 /// of them), 32 to 48 MiB 0.88, 48 to 64 MiB 0.80, 64 MiB and more 0.74
-/// to 0.77.
-pub(super) const STAGED_STREAM_BYTES: usize = 32 << 20;
+/// to 0.77. On an AMD EPYC (Zen 4, L3 32 MiB: outputs stream from 8 MiB),
+/// the plans of 16 to 32 MiB it takes from 16 MiB, medians of 5
+/// alternated runs: seeds 26 and 801-804, 21 plans, 0.96 (12 faster by
+/// more than 5%, 6 slower, at most 1.31); seeds 805-808, 14 plans, 0.91
+/// (7 faster, 3 slower, at most 1.14).
+pub(super) fn staged_stream_bytes() -> usize {
+    2 * stream_threshold(last_level_cache())
+}
 
 /// Most source rows a push of the stage (`kernels::bytes::STAGE`) of a
 /// staged interleave may read ([`streams_staged`]): its streams, times
@@ -682,7 +693,7 @@ pub(super) const MAX_STAGED_ROWS: usize = 16;
 /// crops them) at least a stage long, so that the writers store it in
 /// whole lines but for a partial line at each end, from at most
 /// [`MAX_STAGED_ROWS`] source rows a push, in an output of
-/// [`STAGED_STREAM_BYTES`] and more. Streaming then saves reading every
+/// [`staged_stream_bytes`] and more. Streaming then saves reading every
 /// destination line before it is written, more than the stage's second
 /// pass over the bytes costs. What it buys is measured at the planner's
 /// step that asks it (`CopyPlan::build`, step 4'''').
@@ -690,7 +701,7 @@ pub(super) fn streams_staged(loops: &[Loop], unit: usize, dst_bytes: usize) -> b
     let n = loops.len();
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
     let Some(run) = x.count.checked_mul(y.count).and_then(|c| c.checked_mul(unit)) else { return false };
-    if run == 0 || x.ds != (y.count * unit) as isize || dst_bytes < STAGED_STREAM_BYTES {
+    if run == 0 || x.ds != (y.count * unit) as isize || dst_bytes < staged_stream_bytes() {
         return false;
     }
     // The repetitions around the tile that continue its destination run

@@ -2,8 +2,9 @@
 //! caches in the order of a plan through the cache ([`streams_staged`]).
 
 use super::super::compile::*;
-use super::super::rules::{streams_staged, STAGED_STREAM_BYTES};
+use super::super::rules::{staged_stream_bytes, streams_staged};
 use super::{c_strides, counts_and_strides, l, nchw_depth_to_space};
+use crate::engine::arch::cache::{last_level_cache, stream_threshold};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::bytes::STAGE;
@@ -25,13 +26,24 @@ fn depth_first_1d(n: usize, c: usize, w: usize, b: usize, elem: usize, isa: Isa)
     CopyPlan::compile(&g, Direction::Backward, elem, &Layouts { space: &ss, block: &bs }, true, isa)
 }
 
+/// The size bound is twice the size from which outputs stream, on this CPU
+/// as on others: 32 MiB for a last-level cache of 64 MiB or more (or none
+/// known), 16 MiB for 32 MiB.
+#[test]
+fn staged_interleaves_stream_from_twice_the_streaming_threshold() {
+    assert_eq!(staged_stream_bytes(), 2 * stream_threshold(last_level_cache()));
+    assert_eq!(2 * stream_threshold(None), 32 << 20);
+    assert_eq!(2 * stream_threshold(Some(32 << 20)), 16 << 20);
+}
+
 /// The rule's bounds, on the last loops of a plan: an interleave of `ny`
 /// streams of 4-byte units, `nx` of each, with the loop `reps` around it.
 #[test]
 fn staged_interleaves_stream_where_long_runs_read_few_rows_a_push() {
-    let big = STAGED_STREAM_BYTES;
+    let big = staged_stream_bytes();
     let tile = |nx: usize, ny: usize| [l(nx, 4, (ny * 4) as isize), l(ny, 1 << 24, 4)];
-    // 6 streams of 2,048 units: a 48 KiB run, from 32 MiB of output.
+    // 6 streams of 2,048 units: a 48 KiB run, from twice the size from
+    // which outputs stream.
     assert!(streams_staged(&tile(2048, 6), 4, big));
     assert!(!streams_staged(&tile(2048, 6), 4, big - 1));
     // Not an interleave (the columns apart in the destination).
@@ -65,17 +77,18 @@ fn staged_interleaves_stream_where_long_runs_read_few_rows_a_push() {
 /// OpenVINO depth-first depth-to-space by 6 of float32 `[2, 18, w]`: 6
 /// streams (no interleave of their own) into each 24-byte group, a tile
 /// through the cache in the source's order (the loop of batches and
-/// channels outside it), streamed through the stage from 32 MiB of output
-/// (43 MB: `w` 300,000) on every ISA; at 28.8 MB (`w` 200,000) through
-/// the cache.
+/// channels outside it), streamed through the stage from
+/// `staged_stream_bytes` of output (`144 * w` bytes) on every ISA, and
+/// through the cache just under it.
 #[test]
 fn long_staged_interleaves_stream_past_the_caches() {
+    let at = staged_stream_bytes().div_ceil(144);
     for isa in [Isa::Avx512Vbmi, Isa::Avx512, Isa::Avx2, Isa::Portable] {
-        for (w, streamed) in [(300_000usize, true), (200_000, false)] {
+        for (w, streamed) in [(at, true), (at - 1, false), (at * 2, true)] {
             let p = depth_first_1d(2, 3, w, 6, 4, isa);
             let plane = (w * 24) as isize;
             assert_eq!(counts_and_strides(&p.loops), vec![(6, plane, plane), (w, 4, 24), (6, plane / 6, 4)]);
-            assert_eq!(p.dst_bytes >= STAGED_STREAM_BYTES, streamed);
+            assert_eq!(p.dst_bytes >= staged_stream_bytes(), streamed);
             let staged = p.tile_choice.is_some_and(|c| c.staged());
             assert!(p.tile && p.nt == streamed && staged == streamed, "{isa:?} {w}: {p:?}");
         }
@@ -97,6 +110,6 @@ fn staged_interleaves_reading_many_rows_a_push_store_through_the_cache() {
             counts_and_strides(&p.loops),
             vec![(2000, 160, 23040), (12, 3_840_000, 1920), (40, 4, 48), (12, 320_000, 4)]
         );
-        assert!(p.dst_bytes >= STAGED_STREAM_BYTES && p.tile && !p.nt, "{isa:?}: {p:?}");
+        assert!(p.dst_bytes >= staged_stream_bytes() && p.tile && !p.nt, "{isa:?}: {p:?}");
     }
 }
