@@ -31,7 +31,9 @@
 //! ([`block_passes`](super::order::block_passes)), and an interleaving one
 //! that only the stage would stream is streamed through the stage where
 //! its destination runs are long
-//! ([`streams_staged`](super::rules::streams_staged)).
+//! ([`streams_staged`](super::rules::streams_staged)); one of units under
+//! 4 bytes that streamed only the tile's own kernels would take, and
+//! through the cache the byte permutes, stores through the cache.
 //!
 //! This file holds the plan ([`CopyPlan`]) and its compilation; the rules
 //! it applies are in [`rules`](super::rules) and
@@ -774,11 +776,34 @@ impl CopyPlan {
                         // stream (2 to 4 streams; not the byte shuffles')
                         // from more source rows a destination run than
                         // `MAX_STREAMED_INTERLEAVE_ROWS`.
+                        //
+                        // And so does one of units under 4 bytes that
+                        // streamed only the tile's own kernels would take,
+                        // a unit at a time, where through the cache the
+                        // byte permutes take it (64 bytes a permute; they
+                        // decline streamed tiles): deinterleaves of 5 and
+                        // 6 streams of 2-byte units into long rows
+                        // (OpenVINO space-to-depth and space-to-batch of a
+                        // 1-D image). Measured on an AMD EPYC (Zen 4), one
+                        // thread, two sets of alternated runs, the 4 such
+                        // plans of outputs of 8 MiB and more of broad
+                        // seeds 26 and 801-806: 0.43 to 0.59 of the time
+                        // (OpenVINO space-to-depth of float16 by 5, 77
+                        // MiB, 2.62 -> 1.13x memcpy). The 3 of 4-byte units
+                        // the same would take measured 0.86 to 1.18, no
+                        // more than their noise (1.12 and 1.16 between
+                        // runs of the same plans): they stream.
                         let streamed = tile_choice(loops, self.unit, Mode { nt: true, isa: self.isa });
                         let many = !shuffled
                             && tile::own_interleave(self.isa, y.count, self.unit)
                             && interleaved_rows(loops, self.unit) > MAX_STREAMED_INTERLEAVE_ROWS;
-                        self.nt = !(many || streamed.is_some_and(|c| c.staged()));
+                        let permuted = || {
+                            self.unit < 4
+                                && streamed.is_some_and(|c| c.own())
+                                && tile_choice(loops, self.unit, Mode { nt: false, isa: self.isa })
+                                    .is_some_and(|c| c.permutes())
+                        };
+                        self.nt = !(many || streamed.is_some_and(|c| c.staged()) || permuted());
                         if self.nt {
                             // Streamed, its repetitions along the source's
                             // rows go next to it (see `repeat_source_rows`).

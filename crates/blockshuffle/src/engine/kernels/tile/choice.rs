@@ -107,6 +107,17 @@ impl TileChoice {
         self.kernel == Kernel::Staged
     }
 
+    /// Whether it goes by the tile's own kernels (`tile`, `tile_rows`): no
+    /// kernel for its shape took it.
+    pub(crate) fn own(&self) -> bool {
+        self.kernel == Kernel::Own
+    }
+
+    /// Whether it goes by the byte permutes (`permute`).
+    pub(crate) fn permutes(&self) -> bool {
+        matches!(self.kernel, Kernel::Permute(_))
+    }
+
     /// Copies the tile (all its repetitions) from `src` to `dst` by the
     /// chosen kernel.
     ///

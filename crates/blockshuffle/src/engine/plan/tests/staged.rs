@@ -95,6 +95,44 @@ fn long_staged_interleaves_stream_past_the_caches() {
     }
 }
 
+/// OpenVINO depth-first space-to-depth by 5 of `[2, 16, 5 * w]` (32 MB
+/// of float16; `depth_first_1d` forward): a deinterleave of 5 streams
+/// that streamed only the tile's own kernels take. Of 2-byte units, with
+/// AVX512-VBMI, whose byte permutes take it through the cache, it stores
+/// through the cache, the very plan of a run not streaming; without them,
+/// or of 4-byte units (which the permutes take too), it streams.
+#[test]
+fn streamed_deinterleaves_the_permutes_take_through_the_cache_store_through_it() {
+    let w = 100_000;
+    let plan = |elem: usize, isa: Isa, streaming: bool| {
+        let op = "t";
+        let space = [SpaceAxis::plain(2), SpaceAxis::plain(16), SpaceAxis::new(op, (w * 5) as u64, 0, 0, 5).unwrap()];
+        let groups: [&[Factor]; 3] = [&[o(0)], &[o(1), k(2)], &[o(2)]];
+        let g = Geometry::new(op, &space, &groups).unwrap();
+        let (ss, bs) = (c_strides(&[2, 16, w * 5], elem), c_strides(&[2, 16 * 5, w], elem));
+        CopyPlan::compile(&g, Direction::Forward, elem, &Layouts { space: &ss, block: &bs }, streaming, isa)
+    };
+    for (elem, isa, permuted) in
+        [(2, Isa::Avx512Vbmi, true), (2, Isa::Avx512, false), (2, Isa::Avx2, false), (4, Isa::Avx512Vbmi, false)]
+    {
+        let (p, cached) = (plan(elem, isa, true), plan(elem, isa, false));
+        let what = format!("{elem} bytes, {isa:?}: {p:?}");
+        assert!(p.tile && p.dst_bytes == 16_000_000 * elem, "{what}");
+        let n = p.loops.len();
+        let (e, row) = (elem as isize, (w * elem) as isize);
+        assert_eq!(counts_and_strides(&p.loops[n - 2..]), vec![(5, e, row), (w, 5 * e, e)], "{what}");
+        let own = p.tile_choice.is_some_and(|c| c.own());
+        let permutes = p.tile_choice.is_some_and(|c| c.permutes());
+        assert_eq!((p.nt, own, permutes), (!permuted, !permuted, permuted), "{what}");
+        if permuted {
+            assert_eq!((p.loops, p.tile_choice), (cached.loops, cached.tile_choice), "{isa:?}");
+        }
+        if elem == 4 {
+            assert!(cached.tile_choice.is_some_and(|c| c.permutes()), "{what}");
+        }
+    }
+}
+
 /// TF NCHW depth-to-space by 12 of float32 `[1, 144, 2000, 40]` (46 MB):
 /// 1,920-byte tiles of 12 streams, whose 12 repetitions (the block rows)
 /// continue the destination's run but not the source's rows; a push of
