@@ -10,10 +10,11 @@ use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::bytes::STAGE;
 use crate::engine::kernels::nest::{Loop, Window};
 
-/// OpenVINO depth-first depth-to-space by `b` of `[n, c * b, w]`
-/// (`elem`-byte elements): the depth index is `(c, bx)`; compiled
-/// streaming with `isa`.
-fn depth_first_1d(n: usize, c: usize, w: usize, b: usize, elem: usize, isa: Isa) -> CopyPlan {
+/// OpenVINO depth-first depth-to-space by `b` of `[2, c * b, w]`
+/// (`elem`-byte elements; `Direction::Forward`: space-to-depth into it):
+/// the depth index is `(c, bx)`; compiled streaming or not with `isa`.
+fn depth_first_1d(c: usize, w: usize, b: usize, elem: usize, isa: Isa, dir: Direction, streaming: bool) -> CopyPlan {
+    let n = 2;
     let op = "t";
     let space = [
         SpaceAxis::plain(n as u64),
@@ -23,7 +24,7 @@ fn depth_first_1d(n: usize, c: usize, w: usize, b: usize, elem: usize, isa: Isa)
     let groups: [&[Factor]; 3] = [&[o(0)], &[o(1), k(2)], &[o(2)]];
     let g = Geometry::new(op, &space, &groups).unwrap();
     let (ss, bs) = (c_strides(&[n, c, w * b], elem), c_strides(&[n, c * b, w], elem));
-    CopyPlan::compile(&g, Direction::Backward, elem, &Layouts { space: &ss, block: &bs }, true, isa)
+    CopyPlan::compile(&g, dir, elem, &Layouts { space: &ss, block: &bs }, streaming, isa)
 }
 
 /// The size bound is twice the size from which outputs stream, on this CPU
@@ -85,7 +86,7 @@ fn long_staged_interleaves_stream_past_the_caches() {
     let at = staged_stream_bytes().div_ceil(144);
     for isa in [Isa::Avx512Vbmi, Isa::Avx512, Isa::Avx2, Isa::Portable] {
         for (w, streamed) in [(at, true), (at - 1, false), (at * 2, true)] {
-            let p = depth_first_1d(2, 3, w, 6, 4, isa);
+            let p = depth_first_1d(3, w, 6, 4, isa, Direction::Backward, true);
             let plane = (w * 24) as isize;
             assert_eq!(counts_and_strides(&p.loops), vec![(6, plane, plane), (w, 4, 24), (6, plane / 6, 4)]);
             assert_eq!(p.dst_bytes >= staged_stream_bytes(), streamed);
@@ -104,14 +105,7 @@ fn long_staged_interleaves_stream_past_the_caches() {
 #[test]
 fn streamed_deinterleaves_the_permutes_take_through_the_cache_store_through_it() {
     let w = 100_000;
-    let plan = |elem: usize, isa: Isa, streaming: bool| {
-        let op = "t";
-        let space = [SpaceAxis::plain(2), SpaceAxis::plain(16), SpaceAxis::new(op, (w * 5) as u64, 0, 0, 5).unwrap()];
-        let groups: [&[Factor]; 3] = [&[o(0)], &[o(1), k(2)], &[o(2)]];
-        let g = Geometry::new(op, &space, &groups).unwrap();
-        let (ss, bs) = (c_strides(&[2, 16, w * 5], elem), c_strides(&[2, 16 * 5, w], elem));
-        CopyPlan::compile(&g, Direction::Forward, elem, &Layouts { space: &ss, block: &bs }, streaming, isa)
-    };
+    let plan = |elem, isa, streaming| depth_first_1d(16, w, 5, elem, isa, Direction::Forward, streaming);
     for (elem, isa, permuted) in
         [(2, Isa::Avx512Vbmi, true), (2, Isa::Avx512, false), (2, Isa::Avx2, false), (4, Isa::Avx512Vbmi, false)]
     {
