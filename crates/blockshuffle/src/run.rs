@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use arrayvec::ArrayVec;
 
-use crate::engine::arch::cache::{last_level_cache, stream_threshold};
+use crate::engine::arch::cache::cpu_stream_threshold;
 use crate::engine::arch::mem::{advise_huge_pages, HUGE_PAGES_MIN};
 use crate::engine::arch::Isa;
 use crate::engine::exec::{self, Fill, Progress};
@@ -488,7 +488,7 @@ impl Plan {
         match self.streaming {
             Streaming::Always => true,
             Streaming::Never => false,
-            Streaming::Auto => self.output_len().saturating_mul(elem) >= stream_threshold(last_level_cache()),
+            Streaming::Auto => self.output_len().saturating_mul(elem) >= cpu_stream_threshold(),
         }
     }
 
@@ -934,12 +934,12 @@ mod tests {
 
     use super::*;
 
-    /// `Streaming::Auto` streams outputs from `stream_threshold` of this
-    /// CPU's last-level cache (in bytes, whatever the element's size);
+    /// `Streaming::Auto` streams outputs from `cpu_stream_threshold`, the
+    /// threshold of this CPU's last-level cache (in bytes, whatever the element's size);
     /// `Always` and `Never` whatever the size.
     #[test]
     fn auto_streams_from_the_threshold_of_this_cpus_cache() {
-        let at = stream_threshold(last_level_cache());
+        let at = cpu_stream_threshold();
         for elem in [1, 4] {
             let plan = |n: usize| numpy::Transpose::new(&[1, 0]).plan(&[2, n / 2]).unwrap();
             assert!(plan(at / elem).streams(elem), "{elem}");

@@ -34,6 +34,12 @@ pub(crate) fn stream_threshold(llc: Option<usize>) -> usize {
     llc.map_or(STREAM_THRESHOLD, |bytes| (bytes / 4).clamp(MIN_STREAM_THRESHOLD, STREAM_THRESHOLD))
 }
 
+/// [`stream_threshold`] of this CPU's last-level cache
+/// ([`last_level_cache`]).
+pub(crate) fn cpu_stream_threshold() -> usize {
+    stream_threshold(last_level_cache())
+}
+
 /// The bytes of this CPU's last-level data cache (the highest level of
 /// data or unified cache CPUID describes; on x86_64 only), or `None` where
 /// CPUID does not tell. Read once, then remembered.
@@ -138,6 +144,7 @@ mod tests {
     fn the_detected_size_is_remembered() {
         let first = last_level_cache();
         assert_eq!(last_level_cache(), first);
+        assert_eq!(cpu_stream_threshold(), stream_threshold(first));
         if let Some(bytes) = first {
             assert!(bytes >= 4 << 10, "{bytes}");
         }

@@ -10,7 +10,7 @@
 use arrayvec::ArrayVec;
 
 use super::order::{free, move_inward, source_order_outside, writes_units_apart, MIN_DST_RUN};
-use crate::engine::arch::cache::{last_level_cache, stream_threshold};
+use crate::engine::arch::cache::cpu_stream_threshold;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
 use crate::engine::kernels::bytes::STAGE;
@@ -654,8 +654,8 @@ pub(super) const MAX_STREAMED_INTERLEAVE_ROWS: usize = 8;
 /// Destination bytes from which an interleaving tile that only the stage
 /// streams (`tile::TileChoice::staged`) streams after all, in the order
 /// of a plan through the cache ([`streams_staged`]): twice the size from
-/// which outputs stream at all (`arch::cache::stream_threshold` of this
-/// CPU's last-level cache: 32 MiB where that is 64 MiB or more or not
+/// which outputs stream at all (`arch::cache::cpu_stream_threshold`, from
+/// this CPU's last-level cache: 32 MiB where that is 64 MiB or more or not
 /// known, 16 MiB for 32 MiB).
 ///
 /// Measured on an Intel Xeon (Emerald Rapids, L3 260 MiB: outputs stream
@@ -670,7 +670,7 @@ pub(super) const MAX_STREAMED_INTERLEAVE_ROWS: usize = 8;
 /// more than 5%, 6 slower, at most 1.31); seeds 805-808, 14 plans, 0.91
 /// (7 faster, 3 slower, at most 1.14).
 pub(super) fn staged_stream_bytes() -> usize {
-    2 * stream_threshold(last_level_cache())
+    2 * cpu_stream_threshold()
 }
 
 /// Most source rows a push of the stage (`kernels::bytes::STAGE`) of a

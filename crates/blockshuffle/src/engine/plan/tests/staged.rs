@@ -4,7 +4,7 @@
 use super::super::compile::*;
 use super::super::rules::{staged_stream_bytes, streams_staged};
 use super::{c_strides, counts_and_strides, l, nchw_depth_to_space};
-use crate::engine::arch::cache::{last_level_cache, stream_threshold};
+use crate::engine::arch::cache::{cpu_stream_threshold, stream_threshold};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::bytes::STAGE;
@@ -32,7 +32,7 @@ fn depth_first_1d(c: usize, w: usize, b: usize, elem: usize, isa: Isa, dir: Dire
 /// known), 16 MiB for 32 MiB.
 #[test]
 fn staged_interleaves_stream_from_twice_the_streaming_threshold() {
-    assert_eq!(staged_stream_bytes(), 2 * stream_threshold(last_level_cache()));
+    assert_eq!(staged_stream_bytes(), 2 * cpu_stream_threshold());
     assert_eq!(2 * stream_threshold(None), 32 << 20);
     assert_eq!(2 * stream_threshold(Some(32 << 20)), 16 << 20);
 }
