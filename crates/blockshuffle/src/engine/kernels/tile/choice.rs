@@ -118,6 +118,11 @@ impl TileChoice {
         matches!(self.kernel, Kernel::Permute(_))
     }
 
+    /// Whether it goes by the transpose's squares (`transpose::transpose`).
+    pub(crate) fn transposes(&self) -> bool {
+        self.kernel == Kernel::Transpose
+    }
+
     /// Copies the tile (all its repetitions) from `src` to `dst` by the
     /// chosen kernel.
     ///

@@ -391,19 +391,21 @@ fn a_streamed_matrix_reads_its_source_rows_on() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_small_streamed_transpose_reads_its_source_rows_whole() {
-    // `2,0,4,1,5,3` of `[2, 3, 2, 16, 3, 16]` (float64, 36 KiB), streamed
-    // where AVX-512 runs (its full-line squares take the 16 x 16 tile):
-    // 16 tile rows times the 3 repetitions next to it, 48 source streams,
-    // so the loop continuing the source rows (3 x 128 bytes) moves next
+    // `2,0,4,1,5,3` of `[2, 3, 2, 32, 3, 32]` (float64, 288 KiB), streamed
+    // where AVX-512 runs (its full-line squares take the 32 x 32 tile):
+    // 32 tile rows times the 3 repetitions next to it, 96 source streams,
+    // so the loop continuing the source rows (3 x 256 bytes) moves next
     // to the tile, as in the large one. (The limit's edge, 32 streams, is
     // tested on the loops above: a streamed tile of this transpose has at
-    // least 16 rows, and a repetition of 1 is no loop.)
-    let plan = transposed([2, 3, 2, 16, 3, 16], [2, 0, 4, 1, 5, 3]);
+    // least 16 rows, and a repetition of 1 is no loop. A tile of 16
+    // streams, which VBMI's byte permutes take through the cache, stores
+    // through the cache: see `tests::staged`.)
+    let plan = transposed([2, 3, 2, 32, 3, 32], [2, 0, 4, 1, 5, 3]);
     for isa in Isa::every_runnable().filter(|&isa| isa >= Isa::Avx512) {
         let p = plan(true, isa);
         let what = format!("{isa:?}: {p:?}");
-        assert!(p.tile && p.nt, "{what}");
-        let inner = vec![(3, 12_288, 2_048), (3, 128, 6_144), (16, 8, 128), (16, 384, 8)];
+        assert!(p.tile && p.nt && p.tile_choice.is_some_and(|c| c.transposes()), "{what}");
+        let inner = vec![(3, 49_152, 8_192), (3, 256, 24_576), (32, 8, 256), (32, 768, 8)];
         assert_eq!(counts_and_strides(&p.loops[2..]), inner, "{what}");
     }
 }

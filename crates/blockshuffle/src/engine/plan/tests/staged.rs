@@ -127,6 +127,44 @@ fn streamed_deinterleaves_the_permutes_take_through_the_cache_store_through_it()
     }
 }
 
+/// TF NCHW depth-to-space by 16 of `[1, 256, 100, 109]` (as the ONNX CRD
+/// depth-to-space of float16 that found the rule, 42 MiB of broad seed
+/// 26): an interleave of 16 streams of 109-unit rows, that streamed the
+/// transpose's squares take, and through the cache, with AVX512-VBMI, the
+/// byte permutes. With VBMI, of 1-, 2- and 4-byte units, it stores through
+/// the cache, by the tile and the kernel of a run not streaming; without
+/// VBMI's permutes it streams, by the squares.
+#[test]
+fn streamed_interleaves_the_permutes_take_through_the_cache_store_through_it() {
+    let (g, space, block) = nchw_depth_to_space(1, 100, 109, 16);
+    for (elem, isa, permuted) in [
+        (1, Isa::Avx512Vbmi, true),
+        (2, Isa::Avx512Vbmi, true),
+        (4, Isa::Avx512Vbmi, true),
+        (2, Isa::Avx512, false),
+        (2, Isa::Avx2, false),
+    ] {
+        let (ss, bs) = (c_strides(&space, elem), c_strides(&block, elem));
+        let layouts = Layouts { space: &ss, block: &bs };
+        let plan = |streaming| CopyPlan::compile(&g, Direction::Backward, elem, &layouts, streaming, isa);
+        let (p, cached) = (plan(true), plan(false));
+        let what = format!("{elem} bytes, {isa:?}: {p:?}");
+        let n = p.loops.len();
+        let e = elem as isize;
+        assert_eq!(counts_and_strides(&p.loops[n - 2..]), vec![(109, e, 16 * e), (16, 10_900 * e, e)], "{what}");
+        let transposes = p.tile_choice.is_some_and(|c| c.transposes());
+        let permutes = p.tile_choice.is_some_and(|c| c.permutes());
+        assert_eq!((p.tile, p.nt, transposes, permutes), (true, !permuted, !permuted, permuted), "{what}");
+        if permuted {
+            // The tile of a run not streaming, by the same kernel (the
+            // loops around it in the order past the caches, see
+            // `repeat_continuing`).
+            assert_eq!(p.loops[n - 2..], cached.loops[n - 2..], "{what}");
+            assert!(cached.tile_choice.is_some_and(|c| c.permutes()), "{what}");
+        }
+    }
+}
+
 /// TF NCHW depth-to-space by 12 of float32 `[1, 144, 2000, 40]` (46 MB):
 /// 1,920-byte tiles of 12 streams, whose 12 repetitions (the block rows)
 /// continue the destination's run but not the source's rows; a push of
