@@ -34,15 +34,17 @@
 //! ([`streams_staged`](super::rules::streams_staged)); one that streamed
 //! the transpose's squares would take (or, of units under 4 bytes, only
 //! the tile's own kernels), and through the cache the byte permutes,
-//! stores through the cache.
+//! stores through the cache
+//! ([`interleave_through_cache`]).
 //!
 //! This file holds the plan ([`CopyPlan`]) and its compilation; the rules
-//! it applies are in [`rules`](super::rules) and
-//! [`repetitions`](super::repetitions), the loop orders in
-//! [`order`](super::order).
+//! it applies are in [`rules`](super::rules),
+//! [`repetitions`](super::repetitions) and [`streamed`](super::streamed),
+//! the loop orders in [`order`](super::order).
 //!
 //! Layer: plan; imports [`rules`](super::rules),
-//! [`repetitions`](super::repetitions), [`order`](super::order), geometry,
+//! [`repetitions`](super::repetitions), [`streamed`](super::streamed),
+//! [`order`](super::order), geometry,
 //! kernels (the loop nest's data, and what kernels accept) and arch; never
 //! exec.
 
@@ -52,12 +54,13 @@ use super::gathers::gather_block;
 use super::order::*;
 use super::repetitions::*;
 use super::rules::*;
+use super::streamed::{interleave_through_cache, tile_choice};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::gather::Gather;
-use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
-use crate::engine::kernels::tile::{self, TileChoice, TileShape};
+use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
+use crate::engine::kernels::tile::TileChoice;
 use crate::MAX_RANK;
 
 /// Which way a geometry is run.
@@ -746,83 +749,11 @@ impl CopyPlan {
                     // memcpy in the source's, 1.6-1.7x in it).
                     *loops = dst_order;
                     if !deinterleaving {
-                        // An interleaving tile that only the stage would
-                        // stream (`tile::TileChoice::staged`: more than 4
-                        // streams, or units with no interleave of their
-                        // own, and no full-line squares) stores through
-                        // the cache, in the order and with the
-                        // repetitions of a plan through the cache (step
-                        // 4'''; past the caches, staged in that order,
-                        // step 4''''). Streamed, in the destination's order,
-                        // each destination run gathers a unit of every
-                        // source row of every repetition inside it
-                        // (OpenVINO depth-to-space by 6: 36 source rows a
-                        // step; ONNX by 13: 169), more streams than the
-                        // prefetchers follow, and then makes a second pass
-                        // over the stage. Measured on an AMD EPYC (Zen 3,
-                        // AVX2), one thread, each workload's best of 2
-                        // alternated runs, with the destination written in
-                        // place (step 4'''): the 58 broad workloads of
-                        // seeds 801 and 802 (outputs of 16 MiB and more)
-                        // it changes, 0.76 of the time, none slower (ONNX
-                        // CRD depth-to-space of uint8 by 13, 111 MiB, 3.4 ->
-                        // 1.4x memcpy). Not the interleaves of 2 to 4
-                        // streams that stream themselves: through the
-                        // cache, W8 and W9 of the public benchmark (pixel
-                        // shuffle and depth-to-space of float32 by 2)
-                        // took 1.3 times as long; nor the full-line
-                        // squares' (HPTT's transposes: 1.14).
-                        //
-                        // So does one that its own vector kernel would
-                        // stream (2 to 4 streams; not the byte shuffles')
-                        // from more source rows a destination run than
-                        // `MAX_STREAMED_INTERLEAVE_ROWS`.
-                        //
-                        // And so does one of units under 4 bytes that
-                        // streamed only the tile's own kernels would take,
-                        // a unit at a time, where through the cache the
-                        // byte permutes take it (64 bytes a permute; they
-                        // decline streamed tiles): deinterleaves of 5 and
-                        // 6 streams of 2-byte units into long rows
-                        // (OpenVINO space-to-depth and space-to-batch of a
-                        // 1-D image). Measured on an AMD EPYC (Zen 4), one
-                        // thread, two sets of alternated runs, the 4 such
-                        // plans of outputs of 8 MiB and more of broad
-                        // seeds 26 and 801-806: 0.43 to 0.59 of the time
-                        // (OpenVINO space-to-depth of float16 by 5, 77
-                        // MiB, 2.62 -> 1.13x memcpy). The 3 of 4-byte units
-                        // the same would take measured 0.86 to 1.18, no
-                        // more than their noise (1.12 and 1.16 between
-                        // runs of the same plans): they stream.
-                        //
-                        // And so does one, of any unit, that streamed the
-                        // transpose's squares would take, where through
-                        // the cache the byte permutes take it (64 bytes
-                        // a permute): interleaves of 16 to 30 streams of
-                        // 1- to 8-byte units (TF NCHW_VECT_C and ONNX
-                        // depth-to-space and pixel shuffle by 16, numpy
-                        // and einops rearranges that move an axis of 16
-                        // to 30 last). Measured on an AMD EPYC
-                        // (Zen 4), one thread, 5 alternated runs, the 18
-                        // such plans of outputs of 8 MiB and more of broad
-                        // seeds 26 and 801-806 (all the plans this
-                        // changes there; the public and `transpose.json`
-                        // plans do not change): 0.74 of the time, 17
-                        // faster by more than 5%, none slower (einops
-                        // `b c (h p1) (w p2) -> (b h w) (p1 p2) c` of 16
-                        // uint8 channels, 100 MiB, 3.7 -> 1.8x memcpy; TF
-                        // batch-to-space of float16 by 16, 9 MiB, 4.2 ->
-                        // 2.6); two threads (3 runs), 0.78.
-                        let streamed = tile_choice(loops, self.unit, Mode { nt: true, isa: self.isa });
-                        let many = !shuffled
-                            && tile::own_interleave(self.isa, y.count, self.unit)
-                            && interleaved_rows(loops, self.unit) > MAX_STREAMED_INTERLEAVE_ROWS;
-                        let permuted = || {
-                            streamed.is_some_and(|c| c.transposes() || (self.unit < 4 && c.own()))
-                                && tile_choice(loops, self.unit, Mode { nt: false, isa: self.isa })
-                                    .is_some_and(|c| c.permutes())
-                        };
-                        self.nt = !(many || streamed.is_some_and(|c| c.staged()) || permuted());
+                        // An interleaving tile that streamed would be slow
+                        // stores through the cache, in the order and with
+                        // the repetitions of a plan through the cache
+                        // (see `interleave_through_cache`).
+                        self.nt = !interleave_through_cache(loops, self.unit, self.isa, shuffled);
                         if self.nt {
                             // Streamed, its repetitions along the source's
                             // rows go next to it (see `repeat_source_rows`).
@@ -975,23 +906,4 @@ impl CopyPlan {
             self.tile_choice = tile_choice(loops, self.unit, Mode { nt: self.nt, isa: self.isa });
         }
     }
-}
-
-/// The kernel of the tile of the last two of `loops` (`x`, contiguous in
-/// the source, and `y`, in the destination), repeated along the loop
-/// around them if there is one: the tile the executor runs for each index
-/// of the loops outside it, where no window or division among threads
-/// cuts that loop (a tile of another shape chooses for itself; see
-/// `tile::TileChoice` for what choosing once saves). `None` where `y`
-/// carries a window (the tile runs in parts).
-fn tile_choice(loops: &[Loop], unit: usize, m: Mode) -> Option<TileChoice> {
-    let [.., x, y] = loops else { return None };
-    if y.window.is_some() {
-        return None;
-    }
-    let rows = match loops {
-        [.., r, _, _] => Rows::of(r),
-        _ => Rows::ONE,
-    };
-    Some(TileChoice::of(TileShape::of_loops(rows, x, y, unit, m)))
 }

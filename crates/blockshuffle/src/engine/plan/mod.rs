@@ -5,7 +5,9 @@
 //! - [`rules`]: the predicates and constants that choose its paths;
 //! - [`gathers`]: the rules of blocks gathered by byte permutes;
 //! - [`order`]: the loop orders, and the moves that make them;
-//! - [`repetitions`]: a tile's repetitions moved next to it.
+//! - [`repetitions`]: a tile's repetitions moved next to it;
+//! - [`streamed`]: the tiles of a streaming plan that store through the
+//!   cache.
 //!
 //! Layer: plan; imports geometry, kernels (the loop nest's data, and what
 //! kernels accept) and arch; never exec.
@@ -15,6 +17,7 @@ pub(crate) mod gathers;
 pub(crate) mod order;
 pub(crate) mod repetitions;
 pub(crate) mod rules;
+pub(crate) mod streamed;
 #[cfg(test)]
 mod tests;
 

@@ -1,0 +1,96 @@
+//! Which tiles that a plan would stream store through the cache instead:
+//! the interleaving tiles whose kernel, streamed, is slower than the
+//! kernel that takes them through the cache
+//! ([`interleave_through_cache`]), and the kernel a tile's shape gets
+//! ([`tile_choice`]), which that rule compares.
+//!
+//! Layer: plan; imports kernels (the tile's choice of kernel) and arch.
+
+use super::rules::{interleaved_rows, MAX_STREAMED_INTERLEAVE_ROWS};
+use crate::engine::arch::Isa;
+use crate::engine::kernels::copy::Mode;
+use crate::engine::kernels::nest::{Loop, Rows};
+use crate::engine::kernels::tile::{self, TileChoice, TileShape};
+
+/// Whether the interleaving tile of the last two of `loops` (in the
+/// destination's order; `shuffled`: its rows go by the byte shuffles'
+/// streamed rows, `rules::streams_shuffled_rows`), in a plan that
+/// streams, stores through the cache instead, in the order and with the
+/// repetitions of a plan through the cache (`CopyPlan::build`, step 4''';
+/// past the caches, staged in that order, step 4'''').
+///
+/// One that only the stage would stream (`tile::TileChoice::staged`:
+/// more than 4 streams, or units with no interleave of their own, and no
+/// full-line squares). Streamed, in the destination's order, each
+/// destination run gathers a unit of every source row of every
+/// repetition inside it (OpenVINO depth-to-space by 6: 36 source rows a
+/// step; ONNX by 13: 169), more streams than the prefetchers follow, and
+/// then makes a second pass over the stage. Measured on an AMD EPYC (Zen
+/// 3, AVX2), one thread, each workload's best of 2 alternated runs, with
+/// the destination written in place (step 4'''): the 58 broad workloads
+/// of seeds 801 and 802 (outputs of 16 MiB and more) it changes, 0.76 of
+/// the time, none slower (ONNX CRD depth-to-space of uint8 by 13, 111
+/// MiB, 3.4 -> 1.4x memcpy). Not the interleaves of 2 to 4 streams that
+/// stream themselves: through the cache, W8 and W9 of the public
+/// benchmark (pixel shuffle and depth-to-space of float32 by 2) took 1.3
+/// times as long; nor the full-line squares' (HPTT's transposes: 1.14).
+///
+/// One that its own vector kernel would stream (2 to 4 streams; not the
+/// byte shuffles') from more source rows a destination run than
+/// [`MAX_STREAMED_INTERLEAVE_ROWS`].
+///
+/// One of units under 4 bytes that streamed only the tile's own kernels
+/// would take, a unit at a time, where through the cache the byte
+/// permutes take it (64 bytes a permute; they decline streamed tiles):
+/// deinterleaves of 5 and 6 streams of 2-byte units into long rows
+/// (OpenVINO space-to-depth and space-to-batch of a 1-D image). Measured
+/// on an AMD EPYC (Zen 4), one thread, two sets of alternated runs, the 4
+/// such plans of outputs of 8 MiB and more of broad seeds 26 and 801-806:
+/// 0.43 to 0.59 of the time (OpenVINO space-to-depth of float16 by 5, 77
+/// MiB, 2.62 -> 1.13x memcpy). The 3 of 4-byte units the same would take
+/// measured 0.86 to 1.18, no more than their noise (1.12 and 1.16
+/// between runs of the same plans): they stream.
+///
+/// One, of any unit, that streamed the transpose's squares would take,
+/// where through the cache the byte permutes take it: interleaves of 16
+/// to 30 streams of 1- to 8-byte units (TF NCHW_VECT_C and ONNX
+/// depth-to-space and pixel shuffle by 16, numpy and einops rearranges
+/// that move an axis of 16 to 30 last). Measured on an AMD EPYC (Zen 4),
+/// one thread, 5 alternated runs, the 18 such plans of outputs of 8 MiB
+/// and more of broad seeds 26 and 801-806 (all the plans this changes
+/// there; the public and `transpose.json` plans do not change): 0.74 of
+/// the time, 17 faster by more than 5%, none slower (einops `b c (h p1)
+/// (w p2) -> (b h w) (p1 p2) c` of 16 uint8 channels, 100 MiB, 3.7 ->
+/// 1.8x memcpy; TF batch-to-space of float16 by 16, 9 MiB, 4.2 -> 2.6);
+/// two threads (3 runs), 0.78.
+pub(super) fn interleave_through_cache(loops: &[Loop], unit: usize, isa: Isa, shuffled: bool) -> bool {
+    let Some(y) = loops.last() else { return false };
+    let streamed = tile_choice(loops, unit, Mode { nt: true, isa });
+    let many = !shuffled
+        && tile::own_interleave(isa, y.count, unit)
+        && interleaved_rows(loops, unit) > MAX_STREAMED_INTERLEAVE_ROWS;
+    let permuted = || {
+        streamed.is_some_and(|c| c.transposes() || (unit < 4 && c.own()))
+            && tile_choice(loops, unit, Mode { nt: false, isa }).is_some_and(|c| c.permutes())
+    };
+    many || streamed.is_some_and(|c| c.staged()) || permuted()
+}
+
+/// The kernel of the tile of the last two of `loops` (`x`, contiguous in
+/// the source, and `y`, in the destination), repeated along the loop
+/// around them if there is one: the tile the executor runs for each index
+/// of the loops outside it, where no window or division among threads
+/// cuts that loop (a tile of another shape chooses for itself; see
+/// `tile::TileChoice` for what choosing once saves). `None` where `y`
+/// carries a window (the tile runs in parts).
+pub(super) fn tile_choice(loops: &[Loop], unit: usize, m: Mode) -> Option<TileChoice> {
+    let [.., x, y] = loops else { return None };
+    if y.window.is_some() {
+        return None;
+    }
+    let rows = match loops {
+        [.., r, _, _] => Rows::of(r),
+        _ => Rows::ONE,
+    };
+    Some(TileChoice::of(TileShape::of_loops(rows, x, y, unit, m)))
+}
