@@ -32,7 +32,7 @@
 //! that only the stage would stream is streamed through the stage where
 //! its destination runs are long
 //! ([`streams_staged`](super::rules::streams_staged)); one that streamed
-//! the transpose's squares would take (or, of units under 4 bytes, only
+//! the register transposes would take (or, of units under 4 bytes, only
 //! the tile's own kernels), and through the cache the byte permutes,
 //! stores through the cache
 //! ([`interleave_through_cache`]).

@@ -123,6 +123,12 @@ impl TileChoice {
         self.kernel == Kernel::Transpose
     }
 
+    /// Whether it goes by the register transposes' deinterleave
+    /// (`streams::deinterleave`).
+    pub(crate) fn deinterleaves(&self) -> bool {
+        self.kernel == Kernel::Deinterleave
+    }
+
     /// Copies the tile (all its repetitions) from `src` to `dst` by the
     /// chosen kernel.
     ///

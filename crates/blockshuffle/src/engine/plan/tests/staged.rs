@@ -9,6 +9,7 @@ use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 use crate::engine::kernels::bytes::STAGE;
 use crate::engine::kernels::nest::{Loop, Window};
+use crate::engine::kernels::tile::TileChoice;
 
 /// OpenVINO depth-first depth-to-space by `b` of `[2, c * b, w]`
 /// (`elem`-byte elements; `Direction::Forward`: space-to-depth into it):
@@ -98,24 +99,33 @@ fn long_staged_interleaves_stream_past_the_caches() {
 
 /// OpenVINO depth-first space-to-depth by 5 of `[2, 16, 5 * w]` (32 MB
 /// of float16; `depth_first_1d` forward): a deinterleave of 5 streams
-/// that streamed only the tile's own kernels take. Of 2-byte units, with
-/// AVX512-VBMI, whose byte permutes take it through the cache, it stores
-/// through the cache, the very plan of a run not streaming; without them,
-/// or of 4-byte units (which the permutes take too), it streams.
+/// that streamed only the tile's own kernels take (of bytes, the register
+/// transposes' deinterleave). Of 1- and 2-byte units, with AVX512-VBMI,
+/// whose byte permutes take it through the cache, it stores through the
+/// cache, the very plan of a run not streaming; without them, or of
+/// 4-byte units (which the permutes take too), it streams.
 #[test]
 fn streamed_deinterleaves_the_permutes_take_through_the_cache_store_through_it() {
     let w = 100_000;
     let plan = |elem, isa, streaming| depth_first_1d(16, w, 5, elem, isa, Direction::Forward, streaming);
-    for (elem, isa, permuted) in
-        [(2, Isa::Avx512Vbmi, true), (2, Isa::Avx512, false), (2, Isa::Avx2, false), (4, Isa::Avx512Vbmi, false)]
-    {
+    for (elem, isa, permuted) in [
+        (1, Isa::Avx512Vbmi, true),
+        (1, Isa::Avx512, false),
+        (1, Isa::Avx2, false),
+        (2, Isa::Avx512Vbmi, true),
+        (2, Isa::Avx512, false),
+        (2, Isa::Avx2, false),
+        (4, Isa::Avx512Vbmi, false),
+    ] {
         let (p, cached) = (plan(elem, isa, true), plan(elem, isa, false));
         let what = format!("{elem} bytes, {isa:?}: {p:?}");
         assert!(p.tile && p.dst_bytes == 16_000_000 * elem, "{what}");
         let n = p.loops.len();
         let (e, row) = (elem as isize, (w * elem) as isize);
         assert_eq!(counts_and_strides(&p.loops[n - 2..]), vec![(5, e, row), (w, 5 * e, e)], "{what}");
-        let own = p.tile_choice.is_some_and(|c| c.own());
+        // Streamed: bytes by the deinterleave, wider units by their own.
+        let kernel = |c: TileChoice| if elem == 1 { c.deinterleaves() } else { c.own() };
+        let own = p.tile_choice.is_some_and(kernel);
         let permutes = p.tile_choice.is_some_and(|c| c.permutes());
         assert_eq!((p.nt, own, permutes), (!permuted, !permuted, permuted), "{what}");
         if permuted {
