@@ -64,9 +64,12 @@ use crate::engine::kernels::tile::{self, TileChoice, TileShape};
 /// 1.8x memcpy; TF batch-to-space of float16 by 16, 9 MiB, 4.2 -> 2.6);
 /// two threads (3 runs), 0.78. Held out, the 11 such plans of seeds 807
 /// to 810: 0.69 of the time, all faster (OpenVINO batch-to-space of uint8
-/// by 12 x 3 x 16 cropped, 12 MiB, 7.9 -> 2.7x).
+/// by 12 x 3 x 16 cropped, 12 MiB, 7.9 -> 2.7x). Not measured on an
+/// Intel Xeon, where two of them streamed were (ONNX depth-to-space of
+/// float16 by 16 and that einops rearrange: see
+/// `repetitions::repeat_source_rows`) but not through the cache.
 ///
-/// And one that streamed the register transposes' deinterleave would
+/// One that streamed the register transposes' deinterleave would
 /// take, where through the cache the byte permutes take it:
 /// deinterleaves of 5 to 15 streams of bytes into long rows (OpenVINO
 /// space-to-depth and space-to-batch, TF space-to-batch-ND, of a 1-D
