@@ -935,8 +935,8 @@ mod tests {
     use super::*;
 
     /// `Streaming::Auto` streams outputs from `cpu_stream_threshold`, the
-    /// threshold of this CPU's last-level cache (in bytes, whatever the element's size);
-    /// `Always` and `Never` whatever the size.
+    /// threshold of this CPU's last-level cache (in bytes, whatever the
+    /// element's size); `Always` and `Never` whatever the size.
     #[test]
     fn auto_streams_from_the_threshold_of_this_cpus_cache() {
         let at = cpu_stream_threshold();

@@ -195,8 +195,8 @@ fn opens_many_streams(between: &[Loop], rows: &[usize]) -> bool {
 /// (einops `b c (h p1) (w p2) -> (b h w) (p1 p2) c` of uint8 by 8 x 11,
 /// 100 MiB, 12.7 -> 3.9). With VBMI, those two, interleaves of 16
 /// streams that the byte permutes take through the cache, have since
-/// stored through the cache (`streamed::interleave_through_cache`: 0.69 and 0.49
-/// of the time streamed so on an AMD EPYC, Zen 4).
+/// stored through the cache (`streamed::interleave_through_cache`: 0.69
+/// and 0.49 of the time streamed so on an AMD EPYC, Zen 4).
 ///
 /// So for a matrix ([`repeat_both`], `matrix`: its four loops last), whose
 /// destination rows are each one run: the loop that continues its source

@@ -639,10 +639,10 @@ pub(super) fn squares_stream(loops: &[Loop], unit: usize, isa: Isa) -> bool {
 /// Most source rows a streamed interleaving tile of 2 to 4 streams that
 /// its own kernel streams (`tile::own_interleave`) may read for one run of
 /// the destination ([`interleaved_rows`]); past it, it stores through the
-/// cache, as a staged one does (see `streamed::interleave_through_cache`). Measured on
-/// an AMD EPYC (Zen 3, AVX2), one thread, best of 3 alternated runs, the
-/// broad workloads of 16 MiB and more it changes (seeds 26, 801 and 802,
-/// 17 of them, reading 9 to 60 rows a run): 0.80 of the time (einops of
+/// cache, as a staged one does (see `streamed::interleave_through_cache`).
+/// Measured on an AMD EPYC (Zen 3, AVX2), one thread, best of 3 alternated
+/// runs, the broad workloads of 16 MiB and more it changes (seeds 26, 801
+/// and 802, 17 of them, reading 9 to 60 rows a run): 0.80 of the time (einops of
 /// uint8 by 9 x 3, 4 streams, 39 MiB, 8.7 -> 3.6x memcpy; OpenVINO
 /// depth-to-space of float16 by 4, 22 MiB, 2.8 -> 1.4), 2 slower (PyTorch
 /// pixel shuffle of float32 by 4, 19 MiB, 0.88 -> 1.16; TF NCHW

@@ -125,9 +125,9 @@ fn streamed_deinterleaves_the_permutes_take_through_the_cache_store_through_it()
         assert_eq!(counts_and_strides(&p.loops[n - 2..]), vec![(5, e, row), (w, 5 * e, e)], "{what}");
         // Streamed: bytes by the deinterleave, wider units by their own.
         let kernel = |c: TileChoice| if elem == 1 { c.deinterleaves() } else { c.own() };
-        let own = p.tile_choice.is_some_and(kernel);
+        let streamed_kernel = p.tile_choice.is_some_and(kernel);
         let permutes = p.tile_choice.is_some_and(|c| c.permutes());
-        assert_eq!((p.nt, own, permutes), (!permuted, !permuted, permuted), "{what}");
+        assert_eq!((p.nt, streamed_kernel, permutes), (!permuted, !permuted, permuted), "{what}");
         if permuted {
             assert_eq!((p.loops, p.tile_choice), (cached.loops, cached.tile_choice), "{isa:?}");
         }
