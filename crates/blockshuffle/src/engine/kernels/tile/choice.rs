@@ -245,11 +245,15 @@ fn kernel(s: &TileShape) -> Kernel {
         (_, true) => (ny, rows.count * nx),
         _ => (ny, nx),
     };
+    // Through the cache, 8-byte units where AVX-512's masks run go in the
+    // tile's own square blocks, not the transpose's squares
+    // (`streams::blocks_through_cache`).
+    let blocks = !m.nt && streams::blocks_through_cache(unit, m.isa);
     // Shorter sides of float64 (with VBMI, of packed 6- and 12-byte
     // units) in full-line squares, where the tile's destination rows are
     // not runs of its rows (see `takes_squares`).
     let squares = dsx != ny as isize * u && transpose::takes_squares(my, mx, unit, m.isa, dsx, m.nt);
-    if squares || transpose::takes(my, mx, unit, m.isa, dsx, m.nt) {
+    if !blocks && (squares || transpose::takes(my, mx, unit, m.isa, dsx, m.nt)) {
         return Kernel::Transpose;
     }
     // Streamed interleaves that no kernel streams itself (more than 4
@@ -416,6 +420,26 @@ mod tests {
         assert_eq!(space_to_depth(1, 12, 16, 10), Kernel::Permute(Way::Deinterleave));
         assert_ne!(space_to_depth(3, 15, 8, 10), Kernel::Deinterleave);
         assert_ne!(space_to_depth(6, 11, 8, 10), Kernel::Deinterleave);
+    }
+
+    /// Where AVX-512's masks run, a transpose's tile of 8-byte units
+    /// through the cache goes by the tile's own kernels (their square
+    /// blocks: `streams::blocks_through_cache`), streamed by the
+    /// transpose's squares; 4-byte units by the squares both ways.
+    #[test]
+    fn float64_transposes_through_the_cache_go_in_the_tiles_own_blocks_where_masks_run() {
+        if !Isa::detect().runs_vbmi() {
+            return;
+        }
+        let transpose = |unit: usize, nt: bool| {
+            let (nx, ny) = (266, 318);
+            let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
+            kernel(&TileShape { rows: Rows::ONE, nx, ny, ssy, dsx, unit, m: Mode { nt, isa: Isa::Avx512Vbmi } })
+        };
+        assert_eq!(transpose(8, false), Kernel::Own);
+        assert_eq!(transpose(8, true), Kernel::Transpose);
+        assert_eq!(transpose(4, false), Kernel::Transpose);
+        assert_eq!(transpose(4, true), Kernel::Transpose);
     }
 
     /// With VBMI, deinterleaves of packed 6- and 12-byte units go in the

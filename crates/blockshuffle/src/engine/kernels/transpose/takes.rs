@@ -290,7 +290,11 @@ pub(super) fn in_squares(rows: usize, cols: usize, unit: usize, isa: Isa, nt: bo
 /// transposes of 22 and 27 MiB 1.3 and 1.7 times), 4-byte units (9, 1.39
 /// the time without) and 8-byte units (47, 1.19). Streamed, the squares
 /// stay faster for every unit (2-byte units: numpy transposes of 9 to 58
-/// MiB, 1.3 to 2.6 times the time without).
+/// MiB, 1.3 to 2.6 times the time without). The tile's choice sends its
+/// tiles of 8-byte units through the cache to its own square blocks
+/// instead (`streams::blocks_through_cache`, measured on an AMD EPYC, Zen
+/// 4): these squares take them there in a plan's matrix of repetitions
+/// (`tile::copy_matrix`) alone.
 fn cached(unit: usize, isa: Isa) -> bool {
     !halves(unit, isa) && !matches!(unit, 2 | 16)
 }

@@ -234,6 +234,26 @@ fn takes_blocks_of_3_4_and_8_byte_units_with_avx2_from_a_square_each_way() {
     }
 }
 
+/// Where AVX-512's masks run, blocks of 8-byte units alone, from a square
+/// each way (the tiles the choice sends there through the cache:
+/// `blocks_through_cache`); where they do not, as with AVX2.
+#[test]
+fn takes_blocks_of_8_byte_units_where_masks_run() {
+    let x86 = cfg!(target_arch = "x86_64");
+    for isa in [Isa::Avx512, Isa::Avx512Vbmi] {
+        let masked = super::super::masks(isa);
+        assert_eq!(takes_block(4, 4, 8, isa) && takes_block(64, 9, 8, isa), x86, "{isa:?}");
+        assert!(!takes_block(3, 4, 8, isa) && !takes_block(4, 3, 8, isa), "{isa:?}");
+        assert_eq!(blocks_through_cache(8, isa), masked, "{isa:?}");
+        for other in [1, 2, 3, 4, 6, 12] {
+            assert!(!blocks_through_cache(other, isa), "{other}, {isa:?}");
+            let plain = x86 && !masked && matches!(other, 3 | 4);
+            assert_eq!(takes_block(64, 64, other, isa), plain, "{other}, {isa:?}");
+        }
+    }
+    assert!(!blocks_through_cache(8, Isa::Avx2) && !blocks_through_cache(8, Isa::Sse2));
+}
+
 #[test]
 fn takes_five_to_32_streams_of_bytes_without_masks_in_rows_of_half_a_square() {
     assert!(!takes(100, 8, 1, Isa::Portable));
