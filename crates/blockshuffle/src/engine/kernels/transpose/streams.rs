@@ -348,24 +348,26 @@ pub(crate) fn takes_block(nx: usize, ny: usize, unit: usize, isa: Isa) -> bool {
 
 /// Whether, where AVX-512's masks run, a tile of `unit`-byte units
 /// through the cache goes in [`block`]'s square blocks (in the tile's own
-/// kernels, `tile::tile_block`) rather than the full-line squares: 8-byte
-/// units. The squares' strips go down a chunk's rows (up to 1,024), a
-/// line of 16 to 64 destination rows a step, with nothing fetched ahead;
-/// the blocks keep 64 rows of 512 bytes of each side in the L1 cache, the
-/// next block's source rows fetched while one is moved.
+/// kernels, `tile::tile_block`: 64 x 64 units, 512-byte rows on both
+/// sides, the next block's source rows fetched while one is moved) rather
+/// than the full-line squares, whose strips go down a chunk's rows (up to
+/// 1,024), a line of 16 to 64 destination rows a step, with nothing
+/// fetched ahead: 8-byte units.
 ///
-/// Measured on an AMD EPYC (Zen 4, AVX-512 with VBMI), one thread, 3 to 5
+/// Measured on an AMD EPYC (Zen 4, AVX-512 with VBMI), one thread, 5
 /// alternated runs, time after over before, on the broad workloads whose
 /// tiles of 8-byte units went in the squares through the cache: seed 26, 7
-/// tiles, 0.82, 6 faster by more than 5%, none slower (numpy transposes of
-/// float64, 318 x 266, 1.9 -> 1.4x memcpy; 113 x 47 x 78 reversed, 2.9 ->
-/// 2.3); held out, seeds 801 and 802, 5 and 4 tiles, 0.84 and 0.75, every
-/// one faster. Matrices whose rows are a multiple of 40 lines apart lose
-/// (a float64 transpose of 320 x 256, 1.9 -> 2.5x): the block's rows fall
-/// in a few of the L1 cache's sets. Not measured on an Intel Xeon, where
-/// the squares through the cache beat the blocked transpose's 16-byte
-/// squares (see `takes::cached`). Not 3- and 4-byte units, which measured
-/// mixed (seed 26: 4-byte 1.17 on one tile, 3-byte 0.93 on 6).
+/// tiles, 0.74, 6 faster by more than 5%, none slower (ONNX space-to-depth
+/// of float64 by 13, 7.4 MiB, 3.4 -> 1.9x memcpy; a numpy transpose of
+/// float64, 318 x 266, 1.9 -> 1.4x); held out, seeds 801 to 806, 22 tiles,
+/// 0.67 to 0.82 a seed, every one faster by more than 5%; two threads
+/// (seeds 26 and 801), 0.83 and 0.88. Matrices whose rows are a multiple
+/// of 40 lines apart lose (a float64 transpose of 320 x 256, 1.9 -> 2.5x):
+/// a block's rows fall in a few of the L1 cache's sets. Not measured on an
+/// Intel Xeon, where the squares through the cache were measured against
+/// the blocked transpose's 16-byte squares only (see `takes::cached`).
+/// Not 3- and 4-byte units, which measured mixed (seed 26: 3-byte 0.93 on
+/// 6 tiles, 4-byte 1.17 on one).
 pub(crate) fn blocks_through_cache(unit: usize, isa: Isa) -> bool {
     super::masks(isa) && unit == 8
 }
