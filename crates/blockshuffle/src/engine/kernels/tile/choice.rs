@@ -252,8 +252,8 @@ fn kernel(s: &TileShape) -> Kernel {
     // Shorter sides of float64 (with VBMI, of packed 6- and 12-byte
     // units) in full-line squares, where the tile's destination rows are
     // not runs of its rows (see `takes_squares`).
-    let squares = dsx != ny as isize * u && transpose::takes_squares(my, mx, unit, m.isa, dsx, m.nt);
-    if !blocks && (squares || transpose::takes(my, mx, unit, m.isa, dsx, m.nt)) {
+    let squares = || dsx != ny as isize * u && transpose::takes_squares(my, mx, unit, m.isa, dsx, m.nt);
+    if !blocks && (squares() || transpose::takes(my, mx, unit, m.isa, dsx, m.nt)) {
         return Kernel::Transpose;
     }
     // Streamed interleaves that no kernel streams itself (more than 4
