@@ -6,13 +6,18 @@
 
 use std::mem::MaybeUninit;
 
-use blockshuffle::{tf, Operator, Streaming};
+use blockshuffle::{tf, Operator, Parallelism, Streaming};
 
 mod common;
 use common::reference::ref_space_to_batch;
 use common::{bytes, ALL_KERNELS, POISON};
 
 fn check(block: &[usize], pads: &[[usize; 2]], shape: &[usize], elem: usize) {
+    check_on(block, pads, shape, elem, Parallelism::Sequential);
+}
+
+/// [`check`] with `parallelism`.
+fn check_on(block: &[usize], pads: &[[usize; 2]], shape: &[usize], elem: usize, parallelism: Parallelism) {
     let b: Vec<i64> = block.iter().map(|&v| v as i64).collect();
     let p: Vec<[i64; 2]> = pads.iter().map(|&[lo, hi]| [lo as i64, hi as i64]).collect();
     let x = bytes(shape.iter().product::<usize>() * elem, 3);
@@ -20,14 +25,16 @@ fn check(block: &[usize], pads: &[[usize; 2]], shape: &[usize], elem: usize) {
     for kernels in ALL_KERNELS {
         for streaming in [Streaming::Auto, Streaming::Always, Streaming::Never] {
             let op = tf::SpaceToBatchNd::new(&b, &p);
-            let plan = op.plan(shape).unwrap().with_kernels(kernels).with_streaming(streaming);
+            let plan =
+                op.plan(shape).unwrap().with_kernels(kernels).with_streaming(streaming).with_parallelism(parallelism);
             assert_eq!(plan.output_shape(), out_shape.as_slice());
             let mut out = vec![MaybeUninit::new(POISON); want.len()];
             plan.run_bytes_uninit(&x, elem, &mut out).unwrap();
             // SAFETY: every byte was initialised (the poison, then the run).
             let got: Vec<u8> = out.iter().map(|b| unsafe { b.assume_init() }).collect();
             let first = got.iter().zip(&want).position(|(a, b)| a != b);
-            assert_eq!(first, None, "block {block:?} pads {pads:?} {shape:?} elem {elem} {kernels:?} {streaming:?}");
+            let what = format!("block {block:?} pads {pads:?} {shape:?} elem {elem} {kernels:?} {streaming:?}");
+            assert_eq!(first, None, "{what} {parallelism:?}");
         }
     }
 }
@@ -79,5 +86,42 @@ fn padded_rows_too_long_to_carry_as_groups_carried_one_block_row_at_a_time() {
     for elem in [1, 2, 4, 8] {
         check(&[4, 4], &[[0, 0], [4, 0]], &[1, 16, 4604, 1], elem);
         check(&[4, 4], &[[0, 0], [3, 5]], &[2, 8, 4600, 1], elem);
+    }
+}
+
+#[test]
+fn padded_blocks_of_rows_staged_whole_or_in_chunks() {
+    // The innermost axis padded and blocked (each block offset a stream),
+    // the axes outside it padded too, their loops continuing the tile's
+    // destination rows: a block of rows staged at a time (the plan's
+    // `padded_block`). OpenVINO space-to-batch of uint8 by 8 x 10 x 12 in
+    // the broad benchmark (rows of 60 bytes, 100 to a block), and of
+    // 3-byte units by 9 x 8 x 15 (a window on the rows' loop alone).
+    check(&[8, 10, 12], &[[0, 7], [0, 2], [4, 6]], &[1, 73, 98, 50], 1);
+    check(&[1, 9, 8, 15], &[[0, 0], [0, 0], [5, 5], [0, 5]], &[2, 1, 18, 30, 40], 3);
+    // Batch over rows of 8 x 16 positions (0.5 KiB of 4-byte units, 1 KiB
+    // of 8-byte ones), `h` rows to an index of the batch: two indices of
+    // the batch (of 3) in the 8 KiB stage at a time up to 8 and 4 rows;
+    // from 9 and 5, no block (the rows' loop alone, staged as the tile's
+    // repetitions).
+    for (elem, hs) in [(4, [7, 8, 9]), (8, [3, 4, 5])] {
+        for h in hs {
+            check(&[4, 8], &[[1, 3], [5, 3]], &[3, 4 * h - 4, 120], elem);
+            // Every row of the batch's first index padding but the last.
+            check(&[4, 8], &[[4 * h - 4, 0], [5, 3]], &[3, 4, 120], elem);
+        }
+    }
+    // Two real rows of 8 padded ones: the blocks of H offsets 0 and 3 are
+    // all padding (filled whole, nothing staged).
+    check(&[4, 8], &[[1, 5], [5, 3]], &[3, 2, 120], 4);
+    // A block of three loops (batch, 2 x 4 rows of 1 KiB, both padded),
+    // one index of the batch a call.
+    check(&[2, 4, 8], &[[1, 1], [1, 3], [5, 3]], &[3, 2, 12, 120], 8);
+    // Split among threads (past the size that splits): the parts are
+    // ranges of the block's first loop (the batch, under the H offsets),
+    // or of the loops outside it.
+    for threads in [2, 3, 7] {
+        check_on(&[4, 8], &[[1, 3], [5, 3]], &[80, 24, 120], 4, Parallelism::Threads(threads));
+        check_on(&[8, 10, 12], &[[0, 7], [0, 2], [4, 6]], &[4, 73, 98, 50], 1, Parallelism::Threads(threads));
     }
 }

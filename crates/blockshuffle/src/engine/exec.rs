@@ -376,6 +376,11 @@ impl Exec<'_> {
                 self.fill_range(j, dof, range.start, s, w);
                 self.fill_range(j, dof, e, range.end, w);
             }
+            if p.padded_block == Some(j) {
+                // A padded tile's block from loop j, its kept indices
+                // staged as many at a time as the stage holds.
+                return self.padded_block(j, (s, e), so, dof, idx, w);
+            }
             let so = so.wrapping_add((s as isize).wrapping_mul(l.ss));
             let dof = dof.wrapping_add((s as isize).wrapping_mul(l.ds));
             if j + 1 == p.loops.len() {

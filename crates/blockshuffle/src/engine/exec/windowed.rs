@@ -1,15 +1,16 @@
 //! The executor's windowed tiles: a transposing tile whose inner loop has
 //! a window on the outer one's index (padding or crops at the ends of the
 //! blocked axis), and the stage that pads a tile's source where its
-//! positions run on.
+//! positions run on, a tile or a block of its repetitions at a time.
 //!
-//! Layer: exec; imports kernels and plan, as the executor.
+//! Layer: exec; imports kernels, plan and arch, as the executor.
 
 use super::Exec;
+use crate::engine::arch::mem::{copy_short, LINE};
 use crate::engine::kernels::bytes::{Stage, STAGE};
 use crate::engine::kernels::interleave_carried::{interleave_carried, Interleaved};
 use crate::engine::kernels::lines::Writers;
-use crate::engine::kernels::nest::{Loop, Rows, Window};
+use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
 use crate::engine::kernels::stream::cropped_rows;
 use crate::engine::kernels::tile::copy_tile;
 use crate::engine::plan::rules::crops_interleaved_rows;
@@ -253,5 +254,132 @@ impl Exec<'_> {
             }
         }
         true
+    }
+
+    /// Runs indices `[s, e)` of loop `j`, the first of the plan's padded
+    /// block (`CopyPlan::padded_block`), and the loops inside it: the
+    /// padded source rows of as many of those indices as the stage holds,
+    /// each row the tile's `nx * ny` positions in order (the window's kept
+    /// ones copied in one run, the rest filled; a row outside the windows
+    /// of the loops between all filled), then the tile's kernel over the
+    /// stage, its rows repeated `ny` units apart in the destination (which
+    /// those loops continue). `idx` holds the indices of the loops outside
+    /// `j`, which the windows inside the block depend on.
+    ///
+    /// # Safety
+    /// As `indices`, for a plan with a padded block at loop `j`; `[s, e)`
+    /// the indices of loop `j` its window keeps.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn padded_block(
+        &self,
+        j: usize,
+        (s, e): (usize, usize),
+        so: isize,
+        dof: isize,
+        idx: &[usize; MAX_LOOPS],
+        w: &mut Writers,
+    ) {
+        let p = self.plan;
+        let (n, unit) = (p.loops.len(), p.unit);
+        let (x, y) = (&p.loops[n - 2], &p.loops[n - 1]);
+        let Some(win) = y.window else { return };
+        let (nx, ny) = (x.count, y.count);
+        let (col, row) = (nx * unit, ny * unit);
+        let tile = col * ny;
+        // The loops between `j` and the tile, each with its kept range (its
+        // window's outer loop is outside the block: a fixed index).
+        let inner = &p.loops[j + 1..n - 2];
+        let mut kept = [(0usize, 0usize); MAX_LOOPS];
+        for (k, l) in inner.iter().enumerate() {
+            kept[k] = l.window.map_or((0, l.count), |w| w.range(w.outer.map_or(0, |o| idx[o as usize]), l.count));
+        }
+        let n_pos = (nx * ny) as i64;
+        let (lo, hi) = (win.lo.clamp(0, n_pos) as usize, win.hi.clamp(0, n_pos) as usize);
+        if hi <= lo || kept[..inner.len()].iter().any(|&(a, b)| a >= b) {
+            // All padding: the block's destination filled, nothing staged.
+            // SAFETY: the destination of loop j's indices `[s, e)`.
+            return unsafe { self.fill_range(j, dof, s, e, w) };
+        }
+        // A real check: the plan's rule sizes the block to the stage.
+        let per = inner.iter().try_fold(1usize, |r, l| r.checked_mul(l.count));
+        let Some(per) = per.filter(|&r| r.checked_mul(tile).is_some_and(|b| b <= STAGE)) else {
+            panic!("a padded block's rows outgrow the stage");
+        };
+        let chunk = STAGE / (per * tile);
+        let l = &p.loops[j];
+        let mut stage = Stage::new();
+        let stage_ptr = stage.ptr();
+        let mode = self.mode();
+        // The padding filled once: every chunk keeps the same rows' same
+        // positions (the windows inside the block depend on loops outside
+        // it), and overwrites only those.
+        // SAFETY: `chunk * per * tile <= STAGE` bytes of the stage.
+        unsafe { self.fill.fill(stage_ptr, chunk.min(e - s) * per * tile, false) };
+        let mut i0 = s;
+        while i0 < e {
+            let i1 = e.min(i0 + chunk);
+            let rows = (i1 - i0) * per;
+            // SAFETY: `rows * tile <= STAGE` (`chunk`), filled above; each kept row's
+            // positions `[lo, hi)` are source units (its loops' indices
+            // inside their windows, the tile's window keeping them), read
+            // from its position 0 (which may be padding) on; the tile then
+            // reads the stage's rows and writes the destination units of
+            // the block's indices `[i0, i1)`, which continue one another
+            // `row` bytes apart (the plan's rule).
+            unsafe {
+                let mut r = 0;
+                for i in i0..i1 {
+                    let src = so.wrapping_add((i as isize).wrapping_mul(l.ss));
+                    each_kept(inner, &kept[..inner.len()], src, |k, src| {
+                        let from = self.buf.src.wrapping_offset(src).wrapping_add(lo * unit);
+                        let to = stage_ptr.add((r + k) * tile + lo * unit);
+                        let len = (hi - lo) * unit;
+                        if len <= LINE {
+                            copy_short(from, to, len);
+                        } else {
+                            std::ptr::copy_nonoverlapping(from, to, len);
+                        }
+                    });
+                    r += per;
+                }
+                let dst = self.buf.dst.wrapping_offset(dof.wrapping_add((i0 as isize).wrapping_mul(l.ds)));
+                let staged = Rows { count: rows, ss: tile as isize, ds: row as isize };
+                copy_tile(staged, nx, ny, stage_ptr, col as isize, dst, x.ds, unit, mode, w);
+            }
+            i0 = i1;
+        }
+    }
+}
+
+/// Calls `row(k, src)` for each row of `loops` whose indices are all in
+/// their `kept` ranges, in order (none where a range is empty): `k` its
+/// place among all their rows (the last loop fastest), `src` its source
+/// offset from `base`.
+fn each_kept(loops: &[Loop], kept: &[(usize, usize)], base: isize, mut row: impl FnMut(usize, isize)) {
+    if kept.iter().any(|&(a, b)| a >= b) {
+        return;
+    }
+    let mut at = [0usize; MAX_LOOPS];
+    for (i, &(a, _)) in at.iter_mut().zip(kept) {
+        *i = a;
+    }
+    loop {
+        let (mut k, mut src) = (0usize, base);
+        for (l, &i) in loops.iter().zip(&at) {
+            k = k * l.count + i;
+            src = src.wrapping_add((i as isize).wrapping_mul(l.ss));
+        }
+        row(k, src);
+        // The next indices, the last loop fastest.
+        let mut d = loops.len();
+        loop {
+            let Some(e) = d.checked_sub(1) else { return };
+            d = e;
+            at[d] += 1;
+            if at[d] < kept[d].1 {
+                break;
+            }
+            at[d] = kept[d].0;
+        }
     }
 }

@@ -164,6 +164,11 @@ pub(crate) struct CopyPlan {
     /// its shape: see [`tile_choice`]. `None` for plans whose tiles go
     /// otherwise (the matrix, the carried kernels, a window on the tile).
     pub tile_choice: Option<TileChoice>,
+    /// The outermost loop of a padded tile's block: the loops from it to
+    /// the tile continue the tile's destination rows, and their padded
+    /// source rows are staged together, a block a call (see
+    /// [`padded_block`]). `None` for other plans.
+    pub padded_block: Option<usize>,
 }
 
 /// Strides (in bytes) of both sides of a geometry.
@@ -242,6 +247,7 @@ impl CopyPlan {
             gathered: false,
             gather: None,
             tile_choice: None,
+            padded_block: None,
         }
     }
 
@@ -376,6 +382,7 @@ impl CopyPlan {
         self.gathered = false;
         self.gather = None;
         self.tile_choice = None;
+        self.padded_block = None;
         if !empty {
             if windowed {
                 self.nest::<true>(&raw, &mut windows);
@@ -904,6 +911,10 @@ impl CopyPlan {
         let plain = self.tile && !self.matrix && self.carry_level.is_none();
         if plain {
             self.tile_choice = tile_choice(loops, self.unit, Mode { nt: self.nt, isa: self.isa });
+        }
+        // 8. A padded tile's block, staged a block at a time.
+        if self.tile && self.fill && !self.matrix && self.carry_level.is_none() {
+            self.padded_block = padded_block(loops, self.unit);
         }
     }
 }
