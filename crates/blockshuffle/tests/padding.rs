@@ -111,6 +111,12 @@ fn padded_blocks_of_rows_staged_whole_or_in_chunks() {
             check(&[4, 8], &[[4 * h - 4, 0], [5, 3]], &[3, 4, 120], elem);
         }
     }
+    // Three streams of four 6-byte units, whose block (42 rows of 72
+    // bytes) makes them a tile (rows without it), and the same of other
+    // units.
+    for elem in [1, 2, 3, 4, 6, 8, 12] {
+        check(&[2, 15, 3], &[[0, 1], [1, 1], [0, 2]], &[2, 13, 43, 10], elem);
+    }
     // Two real rows of 8 padded ones: the blocks of H offsets 0 and 3 are
     // all padding (filled whole, nothing staged).
     check(&[4, 8], &[[1, 5], [5, 3]], &[3, 2, 120], 4);

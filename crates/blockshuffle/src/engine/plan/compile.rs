@@ -52,6 +52,7 @@ use arrayvec::ArrayVec;
 
 use super::gathers::gather_block;
 use super::order::*;
+use super::padded::padded_block;
 use super::repetitions::*;
 use super::rules::*;
 use super::streamed::{interleave_through_cache, tile_choice};
@@ -623,7 +624,7 @@ impl CopyPlan {
             // it measured faster for them (the S2 workload 0.9 us a call,
             // against 1.2 us in the source's order), and costs nothing to
             // build.
-            let arranged = choose_tile(loops, self.unit, self.dst_bytes >= SOURCE_ORDER_BYTES, self.isa);
+            let arranged = choose_tile(loops, self.unit, self.dst_bytes >= SOURCE_ORDER_BYTES, !self.nt, self.isa);
             let tiled = arranged == Some(true);
             let shuffled = tiled && streams_shuffled_rows(loops, self.unit, self.isa);
             // Units that no tile kernel of their own takes (three-channel

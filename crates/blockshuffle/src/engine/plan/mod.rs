@@ -6,6 +6,7 @@
 //! - [`gathers`]: the rules of blocks gathered by byte permutes;
 //! - [`order`]: the loop orders, and the moves that make them;
 //! - [`repetitions`]: a tile's repetitions moved next to it;
+//! - [`padded`]: a padded tile's block, staged a block at a time;
 //! - [`streamed`]: the tiles of a streaming plan that store through the
 //!   cache.
 //!
@@ -15,6 +16,7 @@
 pub(crate) mod compile;
 pub(crate) mod gathers;
 pub(crate) mod order;
+pub(crate) mod padded;
 pub(crate) mod repetitions;
 pub(crate) mod rules;
 pub(crate) mod streamed;

@@ -12,6 +12,7 @@ mod carried;
 mod gathered;
 mod gathers;
 mod nest;
+mod padded;
 mod passes;
 mod repetitions;
 mod runs;

@@ -1,6 +1,5 @@
 //! A tile's repetitions moved next to it ([`repeat_continuing`],
-//! [`repeat_both`], [`repeat_source_rows`]), and a padded tile's block
-//! ([`padded_block`]).
+//! [`repeat_both`], [`repeat_source_rows`]).
 
 use arrayvec::ArrayVec;
 
@@ -409,67 +408,4 @@ fn a_small_streamed_transpose_reads_its_source_rows_whole() {
         let inner = vec![(3, 49_152, 8_192), (3, 256, 24_576), (32, 8, 256), (32, 768, 8)];
         assert_eq!(counts_and_strides(&p.loops[2..]), inner, "{what}");
     }
-}
-
-/// A padded tile of `nx` streams of `ny` units of `unit` bytes (its
-/// positions running on, `y`'s window on `x`), under `outer` loops of
-/// `(count, window's outer loop)`, each continuing the destination rows
-/// of those inside it (`ds` their bytes) unless `apart`.
-fn padded_tile(outer: &[(usize, Option<u8>)], nx: usize, ny: usize, unit: usize, apart: bool) -> Vec<Loop> {
-    let u = unit as isize;
-    let (mut loops, mut covers) = (Vec::new(), ny as isize * u);
-    for &(count, on) in outer.iter().rev() {
-        let window = on.map(|o| Window { outer: Some(o), oc: 1, ic: 1, lo: 1, hi: count as i64 - 1 });
-        loops.push(Loop { window, ..l(count, 100_000 * count as isize, covers) });
-        covers *= count as isize;
-    }
-    loops.reverse();
-    if apart {
-        loops[0].ds += u;
-    }
-    let n = loops.len() as u8;
-    let window = Some(Window { outer: Some(n), oc: 1, ic: nx as i64, lo: 3, hi: (nx * ny) as i64 - 2 });
-    loops.push(Loop { is_outer: true, ..l(nx, u, 1 << 30) });
-    loops.push(Loop { window, ..l(ny, nx as isize * u, u) });
-    loops
-}
-
-#[test]
-fn a_padded_tiles_block_is_the_loops_that_continue_its_rows_within_the_stage() {
-    // Tiles of 12 x 5 bytes (60) under 8 x 10 x 10 x 10 rows, the inner two
-    // loops with a window each on one of the outer two: the block is the
-    // inner two (100 rows), whose windows depend on loops outside it.
-    let on = |a, b| [(8, None), (10, None), (10, Some(a)), (10, Some(b))];
-    assert_eq!(padded_block(&padded_tile(&on(0, 1), 12, 5, 1, false), 1), Some(2));
-    let loops = padded_tile(&[(2, None), (3, Some(0)), (4, Some(0))], 12, 5, 1, false);
-    assert_eq!(padded_block(&loops, 1), Some(1));
-    // A window on the loop next to the tile that depends on the loop
-    // outside it: that loop alone, no block.
-    let loops = padded_tile(&[(2, None), (3, Some(0)), (4, Some(1))], 12, 5, 1, false);
-    assert_eq!(padded_block(&loops, 1), None);
-    // Rows of 1 KiB (8 x 16 units of 8 bytes), the stage's 8 KiB: two
-    // indices of the block's first loop a call up to 4 rows an index; from
-    // 5, one, no more rows a call than the rows' loop alone.
-    for (rows, first) in [(3, Some(1)), (4, Some(1)), (5, None)] {
-        let loops = padded_tile(&[(4, None), (3, None), (rows, Some(0))], 8, 16, 8, false);
-        assert_eq!(padded_block(&loops, 8), first, "{rows} rows");
-    }
-    // Three loops, one index of the first a call: 2 x 4 rows, twice the
-    // rows' loop's; 2 x 5 too many for the stage, and 5 alone too few.
-    for (rows, first) in [(4, Some(1)), (5, None)] {
-        let loops = padded_tile(&[(4, None), (3, None), (2, None), (rows, Some(0))], 8, 16, 8, false);
-        assert_eq!(padded_block(&loops, 8), first, "2 x {rows} rows");
-    }
-    // The loop next to the tile alone is no block (its repetitions are the
-    // tile's); nor are loops apart in the destination.
-    assert_eq!(padded_block(&padded_tile(&[(10, Some(0))], 12, 5, 1, false), 1), None);
-    assert_eq!(padded_block(&padded_tile(&[(3, None), (4, None)], 12, 5, 1, true), 1), None);
-    assert_eq!(padded_block(&padded_tile(&[(3, None), (4, None)], 12, 5, 1, false), 1), Some(0));
-    // A tile whose positions do not run on (`ic` not its streams), or
-    // without a window, has no padded block.
-    let mut loops = padded_tile(&on(0, 1), 12, 5, 1, false);
-    loops[5].window.as_mut().unwrap().ic = 11;
-    assert_eq!(padded_block(&loops, 1), None);
-    loops[5].window = None;
-    assert_eq!(padded_block(&loops, 1), None);
 }
