@@ -13,6 +13,7 @@ use crate::engine::kernels::lines::Writers;
 use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
 use crate::engine::kernels::stream::cropped_rows;
 use crate::engine::kernels::tile::copy_tile;
+use crate::engine::plan::padded::padded_block;
 use crate::engine::plan::rules::crops_interleaved_rows;
 
 impl Exec<'_> {
@@ -281,8 +282,13 @@ impl Exec<'_> {
     ) {
         let p = self.plan;
         let (n, unit) = (p.loops.len(), p.unit);
+        // A real check, once a call, of what the stage and the tile take on
+        // trust below: the tile's positions run on (each kept one a source
+        // unit), the loops from `j` continue its destination rows, within
+        // the stage, their windows on loops outside them (`idx`).
+        assert_eq!(padded_block(&p.loops, unit), Some(j), "not a padded block from loop {j}");
         let (x, y) = (&p.loops[n - 2], &p.loops[n - 1]);
-        let Some(win) = y.window else { return };
+        let win = y.window.expect("a padded block's tile has a window");
         let (nx, ny) = (x.count, y.count);
         let (col, row) = (nx * unit, ny * unit);
         let tile = col * ny;
@@ -300,11 +306,8 @@ impl Exec<'_> {
             // SAFETY: the destination of loop j's indices `[s, e)`.
             return unsafe { self.fill_range(j, dof, s, e, w) };
         }
-        // A real check: the plan's rule sizes the block to the stage.
-        let per = inner.iter().try_fold(1usize, |r, l| r.checked_mul(l.count));
-        let Some(per) = per.filter(|&r| r.checked_mul(tile).is_some_and(|b| b <= STAGE)) else {
-            panic!("a padded block's rows outgrow the stage");
-        };
+        // Within the stage (checked above).
+        let per: usize = inner.iter().map(|l| l.count).product();
         let chunk = STAGE / (per * tile);
         let l = &p.loops[j];
         let mut stage = Stage::new();
