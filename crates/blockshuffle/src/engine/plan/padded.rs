@@ -51,12 +51,13 @@ pub(crate) fn padded_block(loops: &[Loop], unit: usize) -> Option<usize> {
     let [.., x, y] = loops else { return None };
     let win = y.window?;
     let (nx, ny) = (x.count, y.count);
+    let col = nx.checked_mul(unit)?;
+    let tile = col.checked_mul(ny)?;
     let runs_on = x.window.is_none()
         && win.outer == Some((n - 2) as u8)
         && win.oc == 1
         && win.ic == nx as i64
-        && y.ss == (nx * unit) as isize;
-    let tile = nx.checked_mul(ny)?.checked_mul(unit)?;
+        && y.ss == col as isize;
     if !runs_on || tile == 0 || tile > STAGE {
         return None;
     }
@@ -77,5 +78,5 @@ pub(crate) fn padded_block(loops: &[Loop], unit: usize) -> Option<usize> {
     // At least twice the rows a call of the loop next to the tile alone.
     let (k, per) = first.filter(|&(k, _)| k + 4 <= n)?;
     let call = (STAGE / (per * tile)).min(loops[k].count) * per;
-    (call >= 2 * loops[n - 3].count).then_some(k)
+    (call >= loops[n - 3].count.saturating_mul(2)).then_some(k)
 }
