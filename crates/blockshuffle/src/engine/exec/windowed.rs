@@ -5,9 +5,12 @@
 //!
 //! Layer: exec; imports kernels, plan and arch, as the executor.
 
+use arrayvec::ArrayVec;
+
 use super::Exec;
 use crate::engine::arch::mem::{copy_short, LINE};
 use crate::engine::kernels::bytes::{Stage, STAGE};
+use crate::engine::kernels::copy::odometer;
 use crate::engine::kernels::interleave_carried::{interleave_carried, Interleaved};
 use crate::engine::kernels::lines::Writers;
 use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
@@ -292,24 +295,36 @@ impl Exec<'_> {
         let (nx, ny) = (x.count, y.count);
         let (col, row) = (nx * unit, ny * unit);
         let tile = col * ny;
-        // The loops between `j` and the tile, each with its kept range (its
-        // window's outer loop is outside the block: a fixed index).
+        // The block's kept rows as a loop nest over the source and the
+        // stage: loop j (a chunk's indices, counted below), then each loop
+        // between it and the tile cut to the range its window keeps (the
+        // window's outer loop is outside the block: a fixed index), a row
+        // `tile` bytes of the stage, in the destination's order.
         let inner = &p.loops[j + 1..n - 2];
-        let mut kept = [(0usize, 0usize); MAX_LOOPS];
-        for (k, l) in inner.iter().enumerate() {
-            kept[k] = l.window.map_or((0, l.count), |w| w.range(w.outer.map_or(0, |o| idx[o as usize]), l.count));
+        let mut rows_of: ArrayVec<Loop, MAX_LOOPS> = ArrayVec::new();
+        let (mut src0, mut stage0, mut step) = (0isize, 0isize, tile as isize);
+        let mut none_kept = false;
+        for l in inner.iter().rev() {
+            let (a, b) = l.window.map_or((0, l.count), |w| w.range(w.outer.map_or(0, |o| idx[o as usize]), l.count));
+            none_kept |= a >= b;
+            src0 = src0.wrapping_add((a as isize).wrapping_mul(l.ss));
+            stage0 += a as isize * step;
+            rows_of.push(Loop { count: b.saturating_sub(a), ss: l.ss, ds: step, window: None, is_outer: false });
+            step *= l.count as isize;
         }
+        let l = &p.loops[j];
+        rows_of.push(Loop { count: 0, ss: l.ss, ds: step, window: None, is_outer: false });
+        rows_of.reverse();
         let n_pos = (nx * ny) as i64;
         let (lo, hi) = (win.lo.clamp(0, n_pos) as usize, win.hi.clamp(0, n_pos) as usize);
-        if hi <= lo || kept[..inner.len()].iter().any(|&(a, b)| a >= b) {
+        if hi <= lo || none_kept {
             // All padding: the block's destination filled, nothing staged.
             // SAFETY: the destination of loop j's indices `[s, e)`.
             return unsafe { self.fill_range(j, dof, s, e, w) };
         }
-        // Within the stage (checked above).
-        let per: usize = inner.iter().map(|l| l.count).product();
+        // Within the stage (checked above): an index of loop j is `per` rows.
+        let per = step as usize / tile;
         let chunk = STAGE / (per * tile);
-        let l = &p.loops[j];
         let mut stage = Stage::new();
         let stage_ptr = stage.ptr();
         let mode = self.mode();
@@ -330,59 +345,23 @@ impl Exec<'_> {
             // the block's indices `[i0, i1)`, which continue one another
             // `row` bytes apart (the plan's rule).
             unsafe {
-                let mut r = 0;
-                for i in i0..i1 {
-                    let src = so.wrapping_add((i as isize).wrapping_mul(l.ss));
-                    each_kept(inner, &kept[..inner.len()], src, |k, src| {
-                        let from = self.buf.src.wrapping_offset(src).wrapping_add(lo * unit);
-                        let to = stage_ptr.add((r + k) * tile + lo * unit);
-                        let len = (hi - lo) * unit;
-                        if len <= LINE {
-                            copy_short(from, to, len);
-                        } else {
-                            std::ptr::copy_nonoverlapping(from, to, len);
-                        }
-                    });
-                    r += per;
-                }
+                rows_of[0].count = i1 - i0;
+                let (src, len) =
+                    (so.wrapping_add((i0 as isize).wrapping_mul(l.ss)).wrapping_add(src0), (hi - lo) * unit);
+                odometer(&rows_of, src, stage0, |row_src, row_stage| {
+                    let from = self.buf.src.wrapping_offset(row_src).wrapping_add(lo * unit);
+                    let to = stage_ptr.offset(row_stage).add(lo * unit);
+                    if len <= LINE {
+                        copy_short(from, to, len);
+                    } else {
+                        std::ptr::copy_nonoverlapping(from, to, len);
+                    }
+                });
                 let dst = self.buf.dst.wrapping_offset(dof.wrapping_add((i0 as isize).wrapping_mul(l.ds)));
                 let staged = Rows { count: rows, ss: tile as isize, ds: row as isize };
                 copy_tile(staged, nx, ny, stage_ptr, col as isize, dst, x.ds, unit, mode, w);
             }
             i0 = i1;
-        }
-    }
-}
-
-/// Calls `row(k, src)` for each row of `loops` whose indices are all in
-/// their `kept` ranges, in order (none where a range is empty): `k` its
-/// place among all their rows (the last loop fastest), `src` its source
-/// offset from `base`.
-fn each_kept(loops: &[Loop], kept: &[(usize, usize)], base: isize, mut row: impl FnMut(usize, isize)) {
-    if kept.iter().any(|&(a, b)| a >= b) {
-        return;
-    }
-    let mut at = [0usize; MAX_LOOPS];
-    for (i, &(a, _)) in at.iter_mut().zip(kept) {
-        *i = a;
-    }
-    loop {
-        let (mut k, mut src) = (0usize, base);
-        for (l, &i) in loops.iter().zip(&at) {
-            k = k * l.count + i;
-            src = src.wrapping_add((i as isize).wrapping_mul(l.ss));
-        }
-        row(k, src);
-        // The next indices, the last loop fastest.
-        let mut d = loops.len();
-        loop {
-            let Some(e) = d.checked_sub(1) else { return };
-            d = e;
-            at[d] += 1;
-            if at[d] < kept[d].1 {
-                break;
-            }
-            at[d] = kept[d].0;
         }
     }
 }
