@@ -3,13 +3,12 @@
 //! blocked axis), and the stage that pads a tile's source where its
 //! positions run on, a tile or a block of its repetitions at a time.
 //!
-//! Layer: exec; imports kernels, plan and arch, as the executor.
+//! Layer: exec; imports kernels and plan, as the executor.
 
 use arrayvec::ArrayVec;
 
 use super::Exec;
-use crate::engine::arch::mem::{copy_short, LINE};
-use crate::engine::kernels::bytes::{Stage, STAGE};
+use crate::engine::kernels::bytes::{copy_staged, Stage, STAGE};
 use crate::engine::kernels::copy::odometer;
 use crate::engine::kernels::interleave_carried::{interleave_carried, Interleaved};
 use crate::engine::kernels::lines::Writers;
@@ -350,12 +349,7 @@ impl Exec<'_> {
                     (so.wrapping_add((i0 as isize).wrapping_mul(l.ss)).wrapping_add(src0), (hi - lo) * unit);
                 odometer(&rows_of, src, stage0, |row_src, row_stage| {
                     let from = self.buf.src.wrapping_offset(row_src).wrapping_add(lo * unit);
-                    let to = stage_ptr.offset(row_stage).add(lo * unit);
-                    if len <= LINE {
-                        copy_short(from, to, len);
-                    } else {
-                        std::ptr::copy_nonoverlapping(from, to, len);
-                    }
+                    copy_staged(from, stage_ptr.offset(row_stage).add(lo * unit), len);
                 });
                 let dst = self.buf.dst.wrapping_offset(dof.wrapping_add((i0 as isize).wrapping_mul(l.ds)));
                 let staged = Rows { count: rows, ss: tile as isize, ds: row as isize };

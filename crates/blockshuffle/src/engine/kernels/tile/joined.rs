@@ -9,12 +9,10 @@
 //!
 //! Layer: kernels; a part of [`tile`](super), whose kernels it runs.
 
-use std::ptr;
-
 use super::{copy_tile, own_tile, simd_streams, Writers};
-use crate::engine::arch::mem::{copy_short, LINE};
+use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
-use crate::engine::kernels::bytes::{Stage, STAGE};
+use crate::engine::kernels::bytes::{copy_staged, Stage, STAGE};
 use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::nest::Rows;
 use crate::engine::kernels::shuffle;
@@ -82,36 +80,13 @@ pub(in crate::engine::kernels) unsafe fn joined_tile(
                 if m.nt {
                     w.push(from, to, run);
                 } else {
-                    copy(from, to, run);
+                    copy_staged(from, to, run);
                 }
             }
             r0 += k;
         }
     }
 }
-
-/// Copies a repetition's `run` bytes to or from the stage: runs of up to
-/// 64 bytes in two overlapping moves, not a call into the C library. An
-/// einops rearrange of float16 into 12-byte runs (0.46 MiB, held out, seed
-/// 803) took 1.7 times as long joined as unjoined with a call a run, 0.86
-/// so.
-///
-/// # Safety
-/// `run` bytes readable at `from` and writable at `to`, not overlapping.
-#[inline(always)]
-unsafe fn copy(from: *const u8, to: *mut u8, run: usize) {
-    // SAFETY: forwarded; `copy_short` takes runs of at most 64 bytes.
-    unsafe {
-        if run <= SHORT_RUN {
-            copy_short(from, to, run);
-        } else {
-            ptr::copy_nonoverlapping(from, to, run);
-        }
-    }
-}
-
-/// The longest run [`copy`] moves without a call.
-const SHORT_RUN: usize = 64;
 
 /// Whether an interleaving tile of `nx x ny` units of `unit` bytes goes by
 /// [`joined_tile`]: its `rows` continue its source rows, two of them fit
@@ -196,7 +171,7 @@ pub(in crate::engine::kernels) unsafe fn joined_deinterleave(
         while r0 < rows.count {
             let k = per.min(rows.count - r0);
             for r in 0..k {
-                copy(rows.at(r0 + r, src, dst).0, stage.ptr().add(r * run), run);
+                copy_staged(rows.at(r0 + r, src, dst).0, stage.ptr().add(r * run), run);
             }
             let d = rows.at(r0, src, dst).1;
             copy_tile(Rows::ONE, nx, k * ny, stage.ptr(), (nx * unit) as isize, d, dsx, unit, m, w);
