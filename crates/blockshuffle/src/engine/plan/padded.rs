@@ -42,10 +42,10 @@ use crate::engine::kernels::nest::Loop;
 /// whole, 0.42), and a call of no more rows than before (8- and 16-byte units,
 /// 1.06 to 1.14). Filling only the rows' padding, rather than the stage
 /// once, measured 1.13 the time. On the final build (with the executor's
-/// check of this rule), every broad workload it takes in seeds 26 and
-/// 801-810 (69, 8 of them tiles for it: `rules::choose_tile`), 0.64 of
-/// the time, none slower; the 24 of seeds 807-810, held out, 0.61 to 0.77
-/// a seed.
+/// check of this rule, its rows walked by `copy::odometer`), every broad
+/// workload it takes in seeds 26 and 801-810 (69, 8 of them tiles for it:
+/// `rules::choose_tile`), 0.53 of the time, none slower by more than 5%;
+/// the 24 of seeds 807-810, held out, 0.51 to 0.67 a seed.
 pub(crate) fn padded_block(loops: &[Loop], unit: usize) -> Option<usize> {
     let n = loops.len();
     let [.., x, y] = loops else { return None };
