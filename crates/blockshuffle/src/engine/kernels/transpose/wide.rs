@@ -12,9 +12,9 @@
 //! too: each square's row is shifted into whole lines with the row above
 //! it, carried from the last square ([`Squares::shifted`]). Units of 3, 6
 //! and 12 bytes go in the squares of
-//! 4-, 8- and 16-byte lanes ([`packed`], with VBMI): each 48-byte row is
-//! widened to a whole vector on the way in and packed again on the way
-//! out, by byte permutes.
+//! 4-, 8- and 16-byte lanes ([`packed`], with VBMI): the first round
+//! reads each 48-byte row's units into lanes and the last packs them
+//! again, by two-source byte permutes.
 //!
 //! What it buys (one thread, ratio to memcpy, alternated runs, against the
 //! blocked transpose and the tile's strided runs): HPTT's float64 2-D
@@ -78,10 +78,10 @@ pub(super) unsafe fn transpose_avx2(mx: Matrix, nt: bool) {
 }
 
 /// [`super::transpose`] in full-line squares of packed units of 3, 6 or
-/// 12 bytes: each row of a square (48 bytes, 16, 8 or 4 units) widened on
-/// the way in to lanes of 4, 8 or 16 bytes by a byte permute, the square
-/// transposed as one of those lanes', and each row packed again on the way
-/// out. Never streamed (the rows are not whole lines).
+/// 12 bytes: a square's rows (48 bytes, 16, 8 or 4 units) transposed as
+/// rows of lanes of 4, 8 or 16 bytes, the first round spreading the units
+/// to the lanes and the last packing them again ([`transpose_rows`]).
+/// Never streamed (the rows are not whole lines).
 ///
 /// # Safety
 /// As [`super::transpose`]; the CPU has AVX-512F, BW, VL and VBMI.
@@ -691,14 +691,14 @@ unsafe fn square<const U: usize, const L: usize, const N: usize>(
             v[i] = if U == L {
                 _mm512_loadu_si512(rows[i].offset(at).cast())
             } else {
-                widen::<U>(_mm512_maskz_loadu_epi8(ROW, rows[i].offset(at).cast()))
+                _mm512_maskz_loadu_epi8(ROW, rows[i].offset(at).cast())
             };
         }
-        rounds::<L, N>(&mut v);
+        transpose_rows::<U, L, N>(&mut v);
         for j in 0..N {
             let d = out[j].offset(to).cast::<__m512i>();
             if U != L {
-                _mm512_mask_storeu_epi8(d.cast(), ROW, pack::<U>(v[j]));
+                _mm512_mask_storeu_epi8(d.cast(), ROW, v[j]);
             } else if stream {
                 _mm512_stream_si512(d, v[j]);
             } else {
@@ -734,13 +734,11 @@ unsafe fn part<const U: usize, const L: usize, const N: usize>(
     unsafe {
         let mut v = [_mm512_setzero_si512(); N];
         for (i, r) in rows.iter().enumerate() {
-            let x = _mm512_maskz_loadu_epi8(load, r.offset(at).cast());
-            v[i] = if U == L { x } else { widen::<U>(x) };
+            v[i] = _mm512_maskz_loadu_epi8(load, r.offset(at).cast());
         }
-        rounds::<L, N>(&mut v);
+        transpose_rows::<U, L, N>(&mut v);
         for (j, d) in out.iter().enumerate() {
-            let x = if U == L { v[j] } else { pack::<U>(v[j]) };
-            _mm512_mask_storeu_epi8(d.offset(to).cast(), store, x);
+            _mm512_mask_storeu_epi8(d.offset(to).cast(), store, v[j]);
         }
     }
 }
@@ -749,49 +747,105 @@ unsafe fn part<const U: usize, const L: usize, const N: usize>(
 /// of 12).
 const ROW: __mmask64 = (1 << 48) - 1;
 
-/// A packed row's units (the first 48 bytes of `v`) spread to lanes of
-/// the next power of two (see [`packed`]); the lanes' excess bytes go
-/// through the square with them and [`pack`] drops them.
+/// The `N x N` transpose of the square's rows `v`: [`rounds`] of whole
+/// lanes; of packed units (`U != L`, 48-byte rows), the lanes' rounds with
+/// the first round reading the packed rows and the last writing them
+/// packed, each a two-source byte permute ([`PackedRounds`]), rather than a
+/// permute that widens each row before the rounds and one that packs it
+/// after them (a row's units spread to lanes of the next power of two:
+/// their excess bytes go through the middle rounds and are dropped by the
+/// last). What it buys: see [`PackedRounds`].
 ///
 /// # Safety
-/// The CPU has AVX-512F and VBMI.
+/// The CPU has AVX-512F, and VBMI for packed units.
 #[inline(always)]
-unsafe fn widen<const U: usize>(v: __m512i) -> __m512i {
+unsafe fn transpose_rows<const U: usize, const L: usize, const N: usize>(v: &mut [__m512i; N]) {
     // SAFETY: as the caller guarantees.
-    unsafe { permute(tables::<U>().0, v) }
-}
-
-/// [`widen`]'s inverse: the lanes' units packed into the first 48 bytes.
-///
-/// # Safety
-/// The CPU has AVX-512F and VBMI.
-#[inline(always)]
-unsafe fn pack<const U: usize>(v: __m512i) -> __m512i {
-    // SAFETY: as the caller guarantees.
-    unsafe { permute(tables::<U>().1, v) }
-}
-
-/// [`widen`]'s and [`pack`]'s byte orders for `U`-byte units (3, 6 or 12).
-fn tables<const U: usize>() -> (&'static [u8; 64], &'static [u8; 64]) {
-    match U {
-        3 => (&WIDEN_3, &PACK_3),
-        6 => (&WIDEN_6, &PACK_6),
-        _ => (&WIDEN_12, &PACK_12),
+    unsafe {
+        if U == L {
+            return rounds::<L, N>(v);
+        }
+        let t = PackedRounds::of::<U>();
+        let idx = |t: &[u8; 64]| _mm512_loadu_si512(t.as_ptr().cast());
+        let (first, last) = ([idx(&t.first[0]), idx(&t.first[1])], [idx(&t.last[0]), idx(&t.last[1])]);
+        round::<N>(v, |a, hi, b| _mm512_permutex2var_epi8(a, first[hi], b));
+        // The middle rounds: log2 N - 2 of them.
+        let mut side = N / 4;
+        while side > 1 {
+            lane_round::<L, N>(v);
+            side /= 2;
+        }
+        round::<N>(v, |a, hi, b| _mm512_permutex2var_epi8(a, last[hi], b));
     }
 }
 
-/// Byte `k` of the result is byte `idx[k]` of `v`.
+/// The byte indices of a packed square's first and last rounds (see
+/// [`transpose_rows`]), low interleave and high, for units of 3, 6 or 12
+/// bytes in lanes of 4, 8 or 16: the first round's lane `k`, byte `j < u`,
+/// is unit `k / 2` (low; `n / 2 + k / 2` high) of the first packed row
+/// (even `k`) or the second (odd `k`, from byte 64); the last round's
+/// packed unit `e`, byte `j`, is byte `j` of lane `e / 2` (low; `n / 2 + e
+/// / 2` high) of the first row (even `e`) or the second.
 ///
-/// # Safety
-/// The CPU has AVX-512F and VBMI.
-#[inline(always)]
-unsafe fn permute(idx: &[u8; 64], v: __m512i) -> __m512i {
-    // SAFETY: as the caller guarantees; `idx` is 64 bytes.
-    unsafe { _mm512_permutexvar_epi8(_mm512_loadu_si512(idx.as_ptr().cast()), v) }
+/// The rows' permutes of a square go from `log2 N + 2` a row to `log2 N`
+/// (6-byte units: 5 to 3; 12-byte: 4 to 2). Measured on an AMD EPYC (Zen
+/// 4, AVX-512 with VBMI), one thread, 3 to 5 alternated runs, time after
+/// over before: the 111 broad workloads of seeds 26 and 801 to 804 whose
+/// tiles of 3-, 6- and 12-byte units go by the transpose, 0.91 (65 faster
+/// by more than 5%; the 8 that read slower by more, run again 7 times,
+/// 0.92 to 1.02); numpy transpose of 635 x 442 6-byte units (1.6 MiB)
+/// 4.2 -> 2.5x memcpy, TF NCHW space-to-depth of 6-byte units by 15
+/// (1.1 MiB) 4.0 -> 2.5x; 3-byte units of 150 MiB and more, which wait
+/// on memory, unchanged.
+struct PackedRounds {
+    first: [[u8; 64]; 2],
+    last: [[u8; 64]; 2],
 }
 
-/// Byte `l * i + j` of a widened row is byte `u * i + j` of the packed
-/// one (`j < u`; the others byte 0, whatever it holds).
+impl PackedRounds {
+    /// The indices for `U`-byte units (3, 6 or 12).
+    fn of<const U: usize>() -> &'static PackedRounds {
+        match U {
+            3 => &PACKED_3,
+            6 => &PACKED_6,
+            _ => &PACKED_12,
+        }
+    }
+
+    /// The indices for `u`-byte units in lanes of `l` bytes, `n` lanes (and
+    /// units) a row.
+    const fn new(u: usize, l: usize) -> PackedRounds {
+        let n = 64 / l;
+        let mut t = PackedRounds { first: [[0; 64]; 2], last: [[0; 64]; 2] };
+        let mut half = 0;
+        while half < 2 {
+            let mut k = 0;
+            while k < 64 {
+                let (lane, j) = (k / l, k % l);
+                let from = if lane % 2 == 1 { 64 } else { 0 };
+                if j < u {
+                    t.first[half][k] = (from + u * (half * n / 2 + lane / 2) + j) as u8;
+                }
+                let (e, j) = (k / u, k % u);
+                if k < 48 {
+                    let from = if e % 2 == 1 { 64 } else { 0 };
+                    t.last[half][k] = (from + l * (half * n / 2 + e / 2) + j) as u8;
+                }
+                k += 1;
+            }
+            half += 1;
+        }
+        t
+    }
+}
+
+static PACKED_3: PackedRounds = PackedRounds::new(3, 4);
+static PACKED_6: PackedRounds = PackedRounds::new(6, 8);
+static PACKED_12: PackedRounds = PackedRounds::new(12, 16);
+
+/// Byte `l * i + j` of a row widened to lanes of `l` bytes is byte `u * i
+/// + j` of the packed one (`j < u`; the others byte 0, whatever it holds):
+/// AVX2's packed squares' order (`avx2`).
 const fn widening(u: usize, l: usize) -> [u8; 64] {
     let mut idx = [0u8; 64];
     let mut k = 0;
@@ -804,7 +858,8 @@ const fn widening(u: usize, l: usize) -> [u8; 64] {
 }
 
 /// Byte `u * i + j` of a packed row is byte `l * i + j` of the widened
-/// one (the 16 bytes past the row's 48 are not stored).
+/// one (the 16 bytes past the row's 48 are not stored): [`widening`]'s
+/// inverse.
 const fn packing(u: usize, l: usize) -> [u8; 64] {
     let mut idx = [0u8; 64];
     let mut k = 0;
@@ -815,18 +870,22 @@ const fn packing(u: usize, l: usize) -> [u8; 64] {
     idx
 }
 
-static WIDEN_3: [u8; 64] = widening(3, 4);
-static WIDEN_6: [u8; 64] = widening(6, 8);
-static WIDEN_12: [u8; 64] = widening(12, 16);
-static PACK_3: [u8; 64] = packing(3, 4);
-static PACK_6: [u8; 64] = packing(6, 8);
-static PACK_12: [u8; 64] = packing(12, 16);
-
 /// The `N x N` transpose of the first `N` vectors: log2 `N` rounds of
 /// the perfect shuffle (as the SSE2 squares of [`super`]), by two-source
 /// permutes of the whole vector.
 #[inline(always)]
 unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; N]) {
+    let mut side = N;
+    while side > 1 {
+        // SAFETY: AVX-512F (caller).
+        unsafe { lane_round::<U, N>(v) };
+        side /= 2;
+    }
+}
+
+/// One round of the perfect shuffle of `U`-byte elements (see [`round`]).
+#[inline(always)]
+unsafe fn lane_round<const U: usize, const N: usize>(v: &mut [__m512i; N]) {
     // SAFETY: AVX-512F (caller).
     unsafe {
         // Element `k` of the low (high) interleave: element `k / 2` of
@@ -843,26 +902,30 @@ unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; N]) {
             16 => (_mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15)),
             _ => (_mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15)),
         };
-        let perm = |a: __m512i, idx: __m512i, b: __m512i| {
+        let idx = [lo, hi];
+        round::<N>(v, |a, h, b| {
             if U == 2 {
-                _mm512_permutex2var_epi16(a, idx, b)
+                _mm512_permutex2var_epi16(a, idx[h], b)
             } else if U == 4 {
-                _mm512_permutex2var_epi32(a, idx, b)
+                _mm512_permutex2var_epi32(a, idx[h], b)
             } else {
-                _mm512_permutex2var_epi64(a, idx, b)
+                _mm512_permutex2var_epi64(a, idx[h], b)
             }
-        };
-        let mut side = N;
-        while side > 1 {
-            let mut next = *v;
-            for i in 0..N / 2 {
-                next[2 * i] = perm(v[i], lo, v[i + N / 2]);
-                next[2 * i + 1] = perm(v[i], hi, v[i + N / 2]);
-            }
-            *v = next;
-            side /= 2;
-        }
+        });
     }
+}
+
+/// One round of a transpose: vector `2i` of the next the low interleave
+/// (`perm(a, 0, b)`) of vectors `i` and `i + N / 2`, vector `2i + 1` their
+/// high one (`perm(a, 1, b)`).
+#[inline(always)]
+fn round<const N: usize>(v: &mut [__m512i; N], perm: impl Fn(__m512i, usize, __m512i) -> __m512i) {
+    let mut next = *v;
+    for i in 0..N / 2 {
+        next[2 * i] = perm(v[i], 0, v[i + N / 2]);
+        next[2 * i + 1] = perm(v[i], 1, v[i + N / 2]);
+    }
+    *v = next;
 }
 
 /// The word indices `0..32`, for [`shift`].
