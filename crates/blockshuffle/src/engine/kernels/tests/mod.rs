@@ -9,6 +9,7 @@ use crate::engine::arch::Isa;
 
 mod joined;
 mod streams;
+mod unit_walks;
 
 /// A grid of `n1 x n0` units of `unit` bytes, rows `ss1` apart in the
 /// source and units `ss0` apart, written to a contiguous destination,
