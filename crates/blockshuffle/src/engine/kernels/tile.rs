@@ -18,7 +18,7 @@ use super::nest::{Loop, Rows};
 use super::shuffle;
 use super::simd;
 use super::transpose::{self, Matrix, Rows2};
-use crate::engine::arch::mem::{pair, prefetch, LINE, PAGE};
+use crate::engine::arch::mem::{pair, prefetch, shares_l1_set, LINE, PAGE};
 use crate::engine::arch::Isa;
 
 mod choice;
@@ -430,7 +430,7 @@ unsafe fn tile_rows(
 /// -> 2.9).
 ///
 /// A walk of the source's rows whose destination rows all fall in one set
-/// of the first-level cache ([`shares_sets`]: more than its ways, a whole
+/// of the first-level cache ([`shares_l1_set`]: more than its ways, a whole
 /// number of 4 KiB apart) goes a line of each destination row at a time
 /// (chunks of `LINE / unit` source rows, units of up to 16 bytes), so that
 /// each line is written whole before the set evicts it. Measured on an AMD
@@ -461,7 +461,7 @@ unsafe fn unit_tiles(
     let (x, y) = (nest(nx, unit as isize, dsx), nest(ny, ssy, unit as isize));
     let reps = nest(rows.count, rows.ss, rows.ds);
     let source_rows = nx > ny || walks_source_order(nx, ssy, unit);
-    if source_rows && (1..=16).contains(&unit) && shares_sets(nx, dsx) {
+    if source_rows && (1..=16).contains(&unit) && shares_l1_set(nx, dsx) {
         // A line of each stream at a time: chunks of `c` source rows (the
         // chunks' strides within the tile's, `c <= ny`).
         let c = LINE / unit;
@@ -483,23 +483,6 @@ unsafe fn unit_tiles(
     // SAFETY: the loops address unit `(x, y)` of repetition `r` of the
     // tiles, each readable and writable (the caller).
     unsafe { units(&[reps, outer, inner], src, dst, unit) }
-}
-
-/// Bytes between the lines of one set of a first-level data cache: 64
-/// sets of 64-byte lines on every x86_64 core of the last decade.
-const L1_SET_SPAN: usize = 4 << 10;
-
-/// Ways of a first-level data cache set: 8 on AMD's cores and Intel's
-/// to Skylake (12 on Intel's later ones).
-const L1_WAYS: usize = 8;
-
-/// Whether `nx` destination rows `dsx` bytes apart put every row's line
-/// in one set of the first-level cache (rows a whole number of
-/// [`L1_SET_SPAN`] apart) and are more than its ways ([`L1_WAYS`]): a walk
-/// that writes a unit of each row in turn then evicts each line before
-/// its next unit comes.
-pub(super) fn shares_sets(nx: usize, dsx: isize) -> bool {
-    dsx.unsigned_abs().is_multiple_of(L1_SET_SPAN) && nx > L1_WAYS
 }
 
 /// Whether [`unit_tiles`] walks a tile of `nx` units a source row (rows

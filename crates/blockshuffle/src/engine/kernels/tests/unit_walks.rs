@@ -46,6 +46,6 @@ fn rows_share_a_cache_set_a_whole_number_of_4_kib_apart_past_8_ways() {
         (16, 2048, false),
         (9, 6144, false),
     ] {
-        assert_eq!(shares_sets(nx, dsx), shares, "{nx} rows {dsx} apart");
+        assert_eq!(shares_l1_set(nx, dsx), shares, "{nx} rows {dsx} apart");
     }
 }
