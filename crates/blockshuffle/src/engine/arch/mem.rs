@@ -69,7 +69,7 @@ const L1_WAYS: usize = 8;
 /// bytes of each row in turn then evicts each line before the rest of it
 /// comes.
 pub(crate) fn shares_l1_set(rows: usize, stride: isize) -> bool {
-    stride.unsigned_abs().is_multiple_of(L1_SET_SPAN) && rows > L1_WAYS
+    stride != 0 && stride.unsigned_abs().is_multiple_of(L1_SET_SPAN) && rows > L1_WAYS
 }
 
 /// The bytes of a page, the TLB's unit (the smallest, 4 KiB: a caller's

@@ -432,7 +432,8 @@ unsafe fn tile_rows(
 /// A walk of the source's rows whose destination rows all fall in one set
 /// of the first-level cache ([`shares_l1_set`]: more than its ways, a whole
 /// number of 4 KiB apart) goes a line of each destination row at a time
-/// (chunks of `LINE / unit` source rows, units of up to 16 bytes), so that
+/// (chunks of `LINE / unit` source rows where the tile has as many, units
+/// of up to 16 bytes), so that
 /// each line is written whole before the set evicts it. Measured on an AMD
 /// EPYC (Zen 4), one thread, 5 alternated runs, ratio to memcpy: the 4
 /// broad workloads of seeds 26 and 801-810 it changes, ONNX space-to-depth
@@ -441,8 +442,9 @@ unsafe fn tile_rows(
 /// 2.2, TF space-to-batch-nd of 16-byte units (300 KiB apart, 63 MiB) 3.7
 /// -> 1.9 and 2.5 -> 1.9; slower, TF NCHW by 12 (173 MiB), 2.27 -> 2.42.
 /// Not kept: every walk of the source's rows so (seed 26's 33: 1.02 of
-/// the time, 13 slower by up to 1.41), nor rows spread over two sets or
-/// more, or units of 32 bytes (8 of seeds 801-806, 1.10 to 1.38 the time).
+/// the time, 13 slower by up to 1.41), nor where the rows are no more
+/// than the ways, spread over two sets or more, or of 32-byte units (8
+/// workloads of seeds 26 and 802-806, 1.10 to 1.38 the time).
 ///
 /// # Safety
 /// As [`copy_tile`], for each of `rows`.
@@ -461,17 +463,17 @@ unsafe fn unit_tiles(
     let (x, y) = (nest(nx, unit as isize, dsx), nest(ny, ssy, unit as isize));
     let reps = nest(rows.count, rows.ss, rows.ds);
     let source_rows = nx > ny || walks_source_order(nx, ssy, unit);
-    if source_rows && (1..=16).contains(&unit) && shares_l1_set(nx, dsx) {
-        // A line of each stream at a time: chunks of `c` source rows (the
-        // chunks' strides within the tile's, `c <= ny`).
-        let c = LINE / unit;
+    // A line of each stream at a time: chunks of `c` source rows, where
+    // the tile has one (`c <= ny`: the chunks' strides within the tile's).
+    let c = LINE / unit.clamp(1, LINE);
+    if source_rows && unit <= 16 && ny >= c && shares_l1_set(nx, dsx) {
         let (chunks, rest) = (ny / c, ny % c);
-        // SAFETY: as below; the chunks' rows, then the rest's, are the tile's.
+        let chunk = nest(chunks, c as isize * ssy, (c * unit) as isize);
+        // SAFETY: the chunks address units `(x, y)` of the tile's rows `y <
+        // chunks * c`, the rest its rows from there to `ny`, of each
+        // repetition, each readable and writable (the caller).
         unsafe {
-            if chunks > 0 {
-                let chunk = nest(chunks, c as isize * ssy, (c * unit) as isize);
-                units(&[reps, chunk, x, nest(c, ssy, unit as isize)], src, dst, unit);
-            }
+            units(&[reps, chunk, x, nest(c, ssy, unit as isize)], src, dst, unit);
             if rest > 0 {
                 let (s, d) = ((chunks * c) as isize * ssy, (chunks * c * unit) as isize);
                 units(&[reps, x, nest(rest, ssy, unit as isize)], src.offset(s), dst.offset(d), unit);

@@ -36,9 +36,9 @@
 //! one 64-byte vector a row on both sides, so that a
 //! square reads a line of each source row and writes a whole line of each
 //! destination row, streamed with no stage. With VBMI too, so do units of
-//! 3, 6 and 12 bytes ([`packed`]), 48 bytes a row, widened to lanes of 4,
-//! 8 and 16 bytes by a byte permute on the way in and packed again on the
-//! way out.
+//! 3, 6 and 12 bytes ([`packed`]), 48 bytes a row, in lanes of 4, 8 and
+//! 16 bytes: the register transpose's first round spreads the units to
+//! the lanes and its last packs them again, by byte permutes.
 //!
 //! Without AVX-512, units of 4 and 8 bytes go in full-line squares too
 //! ([`halves`]), each built of four of AVX2's 32-byte squares, its edges

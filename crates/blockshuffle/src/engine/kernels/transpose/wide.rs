@@ -757,7 +757,7 @@ const ROW: __mmask64 = (1 << 48) - 1;
 /// last). What it buys: see [`PackedRounds`].
 ///
 /// # Safety
-/// The CPU has AVX-512F, and VBMI for packed units.
+/// The CPU has AVX-512F and BW, and VBMI for packed units.
 #[inline(always)]
 unsafe fn transpose_rows<const U: usize, const L: usize, const N: usize>(v: &mut [__m512i; N]) {
     // SAFETY: as the caller guarantees.
@@ -873,20 +873,26 @@ const fn packing(u: usize, l: usize) -> [u8; 64] {
 /// The `N x N` transpose of the first `N` vectors: log2 `N` rounds of
 /// the perfect shuffle (as the SSE2 squares of [`super`]), by two-source
 /// permutes of the whole vector.
+///
+/// # Safety
+/// The CPU has AVX-512F, and BW for 2-byte units.
 #[inline(always)]
 unsafe fn rounds<const U: usize, const N: usize>(v: &mut [__m512i; N]) {
     let mut side = N;
     while side > 1 {
-        // SAFETY: AVX-512F (caller).
+        // SAFETY: AVX-512F, and BW for words (caller).
         unsafe { lane_round::<U, N>(v) };
         side /= 2;
     }
 }
 
 /// One round of the perfect shuffle of `U`-byte elements (see [`round`]).
+///
+/// # Safety
+/// The CPU has AVX-512F, and BW for 2-byte elements.
 #[inline(always)]
 unsafe fn lane_round<const U: usize, const N: usize>(v: &mut [__m512i; N]) {
-    // SAFETY: AVX-512F (caller).
+    // SAFETY: AVX-512F, and BW for words (caller).
     unsafe {
         // Element `k` of the low (high) interleave: element `k / 2` of
         // the first half (second half) of `a` for even `k`, of `b` for

@@ -9,8 +9,8 @@
 //! Packed units of 3 and 6 bytes go in such squares of their lanes
 //! ([`Packed`]: 16 x 16 in lanes of 4 bytes, 8 x 8 in lanes of 8), each
 //! quarter's 24-byte rows widened to a vector on the way in and packed
-//! again on the way out by byte shuffles, as AVX-512's packed squares do
-//! with VBMI's permutes; never streamed (a row is 48 bytes), their edges
+//! again on the way out by byte shuffles (AVX-512's packed squares do
+//! both in their first and last rounds' permutes); never streamed (a row is 48 bytes), their edges
 //! whole squares over the ones before them (`Squares::OVERLAPS`).
 //!
 //! The loop nest around the squares is `wide`'s (strips of 512 bytes of
@@ -297,9 +297,9 @@ unsafe fn pack_row<const U: usize, const L: usize>(first: __m256i, second: __m25
     }
 }
 
-/// [`widen`]'s shuffle: in each 16-byte half, AVX-512's packed squares'
-/// byte order ([`super::widening`]: lane byte `k * L + i` takes unit
-/// byte `k * U + i`) for its `16 / L` units, those of the second half 4
+/// [`widen`]'s shuffle: in each 16-byte half, the units widened to their
+/// lanes ([`super::widening`]: lane byte `k * L + i` takes unit byte `k *
+/// U + i`) for its `16 / L` units, those of the second half 4
 /// bytes on (its load begins at byte 8, its units at byte 12); the lanes'
 /// other bytes zeroed (index 0x80).
 const fn spread(u: usize, l: usize) -> [u8; 32] {
@@ -316,9 +316,9 @@ const fn spread(u: usize, l: usize) -> [u8; 32] {
     t
 }
 
-/// [`pack_row`]'s shuffle: in each 16-byte half, AVX-512's packed squares'
-/// byte order ([`super::packing`]: unit byte `k * U + i` takes lane byte
-/// `k * L + i`) for its `16 / L` units, packed into its first 12 bytes.
+/// [`pack_row`]'s shuffle: in each 16-byte half, the lanes' units packed
+/// ([`super::packing`]: unit byte `k * U + i` takes lane byte `k * L +
+/// i`) for its `16 / L` units, packed into its first 12 bytes.
 const fn gather(u: usize, l: usize) -> [u8; 32] {
     let order = super::packing(u, l);
     let mut t = [0x80u8; 32];
