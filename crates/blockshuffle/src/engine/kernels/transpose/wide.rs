@@ -843,33 +843,6 @@ static PACKED_3: PackedRounds = PackedRounds::new(3, 4);
 static PACKED_6: PackedRounds = PackedRounds::new(6, 8);
 static PACKED_12: PackedRounds = PackedRounds::new(12, 16);
 
-/// Byte `l * i + j` of a row widened to lanes of `l` bytes is byte `u * i
-/// + j` of the packed one (`j < u`; the others byte 0, whatever it holds):
-/// AVX2's packed squares' order (`avx2`).
-const fn widening(u: usize, l: usize) -> [u8; 64] {
-    let mut idx = [0u8; 64];
-    let mut k = 0;
-    while k < 64 {
-        let (i, j) = (k / l, k % l);
-        idx[k] = if j < u { (u * i + j) as u8 } else { 0 };
-        k += 1;
-    }
-    idx
-}
-
-/// Byte `u * i + j` of a packed row is byte `l * i + j` of the widened
-/// one (the 16 bytes past the row's 48 are not stored): [`widening`]'s
-/// inverse.
-const fn packing(u: usize, l: usize) -> [u8; 64] {
-    let mut idx = [0u8; 64];
-    let mut k = 0;
-    while k < 48 {
-        idx[k] = (l * (k / u) + k % u) as u8;
-        k += 1;
-    }
-    idx
-}
-
 /// The `N x N` transpose of the first `N` vectors: log2 `N` rounds of
 /// the perfect shuffle (as the SSE2 squares of [`super`]), by two-source
 /// permutes of the whole vector.

@@ -297,13 +297,40 @@ unsafe fn pack_row<const U: usize, const L: usize>(first: __m256i, second: __m25
     }
 }
 
+/// Byte `l * i + j` of a row widened to lanes of `l` bytes is byte `u * i
+/// + j` of the packed one (`j < u`; the others byte 0, whatever it holds):
+/// the order [`spread`] puts each 16-byte half in.
+const fn widening(u: usize, l: usize) -> [u8; 64] {
+    let mut idx = [0u8; 64];
+    let mut k = 0;
+    while k < 64 {
+        let (i, j) = (k / l, k % l);
+        idx[k] = if j < u { (u * i + j) as u8 } else { 0 };
+        k += 1;
+    }
+    idx
+}
+
+/// Byte `u * i + j` of a packed row is byte `l * i + j` of the widened
+/// one (the 16 bytes past the row's 48 are not stored): [`widening`]'s
+/// inverse, the order [`gather`] packs each half in.
+const fn packing(u: usize, l: usize) -> [u8; 64] {
+    let mut idx = [0u8; 64];
+    let mut k = 0;
+    while k < 48 {
+        idx[k] = (l * (k / u) + k % u) as u8;
+        k += 1;
+    }
+    idx
+}
+
 /// [`widen`]'s shuffle: in each 16-byte half, the units widened to their
-/// lanes ([`super::widening`]: lane byte `k * L + i` takes unit byte `k *
+/// lanes ([`widening`]: lane byte `k * L + i` takes unit byte `k *
 /// U + i`) for its `16 / L` units, those of the second half 4
 /// bytes on (its load begins at byte 8, its units at byte 12); the lanes'
 /// other bytes zeroed (index 0x80).
 const fn spread(u: usize, l: usize) -> [u8; 32] {
-    let order = super::widening(u, l);
+    let order = widening(u, l);
     let mut t = [0x80u8; 32];
     let mut x = 0;
     while x < 16 {
@@ -317,10 +344,10 @@ const fn spread(u: usize, l: usize) -> [u8; 32] {
 }
 
 /// [`pack_row`]'s shuffle: in each 16-byte half, the lanes' units packed
-/// ([`super::packing`]: unit byte `k * U + i` takes lane byte `k * L +
+/// ([`packing`]: unit byte `k * U + i` takes lane byte `k * L +
 /// i`) for its `16 / L` units, packed into its first 12 bytes.
 const fn gather(u: usize, l: usize) -> [u8; 32] {
-    let order = super::packing(u, l);
+    let order = packing(u, l);
     let mut t = [0x80u8; 32];
     let mut x = 0;
     while x < 12 {
