@@ -13,7 +13,7 @@ use crate::engine::arch::mem::{copy_short, LINE};
 
 /// Streamed copies from this length on read and write in four interleaved
 /// quarters ([`stream_region`]).
-const REGION_MIN: usize = 16 << 10;
+pub(crate) const REGION_MIN: usize = 16 << 10;
 
 /// Runs shorter than this are copied with ordinary stores even in streaming mode.
 pub(super) const STREAM_MIN: usize = 64;

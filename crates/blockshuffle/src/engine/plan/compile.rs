@@ -56,6 +56,7 @@ use super::padded::padded_block;
 use super::repetitions::*;
 use super::rules::*;
 use super::streamed::{interleave_through_cache, tile_choice};
+use super::writers::takes_lines;
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use crate::engine::kernels::copy::Mode;
@@ -598,9 +599,9 @@ impl CopyPlan {
         let mut unless_carried = None;
         let mut saved: ArrayVec<Loop, MAX_LOOPS> = ArrayVec::new();
         if self.nt
-            && self.unit >= MIN_LINES_UNIT
             && !gathered
             && !gathered_rows
+            && takes_lines(loops, self.unit)
             && stream_order(loops, reads_units_apart(loops, self.unit))
         {
             // 4''. Streaming long units: a few destination streams written

@@ -8,7 +8,9 @@
 //! - [`repetitions`]: a tile's repetitions moved next to it;
 //! - [`padded`]: a padded tile's block, staged a block at a time;
 //! - [`streamed`]: the tiles of a streaming plan that store through the
-//!   cache.
+//!   cache;
+//! - [`writers`]: the streaming plans whose long units go through the
+//!   line writers.
 //!
 //! Layer: plan; imports geometry, kernels (the loop nest's data, and what
 //! kernels accept) and arch; never exec.
@@ -22,6 +24,7 @@ pub(crate) mod rules;
 pub(crate) mod streamed;
 #[cfg(test)]
 mod tests;
+pub(crate) mod writers;
 
 pub use compile::Direction;
 pub(crate) use compile::{CopyPlan, Layouts};

@@ -315,12 +315,6 @@ pub(super) fn count_product(mut counts: impl Iterator<Item = usize>) -> usize {
     counts.try_fold(1usize, |a, c| (c != 0).then(|| a.wrapping_mul(c))).unwrap_or(0)
 }
 
-/// Smallest unit (bytes) that streaming plans write through the line
-/// writers. Below it a run costs more than it moves (measured, 64-byte
-/// units: NHWC space-to-batch with 16 float32 channels 1.8-2.4x memcpy
-/// through the writers, 0.95-0.98x through the cache).
-pub(super) const MIN_LINES_UNIT: usize = 128;
-
 /// Units from this size (bytes) on stay with the line writers rather than
 /// being gathered or streamed row by row (see step 4 of
 /// [`CopyPlan::build`]).

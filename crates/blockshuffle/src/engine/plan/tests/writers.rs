@@ -1,0 +1,48 @@
+//! Which streaming plans' long units go through the line writers
+//! ([`takes_lines`]): not whole regions ([`streams_regions`]), nor rows
+//! the source's order scatters ([`scatters_rows`]).
+
+use super::super::compile::*;
+use super::super::writers::*;
+use super::{compile_f32, nhwc};
+
+/// Units of whole 16-byte vectors from 16 KiB stream as regions; shorter
+/// ones, and units of other lengths, do not.
+#[test]
+fn whole_vector_units_from_16_kib_stream_as_regions() {
+    for (unit, regions) in
+        [(16 << 10, true), ((16 << 10) - 16, false), ((16 << 10) + 16, true), ((16 << 10) + 8, false), (1 << 20, true)]
+    {
+        assert_eq!(streams_regions(unit), regions, "{unit}");
+    }
+}
+
+/// Streaming NHWC depth-to-space by 4 of `c` float32 channels out: each
+/// input row's units of `16 * c` bytes go one to each of 4 output rows
+/// (more than the source's order scatters). Through the line writers
+/// under 16 KiB; from 16 KiB, each unit streams as a region.
+#[test]
+fn units_of_16_kib_stream_by_themselves() {
+    for (c, lines) in [(1023, true), (1024, false), (16, true)] {
+        let (space, block) = ([1, 32, 32, c], [1, 8, 8, 16 * c]);
+        let p = compile_f32(&nhwc(space, 4, false), Direction::Backward, &space, &block, true);
+        assert!(p.nt && !p.tile, "{c} channels");
+        assert_eq!((p.unit, p.lines), (16 * c, lines), "{c} channels");
+        assert_eq!(takes_lines(&p.loops, p.unit), lines, "{c} channels");
+    }
+}
+
+/// Streaming NHWC space-to-batch of 256-byte units: by 2 and 3, each
+/// source row's units go in turn to 2 or 3 destination rows, which the
+/// source's order scatters ([`scatters_rows`]); by 4, through the line
+/// writers.
+#[test]
+fn rows_of_two_or_three_block_columns_scatter() {
+    for (b, scatters) in [(2, true), (3, true), (4, false)] {
+        let space = [2, 12 * b, 12 * b, 64];
+        let block = [2 * b * b, 12, 12, 64];
+        let p = compile_f32(&nhwc(space, b, true), Direction::Forward, &space, &block, true);
+        assert!(p.nt && !p.tile, "by {b}");
+        assert_eq!((p.unit, p.lines), (256, !scatters), "by {b}");
+    }
+}

@@ -1,0 +1,69 @@
+//! Which streaming plans' long units go through the line writers
+//! (`kernels::lines`), a few destination streams advancing together a
+//! unit at a time ([`takes_lines`]), and which stream by themselves.
+//!
+//! Layer: plan; imports kernels (the streamed copy's regions) only; never
+//! exec or [`compile`](super::compile).
+
+use arrayvec::ArrayVec;
+
+use super::order::source_order_outside_run;
+use super::rules::{scatters_gathered_rows, streams_units, whole_vectors};
+use crate::engine::kernels::bytes::REGION_MIN;
+use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
+
+/// Smallest unit (bytes) that streaming plans write through the line
+/// writers. Below it a run costs more than it moves (measured, 64-byte
+/// units: NHWC space-to-batch with 16 float32 channels 1.8-2.4x memcpy
+/// through the writers, 0.95-0.98x through the cache).
+pub(super) const MIN_LINES_UNIT: usize = 128;
+
+/// Whether a streaming plan's `unit`-byte units, in `loops` (before they
+/// are ordered for the writers), may go through the line writers
+/// (`CopyPlan::build`, step 4''): from [`MIN_LINES_UNIT`], but not units
+/// that are whole regions ([`streams_regions`]) or rows that the source's
+/// order scatters ([`scatters_rows`]).
+pub(super) fn takes_lines(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
+    unit >= MIN_LINES_UNIT && !streams_regions(unit) && !scatters_rows(loops, unit)
+}
+
+/// Whether units of `unit` bytes each stream by themselves, as a region
+/// of four quarters copied in turn (`kernels::bytes::copy_bytes`, from
+/// [`REGION_MIN`]), rather than through the line writers, whose streams
+/// each copy a run a line after another: units of whole 16-byte vectors
+/// (`rules::streams_units`) from 16 KiB.
+///
+/// Measured on an AMD EPYC (Zen 4), one thread, 3 alternated runs, time
+/// after over before: the 12 broad workloads of seeds 26, 802, 804 and
+/// 805 it changes, 0.51 to 0.89, geomean 0.74 (TF space-to-batch-nd of
+/// 64 KiB units, 1.16 -> 0.59x memcpy; einops of 51,744-byte units, 1.10
+/// -> 0.60; TF NHWC depth-to-space of 30,720-byte units, 1.01 -> 0.70).
+/// Not units of other lengths, which would store through the cache
+/// (einops of 42,876-byte units, 1.22 times the time).
+pub(super) fn streams_regions(unit: usize) -> bool {
+    unit >= REGION_MIN && streams_units(unit)
+}
+
+/// Whether the loops, their units in the source's order outside the
+/// destination's run (`order::source_order_outside_run`, step 4'), are
+/// rows that `rules::scatters_gathered_rows` takes, as units under
+/// `rules::MANY_STREAMS_UNIT` do: each of 2 or 3 destination rows of 2
+/// KiB and more is written by one run of streaming stores after another
+/// (`kernels::grid`), rather than the writers' streams advancing
+/// together a unit at a time.
+///
+/// Measured on an AMD EPYC (Zen 4), 5 alternated runs, time after over
+/// before: W1 and W6 of the benchmarks (TF space-to-batch-nd 2x2 and
+/// depth-to-space by 2 of 256-byte units, 128 MiB), one thread 0.78 and
+/// 0.71, two threads 0.79 and 0.88; 8 NHWC space-to-batch-nd by 2 and 3
+/// of 256- to 2,048-byte units (36-48 MiB), 0.82, none slower; the 2
+/// broad workloads of seeds 801-807 it changes (both seed 804's), 0.78
+/// and 0.83.
+pub(super) fn scatters_rows(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
+    if !whole_vectors(unit) {
+        return false;
+    }
+    let mut ordered = loops.clone();
+    source_order_outside_run(&mut ordered, unit);
+    scatters_gathered_rows(&ordered, unit)
+}
