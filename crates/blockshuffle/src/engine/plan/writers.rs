@@ -37,9 +37,12 @@ pub(super) fn takes_lines(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> boo
 /// after over before: the 12 broad workloads of seeds 26, 802, 804 and
 /// 805 it changes, 0.51 to 0.89, geomean 0.74 (TF space-to-batch-nd of
 /// 64 KiB units, 1.16 -> 0.59x memcpy; einops of 51,744-byte units, 1.10
-/// -> 0.60; TF NHWC depth-to-space of 30,720-byte units, 1.01 -> 0.70).
-/// Not units of other lengths, which would store through the cache
-/// (einops of 42,876-byte units, 1.22 times the time).
+/// -> 0.60; TF NHWC depth-to-space of 30,720-byte units, 1.01 -> 0.70);
+/// held out, the 18 of seeds 801, 803 and 806-810, 0.82, 16 faster by more
+/// than 5%, 2 slower (TF space-to-batch-nd of 32 KiB units with zero
+/// padding, 12 and 158 MiB, 1.33 and 1.24 the time, where another such,
+/// 26 MiB, took 0.81). Not units of other lengths, which would store
+/// through the cache (einops of 42,876-byte units, 1.22 times the time).
 pub(super) fn streams_regions(unit: usize) -> bool {
     unit >= REGION_MIN && streams_units(unit)
 }
@@ -56,9 +59,9 @@ pub(super) fn streams_regions(unit: usize) -> bool {
 /// before: W1 and W6 of the benchmarks (TF space-to-batch-nd 2x2 and
 /// depth-to-space by 2 of 256-byte units, 128 MiB), one thread 0.78 and
 /// 0.71, two threads 0.79 and 0.88; 8 NHWC space-to-batch-nd by 2 and 3
-/// of 256- to 2,048-byte units (36-48 MiB), 0.82, none slower; the 2
-/// broad workloads of seeds 801-807 it changes (both seed 804's), 0.78
-/// and 0.83.
+/// of 256- to 2,048-byte units (36-48 MiB), 0.82, none slower; the 4
+/// broad workloads of seeds 801-810 it changes (TF space-to-batch and
+/// NHWC depth-to-space by 2 and 3), 0.73 to 0.90.
 pub(super) fn scatters_rows(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     if !whole_vectors(unit) {
         return false;
