@@ -56,7 +56,7 @@ use super::padded::padded_block;
 use super::repetitions::*;
 use super::rules::*;
 use super::streamed::{interleave_through_cache, tile_choice};
-use super::writers::takes_lines;
+use super::writers::{gathers_far_apart, takes_lines};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
 use crate::engine::kernels::copy::Mode;
@@ -590,8 +590,13 @@ impl CopyPlan {
         // So do rows that continue one another, unit by unit, whatever
         // their length (see `kernels::MAX_STREAMED_UNIT`).
         let continued_rows = self.nt && streams_continued_rows(loops, self.unit, self.fill);
-        let gathered_rows =
-            continued_rows || (self.nt && self.unit < MANY_STREAMS_UNIT && streams_gathered_rows(loops, self.unit));
+        // Not rows that read their units far apart, which the line writers
+        // take in the source's order where they would take them.
+        let gathered_rows = continued_rows
+            || (self.nt
+                && self.unit < MANY_STREAMS_UNIT
+                && streams_gathered_rows(loops, self.unit)
+                && !gathers_far_apart(loops, self.unit));
         // The plan of a tile of units without a kernel of their own, should
         // no carried kernel take it (see below).
         // (Its loops in a vector of their own, filled only when needed: an

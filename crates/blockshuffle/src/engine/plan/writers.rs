@@ -1,6 +1,8 @@
 //! Which streaming plans' long units go through the line writers
 //! (`kernels::lines`), a few destination streams advancing together a
-//! unit at a time ([`takes_lines`]), and which stream by themselves.
+//! unit at a time ([`takes_lines`]), which stream by themselves, and
+//! which rows gathered into the destination go through the writers
+//! rather than row by row ([`gathers_far_apart`]).
 //!
 //! Layer: plan; imports kernels (the streamed copy's regions) only; never
 //! exec or [`compile`](super::compile).
@@ -26,6 +28,35 @@ pub(super) const MIN_LINES_UNIT: usize = 128;
 pub(super) fn takes_lines(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     unit >= MIN_LINES_UNIT && !streams_regions(unit) && !scatters_rows(loops, unit)
 }
+
+/// Whether the innermost of `loops`, a row of `unit`-byte units gathered
+/// into the destination (`rules::streams_gathered_rows`), reads units at
+/// least [`FAR_APART`] units apart: the line writers then take the plan
+/// where they would take it otherwise (`CopyPlan::build`, step 4''), in
+/// the source's order, rather than each row streaming out by itself.
+/// Gathered row by row, the source is read once for each unit a row
+/// skips (a block position), a unit in every [`FAR_APART`] or more of each
+/// pass, every line between them fetched by the prefetchers all the same;
+/// through the writers, once, a unit to each of as many streams in turn.
+///
+/// Measured on an AMD EPYC (Zen 4), 3 to 5 alternated runs, time after
+/// over before, on the broad workloads it changes (TF space-to-batch and
+/// space-to-batch-nd with and without padding, NHWC depth-to-space, by 9
+/// to 16; units of 128 to 224 bytes): seeds 26, 802, 805 and 806 (from
+/// which the rule was drawn: through the writers, rows of units 8 apart
+/// took 0.90 and 1.03 the time, 7 apart 1.37 and 0.69, 5 apart 1.46, 1
+/// apart 1.9 to 2.1), 11, 0.55, 10 faster by more than 5%, 1 slower (a TF
+/// space-to-batch of 192-byte units by 11, 38 MiB, 1.07); held out, seeds
+/// 801, 803, 808 and 810, 6, 0.64, 5 faster, 1 slower (a TF space-to-batch
+/// of complex128 by 13 with padding, 13 MiB, 1.24; two threads 1.13).
+/// Two threads, 7 of the first, 0.56 (a TF space-to-batch of float16 by
+/// 12 with padding, 12 MiB, 2.64 -> 1.19x memcpy).
+pub(super) fn gathers_far_apart(loops: &[Loop], unit: usize) -> bool {
+    loops.last().is_some_and(|row| row.ss.unsigned_abs() >= FAR_APART.saturating_mul(unit))
+}
+
+/// The fewest units apart that [`gathers_far_apart`] takes.
+const FAR_APART: usize = 9;
 
 /// Whether units of `unit` bytes each stream by themselves, as a region
 /// of four quarters copied in turn (`kernels::bytes::copy_bytes`, from

@@ -1,10 +1,11 @@
 //! Which streaming plans' long units go through the line writers
 //! ([`takes_lines`]): not whole regions ([`streams_regions`]), nor rows
-//! the source's order scatters ([`scatters_rows`]).
+//! the source's order scatters ([`scatters_rows`]); and rows gathered from
+//! units far apart, which do ([`gathers_far_apart`]).
 
 use super::super::compile::*;
 use super::super::writers::*;
-use super::{compile_f32, nhwc};
+use super::{compile_f32, l, nhwc};
 
 /// Units of whole 16-byte vectors from 16 KiB stream as regions; shorter
 /// ones, and units of other lengths, do not.
@@ -44,5 +45,34 @@ fn rows_of_two_or_three_block_columns_scatter() {
         let p = compile_f32(&nhwc(space, b, true), Direction::Forward, &space, &block, true);
         assert!(p.nt && !p.tile, "by {b}");
         assert_eq!((p.unit, p.lines), (256, !scatters), "by {b}");
+    }
+}
+
+/// Rows gathered into the destination whose units are 9 and more apart
+/// in the source; fewer apart, they are not.
+#[test]
+fn gathered_rows_of_units_9_apart_are_far_apart() {
+    for (apart, far) in [(1, false), (8, false), (9, true), (16, true)] {
+        let loops = [l(10, 1 << 20, 1 << 20), l(20, 128 * apart, 128)];
+        assert_eq!(gathers_far_apart(&loops, 128), far, "{apart} apart");
+        assert_eq!(gathers_far_apart(&loops, 129), far && apart == 16, "{apart} apart of 129 bytes");
+    }
+}
+
+/// Streaming NHWC space-to-batch of 32 float32 channels (128-byte units)
+/// by `b`: each destination row gathers every `b`-th unit of a source
+/// row. By 8, row by row; by 9 and 12, through the line writers, in the
+/// source's order (each source row's units in turn to `b` streams).
+#[test]
+fn rows_gathered_far_apart_go_through_the_line_writers() {
+    for (b, far) in [(8, false), (9, true), (12, true)] {
+        let space = [2, 4 * b, 16 * b, 32];
+        let block = [2 * b * b, 4, 16, 32];
+        let p = compile_f32(&nhwc(space, b, true), Direction::Forward, &space, &block, true);
+        assert!(p.nt && !p.tile, "by {b}");
+        assert_eq!((p.unit, p.lines), (128, far), "by {b}");
+        let last = p.loops[p.loops.len() - 1];
+        let (ss, ds) = if far { (128, (2 * 4 * 16 * 32 * 4) as isize) } else { (128 * b as isize, 128) };
+        assert_eq!((last.ss, last.ds), (ss, ds), "by {b}");
     }
 }
