@@ -17,16 +17,45 @@ use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
 /// Smallest unit (bytes) that streaming plans write through the line
 /// writers. Below it a run costs more than it moves (measured, 64-byte
 /// units: NHWC space-to-batch with 16 float32 channels 1.8-2.4x memcpy
-/// through the writers, 0.95-0.98x through the cache).
+/// through the writers, 0.95-0.98x through the cache), unless the units
+/// are read far apart ([`MIN_FAR_LINES_UNIT`]).
 pub(super) const MIN_LINES_UNIT: usize = 128;
+
+/// Smallest unit (bytes) that streaming plans write through the line
+/// writers where the innermost loop reads its units [`FAR_LINES_APART`]
+/// or more apart (rows gathered into the destination by space-to-batch
+/// and NHWC depth-to-space by 11 to 16, say): read row by row, the source
+/// is read once for each block position, a unit in every 11 or more.
+///
+/// Measured on an AMD EPYC (Zen 4), one thread, 3 alternated runs, time
+/// after over before, units of 64 to 127 bytes: the broad workloads of
+/// seeds 26 and 801-810 whose last loop reads units 9 or more apart (from
+/// which the rule was drawn), 23: 11 or more apart, 16, 0.50, one slower
+/// (a TF space-to-batch of 96-byte units by 16, 245 MiB, 1.30); 9 and 10
+/// apart, 7, 1.04 (0.45 to 1.82). Held out, seeds 811 to 816, the 11 it
+/// takes (TF space-to-batch, space-to-batch-nd and NHWC depth-to-space of
+/// 64- to 96-byte units by 11 to 16), 0.48, every one faster (a TF
+/// space-to-batch of 96-byte units by 16, 3.55 -> 1.33x memcpy).
+const MIN_FAR_LINES_UNIT: usize = 64;
+
+/// The fewest units apart [`MIN_FAR_LINES_UNIT`] takes.
+const FAR_LINES_APART: usize = 11;
 
 /// Whether a streaming plan's `unit`-byte units, in `loops` (before they
 /// are ordered for the writers), may go through the line writers
-/// (`CopyPlan::build`, step 4''): from [`MIN_LINES_UNIT`], but not units
-/// that are whole regions ([`streams_regions`]) or rows that the source's
-/// order scatters ([`scatters_rows`]).
+/// (`CopyPlan::build`, step 4''): from [`MIN_LINES_UNIT`] (or
+/// [`MIN_FAR_LINES_UNIT`], read far apart), but not units that are whole
+/// regions ([`streams_regions`]) or rows that the source's order scatters
+/// ([`scatters_rows`]).
 pub(super) fn takes_lines(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
-    unit >= MIN_LINES_UNIT && !streams_regions(unit) && !scatters_rows(loops, unit)
+    let far = unit >= MIN_FAR_LINES_UNIT && reads_apart(loops, unit, FAR_LINES_APART);
+    (unit >= MIN_LINES_UNIT || far) && !streams_regions(unit) && !scatters_rows(loops, unit)
+}
+
+/// Whether the innermost of `loops` reads its `unit`-byte units at least
+/// `apart` units apart.
+fn reads_apart(loops: &[Loop], unit: usize, apart: usize) -> bool {
+    loops.last().is_some_and(|row| row.ss.unsigned_abs() >= apart.saturating_mul(unit))
 }
 
 /// Whether the innermost of `loops`, a row of `unit`-byte units gathered
@@ -52,7 +81,7 @@ pub(super) fn takes_lines(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> boo
 /// Two threads, 7 of the first, 0.56 (a TF space-to-batch of float16 by
 /// 12 with padding, 12 MiB, 2.64 -> 1.19x memcpy).
 pub(super) fn gathers_far_apart(loops: &[Loop], unit: usize) -> bool {
-    loops.last().is_some_and(|row| row.ss.unsigned_abs() >= FAR_APART.saturating_mul(unit))
+    reads_apart(loops, unit, FAR_APART)
 }
 
 /// The fewest units apart that [`gathers_far_apart`] takes.

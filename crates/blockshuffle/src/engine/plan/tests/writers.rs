@@ -76,3 +76,37 @@ fn rows_gathered_far_apart_go_through_the_line_writers() {
         assert_eq!((last.ss, last.ds), (ss, ds), "by {b}");
     }
 }
+
+/// Streaming NHWC space-to-batch of `c` float32 channels by `b`: units of
+/// 64 bytes read 11 or more apart go through the line writers, in the
+/// source's order; 10 apart, or units of 32 bytes, do not.
+#[test]
+fn units_from_64_bytes_read_11_apart_go_through_the_line_writers() {
+    for (c, b, lines) in [(16, 10, false), (16, 11, true), (16, 16, true), (8, 16, false), (24, 11, true)] {
+        let space = [2, 2 * b, 16 * b, c];
+        let block = [2 * b * b, 2, 16, c];
+        let p = compile_f32(&nhwc(space, b, true), Direction::Forward, &space, &block, true);
+        let case = format!("{c} channels by {b}");
+        assert!(p.nt && !p.tile, "{case}");
+        assert_eq!((p.unit, p.lines), (4 * c, lines), "{case}");
+    }
+}
+
+/// Which units [`takes_lines`] takes, the innermost loop reading them
+/// `apart` units apart: from 128 bytes, however apart; from 64 bytes, 11
+/// or more apart; not whole regions.
+#[test]
+fn lines_take_units_from_128_bytes_or_64_read_11_apart() {
+    for (unit, apart, takes) in [
+        (128, 1, true),
+        (127, 10, false),
+        (127, 11, true),
+        (64, 11, true),
+        (63, 16, false),
+        (48, 16, false),
+        (16 << 10, 1, false),
+    ] {
+        let loops = [l(10, 1 << 30, 1 << 30), l(20, (unit * apart) as isize, unit as isize)].into_iter().collect();
+        assert_eq!(takes_lines(&loops, unit), takes, "{unit} bytes {apart} apart");
+    }
+}
