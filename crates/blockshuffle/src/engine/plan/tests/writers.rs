@@ -33,6 +33,16 @@ fn units_of_16_kib_stream_by_themselves() {
     }
 }
 
+/// The streaming plan of an NHWC space-to-batch by `b` of `rows` x `cols`
+/// blocks (2 images) of `c` float32 channels.
+fn streamed_s2b(b: usize, rows: usize, cols: usize, c: usize) -> CopyPlan {
+    let space = [2, rows * b, cols * b, c];
+    let block = [2 * b * b, rows, cols, c];
+    let p = compile_f32(&nhwc(space, b, true), Direction::Forward, &space, &block, true);
+    assert!(p.nt && !p.tile, "{c} channels by {b}");
+    p
+}
+
 /// Streaming NHWC space-to-batch of 256-byte units: by 2 and 3, each
 /// source row's units go in turn to 2 or 3 destination rows, which the
 /// source's order scatters ([`scatters_rows`]); by 4, through the line
@@ -40,10 +50,7 @@ fn units_of_16_kib_stream_by_themselves() {
 #[test]
 fn rows_of_two_or_three_block_columns_scatter() {
     for (b, scatters) in [(2, true), (3, true), (4, false)] {
-        let space = [2, 12 * b, 12 * b, 64];
-        let block = [2 * b * b, 12, 12, 64];
-        let p = compile_f32(&nhwc(space, b, true), Direction::Forward, &space, &block, true);
-        assert!(p.nt && !p.tile, "by {b}");
+        let p = streamed_s2b(b, 12, 12, 64);
         assert_eq!((p.unit, p.lines), (256, !scatters), "by {b}");
     }
 }
@@ -66,10 +73,7 @@ fn gathered_rows_of_units_9_apart_are_far_apart() {
 #[test]
 fn rows_gathered_far_apart_go_through_the_line_writers() {
     for (b, far) in [(8, false), (9, true), (12, true)] {
-        let space = [2, 4 * b, 16 * b, 32];
-        let block = [2 * b * b, 4, 16, 32];
-        let p = compile_f32(&nhwc(space, b, true), Direction::Forward, &space, &block, true);
-        assert!(p.nt && !p.tile, "by {b}");
+        let p = streamed_s2b(b, 4, 16, 32);
         assert_eq!((p.unit, p.lines), (128, far), "by {b}");
         let last = p.loops[p.loops.len() - 1];
         let (ss, ds) = if far { (128, (2 * 4 * 16 * 32 * 4) as isize) } else { (128 * b as isize, 128) };
@@ -83,12 +87,8 @@ fn rows_gathered_far_apart_go_through_the_line_writers() {
 #[test]
 fn units_from_64_bytes_read_11_apart_go_through_the_line_writers() {
     for (c, b, lines) in [(16, 10, false), (16, 11, true), (16, 16, true), (8, 16, false), (24, 11, true)] {
-        let space = [2, 2 * b, 16 * b, c];
-        let block = [2 * b * b, 2, 16, c];
-        let p = compile_f32(&nhwc(space, b, true), Direction::Forward, &space, &block, true);
-        let case = format!("{c} channels by {b}");
-        assert!(p.nt && !p.tile, "{case}");
-        assert_eq!((p.unit, p.lines), (4 * c, lines), "{case}");
+        let p = streamed_s2b(b, 2, 16, c);
+        assert_eq!((p.unit, p.lines), (4 * c, lines), "{c} channels by {b}");
     }
 }
 
