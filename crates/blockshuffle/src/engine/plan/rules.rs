@@ -317,7 +317,9 @@ pub(super) fn count_product(mut counts: impl Iterator<Item = usize>) -> usize {
 
 /// Units from this size (bytes) on stay with the line writers rather than
 /// being gathered or streamed row by row (see step 4 of
-/// [`CopyPlan::build`]).
+/// [`CopyPlan::build`]), but for those `writers::takes_lines` leaves to
+/// stream by themselves; shorter rows gathered from units far apart go
+/// through the writers too (`writers::gathers_far_apart`).
 pub(super) const MANY_STREAMS_UNIT: usize = 256;
 
 /// Whether streamed units of `unit` bytes that the line writers would take

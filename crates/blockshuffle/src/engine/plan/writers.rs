@@ -1,11 +1,14 @@
 //! Which streaming plans' long units go through the line writers
 //! (`kernels::lines`), a few destination streams advancing together a
-//! unit at a time ([`takes_lines`]), which stream by themselves, and
-//! which rows gathered into the destination go through the writers
-//! rather than row by row ([`gathers_far_apart`]).
+//! unit at a time ([`takes_lines`]); which stream by themselves instead
+//! ([`streams_regions`]) or as rows the source's order scatters
+//! ([`scatters_rows`]); and which rows gathered into the destination go
+//! through the writers rather than row by row ([`gathers_far_apart`]).
 //!
-//! Layer: plan; imports kernels (the streamed copy's regions) only; never
-//! exec or [`compile`](super::compile).
+//! Layer: plan; imports [`order`](super::order) (the move to the source's
+//! order), [`rules`](super::rules) (which rows scatter, which units
+//! stream) and kernels (the loop nest's data, the streamed copy's
+//! regions); never exec or [`compile`](super::compile).
 
 use arrayvec::ArrayVec;
 
@@ -19,13 +22,15 @@ use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
 /// units: NHWC space-to-batch with 16 float32 channels 1.8-2.4x memcpy
 /// through the writers, 0.95-0.98x through the cache), unless the units
 /// are read far apart ([`MIN_FAR_LINES_UNIT`]).
-pub(super) const MIN_LINES_UNIT: usize = 128;
+const MIN_LINES_UNIT: usize = 128;
 
 /// Smallest unit (bytes) that streaming plans write through the line
-/// writers where the innermost loop reads its units [`FAR_LINES_APART`]
-/// or more apart (rows gathered into the destination by space-to-batch
-/// and NHWC depth-to-space by 11 to 16, say): read row by row, the source
-/// is read once for each block position, a unit in every 11 or more.
+/// writers where the innermost loop is a row gathered into the
+/// destination (its units one after another there) from units
+/// [`FAR_LINES_APART`] or more apart in the source (space-to-batch and
+/// NHWC depth-to-space by 11 to 16, say), whether its units are whole
+/// vectors or not: read row by row, the source is read once for each
+/// block position, a unit in every 11 or more.
 ///
 /// Measured on an AMD EPYC (Zen 4), one thread, 3 alternated runs, time
 /// after over before, units of 64 to 127 bytes: the broad workloads of
@@ -50,21 +55,25 @@ const FAR_LINES_APART: usize = 11;
 /// regions ([`streams_regions`]) or rows that the source's order scatters
 /// ([`scatters_rows`]).
 pub(super) fn takes_lines(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
-    let far = unit >= MIN_FAR_LINES_UNIT && reads_apart(loops, unit, FAR_LINES_APART);
+    let far = unit >= MIN_FAR_LINES_UNIT && gathers_apart(loops, unit, FAR_LINES_APART);
     (unit >= MIN_LINES_UNIT || far) && !streams_regions(unit) && !scatters_rows(loops, unit)
 }
 
-/// Whether the innermost of `loops` reads its `unit`-byte units at least
-/// `apart` units apart.
-fn reads_apart(loops: &[Loop], unit: usize, apart: usize) -> bool {
-    loops.last().is_some_and(|row| row.ss.unsigned_abs() >= apart.saturating_mul(unit))
+/// Whether the innermost of `loops` gathers a row of `unit`-byte units
+/// into the destination (one after another there) from units at least
+/// `apart` units apart in the source.
+fn gathers_apart(loops: &[Loop], unit: usize, apart: usize) -> bool {
+    loops.last().is_some_and(|row| row.ds == unit as isize && row.ss.unsigned_abs() >= apart.saturating_mul(unit))
 }
 
 /// Whether the innermost of `loops`, a row of `unit`-byte units gathered
 /// into the destination (`rules::streams_gathered_rows`), reads units at
-/// least [`FAR_APART`] units apart: the line writers then take the plan
-/// where they would take it otherwise (`CopyPlan::build`, step 4''), in
-/// the source's order, rather than each row streaming out by itself.
+/// least [`FAR_APART`] units apart: such rows of units from
+/// [`MIN_LINES_UNIT`] then go through the line writers where they would
+/// take them otherwise ([`takes_lines`] and `order::stream_order`;
+/// `CopyPlan::build`, step 4''), in the source's order, rather than each
+/// row streaming out by itself. (Shorter units, read apart as far as
+/// [`takes_lines`] asks of them, likewise; others go as before.)
 /// Gathered row by row, the source is read once for each unit a row
 /// skips (a block position), a unit in every [`FAR_APART`] or more of each
 /// pass, every line between them fetched by the prefetchers all the same;
@@ -83,7 +92,7 @@ fn reads_apart(loops: &[Loop], unit: usize, apart: usize) -> bool {
 /// Two threads, 7 of the first, 0.56 (a TF space-to-batch of float16 by
 /// 12 with padding, 12 MiB, 2.64 -> 1.19x memcpy).
 pub(super) fn gathers_far_apart(loops: &[Loop], unit: usize) -> bool {
-    reads_apart(loops, unit, FAR_APART)
+    gathers_apart(loops, unit, FAR_APART)
 }
 
 /// The fewest units apart that [`gathers_far_apart`] takes.

@@ -29,7 +29,6 @@ fn units_of_16_kib_stream_by_themselves() {
         let p = compile_f32(&nhwc(space, 4, false), Direction::Backward, &space, &block, true);
         assert!(p.nt && !p.tile, "{c} channels");
         assert_eq!((p.unit, p.lines), (16 * c, lines), "{c} channels");
-        assert_eq!(takes_lines(&p.loops, p.unit), lines, "{c} channels");
     }
 }
 
@@ -44,14 +43,20 @@ fn streamed_s2b(b: usize, rows: usize, cols: usize, c: usize) -> CopyPlan {
 }
 
 /// Streaming NHWC space-to-batch of 256-byte units: by 2 and 3, each
-/// source row's units go in turn to 2 or 3 destination rows, which the
-/// source's order scatters ([`scatters_rows`]); by 4, through the line
-/// writers.
+/// source row's units go in turn to 2 or 3 destination rows of 3 KiB,
+/// which the source's order scatters ([`scatters_rows`]: the rows' loop
+/// inside, streamed as a grid); by 4, and rows of 1 KiB by 2 (shorter
+/// than `rules::MAX_JOINED_ROW`), through the line writers.
 #[test]
 fn rows_of_two_or_three_block_columns_scatter() {
-    for (b, scatters) in [(2, true), (3, true), (4, false)] {
-        let p = streamed_s2b(b, 12, 12, 64);
-        assert_eq!((p.unit, p.lines), (256, !scatters), "by {b}");
+    for (b, cols, scatters) in [(2, 12, true), (3, 12, true), (4, 12, false), (2, 4, false)] {
+        let p = streamed_s2b(b, 12, cols, 64);
+        assert_eq!((p.unit, p.lines, p.gathered), (256, !scatters, false), "by {b}, {cols} columns");
+        if scatters {
+            let [.., x, y] = p.loops[..] else { panic!("by {b}: {} loops", p.loops.len()) };
+            assert_eq!((x.count, x.ss, x.ds), (cols, 256 * b as isize, 256), "by {b}");
+            assert_eq!((y.count, y.ss), (b, 256), "by {b}");
+        }
     }
 }
 
@@ -62,7 +67,11 @@ fn gathered_rows_of_units_9_apart_are_far_apart() {
     for (apart, far) in [(1, false), (8, false), (9, true), (16, true)] {
         let loops = [l(10, 1 << 20, 1 << 20), l(20, 128 * apart, 128)];
         assert_eq!(gathers_far_apart(&loops, 128), far, "{apart} apart");
+        let loops = [l(10, 1 << 20, 1 << 20), l(20, 128 * apart, 129)];
         assert_eq!(gathers_far_apart(&loops, 129), far && apart == 16, "{apart} apart of 129 bytes");
+        // Units that land apart in the destination are not a gathered row.
+        let loops = [l(10, 1 << 20, 1 << 20), l(20, 128 * apart, 256)];
+        assert!(!gathers_far_apart(&loops, 128), "{apart} apart, landing apart");
     }
 }
 
@@ -106,7 +115,12 @@ fn lines_take_units_from_128_bytes_or_64_read_11_apart() {
         (48, 16, false),
         (16 << 10, 1, false),
     ] {
-        let loops = [l(10, 1 << 30, 1 << 30), l(20, (unit * apart) as isize, unit as isize)].into_iter().collect();
-        assert_eq!(takes_lines(&loops, unit), takes, "{unit} bytes {apart} apart");
+        for ss in [(unit * apart) as isize, -((unit * apart) as isize)] {
+            let loops = [l(10, 1 << 30, 1 << 30), l(20, ss, unit as isize)].into_iter().collect();
+            assert_eq!(takes_lines(&loops, unit), takes, "{unit} bytes {ss} apart");
+        }
     }
+    // Not a row gathered into the destination: its units land apart.
+    let loops = [l(10, 1 << 30, 1 << 30), l(20, 64 * 16, 64 * 20)].into_iter().collect();
+    assert!(!takes_lines(&loops, 64));
 }
