@@ -133,6 +133,10 @@ pub(super) fn streams_regions(unit: usize) -> bool {
 /// of 256- to 2,048-byte units (36-48 MiB), 0.82, none slower; the 4
 /// broad workloads of seeds 801-810 it changes (TF space-to-batch and
 /// NHWC depth-to-space by 2 and 3), 0.73 to 0.90.
+///
+/// Out of line: its copy of the loops then takes stack only when it runs
+/// (streaming plans), not in every plan's compile.
+#[inline(never)]
 pub(super) fn scatters_rows(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     if !whole_vectors(unit) {
         return false;
