@@ -433,8 +433,8 @@ unsafe fn tile_rows(
 /// of the first-level cache ([`shares_l1_set`]: more than its ways, a whole
 /// number of 4 KiB apart) goes a line of each destination row at a time
 /// (chunks of `LINE / unit` source rows where the tile has as many, units
-/// of up to 16 bytes), so that
-/// each line is written whole before the set evicts it. Measured on an AMD
+/// of up to 16 bytes), so that each line is written whole before the set
+/// evicts it. Measured on an AMD
 /// EPYC (Zen 4), one thread, 5 alternated runs, ratio to memcpy: the 4
 /// broad workloads of seeds 26 and 801-810 it changes, ONNX space-to-depth
 /// of complex128 by 16 (rows 12 KiB apart, 6 MiB) 4.6 -> 2.5 and 2.8 ->
@@ -465,8 +465,10 @@ unsafe fn unit_tiles(
     let source_rows = nx > ny || walks_source_order(nx, ssy, unit);
     // A line of each stream at a time: chunks of `c` source rows, where
     // the tile has one (`c <= ny`: the chunks' strides within the tile's).
-    let c = LINE / unit.clamp(1, LINE);
-    if source_rows && unit <= 16 && ny >= c && shares_l1_set(nx, dsx) {
+    // (The division only where the rows share a set: this is every unit
+    // tile's path.)
+    if source_rows && (1..=16).contains(&unit) && shares_l1_set(nx, dsx) && ny >= LINE / unit {
+        let c = LINE / unit;
         let (chunks, rest) = (ny / c, ny % c);
         let chunk = nest(chunks, c as isize * ssy, (c * unit) as isize);
         // SAFETY: the chunks address units `(x, y)` of the tile's rows `y <
