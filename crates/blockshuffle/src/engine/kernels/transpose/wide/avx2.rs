@@ -10,8 +10,9 @@
 //! ([`Packed`]: 16 x 16 in lanes of 4 bytes, 8 x 8 in lanes of 8), each
 //! quarter's 24-byte rows widened to a vector on the way in and packed
 //! again on the way out by byte shuffles (AVX-512's packed squares do
-//! both in their first and last rounds' permutes); never streamed (a row is 48 bytes), their edges
-//! whole squares over the ones before them (`Squares::OVERLAPS`).
+//! both in their first and last rounds' permutes); never streamed (a row
+//! is 48 bytes), their edges whole squares over the ones before them
+//! (`Squares::OVERLAPS`).
 //!
 //! The loop nest around the squares is `wide`'s (strips of 512 bytes of
 //! the source rows, 2,048 for the packed squares (see [`Packed`]'s
