@@ -1,18 +1,19 @@
 //! Which streaming plans' long units go through the line writers
 //! (`kernels::lines`), a few destination streams advancing together a
 //! unit at a time ([`takes_lines`]); which stream by themselves instead
-//! ([`streams_regions`]) or as rows the source's order scatters
-//! ([`scatters_rows`]); and which rows gathered into the destination go
-//! through the writers rather than row by row ([`gathers_far_apart`]).
+//! ([`streams_regions`], [`streams_long_units`]) or as rows the source's
+//! order scatters ([`scatters_rows`]); and which rows gathered into the
+//! destination go through the writers rather than row by row
+//! ([`gathers_far_apart`]).
 //!
 //! Layer: plan; imports [`order`](super::order) (the move to the source's
-//! order), [`rules`](super::rules) (which rows scatter, which units
-//! stream) and kernels (the loop nest's data, the streamed copy's
-//! regions); never exec or [`compile`](super::compile).
+//! order, and the run it keeps), [`rules`](super::rules) (which rows
+//! scatter, which units stream) and kernels (the loop nest's data, the
+//! streamed copy's regions); never exec or [`compile`](super::compile).
 
 use arrayvec::ArrayVec;
 
-use super::order::source_order_outside_run;
+use super::order::{source_order_outside_run, MIN_DST_RUN};
 use super::rules::{scatters_gathered_rows, streams_units, whole_vectors};
 use crate::engine::kernels::bytes::REGION_MIN;
 use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
@@ -52,11 +53,15 @@ const FAR_LINES_APART: usize = 11;
 /// are ordered for the writers), may go through the line writers
 /// (`CopyPlan::build`, step 4''): from [`MIN_LINES_UNIT`] (or
 /// [`MIN_FAR_LINES_UNIT`], read far apart), but not units that are whole
-/// regions ([`streams_regions`]) or rows that the source's order scatters
-/// ([`scatters_rows`]).
+/// regions ([`streams_regions`]), long units of whole vectors that
+/// stream in the source's order ([`streams_long_units`]) or rows that it
+/// scatters ([`scatters_rows`]).
 pub(super) fn takes_lines(loops: &ArrayVec<Loop, MAX_LOOPS>, unit: usize) -> bool {
     let far = unit >= MIN_FAR_LINES_UNIT && gathers_apart(loops, unit, FAR_LINES_APART);
-    (unit >= MIN_LINES_UNIT || far) && !streams_regions(unit) && !scatters_rows(loops, unit)
+    (unit >= MIN_LINES_UNIT || far)
+        && !streams_regions(unit)
+        && !streams_long_units(loops, unit)
+        && !scatters_rows(loops, unit)
 }
 
 /// Whether the innermost of `loops` gathers a row of `unit`-byte units
@@ -116,6 +121,39 @@ const FAR_APART: usize = 9;
 /// through the cache (einops of 42,876-byte units, 1.22 times the time).
 pub(super) fn streams_regions(unit: usize) -> bool {
     unit >= REGION_MIN && streams_units(unit)
+}
+
+/// Whether units of `unit` bytes, whole 16-byte vectors from
+/// `order::MIN_DST_RUN` (4 KiB: each a destination run of its own, which
+/// the source's order keeps innermost), in loops that carry no window,
+/// stream by themselves in the source's order (`CopyPlan::build`, step
+/// 4'), rather than through the line writers: the source is then read
+/// once, a unit after another, each unit's streaming stores whole lines
+/// of its own, where the writers read a unit from each of as many source
+/// streams in turn as they write (NHWC space-to-depth by 16: 16 streams).
+/// Shorter units that the source's order would write each apart go
+/// through the writers in an order of their own (`rules::reads_units_apart`).
+///
+/// Measured on an AMD EPYC (Zen 4), one thread, 3 alternated runs, time
+/// after over before, on the broad workloads whose units of 4 KiB to 16
+/// KiB went through the writers: seeds 26 and 801-805 (from which the rule
+/// was drawn), the 20 it takes, 0.74, every one faster by more than 5%
+/// (NHWC space-to-depth of 6,144-byte units by 16, 1.46 -> 0.75x memcpy;
+/// numpy transpositions of 8,448- and 10,752-byte runs, 0.46 and 0.50 the
+/// time); held out, seeds 806-810, the 17 it takes, 0.70, every one
+/// faster. Not plans that carry a window (the 26 of seeds 26, 801-803
+/// and 805 with whole-vector units of 1 KiB to 16 KiB: 1.17, padded
+/// space-to-batch-nd up to 2.7 times the time). Units of 1 to 4 KiB whose
+/// loops the source's order rearranges or keeps continuing the source
+/// measured faster so here too (25 of those seeds, 0.80; HPTT's float64
+/// row transposes `[384, 384, 368]` and `[2307, 64, 368]` by axes `1, 0,
+/// 2`, 1.16 -> 0.87 and 0.76x memcpy), but an Intel Xeon measured those
+/// two the other way (`rules::reads_units_apart`); where it keeps a row
+/// gathered into the destination innermost, slower (TF batch-to-space-nd
+/// of 1,536-byte units by 3, 0.60 -> 0.81x memcpy: the writers fetch its
+/// far units ahead); units of 512 and 576 bytes up to 1.5 times the time.
+pub(super) fn streams_long_units(loops: &[Loop], unit: usize) -> bool {
+    unit >= MIN_DST_RUN && whole_vectors(unit) && loops.iter().all(|l| l.window.is_none())
 }
 
 /// Whether the loops, their units in the source's order outside the

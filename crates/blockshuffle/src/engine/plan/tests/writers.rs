@@ -1,11 +1,13 @@
 //! Which streaming plans' long units go through the line writers
-//! ([`takes_lines`]): not whole regions ([`streams_regions`]), nor rows
-//! the source's order scatters ([`scatters_rows`]); and rows gathered from
-//! units far apart, which do ([`gathers_far_apart`]).
+//! ([`takes_lines`]): not whole regions ([`streams_regions`]), nor long
+//! units the source's order writes apart ([`streams_long_units`]), nor
+//! rows it scatters ([`scatters_rows`]); and rows gathered from units far
+//! apart, which do ([`gathers_far_apart`]).
 
 use super::super::compile::*;
 use super::super::writers::*;
-use super::{compile_f32, l, nhwc};
+use super::{compile_c, compile_f32, counts_and_strides, l, nhwc, nhwc_padded};
+use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
 
 /// Units of whole 16-byte vectors from 16 KiB stream as regions; shorter
 /// ones, and units of other lengths, do not.
@@ -19,16 +21,65 @@ fn whole_vector_units_from_16_kib_stream_as_regions() {
 }
 
 /// Streaming NHWC depth-to-space by 4 of `c` float32 channels out: each
-/// input row's units of `16 * c` bytes go one to each of 4 output rows
-/// (more than the source's order scatters). Through the line writers
-/// under 16 KiB; from 16 KiB, each unit streams as a region.
+/// input row's units of `16 * c` bytes go one to each of 4 output rows,
+/// a row's units innermost (each continuing the source). Through the line
+/// writers under 4 KiB; from 4 KiB, each unit streams by itself in the
+/// source's order ([`streams_long_units`]; from 16 KiB, as a region), the
+/// loops the same.
 #[test]
-fn units_of_16_kib_stream_by_themselves() {
-    for (c, lines) in [(1023, true), (1024, false), (16, true)] {
+fn whole_vector_units_from_4_kib_stream_by_themselves() {
+    for (c, lines) in [(16, true), (255, true), (256, false), (1023, false), (1024, false)] {
         let (space, block) = ([1, 32, 32, c], [1, 8, 8, 16 * c]);
         let p = compile_f32(&nhwc(space, 4, false), Direction::Backward, &space, &block, true);
         assert!(p.nt && !p.tile, "{c} channels");
         assert_eq!((p.unit, p.lines), (16 * c, lines), "{c} channels");
+        let unit = 16 * c as isize;
+        assert_eq!(
+            counts_and_strides(&p.loops),
+            vec![(8, 32 * unit, 32 * unit), (8, 4 * unit, unit), (4, unit, 8 * unit)]
+        );
+    }
+}
+
+/// Units from 4 KiB that are not whole 16-byte vectors (3-byte channels:
+/// 4,104 bytes; 4,128 are), and whole-vector ones in plans that carry a
+/// window (NHWC space-to-batch by 2 padded by 1 at each end), go through
+/// the line writers.
+#[test]
+fn long_units_of_other_lengths_or_with_windows_go_through_the_line_writers() {
+    for (c, lines) in [(342, true), (344, false)] {
+        let (space, block) = ([1, 32, 32, c], [1, 8, 8, 16 * c]);
+        let p = compile_c(&nhwc(space, 4, false), Direction::Backward, 3, &space, &block, true);
+        assert!(p.nt && !p.tile, "{c} channels");
+        assert_eq!((p.unit, p.lines), (12 * c, lines), "{c} channels");
+    }
+    for c in [1024, 2048] {
+        let (space, block) = ([2, 14, 14, c], [8, 8, 8, c]);
+        let p = compile_f32(&nhwc_padded(space, 2, [1, 1], true), Direction::Forward, &space, &block, true);
+        assert!(p.nt && !p.tile && p.loops.iter().any(|l| l.window.is_some()), "{c} channels");
+        assert_eq!((p.unit, p.lines), (4 * c, true), "{c} channels");
+    }
+}
+
+/// Streaming TF batch-to-space-nd by 3 of one spatial axis of 64 units of
+/// `c` float32 channels: each output row gathers a unit from each of the
+/// 3 batches. Units of 1,536 bytes, 3 to a 4 KiB run, go through the line
+/// writers, the row innermost; of 4 KiB, each a run, they stream by
+/// themselves, in the source's order (each batch's units in turn).
+#[test]
+fn gathered_units_of_4_kib_stream_in_the_source_order() {
+    let op = "t";
+    for (c, lines) in [(384, true), (1024, false)] {
+        let space = [SpaceAxis::plain(1), SpaceAxis::new(op, 3 * 64, 0, 0, 3).unwrap(), SpaceAxis::plain(c as u64)];
+        let groups: [&[Factor]; 3] = [&[k(1), o(0)], &[o(1)], &[o(2)]];
+        let g = Geometry::new(op, &space, &groups).unwrap();
+        let p = compile_f32(&g, Direction::Backward, &[1, 3 * 64, c], &[3, 64, c], true);
+        let unit = 4 * c as isize;
+        assert!(p.nt && !p.tile, "{c} channels");
+        assert_eq!((p.unit, p.lines), (4 * c, lines), "{c} channels");
+        let (batches, row) = ((3, 64 * unit, unit), (64, unit, 3 * unit));
+        let loops = if lines { vec![row, batches] } else { vec![batches, row] };
+        assert_eq!(counts_and_strides(&p.loops), loops, "{c} channels");
     }
 }
 
