@@ -16,6 +16,7 @@
 //! a padding or crop window on its block position. Then, for large
 //! (streaming) outputs, it reorders the loops: long units sweep a few
 //! destination streams together for the line writers ([`stream_order`](super::order::stream_order)),
+//! where [`takes_lines`](super::writers::takes_lines) takes them,
 //! unless their destination runs gather source runs in order
 //! ([`gathers_source_runs`](super::order::gathers_source_runs)); transposing tiles walk the source in its
 //! order, except those whose rows a vector kernel carries as one

@@ -146,8 +146,9 @@ fn split_loop(loops: &mut ArrayVec<Loop, MAX_LOOPS>, j: usize, f: usize) {
 /// (measured, NHWC batch-to-space of 128-byte units: 1.9x memcpy through
 /// the writers, 1.0x so; space-to-batch, whose runs read the source every
 /// other unit, the other way round). Units from `rules::MANY_STREAMS_UNIT` on
-/// stay with the writers (NHWC space-to-depth of 256-byte units gathers
-/// two source rows: 0.9-1.0x through them, 1.2-1.3x so).
+/// stay with the writers where `writers::takes_lines` takes them (NHWC
+/// space-to-depth of 256-byte units gathers two source rows: 0.9-1.0x
+/// through them, 1.2-1.3x so).
 pub(super) fn gathers_source_runs(loops: &[Loop], unit: usize) -> bool {
     let mut run = unit;
     let mut gathers = false;

@@ -124,15 +124,16 @@ pub(super) fn streams_regions(unit: usize) -> bool {
 }
 
 /// Whether units of `unit` bytes, whole 16-byte vectors from
-/// `order::MIN_DST_RUN` (4 KiB: each a destination run of its own, which
-/// the source's order keeps innermost), in loops that carry no window,
-/// stream by themselves in the source's order (`CopyPlan::build`, step
-/// 4'), rather than through the line writers: the source is then read
-/// once, a unit after another, each unit's streaming stores whole lines
-/// of its own, where the writers read a unit from each of as many source
-/// streams in turn as they write (NHWC space-to-depth by 16: 16 streams).
-/// Shorter units that the source's order would write each apart go
-/// through the writers in an order of their own (`rules::reads_units_apart`).
+/// `order::MIN_DST_RUN` (4 KiB, where `rules::reads_units_apart` stops:
+/// shorter ones of whole vectors from 512 bytes that the source's order
+/// would write each apart go through the writers in an order of their
+/// own), in loops that carry no window, stream by themselves in the
+/// source's order (`CopyPlan::build`, step 4'), each unit a destination
+/// run of its own, rather than through the line writers: the source is
+/// then read once, a unit after another, each unit's streaming stores
+/// whole lines of its own, where the writers read a unit from each of as
+/// many source streams in turn as they write (NHWC space-to-depth by 16:
+/// 16 streams).
 ///
 /// Measured on an AMD EPYC (Zen 4), one thread, 3 alternated runs, time
 /// after over before, on the broad workloads whose units of 4 KiB to 16
@@ -144,14 +145,16 @@ pub(super) fn streams_regions(unit: usize) -> bool {
 /// faster. Not plans that carry a window (the 26 of seeds 26, 801-803
 /// and 805 with whole-vector units of 1 KiB to 16 KiB: 1.17, padded
 /// space-to-batch-nd up to 2.7 times the time). Units of 1 to 4 KiB whose
-/// loops the source's order rearranges or keeps continuing the source
-/// measured faster so here too (25 of those seeds, 0.80; HPTT's float64
-/// row transposes `[384, 384, 368]` and `[2307, 64, 368]` by axes `1, 0,
-/// 2`, 1.16 -> 0.87 and 0.76x memcpy), but an Intel Xeon measured those
-/// two the other way (`rules::reads_units_apart`); where it keeps a row
-/// gathered into the destination innermost, slower (TF batch-to-space-nd
-/// of 1,536-byte units by 3, 0.60 -> 0.81x memcpy: the writers fetch its
-/// far units ahead); units of 512 and 576 bytes up to 1.5 times the time.
+/// loops the source's order rearranges, or keeps each unit continuing the
+/// source innermost, measured faster so here too (25 of those seeds,
+/// 0.80; HPTT's float64 row transposes `[384, 384, 368]` and `[2307, 64,
+/// 368]` by axes `1, 0, 2`, 1.16 -> 0.87 and 0.76x memcpy), but an Intel
+/// Xeon measured those two the other way (`rules::reads_units_apart`);
+/// where it keeps a row gathered into the destination innermost (among
+/// more streams than it leaves open: `order::source_order_outside_run`),
+/// slower (TF batch-to-space-nd of 1,536-byte units by 3 of 5,996
+/// positions, 0.60 -> 0.81x memcpy: the writers fetch its far units
+/// ahead); units of 512 and 576 bytes up to 1.5 times the time.
 pub(super) fn streams_long_units(loops: &[Loop], unit: usize) -> bool {
     unit >= MIN_DST_RUN && whole_vectors(unit) && loops.iter().all(|l| l.window.is_none())
 }

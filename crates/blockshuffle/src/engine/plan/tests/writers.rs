@@ -1,13 +1,14 @@
 //! Which streaming plans' long units go through the line writers
 //! ([`takes_lines`]): not whole regions ([`streams_regions`]), nor long
-//! units the source's order writes apart ([`streams_long_units`]), nor
-//! rows it scatters ([`scatters_rows`]); and rows gathered from units far
+//! units of whole vectors ([`streams_long_units`]), nor rows the source's
+//! order scatters ([`scatters_rows`]); and rows gathered from units far
 //! apart, which do ([`gathers_far_apart`]).
 
 use super::super::compile::*;
 use super::super::writers::*;
 use super::{compile_c, compile_f32, counts_and_strides, l, nhwc, nhwc_padded};
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
+use crate::engine::kernels::nest::{Loop, Window};
 
 /// Units of whole 16-byte vectors from 16 KiB stream as regions; shorter
 /// ones, and units of other lengths, do not.
@@ -22,10 +23,10 @@ fn whole_vector_units_from_16_kib_stream_as_regions() {
 
 /// Streaming NHWC depth-to-space by 4 of `c` float32 channels out: each
 /// input row's units of `16 * c` bytes go one to each of 4 output rows,
-/// a row's units innermost (each continuing the source). Through the line
-/// writers under 4 KiB; from 4 KiB, each unit streams by itself in the
-/// source's order ([`streams_long_units`]; from 16 KiB, as a region), the
-/// loops the same.
+/// an input pixel's 4 units innermost (each continuing the source).
+/// Through the line writers under 4 KiB; from 4 KiB, each unit streams by
+/// itself in the source's order ([`streams_long_units`]; from 16 KiB, as
+/// a region), the loops the same either way.
 #[test]
 fn whole_vector_units_from_4_kib_stream_by_themselves() {
     for (c, lines) in [(16, true), (255, true), (256, false), (1023, false), (1024, false)] {
@@ -34,10 +35,8 @@ fn whole_vector_units_from_4_kib_stream_by_themselves() {
         assert!(p.nt && !p.tile, "{c} channels");
         assert_eq!((p.unit, p.lines), (16 * c, lines), "{c} channels");
         let unit = 16 * c as isize;
-        assert_eq!(
-            counts_and_strides(&p.loops),
-            vec![(8, 32 * unit, 32 * unit), (8, 4 * unit, unit), (4, unit, 8 * unit)]
-        );
+        let loops = vec![(8, 32 * unit, 32 * unit), (8, 4 * unit, unit), (4, unit, 8 * unit)];
+        assert_eq!(counts_and_strides(&p.loops), loops, "{c} channels");
     }
 }
 
@@ -63,9 +62,10 @@ fn long_units_of_other_lengths_or_with_windows_go_through_the_line_writers() {
 
 /// Streaming TF batch-to-space-nd by 3 of one spatial axis of 64 units of
 /// `c` float32 channels: each output row gathers a unit from each of the
-/// 3 batches. Units of 1,536 bytes, 3 to a 4 KiB run, go through the line
+/// 3 batches. Units of 1,536 bytes (rows of 4,608) go through the line
 /// writers, the row innermost; of 4 KiB, each a run, they stream by
-/// themselves, in the source's order (each batch's units in turn).
+/// themselves, in the source's order (each batch's units in turn): the
+/// bound of [`streams_long_units`] on a gather.
 #[test]
 fn gathered_units_of_4_kib_stream_in_the_source_order() {
     let op = "t";
@@ -154,7 +154,8 @@ fn units_from_64_bytes_read_11_apart_go_through_the_line_writers() {
 
 /// Which units [`takes_lines`] takes, the innermost loop reading them
 /// `apart` units apart: from 128 bytes, however apart; from 64 bytes, 11
-/// or more apart; not whole regions.
+/// or more apart; not whole regions, nor whole vectors from 4 KiB, but in
+/// loops that carry a window.
 #[test]
 fn lines_take_units_from_128_bytes_or_64_read_11_apart() {
     for (unit, apart, takes) in [
@@ -164,6 +165,9 @@ fn lines_take_units_from_128_bytes_or_64_read_11_apart() {
         (64, 11, true),
         (63, 16, false),
         (48, 16, false),
+        (4080, 1, true),
+        (4096, 1, false),
+        (4104, 1, true),
         (16 << 10, 1, false),
     ] {
         for ss in [(unit * apart) as isize, -((unit * apart) as isize)] {
@@ -174,4 +178,9 @@ fn lines_take_units_from_128_bytes_or_64_read_11_apart() {
     // Not a row gathered into the destination: its units land apart.
     let loops = [l(10, 1 << 30, 1 << 30), l(20, 64 * 16, 64 * 20)].into_iter().collect();
     assert!(!takes_lines(&loops, 64));
+    // Whole vectors from 4 KiB in loops that carry a window (a crop of the
+    // first row's first unit).
+    let window = Some(Window { outer: Some(0), oc: 20, ic: 1, lo: 1, hi: 200 });
+    let loops = [l(10, 1 << 30, 1 << 30), Loop { window, ..l(20, 4096, 4096) }].into_iter().collect();
+    assert!(takes_lines(&loops, 4096));
 }
