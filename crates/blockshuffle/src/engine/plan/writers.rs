@@ -13,7 +13,7 @@
 
 use arrayvec::ArrayVec;
 
-use super::order::{source_order_outside_run, MIN_DST_RUN};
+use super::order::{free, source_order_outside_run, MIN_DST_RUN};
 use super::rules::{scatters_gathered_rows, streams_units, whole_vectors};
 use crate::engine::kernels::bytes::REGION_MIN;
 use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
@@ -127,13 +127,13 @@ pub(super) fn streams_regions(unit: usize) -> bool {
 /// `order::MIN_DST_RUN` (4 KiB, where `rules::reads_units_apart` stops:
 /// shorter ones of whole vectors from 512 bytes that the source's order
 /// would write each apart go through the writers in an order of their
-/// own), in loops that carry no window, stream by themselves in the
-/// source's order (`CopyPlan::build`, step 4'), each unit a destination
-/// run of its own, rather than through the line writers: the source is
-/// then read once, a unit after another, each unit's streaming stores
-/// whole lines of its own, where the writers read a unit from each of as
-/// many source streams in turn as they write (NHWC space-to-depth by 16:
-/// 16 streams).
+/// own), in free loops (`order::free`: no window), stream by themselves
+/// in the source's order (`CopyPlan::build`, step 4'), each unit a
+/// destination run of its own, rather than through the line writers: the
+/// source is then read once, a unit after another, each unit's streaming
+/// stores whole lines of its own, where the writers read a unit from each
+/// of as many source streams in turn as they write (NHWC space-to-depth
+/// by 16: 16 streams).
 ///
 /// Measured on an AMD EPYC (Zen 4), one thread, 3 alternated runs, time
 /// after over before, on the broad workloads whose units of 4 KiB to 16
@@ -156,7 +156,7 @@ pub(super) fn streams_regions(unit: usize) -> bool {
 /// positions, 0.60 -> 0.81x memcpy: the writers fetch its far units
 /// ahead); units of 512 and 576 bytes up to 1.5 times the time.
 pub(super) fn streams_long_units(loops: &[Loop], unit: usize) -> bool {
-    unit >= MIN_DST_RUN && whole_vectors(unit) && loops.iter().all(|l| l.window.is_none())
+    unit >= MIN_DST_RUN && whole_vectors(unit) && loops.iter().all(free)
 }
 
 /// Whether the loops, their units in the source's order outside the
