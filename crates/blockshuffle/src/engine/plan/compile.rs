@@ -56,7 +56,7 @@ use super::order::*;
 use super::padded::padded_block;
 use super::repetitions::*;
 use super::rules::*;
-use super::streamed::{interleave_through_cache, tile_choice};
+use super::streamed::{interleave_through_cache, streams_packed_squares, tile_choice};
 use super::writers::{gathers_far_apart, takes_lines};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};
@@ -652,7 +652,11 @@ impl CopyPlan {
                 [.., x, y] => y.count == 2 && interleave_units(x, y, self.unit),
                 _ => false,
             };
+            // Unless the transpose's squares stream it (packed units in
+            // long rows: see `streams_packed_squares`).
+            let squares = tiled && self.nt && streams_packed_squares(loops, self.unit, self.isa);
             let any = arranged.is_some()
+                && !squares
                 && self.nt
                 && self.isa >= Isa::Avx512Vbmi
                 && !vector_unit(self.unit)
@@ -662,7 +666,7 @@ impl CopyPlan {
                 unless_carried = Some(tiled);
             }
             self.tile = tiled || any;
-            if tiled && !vector_unit(self.unit) && !shuffled && !any {
+            if tiled && !vector_unit(self.unit) && !shuffled && !any && !squares {
                 // No vector kernel: its runs would each be short streaming
                 // stores (measured: float32 NHWC batch-to-space of 8
                 // channels 1.11 -> 1.05x memcpy, uint8 depth-to-space of 3

@@ -11,6 +11,7 @@ use crate::engine::arch::Isa;
 use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::nest::{Loop, Rows};
 use crate::engine::kernels::tile::{self, TileChoice, TileShape};
+use crate::engine::kernels::transpose;
 
 /// Whether the interleaving tile of the last two of `loops` (in the
 /// destination's order; `shuffled`: its rows go by the byte shuffles'
@@ -91,6 +92,18 @@ pub(super) fn interleave_through_cache(loops: &[Loop], unit: usize, isa: Isa, sh
             && tile_choice(loops, unit, Mode { nt: false, isa }).is_some_and(|c| c.permutes())
     };
     many || streamed.is_some_and(|c| c.staged()) || permuted()
+}
+
+/// Whether the tile of the last two of `loops`, of [`packed`] units (3, 6
+/// and 12 bytes, which no other tile kernel streams), streamed goes in the
+/// transpose's full-line squares, four squares down a step so that each
+/// destination row takes whole lines (`transpose::streams_squares`, with
+/// AVX512-VBMI): then it streams, where other tiles of such units store
+/// through the cache.
+///
+/// [`packed`]: transpose::packed
+pub(super) fn streams_packed_squares(loops: &[Loop], unit: usize, isa: Isa) -> bool {
+    transpose::packed(unit) && tile_choice(loops, unit, Mode { nt: true, isa }).is_some_and(|c| c.transposes())
 }
 
 /// The kernel of the tile of the last two of `loops` (`x`, contiguous in

@@ -38,7 +38,9 @@
 //! destination row, streamed with no stage. With VBMI too, so do units of
 //! 3, 6 and 12 bytes ([`packed`]), 48 bytes a row, in lanes of 4, 8 and
 //! 16 bytes: the register transpose's first round spreads the units to
-//! the lanes and its last packs them again, by byte permutes.
+//! the lanes and its last packs them again, by byte permutes; streamed
+//! (destination rows of 1 KiB and more), four squares down the rows at
+//! once, whose rows make three whole lines.
 //!
 //! Without AVX-512, units of 4 and 8 bytes go in full-line squares too
 //! ([`halves`]), each built of four of AVX2's 32-byte squares, its edges
@@ -62,7 +64,7 @@ mod takes;
 #[cfg(target_arch = "x86_64")]
 mod wide;
 
-use takes::{in_squares, masks, plain_edges, MIN_SHIFTED_ROW};
+use takes::{in_squares, masks, plain_edges, shifts_packed, MIN_SHIFTED_ROW};
 pub(crate) use takes::{packed, streams_squares, takes, takes_squares, MIN_SIDE};
 
 /// The bytes of a block's destination rows: eight lines, a run the memory
@@ -218,7 +220,7 @@ pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
             if !masks(isa) {
                 wide::transpose_avx2(mx, nt)
             } else if packed(mx.unit) {
-                wide::packed(mx)
+                wide::packed(mx, nt)
             } else {
                 wide::transpose(mx, nt)
             }

@@ -58,11 +58,12 @@ pub(super) const MIN_SHIFTED_ROW: usize = 1 << 10;
 ///   short destination rows measured 2x slower than the tile's own
 ///   kernels, and stay with them);
 /// - with AVX-512, units that [`wide_side`] names (with VBMI for
-///   [`packed`] units, never streamed), in full-line squares, both sides
+///   [`packed`] units), in full-line squares, both sides
 ///   [`MIN_SIDE`] long; streamed, only where the squares' stores are the
 ///   streaming stores: into rows of whole lines, or rows a whole number
 ///   of units apart of [`MIN_SHIFTED_ROW`] bytes and more, each shifted
-///   into whole lines (`wide`'s `shifted`); the tile's own kernels stream
+///   into whole lines (`wide`'s `shifted`; [`packed`] units only so, by
+///   bytes, wherever their rows start, four squares a step); the tile's own kernels stream
 ///   shorter rows through a stage (numpy `0,2,1` of a 26 MiB float32
 ///   tensor whose rows are 688 bytes: 1.3x memcpy so, 2.4x through the
 ///   cache);
@@ -72,14 +73,19 @@ pub(super) const MIN_SHIFTED_ROW: usize = 1 << 10;
 ///   both sides [`long_enough`] and [`MIN_SIDE`] long.
 pub(crate) fn takes(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize, nt: bool) -> bool {
     let narrow = unit <= MAX_UNIT;
-    // Streamed, only where the squares' stores are the streaming stores
-    // (never, for packed units): rows of whole lines, or with AVX-512's
-    // masks, rows a whole number of units apart and long enough (each
-    // its own shift: see `MIN_SHIFTED_ROW`).
+    // Streamed, only where the squares' stores are the streaming stores:
+    // rows of whole lines, or with AVX-512's masks, rows a whole number of
+    // units apart (packed units: any) and long enough (each its own
+    // shift: see `MIN_SHIFTED_ROW`).
     let apart = stride.unsigned_abs();
-    let shifted = masks(isa) && apart.is_multiple_of(unit) && rows.saturating_mul(unit) >= MIN_SHIFTED_ROW;
-    let lines = apart.is_multiple_of(LINE) || shifted;
-    let wide = in_squares(rows, cols, unit, isa, nt) && (!nt || !packed(unit) && lines);
+    let shifted = masks(isa)
+        && if packed(unit) {
+            shifts_packed(rows, cols, unit)
+        } else {
+            apart.is_multiple_of(unit) && rows.saturating_mul(unit) >= MIN_SHIFTED_ROW
+        };
+    let lines = !packed(unit) && apart.is_multiple_of(LINE) || shifted;
+    let wide = in_squares(rows, cols, unit, isa, nt) && (!nt || lines);
     let long = rows >= MIN_SIDE && cols >= MIN_SIDE;
     (narrow || wide) && long || narrow && rows >= MIN_SIDE && cols >= MIN_MASKED_COLS && masks(isa)
 }
@@ -96,13 +102,12 @@ pub(super) fn plain_edges(isa: Isa) -> bool {
 /// 2, 4, 8, 16 or 32 bytes, both sides a square's and [`MIN_SIDE`] long,
 /// rows of whole lines. (`wide` streams only where every row also starts on
 /// the same byte of its line, and that byte is a whole number of units from
-/// the line's end; otherwise it stores through the cache.)
+/// the line's end; otherwise it stores through the cache.) With VBMI,
+/// [`packed`] units too, in rows of [`MIN_SHIFTED_ROW`] bytes and more,
+/// wherever they start (`wide`'s `shifted_packed`).
 pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize) -> bool {
-    !packed(unit)
-        && in_squares(rows, cols, unit, isa, true)
-        && rows >= MIN_SIDE
-        && cols >= MIN_SIDE
-        && stride.unsigned_abs().is_multiple_of(LINE)
+    let lines = if packed(unit) { shifts_packed(rows, cols, unit) } else { stride.unsigned_abs().is_multiple_of(LINE) };
+    in_squares(rows, cols, unit, isa, true) && rows >= MIN_SIDE && cols >= MIN_SIDE && lines
 }
 
 /// Whether [`transpose`](super::transpose) takes a tile of 8-byte units,
@@ -196,6 +201,28 @@ pub(super) const fn wide_side(unit: usize) -> usize {
         32 => 2,
         _ => 0,
     }
+}
+
+/// Whether [`packed`] units streamed go in full-line squares (with VBMI),
+/// four squares down the rows a step, each destination row's 192 bytes
+/// shifted into three whole lines by bytes wherever it starts (`wide`'s
+/// `shifted_packed`), in a matrix of `rows x cols` units of `unit` bytes:
+/// destination rows of [`MIN_SHIFTED_ROW`] bytes and more, and at most an
+/// eighth of the columns outside whole squares (those go a square's rows
+/// at a time through the cache).
+///
+/// Measured on an AMD EPYC (Zen 4), one thread, 3 alternated runs, ratio
+/// to memcpy, against the squares through the cache: the 16 broad
+/// workloads of seeds 26 and 804-810 that streaming them changed, 0.79
+/// of the time; those with at most 3% of their columns outside whole
+/// squares (13), all faster (numpy `1,0` of 4,228 x 3,354 3-byte
+/// units, 41 MiB, 3.4 -> 2.3x memcpy; OpenVINO space-to-depth of 12-byte
+/// units by 16, 75 MiB, 1.4 -> 1.0); 9% (`1,0,...` of 6-byte units in
+/// 44 columns), 0.93; 20% and 38% (40 and 26 columns of 3-byte units, 20
+/// of 6-byte), 1.14, 1.27 and 0.97.
+pub(super) fn shifts_packed(rows: usize, cols: usize, unit: usize) -> bool {
+    let side = wide_side(unit);
+    packed(unit) && rows.saturating_mul(unit) >= MIN_SHIFTED_ROW && (cols % side).saturating_mul(8) <= cols
 }
 
 /// Whether `unit`-byte units go in full-line squares packed (`wide`'s

@@ -177,6 +177,50 @@ fn streamed_rows_each_shifted_in_their_lines() {
     }
 }
 
+/// `shifts_packed`: packed units in rows of 1 KiB and more, at most an
+/// eighth of the columns outside whole squares (16 units of 3 bytes, 8 of
+/// 6, 4 of 12).
+#[test]
+fn packed_units_shift_in_long_rows_of_mostly_whole_squares() {
+    // 342 x 3 bytes is 1,026, 341 x 3 1,023.
+    assert!(shifts_packed(342, 64, 3) && !shifts_packed(341, 64, 3));
+    // 9 of 73 columns outside squares of 16; 10 of 74.
+    assert!(shifts_packed(342, 73, 3) && !shifts_packed(342, 74, 3));
+    assert!(!shifts_packed(342, 40, 3) && !shifts_packed(342, 63, 3));
+    assert!(shifts_packed(171, 18, 6) && !shifts_packed(171, 19, 6) && !shifts_packed(170, 32, 6));
+    assert!(shifts_packed(86, 9, 12) && !shifts_packed(86, 10, 12) && !shifts_packed(85, 16, 12));
+    // Other units do not.
+    assert!(!shifts_packed(1000, 64, 4) && !shifts_packed(1000, 64, 8));
+}
+
+/// Packed units (3, 6 and 12 bytes, with VBMI) streamed into rows that
+/// start anywhere: four squares a step, each row's 192 bytes shifted by
+/// bytes into three whole lines (`wide::shifted_packed`). Rows on both
+/// sides of `MIN_SHIFTED_ROW` (under it, through the cache), of a step
+/// and of a chunk (1,024), with a last partial step of one square and
+/// less (after whole steps, and alone in a chunk); columns around a
+/// square and a strip; destination rows a byte, a unit and 7 bytes
+/// apart past their length; rows of two loops.
+#[test]
+fn streamed_packed_rows_go_four_squares_a_step() {
+    for unit in [3, 6, 12] {
+        let n = wide_side(unit);
+        let step = 4 * n;
+        let strip = 512 / unit / n * n;
+        let long = MIN_SHIFTED_ROW.div_ceil(unit).next_multiple_of(step);
+        for rows in [long - 1, long, long + n, long + step - 1, 1024 + step, 1024 + 3, 2048 + n + 1] {
+            for cols in [n, n + 1, strip + 1, 2 * strip + n + 1] {
+                for (shift, dpad) in [(0, 0), (1, 1), (5, unit), (32, 7), (63, 0)] {
+                    for isa in Isa::every_runnable() {
+                        check(rows, cols, unit, rows, cols, 0, dpad, isa, true, shift);
+                    }
+                }
+                check(rows, cols, unit, rows, 5, 0, 3, Isa::detect(), true, 3);
+            }
+        }
+    }
+}
+
 #[test]
 fn steps_are_step_by() {
     for (start, end, step) in [(0, 0, 1), (0, 1, 8), (0, 16, 8), (0, 17, 8), (3, 20, 5), (5, 3, 2), (0, 1000, 512)] {
@@ -458,11 +502,19 @@ fn full_line_squares_stream_into_whole_lines_or_with_masks_whole_units() {
         assert!(!takes(rows - 1, 100, unit, isa, 688, true));
         assert!(!takes(rows, 100, unit, isa, 690, true));
     }
-    // Packed units go through the cache, and never stream.
+    // Packed units (with VBMI) stream only shifted, by bytes: rows of 1
+    // KiB and more, whatever their stride.
     for unit in [3, 6, 12] {
         assert_eq!(takes(100, 100, unit, isa, 688, false), full_lines(unit, isa));
-        assert!(!takes(100, 100, unit, isa, 640, true));
+        let rows = 1024usize.div_ceil(unit);
+        for stride in [640, 688, 1001, -1001] {
+            assert_eq!(takes(rows, 100, unit, isa, stride, true), masks(isa) && full_lines(unit, isa), "{unit}");
+            assert!(!takes(rows - 1, 100, unit, isa, stride, true), "{unit}");
+        }
     }
+    // Packed units in columns mostly outside whole squares: through the
+    // cache (`shifts_packed`).
+    assert!(!takes(342, 40, 3, isa, 688, true));
     // The narrow units' blocked kernel is not affected.
     assert!(takes(100, 100, 1, isa, 688, true));
 }

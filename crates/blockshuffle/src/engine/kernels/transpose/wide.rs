@@ -14,7 +14,9 @@
 //! and 12 bytes go in the squares of
 //! 4-, 8- and 16-byte lanes ([`packed`], with VBMI): the first round
 //! reads each 48-byte row's units into lanes and the last packs them
-//! again, by two-source byte permutes.
+//! again, by two-source byte permutes. Streamed, four such squares go
+//! down the rows at once, so that each destination row takes 192 bytes,
+//! three lines, shifted into place by bytes (`shifted::shifted_packed`).
 //!
 //! What it buys (one thread, ratio to memcpy, alternated runs, against the
 //! blocked transpose and the tile's strided runs): HPTT's float64 2-D
@@ -27,13 +29,15 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-use super::{Matrix, CHUNK_ROWS, MIN_SHIFTED_ROW};
+use super::{shifts_packed, Matrix, CHUNK_ROWS, MIN_SHIFTED_ROW};
 use crate::engine::arch::mem::{fence, lanes, LINE};
 
 mod avx2;
 mod blocks;
+mod shifted;
 
 use blocks::{block_steps, line_lead, source_lead, Ahead, BLOCK_ROWS, MAX_STEPS};
+use shifted::{shift, shift_bytes, shifted, shifted_packed};
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
 /// 16: see [`super::wide_side`]).
@@ -81,18 +85,19 @@ pub(super) unsafe fn transpose_avx2(mx: Matrix, nt: bool) {
 /// 12 bytes: a square's rows (48 bytes, 16, 8 or 4 units) transposed as
 /// rows of lanes of 4, 8 or 16 bytes, the first round spreading the units
 /// to the lanes and the last packing them again ([`transpose_rows`]).
-/// Never streamed (the rows are not whole lines).
+/// Streamed (`nt`) only where [`units`] shifts the rows (four squares a
+/// step: [`shifted_packed`]); otherwise through the cache.
 ///
 /// # Safety
 /// As [`super::transpose`]; the CPU has AVX-512F, BW, VL and VBMI.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(super) unsafe fn packed(mx: Matrix) {
+pub(super) unsafe fn packed(mx: Matrix, nt: bool) {
     // SAFETY: forwarded.
     unsafe {
         match mx.unit {
-            3 => units::<Masked<3, 4, 16>>(mx, false),
-            6 => units::<Masked<6, 8, 8>>(mx, false),
-            12 => units::<Masked<12, 16, 4>>(mx, false),
+            3 => units::<Masked<3, 4, 16>>(mx, nt),
+            6 => units::<Masked<6, 8, 8>>(mx, nt),
+            12 => units::<Masked<12, 16, 4>>(mx, nt),
             // A real check: another unit would be moved as one of these.
             unit => unreachable!("packed full-line squares move units of 3, 6 or 12 bytes, not {unit}"),
         }
@@ -146,7 +151,13 @@ const CACHED_STREAMS: usize = 16;
 /// Strips of 32 rows were worse than 16 on both kernel sets; strips of 16
 /// from 17 columns on lost on 21 to 33 columns (float32 of 33 columns,
 /// 1.30 the time).
+///
+/// Streamed packed units (shifted, four squares a step) go in strips of
+/// [`SHIFTED_PACKED_COLS`].
 fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool) -> usize {
+    if streamed && S::U != S::L {
+        return SHIFTED_PACKED_COLS;
+    }
     let full = S::STRIP / S::U / S::N * S::N;
     let bytes = rows.saturating_mul(cols).saturating_mul(S::U);
     if streamed || S::FULL_STRIPS || bytes < CACHED_MATRIX || full.min(cols) < 4 * CACHED_STREAMS {
@@ -155,6 +166,16 @@ fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool) -> usize {
         full.min(CACHED_STREAMS.next_multiple_of(S::N))
     }
 }
+
+/// The columns of a strip of packed units streamed (shifted, four squares
+/// a step: [`shifted_packed`]): 32 destination rows, each taking three
+/// whole lines a step (a whole number of squares of 3-, 6- and 12-byte
+/// units). Measured against the full strip (160 columns of 3-byte units,
+/// 80 of 6, 40 of 12), one thread, ratio to memcpy, 2 alternated runs:
+/// numpy transposes of 3-byte units, `1,0` of 3,354 x 4,228 (41 MiB) 2.4
+/// -> 1.7-1.9x, `2,0,1` of 225 MiB 2.6-2.8 -> 2.1-2.3; strips of 16, 48,
+/// 64 and 128 columns between.
+const SHIFTED_PACKED_COLS: usize = 32;
 
 /// [`transpose`] for `U`-byte units, in lanes of `L` bytes (`U` itself, or
 /// the next power of two for [`packed`] units), in squares of side `N`: the
@@ -188,14 +209,17 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
     let lead = dst_lead.map_or(0, |l| l.min(rows));
     // Every destination row starts a whole number of units into its line,
     // each its own, and is long enough: streamed by `Squares::shifted`.
+    // Packed units shift by bytes, their rows starting anywhere, where
+    // their squares take most columns (`shifts_packed`).
     let units_in = |v: isize| v.unsigned_abs().is_multiple_of(S::U);
-    let shifted = S::SHIFTS
-        && !stream
-        && nt
-        && rows.saturating_mul(S::U) >= MIN_SHIFTED_ROW
-        && (dst as usize).is_multiple_of(S::U)
-        && units_in(to.stride)
-        && (cols <= to.inner || units_in(to.outer));
+    let whole_units = || {
+        rows.saturating_mul(S::U) >= MIN_SHIFTED_ROW
+            && units_in(dst as isize)
+            && units_in(to.stride)
+            && (cols <= to.inner || units_in(to.outer))
+    };
+    let shifted =
+        S::SHIFTS && !stream && nt && if S::U == S::L { whole_units() } else { shifts_packed(rows, cols, S::U) };
     // Shifted rows are streamed too: full strips.
     let bc = strip_cols::<S>(rows, cols, stream || shifted);
     // Streamed, the source's lead columns go first (see `source_lead`).
@@ -283,6 +307,11 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
 ) {
     let Matrix { rows, cols, src, from, dst, to, .. } = mx;
     let (u, n_side) = (S::U, S::N);
+    // Shifted, a step takes `S::SHIFT_ROWS` rows (whole lines of each
+    // destination row); the chunk's last rows, fewer, a square at a time
+    // through the cache.
+    let tall = if SHIFTED { S::SHIFT_ROWS } else { n_side };
+    const { assert!(S::SHIFT_ROWS <= BLOCK_ROWS) };
     // Edges as whole squares over the units before them (see
     // `Squares::OVERLAPS`), through the cache.
     let overlap = S::OVERLAPS && !stream && !SHIFTED;
@@ -310,6 +339,9 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
         // SAFETY: the first `nc` were written just above.
         let out = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<*mut u8>(), nc) };
         let mut r0 = start;
+        // Shifted, whether the full columns' rows are carried from a
+        // step (then written out by `flush`, once).
+        let mut carried = false;
         while r0 < end {
             // A block: up to `per_block` steps, their rows' pointers one
             // after another in `at` (a shifted chunk's last rows, fewer
@@ -318,12 +350,18 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
             let mut k = 0;
             let mut filled = 0;
             while r0 < end && k < per_block {
-                let step = if r0 == 0 && lead > 0 { lead } else { n_side.min(end - r0) };
+                let step = if r0 == 0 && lead > 0 {
+                    lead
+                } else if SHIFTED && end - r0 >= tall {
+                    tall
+                } else {
+                    n_side.min(end - r0)
+                };
                 // The step's rows `r..r + nr`: the chunk's last rows, fewer
                 // than a square, as the square's rows ending at its last
                 // (from before `start`, if need be).
                 let (r, nr) = edge::<S>(overlap, r0, step, end);
-                if SHIFTED && nr < n_side && k > 0 {
+                if SHIFTED && nr < tall && k > 0 {
                     break;
                 }
                 from.walk(r, nr, |i, o| {
@@ -357,12 +395,13 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
                     std::slice::from_raw_parts(at.as_ptr().cast::<*const u8>(), filled),
                 )
             };
-            let (r, nr, first) = steps[0];
-            if SHIFTED && nr < n_side && first > start {
-                // The chunk's last rows, part of a square: the full
+            let (r, nr, _) = steps[0];
+            if SHIFTED && nr < tall && carried {
+                // The chunk's last rows, fewer than a step: the full
                 // columns' carried rows go first.
-                // SAFETY: the last step's squares were whole (`first >
-                // start`), their rows carried, from `to - N * U` (caller).
+                // SAFETY: the last step was whole (`carried`), its rows
+                // carried, their last 64 bytes ending at row `r` (a
+                // step's rows end where the next step's start).
                 unsafe { flush::<S>(out, nc, (r * u) as isize - LINE as isize, carry) };
             }
             for c in (0..nc).step_by(n_side) {
@@ -376,39 +415,52 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
                     base += nr;
                     let to = (r * u) as isize;
                     ahead.issue();
-                    if SHIFTED && nr == n_side && n == n_side {
+                    if SHIFTED && nr == tall && n == n_side {
                         // SAFETY: units (r0.., c0 + c..) of the matrix, the
                         // rows' carried squares from the last step unless this
-                        // is the chunk's first (caller); `to` is a whole
-                        // number of lines (a multiple of `N` units: `units`).
+                        // is the chunk's first (caller); each row's bytes
+                        // start a whole number of its shift's lanes into
+                        // their line (`units`: whole units, or bytes for
+                        // packed units).
                         unsafe {
                             S::shifted(at, from, &out[c..c + n_side], to, &mut carry[c..c + n_side], r0 == start)
                         };
                         continue;
                     }
-                    // SAFETY: units (r.., c0 + c..) of the matrix (caller; an
-                    // overlapping edge's square ends at the chunk's last row,
-                    // `end >= N`, or the strip's last column, `nc >= N`, and
-                    // writes again what the square before it wrote).
-                    // Streamed, a full square's rows start on line boundaries,
-                    // as its aligned stores need: `stream` holds only where
-                    // every destination row starts at `dst`'s offset in its
-                    // line (strides of whole lines), and `r * U` is then
-                    // `lead`'s bytes (to that line's end) plus whole lines.
-                    unsafe {
-                        if nr == n_side && n == n_side {
-                            S::square(at, from, &out[c..c + n_side], to, stream);
-                        } else {
-                            S::part(at, from, &out[c..c + n], to);
+                    // A square's rows at a time: a step's, or a shifted
+                    // step's (four squares', of packed units) in columns
+                    // short of a square.
+                    for (q, at) in at.chunks(n_side).enumerate() {
+                        let to = to + (q * n_side * u) as isize;
+                        // SAFETY: units (r + q * N.., c0 + c..) of the matrix
+                        // (caller; an overlapping edge's square ends at the
+                        // chunk's last row, `end >= N`, or the strip's last
+                        // column, `nc >= N`, and writes again what the square
+                        // before it wrote). Streamed, a full square's rows
+                        // start on line boundaries, as its aligned stores
+                        // need: `stream` holds only where every destination
+                        // row starts at `dst`'s offset in its line (strides
+                        // of whole lines), and `r * U` is then `lead`'s bytes
+                        // (to that line's end) plus whole lines (a streamed
+                        // step is one square, `q` 0).
+                        unsafe {
+                            if at.len() == n_side && n == n_side {
+                                S::square(at, from, &out[c..c + n_side], to, stream);
+                            } else {
+                                S::part(at, from, &out[c..c + n], to);
+                            }
                         }
                     }
                 }
             }
+            // A block of whole steps carries its rows (a shorter one is
+            // the chunk's last, and flushed them first).
+            carried = SHIFTED && nr == tall;
         }
-        if SHIFTED && end - start >= n_side && (end - start).is_multiple_of(n_side) {
-            // SAFETY: the last step's squares were whole, their rows
-            // carried, from `end - N` (caller).
-            unsafe { flush::<S>(out, nc, ((end - n_side) * u) as isize, carry) };
+        if SHIFTED && carried {
+            // SAFETY: the last step was whole, its rows carried, their
+            // last 64 bytes ending at row `end`.
+            unsafe { flush::<S>(out, nc, (end * u) as isize - LINE as isize, carry) };
         }
     }
 }
@@ -489,21 +541,27 @@ pub(super) trait Squares {
     /// still goes in parts.
     const OVERLAPS: bool = false;
 
-    /// Whether [`Squares::shifted`] runs (AVX-512's squares of whole
-    /// lanes).
+    /// Whether [`Squares::shifted`] runs (AVX-512's squares).
     const SHIFTS: bool = false;
 
-    /// A whole square streamed into destination rows that start anywhere
-    /// in their lines, a whole number of units in: row `j`'s line that
-    /// ends in this square's row is its carried row's last units and this
-    /// one's first, stored whole by a streaming store (the chunk's first
-    /// square, `first`, stores its row's first line's part through the
-    /// cache), and this row is carried in `carry[j]` for the next square
-    /// below it, or for [`Squares::flush`].
+    /// The source rows a [`Squares::shifted`] step takes: a square's, whose
+    /// destination rows are a line each, or four of packed units, whose
+    /// rows (48 bytes each) then make three.
+    const SHIFT_ROWS: usize = Self::N;
+
+    /// A step of [`Squares::SHIFT_ROWS`] rows (whole squares) streamed
+    /// into destination rows that start anywhere in their lines, a whole
+    /// number of units in (of bytes, for packed units): row `j`'s lines
+    /// that end in this step's bytes are its carried 64 bytes' last ones
+    /// and this step's, each stored whole by a streaming store (the
+    /// chunk's first step, `first`, stores its row's first line's part
+    /// through the cache), and the step's last 64 bytes of the row are
+    /// carried in `carry[j]` for the next step below it, or for
+    /// [`Squares::flush`].
     ///
     /// # Safety
-    /// As [`Squares::square`], `to` a whole number of lines; `carry` the
-    /// rows of the square above unless `first`.
+    /// As [`Squares::square`] for each of the step's squares (`rows` of
+    /// `SHIFT_ROWS`); `carry` the rows of the step above unless `first`.
     unsafe fn shifted(
         rows: &[*const u8],
         at: isize,
@@ -550,7 +608,8 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Masked<U, L, N>
         unsafe { part::<U, L, N>(rows, at, out, to) }
     }
 
-    const SHIFTS: bool = U == L;
+    const SHIFTS: bool = true;
+    const SHIFT_ROWS: usize = if U == L { N } else { 4 * N };
 
     #[inline(always)]
     unsafe fn shifted(
@@ -562,7 +621,13 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Masked<U, L, N>
         first: bool,
     ) {
         // SAFETY: forwarded.
-        unsafe { shifted::<U, N>(rows, at, out, to, carry, first) }
+        unsafe {
+            if U == L {
+                shifted::<U, N>(rows, at, out, to, carry, first)
+            } else {
+                shifted_packed::<U, L, N>(rows, at, out, to, carry, first)
+            }
+        }
     }
 
     #[inline(always)]
@@ -572,96 +637,17 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Masked<U, L, N>
             let o = d as usize % LINE;
             if o != 0 {
                 // SAFETY: the carried row's last `o` bytes, the units past
-                // the line its square stored, into the row's next line
-                // (caller); every slot is initialised (`units`).
+                // the line its step stored, into the row's next line
+                // (caller); every slot is initialised (`units`). Packed
+                // units are VBMI's (`packed`).
                 unsafe {
-                    let rest = shift::<U>(c.assume_init(), _mm512_setzero_si512(), o);
+                    let rest = if U == L {
+                        shift::<U>(c.assume_init(), _mm512_setzero_si512(), o)
+                    } else {
+                        shift_bytes(c.assume_init(), _mm512_setzero_si512(), o)
+                    };
                     _mm512_mask_storeu_epi8(d.add(LINE - o).cast(), lanes(0, o), rest);
                 }
-            }
-        }
-    }
-}
-
-/// [`square`] streamed into rows that start anywhere in their lines (see
-/// [`Squares::shifted`]).
-///
-/// # Safety
-/// As [`Squares::shifted`]; the CPU has AVX-512F and BW.
-#[inline(always)]
-unsafe fn shifted<const U: usize, const N: usize>(
-    rows: &[*const u8],
-    at: isize,
-    out: &[*mut u8],
-    to: isize,
-    carry: &mut [MaybeUninit<__m512i>],
-    first: bool,
-) {
-    // SAFETY: as the caller guarantees: each row's units `to..to + 64`
-    // are the square's; the line before its first line boundary holds the
-    // carried row's last `o` bytes, units of the square above.
-    unsafe {
-        let mut v = [_mm512_setzero_si512(); N];
-        for i in 0..N {
-            v[i] = _mm512_loadu_si512(rows[i].offset(at).cast());
-        }
-        rounds::<U, N>(&mut v);
-        for j in 0..N {
-            let d = out[j].offset(to);
-            // The row's bytes before its line's end.
-            let o = d as usize % LINE;
-            if first {
-                _mm512_mask_storeu_epi8(d.cast(), lanes(0, LINE - o), v[j]);
-            } else {
-                // (Every slot the caller passes is initialised: `units`.)
-                let line = shift::<U>(carry[j].assume_init(), v[j], o);
-                _mm512_stream_si512(d.sub(o).cast(), line);
-            }
-            carry[j].write(v[j]);
-        }
-    }
-}
-
-/// The last `o` bytes of `a` followed by the first `64 - o` of `b` (`o`
-/// a whole number of `U`-byte units, below 64), by a two-source permute of
-/// `U`-byte lanes (of 8 bytes for wider units).
-///
-/// # Safety
-/// The CPU has AVX-512F and BW.
-#[inline(always)]
-unsafe fn shift<const U: usize>(a: __m512i, b: __m512i, o: usize) -> __m512i {
-    // SAFETY: as the caller guarantees.
-    unsafe {
-        // Lane `i` of the result is lane `n - k + i` of `a` for `i < k`
-        // (an index below `n`), lane `i - k` of `b` after (`n` and up):
-        // `(n - k + i) mod 2n`.
-        match U {
-            2 => {
-                let k = (32 - o / 2) as i16;
-                let idx = _mm512_and_si512(
-                    _mm512_add_epi16(_mm512_loadu_si512(IOTA_16.as_ptr().cast()), _mm512_set1_epi16(k)),
-                    _mm512_set1_epi16(63),
-                );
-                _mm512_permutex2var_epi16(a, idx, b)
-            }
-            4 => {
-                let k = (16 - o / 4) as i32;
-                let idx = _mm512_and_si512(
-                    _mm512_add_epi32(
-                        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                        _mm512_set1_epi32(k),
-                    ),
-                    _mm512_set1_epi32(31),
-                );
-                _mm512_permutex2var_epi32(a, idx, b)
-            }
-            _ => {
-                let k = (8 - o / 8) as i64;
-                let idx = _mm512_and_si512(
-                    _mm512_add_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(k)),
-                    _mm512_set1_epi64(15),
-                );
-                _mm512_permutex2var_epi64(a, idx, b)
             }
         }
     }
@@ -905,19 +891,6 @@ fn round<const N: usize>(v: &mut [__m512i; N], perm: impl Fn(__m512i, usize, __m
         next[2 * i + 1] = perm(v[i], 1, v[i + N / 2]);
     }
     *v = next;
-}
-
-/// The word indices `0..32`, for [`shift`].
-static IOTA_16: [u16; 32] = iota();
-
-const fn iota() -> [u16; 32] {
-    let mut idx = [0u16; 32];
-    let mut k = 0;
-    while k < 32 {
-        idx[k] = k as u16;
-        k += 1;
-    }
-    idx
 }
 
 /// The word indices of the low and high interleaves of two vectors (see

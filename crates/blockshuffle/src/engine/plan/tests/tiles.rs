@@ -5,6 +5,7 @@
 use super::super::compile::*;
 use super::{c_strides, nchw_depth_to_space};
 use crate::engine::arch::Isa;
+use crate::engine::geometry::{o, Geometry, SpaceAxis};
 use crate::engine::kernels::transpose::streams;
 
 /// TF NCHW space-to-depth by `b` of `elem`-byte elements `[1, 2, 240,
@@ -155,6 +156,32 @@ fn deinterleaves_whose_columns_spill_from_the_l1_cache_are_tiles() {
             let u = elem as isize;
             assert_eq!((p.unit, x.count, x.ss, y.count, y.ss, y.ds), (elem, b, u, n, u * b as isize, u), "{what}");
             assert_eq!(p.tile, tiled, "{what}");
+        }
+    }
+}
+
+/// A numpy transpose `1, 0` of packed units (3, 6 and 12 bytes) streamed:
+/// with AVX512-VBMI, where its destination rows are 1 KiB and more, a
+/// tile in the transpose's squares that streams (four squares a step,
+/// shifted into whole lines by bytes: `streamed::streams_packed_squares`);
+/// a byte shorter, and without VBMI, through the cache.
+#[test]
+fn transposes_of_packed_units_into_rows_of_1_kib_stream_with_vbmi() {
+    for elem in [3, 6, 12] {
+        let long = 1024usize.div_ceil(elem);
+        for rows in [long, long - 1] {
+            let cols = 300;
+            let space = [SpaceAxis::plain(rows as u64), SpaceAxis::plain(cols as u64)];
+            let g = Geometry::new("t", &space, &[&[o(1)], &[o(0)]]).unwrap();
+            let (ss, bs) = (c_strides(&[rows, cols], elem), c_strides(&[cols, rows], elem));
+            for isa in [Isa::Avx512Vbmi, Isa::Avx512] {
+                let layouts = Layouts { space: &ss, block: &bs };
+                let p = CopyPlan::compile(&g, Direction::Forward, elem, &layouts, true, isa);
+                let what = format!("{elem} bytes, {rows} x {cols}, {isa:?}: {p:?}");
+                let squares = isa.runs_vbmi();
+                assert_eq!(p.tile_choice.is_some_and(|c| c.transposes()), squares, "{what}");
+                assert_eq!(p.nt, squares && rows == long, "{what}");
+            }
         }
     }
 }

@@ -63,9 +63,11 @@ pub(super) const MAX_STEPS: usize = BLOCK_ROWS / 2;
 
 /// The steps of a block in a strip of `bc` columns: as many as read
 /// [`BLOCK_BYTES`] of the source rows, at least one, at most
-/// [`BLOCK_ROWS`] rows.
+/// [`BLOCK_ROWS`] rows (a step's [`Squares::SHIFT_ROWS`]: streamed
+/// blocks are those of the whole-line and shifted steps).
 pub(super) fn block_steps<S: Squares>(bc: usize) -> usize {
-    (BLOCK_BYTES / bc.saturating_mul(S::U).max(1) / S::N).clamp(1, (BLOCK_ROWS / S::N).max(1))
+    let rows = S::SHIFT_ROWS;
+    (BLOCK_BYTES / bc.saturating_mul(S::U).max(1) / rows).clamp(1, (BLOCK_ROWS / rows).max(1))
 }
 
 /// The next block's source lines, fetched a few at a time while a block

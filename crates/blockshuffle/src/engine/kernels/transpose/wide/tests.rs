@@ -20,6 +20,14 @@ fn blocks_read_8_kib_of_the_strips_rows() {
     assert_eq!(block_steps::<Masked<4, 4, 16>>(16), 4);
     // Wider: at least a step (AVX2's packed strips of 2,048 bytes).
     assert_eq!(block_steps::<avx2::Packed<3, 4, 16>>(672), 1);
+    // Packed units' steps of four squares: 64 rows of 3 bytes, 32 of 6,
+    // 16 of 12.
+    assert_eq!(block_steps::<Masked<3, 4, 16>>(64), 1);
+    assert_eq!(block_steps::<Masked<3, 4, 16>>(160), 1);
+    assert_eq!(block_steps::<Masked<6, 8, 8>>(16), 2);
+    assert_eq!(block_steps::<Masked<6, 8, 8>>(80), 1);
+    assert_eq!(block_steps::<Masked<12, 16, 4>>(16), 2);
+    assert_eq!(block_steps::<Masked<12, 16, 4>>(40), 1);
     assert_eq!(block_steps::<Masked<8, 8, 8>>(0), 8);
 }
 
@@ -57,7 +65,8 @@ fn squares_start_at_the_sources_line_boundary() {
 /// `strip_cols`: 512 bytes of whole squares a strip, but through the
 /// cache, from a matrix of 256 KiB and 64 columns on, 16 destination
 /// rows (or a square's side, where that is more: 32 of 2-byte units);
-/// streamed, the 512 bytes whatever the size.
+/// streamed, the 512 bytes whatever the size (packed units, shifted four
+/// squares a step, 32 columns).
 #[test]
 fn strips_through_the_cache_past_256_kib_write_16_rows() {
     // 8-byte units: 64 columns; 511 x 64 x 8 bytes is just under 256
@@ -73,7 +82,10 @@ fn strips_through_the_cache_past_256_kib_write_16_rows() {
     // Packed 3-byte units: 160 columns (480 bytes), then 16.
     assert_eq!(strip_cols::<Masked<3, 4, 16>>(1365, 64, false), 160);
     assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, false), 16);
-    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, true), 160);
+    // Streamed (shifted, four squares a step): 32 columns.
+    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, true), 32);
+    assert_eq!(strip_cols::<Masked<6, 8, 8>>(100, 1000, true), 32);
+    assert_eq!(strip_cols::<Masked<12, 16, 4>>(100, 1000, true), 32);
     // Fewer than 64 columns, or a full strip of fewer (12-, 16- and
     // 32-byte units: 40, 32 and 16 columns): the full strip, whatever
     // the size.
