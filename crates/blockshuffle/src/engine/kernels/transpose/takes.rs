@@ -63,8 +63,9 @@ pub(super) const MIN_SHIFTED_ROW: usize = 1 << 10;
 ///   streaming stores: into rows of whole lines, or rows a whole number
 ///   of units apart of [`MIN_SHIFTED_ROW`] bytes and more, each shifted
 ///   into whole lines (`wide`'s `shifted`; [`packed`] units only so, by
-///   bytes, wherever their rows start, four squares a step); the tile's own kernels stream
-///   shorter rows through a stage (numpy `0,2,1` of a 26 MiB float32
+///   bytes wherever their rows start, four squares a step, where most
+///   columns are in whole squares: [`shifts_packed`]); the tile's own
+///   kernels stream shorter rows through a stage (numpy `0,2,1` of a 26 MiB float32
 ///   tensor whose rows are 688 bytes: 1.3x memcpy so, 2.4x through the
 ///   cache);
 /// - without AVX-512's masks, 4- and 8-byte units in AVX2's full-line
@@ -103,8 +104,9 @@ pub(super) fn plain_edges(isa: Isa) -> bool {
 /// rows of whole lines. (`wide` streams only where every row also starts on
 /// the same byte of its line, and that byte is a whole number of units from
 /// the line's end; otherwise it stores through the cache.) With VBMI,
-/// [`packed`] units too, in rows of [`MIN_SHIFTED_ROW`] bytes and more,
-/// wherever they start (`wide`'s `shifted_packed`).
+/// [`packed`] units too, wherever their rows start, where
+/// [`shifts_packed`] (rows of [`MIN_SHIFTED_ROW`] bytes and more, most
+/// columns in whole squares).
 pub(crate) fn streams_squares(rows: usize, cols: usize, unit: usize, isa: Isa, stride: isize) -> bool {
     let lines = if packed(unit) { shifts_packed(rows, cols, unit) } else { stride.unsigned_abs().is_multiple_of(LINE) };
     in_squares(rows, cols, unit, isa, true) && rows >= MIN_SIDE && cols >= MIN_SIDE && lines
@@ -212,14 +214,15 @@ pub(super) const fn wide_side(unit: usize) -> usize {
 /// at a time through the cache).
 ///
 /// Measured on an AMD EPYC (Zen 4), one thread, 3 alternated runs, ratio
-/// to memcpy, against the squares through the cache: the 16 broad
-/// workloads of seeds 26 and 804-810 that streaming them changed, 0.79
-/// of the time; those with at most 3% of their columns outside whole
-/// squares (13), all faster (numpy `1,0` of 4,228 x 3,354 3-byte
-/// units, 41 MiB, 3.4 -> 2.3x memcpy; OpenVINO space-to-depth of 12-byte
-/// units by 16, 75 MiB, 1.4 -> 1.0); 9% (`1,0,...` of 6-byte units in
-/// 44 columns), 0.93; 20% and 38% (40 and 26 columns of 3-byte units, 20
-/// of 6-byte), 1.14, 1.27 and 0.97.
+/// to memcpy, against the squares through the cache, before this bound:
+/// the 16 broad workloads of seeds 26 and 801-810 that streaming them
+/// changed, 0.79 of the time; those with at most 3% of their columns
+/// outside whole squares (12), all faster (numpy `1,0` of 3,354 x 4,228
+/// 3-byte units, 41 MiB, 3.4 -> 2.3x memcpy; OpenVINO space-to-depth of
+/// 12-byte units by 16, 75 MiB, 1.4 -> 1.0); 9% (numpy `1,0` of 6-byte
+/// units in 44 columns), 0.93; 20% and 38% (40 and 26 columns of 3-byte
+/// units, 20 of 6-byte), 1.14, 0.97 and 1.27. With it, the 13 it
+/// streams, 5 alternated runs (both orders), 0.75.
 pub(super) fn shifts_packed(rows: usize, cols: usize, unit: usize) -> bool {
     let side = wide_side(unit);
     packed(unit) && rows.saturating_mul(unit) >= MIN_SHIFTED_ROW && (cols % side).saturating_mul(8) <= cols

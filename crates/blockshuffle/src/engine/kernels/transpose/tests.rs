@@ -199,17 +199,17 @@ fn packed_units_shift_in_long_rows_of_mostly_whole_squares() {
 /// sides of `MIN_SHIFTED_ROW` (under it, through the cache), of a step
 /// and of a chunk (1,024), with a last partial step of one square and
 /// less (after whole steps, and alone in a chunk); columns around a
-/// square and a strip; destination rows a byte, a unit and 7 bytes
+/// square and a streamed strip (32), and too few in whole squares
+/// (through the cache); destination rows a byte, a unit and 7 bytes
 /// apart past their length; rows of two loops.
 #[test]
 fn streamed_packed_rows_go_four_squares_a_step() {
     for unit in [3, 6, 12] {
         let n = wide_side(unit);
         let step = 4 * n;
-        let strip = 512 / unit / n * n;
         let long = MIN_SHIFTED_ROW.div_ceil(unit).next_multiple_of(step);
         for rows in [long - 1, long, long + n, long + step - 1, 1024 + step, 1024 + 3, 2048 + n + 1] {
-            for cols in [n, n + 1, strip + 1, 2 * strip + n + 1] {
+            for cols in [n, n + 1, 33, 65, 2 * 32 + n + 1] {
                 for (shift, dpad) in [(0, 0), (1, 1), (5, unit), (32, 7), (63, 0)] {
                     for isa in Isa::every_runnable() {
                         check(rows, cols, unit, rows, cols, 0, dpad, isa, true, shift);

@@ -186,9 +186,10 @@ const SHIFTED_PACKED_COLS: usize = 32;
 /// every destination row is written in order. Streamed, the first step
 /// takes the rows up to the destination's first line boundary, and
 /// every full square after it stores whole lines; where the rows start at
-/// different places in their lines, the steps are whole squares, each
-/// row shifted into whole lines with the square's above ([`Squares::shifted`],
-/// for rows of [`MIN_SHIFTED_ROW`] bytes and more).
+/// different places in their lines, the steps are whole squares (four of
+/// packed units: [`Squares::SHIFT_ROWS`]), each row shifted into whole
+/// lines with the step's above ([`Squares::shifted`], for rows of
+/// [`MIN_SHIFTED_ROW`] bytes and more).
 ///
 /// Streamed, a strip's steps go in blocks of [`blocks::BLOCK_BYTES`] of its source
 /// rows ([`block_steps`]), a column of squares at a time down the block,
@@ -259,9 +260,9 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: u
     // a whole (8 KiB of stores a call, for a tile that may be 1 KiB).
     let mut out = [MaybeUninit::<*mut u8>::uninit(); STRIP_COLS];
     let mut at = [MaybeUninit::<*const u8>::uninit(); BLOCK_ROWS];
-    // Shifted, each destination row's last square row: zeros for the
-    // strip's columns (a 16th of the matrix's bytes at most), each then
-    // written by every step before the next reads it.
+    // Shifted, each destination row's last 64 bytes of a step: zeros for
+    // the strip's columns (a 16th of the matrix's bytes at most), each
+    // then written by every step before the next reads it.
     let mut carry = [MaybeUninit::<__m512i>::uninit(); SHIFTED_COLS];
     if SHIFTED {
         for c in carry.iter_mut().take(cols) {
@@ -272,8 +273,8 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: u
     while start < rows {
         let end = rows.min(start + CHUNK_ROWS + if start == 0 { lead } else { 0 });
         // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps
-        // (shifted: `lead` is 0, so `start` is a whole number of lines'
-        // units, `N`, and so is every step's).
+        // (shifted: `lead` is 0, and `start` a multiple of `CHUNK_ROWS`,
+        // so of every step's rows).
         unsafe { chunk::<S, SHIFTED>(mx, bc, start, end, lead, stream, col_lead, &mut out, &mut at, &mut carry) };
         start = end;
     }
@@ -345,18 +346,12 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
         while r0 < end {
             // A block: up to `per_block` steps, their rows' pointers one
             // after another in `at` (a shifted chunk's last rows, fewer
-            // than a square, a block of their own: their carried rows
-            // go first).
+            // than a step, a block of their own: their carried rows go
+            // first).
             let mut k = 0;
             let mut filled = 0;
             while r0 < end && k < per_block {
-                let step = if r0 == 0 && lead > 0 {
-                    lead
-                } else if SHIFTED && end - r0 >= tall {
-                    tall
-                } else {
-                    n_side.min(end - r0)
-                };
+                let step = if r0 == 0 && lead > 0 { lead } else { tall.min(end - r0) };
                 // The step's rows `r..r + nr`: the chunk's last rows, fewer
                 // than a square, as the square's rows ending at its last
                 // (from before `start`, if need be).
@@ -484,8 +479,9 @@ fn edge<S: Squares>(overlap: bool, at: usize, len: usize, end: usize) -> (usize,
 /// through the cache.
 ///
 /// # Safety
-/// The strip's first `nc` columns' rows in `out`, the full squares' rows
-/// carried in `carry` from the step whose rows start at `to`.
+/// The strip's first `nc` columns' rows in `out`; `carry[j]` the 64 bytes
+/// of row `j` at `out[j] + to`, the last a step wrote (of each column in
+/// whole squares).
 #[inline(always)]
 unsafe fn flush<S: Squares>(out: &[*mut u8], nc: usize, to: isize, carry: &[MaybeUninit<__m512i>; SHIFTED_COLS]) {
     let full = nc / S::N * S::N;
@@ -500,7 +496,7 @@ pub(super) trait Squares {
     /// The unit's bytes.
     const U: usize;
     /// The bytes of its lane in the registers (`U`, or the next power of
-    /// two for packed units, which never stream).
+    /// two for packed units).
     const L: usize;
     /// The side of a square, in units.
     const N: usize;
@@ -561,7 +557,10 @@ pub(super) trait Squares {
     ///
     /// # Safety
     /// As [`Squares::square`] for each of the step's squares (`rows` of
-    /// `SHIFT_ROWS`); `carry` the rows of the step above unless `first`.
+    /// `SHIFT_ROWS`); each `out[j] + to` a whole number of units into its
+    /// line (any byte, for packed units); unless `first`, the bytes of
+    /// that line before it the matrix's, written by the step above, whose
+    /// last 64 bytes of row `j` `carry[j]` holds.
     unsafe fn shifted(
         rows: &[*const u8],
         at: isize,
@@ -575,12 +574,13 @@ pub(super) trait Squares {
         unreachable!("these squares do not shift");
     }
 
-    /// The units of each carried row past the line the last
-    /// [`Squares::shifted`] stored, through the cache (row `j` of the
-    /// square at `out[j] + to`).
+    /// The bytes of each carried row past the line the last
+    /// [`Squares::shifted`] stored, through the cache (row `j`'s last 64
+    /// bytes at `out[j] + to`).
     ///
     /// # Safety
-    /// `carry` holds the rows of the squares at `out[j] + to`.
+    /// `carry[j]` holds the 64 bytes at `out[j] + to`, the last the step
+    /// wrote.
     unsafe fn flush(out: &[*mut u8], to: isize, carry: &[MaybeUninit<__m512i>]) {
         let _ = (out, to, carry);
         // A real check: as `shifted`.
