@@ -97,7 +97,8 @@ pub(super) fn interleave_through_cache(loops: &[Loop], unit: usize, isa: Isa, sh
 /// Whether the tile of the last two of `loops`, of [`packed`] units (3, 6
 /// and 12 bytes), streamed goes in the transpose's full-line squares, four
 /// squares down the rows a step so that each destination row takes whole
-/// lines (`transpose::streams_squares`, with AVX512-VBMI): then it streams
+/// lines (the streamed tile's kernel, [`tile_choice`]: `transpose::takes`
+/// of its matrix, repetitions included, with AVX512-VBMI): then it streams
 /// so, where otherwise it would store through the cache or be tried in
 /// the carried kernels of any units (`kernels::any_units`).
 ///

@@ -205,7 +205,8 @@ pub(crate) struct Matrix {
 /// compiled for AVX-512 with masked edges from `Avx512` on (where the CPU
 /// has AVX512-VL). `nt`: streaming stores where the destination's rows are
 /// whole lines, or, in AVX-512's full-line squares, whole units apart and
-/// [`MIN_SHIFTED_ROW`] bytes long.
+/// [`MIN_SHIFTED_ROW`] bytes long (packed units, with VBMI: apart by any
+/// bytes, where [`shifts_packed`]).
 ///
 /// # Safety
 /// Every addressed source unit readable and destination unit writable, and

@@ -207,9 +207,13 @@ fn streamed_packed_rows_go_four_squares_a_step() {
     for unit in [3, 6, 12] {
         let n = wide_side(unit);
         let step = 4 * n;
-        let long = MIN_SHIFTED_ROW.div_ceil(unit).next_multiple_of(step);
-        for rows in [long - 1, long, long + n, long + step - 1, 1024 + step, 1024 + 3, 2048 + n + 1] {
-            for cols in [n, n + 1, 33, 65, 2 * 32 + n + 1] {
+        let least = MIN_SHIFTED_ROW.div_ceil(unit);
+        let long = least.next_multiple_of(step);
+        let rows_around =
+            [least - 1, least, long - 1, long, long + n, long + step - 1, 1024 + step, 1024 + 3, 2048 + n + 1];
+        for rows in rows_around {
+            // (Of `5 * n / 2` columns, a fifth outside whole squares.)
+            for cols in [n, n + 1, 5 * n / 2, 33, 65, 2 * 32 + n + 1] {
                 for (shift, dpad) in [(0, 0), (1, 1), (5, unit), (32, 7), (63, 0)] {
                     for isa in Isa::every_runnable() {
                         check(rows, cols, unit, rows, cols, 0, dpad, isa, true, shift);
@@ -515,6 +519,14 @@ fn full_line_squares_stream_into_whole_lines_or_with_masks_whole_units() {
     // Packed units in columns mostly outside whole squares: through the
     // cache (`shifts_packed`).
     assert!(!takes(342, 40, 3, isa, 688, true));
+    // The planner's streamed squares of packed units: with AVX-512's masks
+    // (and VBMI) only; AVX2's packed squares never stream.
+    for unit in [3, 6, 12] {
+        let rows = 1024usize.div_ceil(unit);
+        assert_eq!(streams_squares(rows, 100, unit, isa, 688), masks(isa) && full_lines(unit, isa), "{unit}");
+        assert!(!streams_squares(rows - 1, 100, unit, isa, 688), "{unit}");
+        assert!(!streams_squares(rows, 100, unit, Isa::Avx2, 688), "{unit}");
+    }
     // The narrow units' blocked kernel is not affected.
     assert!(takes(100, 100, 1, isa, 688, true));
 }

@@ -101,7 +101,8 @@ pub(super) unsafe fn shift<const U: usize>(a: __m512i, b: __m512i, o: usize) -> 
 /// vectors (joined by byte permutes), each then shifted into its line
 /// with the one before it by bytes (a packed row starts anywhere).
 ///
-/// Measured (one thread, ratio to memcpy): see `takes::takes`.
+/// Measured (one thread, ratio to memcpy): see `takes::shifts_packed` and
+/// `SHIFTED_PACKED_COLS`.
 ///
 /// # Safety
 /// As [`super::Squares::shifted`] (`rows` of `4 * N`); the CPU has AVX-512F, BW

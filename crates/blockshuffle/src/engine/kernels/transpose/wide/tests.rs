@@ -21,7 +21,9 @@ fn blocks_read_8_kib_of_the_strips_rows() {
     // Wider: at least a step (AVX2's packed strips of 2,048 bytes).
     assert_eq!(block_steps::<avx2::Packed<3, 4, 16>>(672), 1);
     // Packed units' steps of four squares (64 rows of 3 bytes, 32 of 6,
-    // 16 of 12), in their streamed strips of 32 columns: one a block.
+    // 16 of 12), in their streamed strips of 32 columns: one a block
+    // (of 3-byte units, whatever the strip: a step fills the block's 64
+    // row pointers).
     assert_eq!(block_steps::<Masked<3, 4, 16>>(32), 1);
     assert_eq!(block_steps::<Masked<6, 8, 8>>(32), 1);
     assert_eq!(block_steps::<Masked<12, 16, 4>>(32), 1);
