@@ -37,7 +37,7 @@ mod blocks;
 mod shifted;
 
 use blocks::{block_steps, line_lead, source_lead, Ahead, BLOCK_ROWS, MAX_STEPS};
-use shifted::{shift, shift_bytes, shifted, shifted_packed};
+use shifted::{shift_lanes, shifted, shifted_packed};
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
 /// 16: see [`super::wide_side`]).
@@ -641,11 +641,7 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Masked<U, L, N>
                 // (caller); every slot is initialised (`units`). Packed
                 // units are VBMI's (`packed`).
                 unsafe {
-                    let rest = if U == L {
-                        shift::<U>(c.assume_init(), _mm512_setzero_si512(), o)
-                    } else {
-                        shift_bytes(c.assume_init(), _mm512_setzero_si512(), o)
-                    };
+                    let rest = shift_lanes::<U, L>(c.assume_init(), _mm512_setzero_si512(), o);
                     _mm512_mask_storeu_epi8(d.add(LINE - o).cast(), lanes(0, o), rest);
                 }
             }

@@ -1,8 +1,9 @@
 //! [`super::units`]'s shifted steps: squares streamed into destination
 //! rows that start anywhere in their lines, each row's bytes shifted into
 //! whole lines with the step's above it ([`shifted`]; four squares a step
-//! for packed units, [`shifted_packed`]), and the shifts themselves
-//! ([`shift`] by whole units, [`shift_bytes`] by bytes).
+//! for packed units, [`shifted_packed`]; each row's lines stored by
+//! [`store_row`]), and the shifts themselves ([`shift`] by whole units,
+//! [`shift_bytes`] by bytes: [`shift_lanes`]).
 //!
 //! Layer: kernels; imports its parent's squares and arch.
 
@@ -36,17 +37,61 @@ pub(super) unsafe fn shifted<const U: usize, const N: usize>(
         }
         rounds::<U, N>(&mut v);
         for j in 0..N {
-            let d = out[j].offset(to);
-            // The row's bytes before its line's end.
-            let o = d as usize % LINE;
-            if first {
-                _mm512_mask_storeu_epi8(d.cast(), lanes(0, LINE - o), v[j]);
+            store_row::<U, U, 1>(out[j].offset(to), [v[j]], &mut carry[j], first);
+        }
+    }
+}
+
+/// Row `d`'s part of a shifted step, the `K` vectors `w` (64 bytes each
+/// from `d`), streamed into whole lines, each the vector before's last
+/// `o` bytes (the carried one's, for the first) and this one's first
+/// `64 - o` ([`shift_lanes`]), `o` the row's offset in its line; the
+/// chunk's first step (`first`) stores its first line's part through the
+/// cache. The last vector is carried for the next step.
+///
+/// # Safety
+/// As [`super::Squares::shifted`] for the row: its `64 * K` bytes from `d`
+/// the step's, the `o` before them the carried vector's last unless
+/// `first`; the CPU has AVX-512F and BW, and VBMI for packed units.
+#[inline(always)]
+unsafe fn store_row<const U: usize, const L: usize, const K: usize>(
+    d: *mut u8,
+    w: [__m512i; K],
+    carry: &mut MaybeUninit<__m512i>,
+    first: bool,
+) {
+    // The row's bytes before its line's end.
+    let o = d as usize % LINE;
+    let line = d.wrapping_sub(o);
+    // SAFETY: as the caller guarantees; the carried slot is read only
+    // when not `first` (every slot the caller passes is initialised:
+    // `units`).
+    unsafe {
+        for k in 0..K {
+            if k == 0 && first {
+                _mm512_mask_storeu_epi8(d.cast(), lanes(0, LINE - o), w[0]);
             } else {
-                // (Every slot the caller passes is initialised: `units`.)
-                let line = shift::<U>(carry[j].assume_init(), v[j], o);
-                _mm512_stream_si512(d.sub(o).cast(), line);
+                let before = if k == 0 { carry.assume_init() } else { w[k - 1] };
+                _mm512_stream_si512(line.add(k * LINE).cast(), shift_lanes::<U, L>(before, w[k], o));
             }
-            carry[j].write(v[j]);
+        }
+        carry.write(w[K - 1]);
+    }
+}
+
+/// `a`'s last `o` bytes and `b`'s first `64 - o`: by `U`-byte lanes
+/// ([`shift`]), or by bytes for packed units (`U != L`: [`shift_bytes`]).
+///
+/// # Safety
+/// As [`shift`], or [`shift_bytes`] for packed units.
+#[inline(always)]
+pub(super) unsafe fn shift_lanes<const U: usize, const L: usize>(a: __m512i, b: __m512i, o: usize) -> __m512i {
+    // SAFETY: forwarded.
+    unsafe {
+        if U == L {
+            shift::<U>(a, b, o)
+        } else {
+            shift_bytes(a, b, o)
         }
     }
 }
@@ -58,7 +103,7 @@ pub(super) unsafe fn shifted<const U: usize, const N: usize>(
 /// # Safety
 /// The CPU has AVX-512F and BW.
 #[inline(always)]
-pub(super) unsafe fn shift<const U: usize>(a: __m512i, b: __m512i, o: usize) -> __m512i {
+unsafe fn shift<const U: usize>(a: __m512i, b: __m512i, o: usize) -> __m512i {
     // SAFETY: as the caller guarantees.
     unsafe {
         // Lane `i` of the result is lane `n - k + i` of `a` for `i < k`
@@ -149,17 +194,7 @@ pub(super) unsafe fn shifted_packed<const U: usize, const L: usize, const N: usi
                 _mm512_permutex2var_epi8(v[1][j], join[1], v[2][j]),
                 _mm512_permutex2var_epi8(v[2][j], join[2], v[3][j]),
             ];
-            let d = out[j].offset(to);
-            let o = d as usize % LINE;
-            let line = d.sub(o);
-            if first {
-                _mm512_mask_storeu_epi8(d.cast(), lanes(0, LINE - o), w[0]);
-            } else {
-                _mm512_stream_si512(line.cast(), shift_bytes(carry[j].assume_init(), w[0], o));
-            }
-            _mm512_stream_si512(line.add(LINE).cast(), shift_bytes(w[0], w[1], o));
-            _mm512_stream_si512(line.add(2 * LINE).cast(), shift_bytes(w[1], w[2], o));
-            carry[j].write(w[2]);
+            store_row::<U, L, 3>(out[j].offset(to), w, &mut carry[j], first);
         }
     }
 }
@@ -169,7 +204,7 @@ pub(super) unsafe fn shifted_packed<const U: usize, const L: usize, const N: usi
 /// # Safety
 /// The CPU has AVX-512F, BW and VBMI.
 #[inline(always)]
-pub(super) unsafe fn shift_bytes(a: __m512i, b: __m512i, o: usize) -> __m512i {
+unsafe fn shift_bytes(a: __m512i, b: __m512i, o: usize) -> __m512i {
     // SAFETY: as the caller guarantees.
     unsafe {
         // Lane `i` is lane `64 - o + i` of the pair (`a`'s below 64).
