@@ -32,7 +32,7 @@
 //! ([`block_passes`](super::order::block_passes)), and an interleaving one
 //! that only the stage would stream is streamed through the stage where
 //! its destination runs are long
-//! ([`streams_staged`](super::rules::streams_staged)); one that streamed
+//! ([`streams_staged`](super::streamed::streams_staged)); one that streamed
 //! the register transposes would take (or, of units under 4 bytes, only
 //! the tile's own kernels), and through the cache the byte permutes,
 //! stores through the cache
@@ -56,7 +56,7 @@ use super::order::*;
 use super::padded::padded_block;
 use super::repetitions::*;
 use super::rules::*;
-use super::streamed::{interleave_through_cache, streams_packed_squares, tile_choice};
+use super::streamed::{interleave_through_cache, streams_packed_squares, streams_staged, tile_choice};
 use super::writers::{gathers_far_apart, takes_lines};
 use crate::engine::arch::Isa;
 use crate::engine::geometry::{Factor, Geometry, Part, MAX_FACTORS};

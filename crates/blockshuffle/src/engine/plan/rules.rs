@@ -11,10 +11,8 @@ use arrayvec::ArrayVec;
 
 use super::order::{free, move_inward, source_order_outside, writes_units_apart, MIN_DST_RUN};
 use super::padded::padded_block;
-use crate::engine::arch::cache::cpu_stream_threshold;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
-use crate::engine::kernels::bytes::STAGE;
 use crate::engine::kernels::carried::{CARRIED_STREAMS, PADDED_ROWS_BYTES};
 use crate::engine::kernels::interleave_carried::interleaves_carried;
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
@@ -660,69 +658,6 @@ pub(super) fn squares_stream(loops: &[Loop], unit: usize, isa: Isa) -> bool {
 /// 4 rows (pixel shuffle and depth-to-space by 2: W8 and W9) stream faster
 /// (0.70x memcpy against 0.95x through the cache).
 pub(super) const MAX_STREAMED_INTERLEAVE_ROWS: usize = 8;
-
-/// Destination bytes from which an interleaving tile that only the stage
-/// streams (`tile::TileChoice::staged`) streams after all, in the order
-/// of a plan through the cache ([`streams_staged`]): twice the size from
-/// which outputs stream at all (`arch::cache::cpu_stream_threshold`, from
-/// this CPU's last-level cache: 32 MiB where that is 64 MiB or more or not
-/// known, 16 MiB for 32 MiB).
-///
-/// Measured on an Intel Xeon (Emerald Rapids, L3 260 MiB: outputs stream
-/// from 16 MiB), one thread, the 193 such plans of broad seeds 26 and 801
-/// to 806 that [`streams_staged`] takes but for their size, 3 alternated
-/// runs, time streamed over time through the cache: outputs of 16 to 32
-/// MiB 1.05 (14 of 32 slower by more than 5%; the caches still hold much
-/// of them), 32 to 48 MiB 0.88, 48 to 64 MiB 0.80, 64 MiB and more 0.74
-/// to 0.77. On an AMD EPYC (Zen 4, L3 32 MiB: outputs stream from 8 MiB),
-/// the plans of 16 to 32 MiB it takes from 16 MiB, medians of 5
-/// alternated runs: seeds 26 and 801-804, 21 plans, 0.96 (12 faster by
-/// more than 5%, 6 slower, at most 1.31); seeds 805-808, 14 plans, 0.91
-/// (7 faster, 3 slower, at most 1.14).
-pub(super) fn staged_stream_bytes() -> usize {
-    2 * cpu_stream_threshold()
-}
-
-/// Most source rows a push of the stage (`kernels::bytes::STAGE`) of a
-/// staged interleave may read ([`streams_staged`]): its streams, times
-/// the repetitions that fill the stage where they continue the
-/// destination's run and not the source's rows. Past it, more rows than
-/// the prefetchers follow (3 alternated runs, the plans of seeds 26, 801
-/// and 802 of 8 KiB runs and more reading 17 to 120 rows a push: 5 of 7
-/// slower, 1.04 to 1.25 of the time, PyTorch pixel shuffle of float64 by
-/// 13 of 11-unit rows, 91 rows a push, 1.47 -> 1.85x memcpy; 2 faster,
-/// 0.76 and 0.90).
-pub(super) const MAX_STAGED_ROWS: usize = 16;
-
-/// Whether the interleaving tile of the last two of `loops` (in the order
-/// and with the repetitions of a plan through the cache: step 4''' of
-/// `CopyPlan::build`), of a `dst_bytes` output, streams through the stage
-/// (`tile::TileChoice::staged`) into the line writers rather than storing
-/// through the cache: each destination run it writes (a tile's rows,
-/// with the repetitions around it where they continue them and no window
-/// crops them) at least a stage long, so that the writers store it in
-/// whole lines but for a partial line at each end, from at most
-/// [`MAX_STAGED_ROWS`] source rows a push, in an output of
-/// [`staged_stream_bytes`] and more. Streaming then saves reading every
-/// destination line before it is written, more than the stage's second
-/// pass over the bytes costs. What it buys is measured at the planner's
-/// step that asks it (`CopyPlan::build`, step 4'''').
-pub(super) fn streams_staged(loops: &[Loop], unit: usize, dst_bytes: usize) -> bool {
-    let n = loops.len();
-    let (x, y) = (&loops[n - 2], &loops[n - 1]);
-    let Some(run) = x.count.checked_mul(y.count).and_then(|c| c.checked_mul(unit)) else { return false };
-    if run == 0 || x.ds != (y.count * unit) as isize || dst_bytes < staged_stream_bytes() {
-        return false;
-    }
-    // The repetitions around the tile that continue its destination run
-    // (not those a window crops: its ends are not the run's).
-    let reps = loops[..n - 2].last().filter(|r| r.ds == run as isize && r.window.is_none());
-    let whole_run = reps.map_or(run, |r| run.saturating_mul(r.count));
-    // A push reads the tile's streams of every repetition in it, unless the
-    // repetitions continue the tile's source rows (the same rows read on).
-    let per_push = reps.filter(|r| r.ss != (x.count * unit) as isize).map_or(1, |r| r.count.min((STAGE / run).max(1)));
-    whole_run >= STAGE && y.count.saturating_mul(per_push) <= MAX_STAGED_ROWS
-}
 
 /// The source rows that one destination run of an interleaving tile (the
 /// last two of `loops`, `ny` streams) reads at once: `ny`, times the

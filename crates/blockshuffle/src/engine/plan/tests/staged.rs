@@ -2,7 +2,7 @@
 //! caches in the order of a plan through the cache ([`streams_staged`]).
 
 use super::super::compile::*;
-use super::super::rules::{staged_stream_bytes, streams_staged};
+use super::super::streamed::{staged_stream_bytes, streams_staged};
 use super::{c_strides, counts_and_strides, l, nchw_depth_to_space};
 use crate::engine::arch::cache::{cpu_stream_threshold, stream_threshold};
 use crate::engine::arch::Isa;
