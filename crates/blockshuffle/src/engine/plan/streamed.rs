@@ -163,19 +163,44 @@ pub(super) fn staged_stream_bytes() -> usize {
 /// 0.76 and 0.90).
 pub(super) const MAX_STAGED_ROWS: usize = 16;
 
+/// Fewest bytes of a destination run that ends where the tile's row does
+/// (no repetition around the tile continues it: the tile's rows continue
+/// the source's rows instead, as in NCHW depth-to-space and pixel
+/// shuffle, or none are there) that [`streams_staged`] streams: 32 lines,
+/// of which the partial lines at the two ends, stored through the cache,
+/// are at most a sixteenth. A run that repetitions continue streams from
+/// a stage ([`STAGE`]) as before, cropped (a window on them, as
+/// batch-to-space's block rows) or not.
+///
+/// Measured on an AMD EPYC (Zen 4), one thread, medians of 4 alternated
+/// runs (2 in each order), time streamed over time through the cache: the
+/// plans it changes among the outputs of 16 MiB and more of broad seeds
+/// 26 and 801-806, all NCHW and NCHW_VECT_C depth-to-space (TF, ONNX,
+/// OpenVINO) and pixel shuffle, 103 plans, 0.81 (90 faster by more than
+/// 5%, 3 slower; TF NCHW depth-to-space of float16 by 8, 102 MiB, 1.77 ->
+/// 0.94x memcpy); held out, those of seeds 807-810, 61 plans, 0.83 (44
+/// faster, 4 slower, the most TF batch-to-space of uint8 by 11,
+/// uncropped, 26 MiB, 1.14 -> 1.40). Probed
+/// lower, runs of 1 to 2 KiB were mixed (22 plans, 0.97: 8 slower, the
+/// worst PyTorch pixel shuffle of float16 by 7 of 75-unit rows, 143 MiB,
+/// 1.49 -> 2.55x), and so were runs from 2 KiB that cropped repetitions
+/// continue (OpenVINO and TF batch-to-space, 11 plans, 1.09: 9 slower).
+pub(super) const MIN_STAGED_RUN: usize = 2 << 10;
+
 /// Whether the interleaving tile of the last two of `loops` (in the order
 /// and with the repetitions of a plan through the cache: step 4''' of
 /// `CopyPlan::build`), of a `dst_bytes` output, streams through the stage
 /// (`tile::TileChoice::staged`) into the line writers rather than storing
 /// through the cache: each destination run it writes (a tile's rows,
 /// with the repetitions around it where they continue them and no window
-/// crops them) at least a stage long, so that the writers store it in
-/// whole lines but for a partial line at each end, from at most
-/// [`MAX_STAGED_ROWS`] source rows a push, in an output of
-/// [`staged_stream_bytes`] and more. Streaming then saves reading every
-/// destination line before it is written, more than the stage's second
-/// pass over the bytes costs. What it buys is measured at the planner's
-/// step that asks it (`CopyPlan::build`, step 4'''').
+/// crops them) long enough that the writers store it in whole lines but
+/// for a partial line at each end (a stage, or [`MIN_STAGED_RUN`] where
+/// no repetition continues it), from at most [`MAX_STAGED_ROWS`] source
+/// rows a push, in an output of [`staged_stream_bytes`] and more.
+/// Streaming then saves reading every destination line before it is
+/// written, more than the stage's second pass over the bytes costs. What
+/// it buys is measured at the planner's step that asks it
+/// (`CopyPlan::build`, step 4'''') and at [`MIN_STAGED_RUN`].
 pub(super) fn streams_staged(loops: &[Loop], unit: usize, dst_bytes: usize) -> bool {
     let n = loops.len();
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
@@ -183,12 +208,15 @@ pub(super) fn streams_staged(loops: &[Loop], unit: usize, dst_bytes: usize) -> b
     if run == 0 || x.ds != (y.count * unit) as isize || dst_bytes < staged_stream_bytes() {
         return false;
     }
-    // The repetitions around the tile that continue its destination run
-    // (not those a window crops: its ends are not the run's).
-    let reps = loops[..n - 2].last().filter(|r| r.ds == run as isize && r.window.is_none());
+    // The repetitions around the tile that continue its destination run,
+    // and of them those that lengthen it (not those a window crops: its
+    // ends are not the run's).
+    let continued = loops[..n - 2].last().filter(|r| r.ds == run as isize);
+    let reps = continued.filter(|r| r.window.is_none());
     let whole_run = reps.map_or(run, |r| run.saturating_mul(r.count));
     // A push reads the tile's streams of every repetition in it, unless the
     // repetitions continue the tile's source rows (the same rows read on).
     let per_push = reps.filter(|r| r.ss != (x.count * unit) as isize).map_or(1, |r| r.count.min((STAGE / run).max(1)));
-    whole_run >= STAGE && y.count.saturating_mul(per_push) <= MAX_STAGED_ROWS
+    let least = if continued.is_some() { STAGE } else { MIN_STAGED_RUN };
+    whole_run >= least && y.count.saturating_mul(per_push) <= MAX_STAGED_ROWS
 }

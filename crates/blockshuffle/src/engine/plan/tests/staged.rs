@@ -2,7 +2,7 @@
 //! caches in the order of a plan through the cache ([`streams_staged`]).
 
 use super::super::compile::*;
-use super::super::streamed::{staged_stream_bytes, streams_staged};
+use super::super::streamed::{staged_stream_bytes, streams_staged, MIN_STAGED_RUN};
 use super::{c_strides, counts_and_strides, l, nchw_depth_to_space};
 use crate::engine::arch::cache::{cpu_stream_threshold, stream_threshold};
 use crate::engine::arch::Isa;
@@ -50,23 +50,38 @@ fn staged_interleaves_stream_where_long_runs_read_few_rows_a_push() {
     assert!(!streams_staged(&tile(2048, 6), 4, big - 1));
     // Not an interleave (the columns apart in the destination).
     assert!(!streams_staged(&[l(2048, 4, 1 << 20), l(6, 1 << 24, 4)], 4, big));
-    // Runs shorter than the stage: 341 units of 6 streams, 8,184 bytes;
-    // 342 fill it.
-    const { assert!(341 * 24 < STAGE && 342 * 24 >= STAGE) };
-    assert!(!streams_staged(&tile(341, 6), 4, big));
-    assert!(streams_staged(&tile(342, 6), 4, big));
+    // A run that no repetition continues, from `MIN_STAGED_RUN`: 85 units
+    // of 6 streams, 2,040 bytes; 86 fill it. Alone, or with a loop around
+    // it that does not continue it (the rows of NCHW depth-to-space,
+    // which continue the source's rows).
+    const { assert!(85 * 24 < MIN_STAGED_RUN && 86 * 24 >= MIN_STAGED_RUN && MIN_STAGED_RUN < STAGE) };
+    assert!(!streams_staged(&tile(85, 6), 4, big));
+    assert!(streams_staged(&tile(86, 6), 4, big));
+    let [x, y] = tile(86, 6);
+    for ds in [2065, 1 << 20] {
+        assert!(streams_staged(&[l(8, 344, ds), x, y], 4, big), "{ds}");
+    }
+    let [x85, y85] = tile(85, 6);
+    assert!(!streams_staged(&[l(8, 340, 1 << 20), x85, y85], 4, big));
+    // A run that repetitions continue, from a stage, whole: 3 of 2,064
+    // bytes that continue the source's rows too (a push reads the tile's
+    // 6 rows on) fall short of it, 4 fill it. Where they do not, a push
+    // of the 3 the stage holds reads 18 rows, past `MAX_STAGED_ROWS`.
+    const { assert!(3 * 2064 < STAGE && 4 * 2064 >= STAGE && STAGE / 2064 == 3) };
+    assert!(!streams_staged(&[l(3, 344, 2064), x, y], 4, big));
+    assert!(streams_staged(&[l(4, 344, 2064), x, y], 4, big));
+    assert!(!streams_staged(&[l(4, 1 << 26, 2064), x, y], 4, big));
     // Repetitions that continue the destination's run make it longer: 8
-    // of 7,200 bytes. Where they continue the source's rows too, a push
-    // reads the tile's 6 rows on; where not, a push of one repetition (the
-    // stage holds one) reads 6 others.
+    // of 7,200 bytes.
     let [x, y] = tile(300, 6);
     for ss in [1200, 1 << 26] {
         assert!(streams_staged(&[l(8, ss, 7200), x, y], 4, big), "{ss}");
     }
-    assert!(!streams_staged(&[l(8, 1200, 7201), x, y], 4, big));
-    // Cropped repetitions (a window on them) do not lengthen it.
+    // Cropped repetitions (a window on them, as batch-to-space's block
+    // rows) do not lengthen it, and it is shorter than the stage.
     let cropped = Loop { window: Some(Window { outer: Some(0), oc: 8, ic: 1, lo: 1, hi: 100 }), ..l(8, 1200, 7200) };
     assert!(!streams_staged(&[l(4, 1 << 26, 57600), cropped, x, y], 4, big));
+    assert!(streams_staged(&[l(4, 1 << 26, 57600), Loop { ds: 7201, ..cropped }, x, y], 4, big));
     // 12 streams of 1,920-byte runs, 12 repetitions of them in the
     // destination's run: the stage holds 4 a push, 48 rows (past
     // `MAX_STAGED_ROWS`) where they do not continue the source's rows,
@@ -191,5 +206,46 @@ fn staged_interleaves_reading_many_rows_a_push_store_through_the_cache() {
             vec![(2000, 160, 23040), (12, 3_840_000, 1920), (40, 4, 48), (12, 320_000, 4)]
         );
         assert!(p.dst_bytes >= staged_stream_bytes() && p.tile && !p.nt, "{isa:?}: {p:?}");
+    }
+}
+
+/// TF NCHW depth-to-space by 7 of float64 `[1, 32 * 49, h, w]` (as broad
+/// seed 26's of `[2, 1568, 33, 39]`, 30 MiB): tiles of 7 streams of
+/// `w`-unit rows, whose repetitions (the channels' rows) continue the
+/// source's rows, not the destination's run. From `staged_stream_bytes`
+/// of output, rows of 39 units (2,184-byte runs, from `MIN_STAGED_RUN`)
+/// stream through the stage, on every ISA; rows of 36 units (2,016
+/// bytes) store through the cache, as do both under that size.
+#[test]
+fn staged_interleaves_of_runs_no_repetition_continues_stream_from_2_kib() {
+    for (w, long) in [(39, true), (36, false)] {
+        let row = w * 7 * 8;
+        const { assert!(36 * 56 < MIN_STAGED_RUN && 39 * 56 >= MIN_STAGED_RUN) };
+        let at = staged_stream_bytes().div_ceil(32 * 7 * row);
+        for isa in [Isa::Avx512Vbmi, Isa::Avx512, Isa::Avx2, Isa::Portable] {
+            for h in [at - 1, at] {
+                let (g, space, block) = nchw_depth_to_space(32, h, w, 7);
+                let (ss, bs) = (c_strides(&space, 8), c_strides(&block, 8));
+                let p = CopyPlan::compile(&g, Direction::Backward, 8, &Layouts { space: &ss, block: &bs }, true, isa);
+                let what = format!("w {w}, h {h}, {isa:?}: {p:?}");
+                let plane = (h * w * 8) as isize;
+                let n = p.loops.len();
+                assert_eq!(counts_and_strides(&p.loops[n - 2..]), vec![(w, 8, 56), (7, 32 * plane, 8)], "{what}");
+                let streamed = long && p.dst_bytes >= staged_stream_bytes();
+                if streamed {
+                    // The channels' rows around the tile, on from its
+                    // source rows; the block rows outside them.
+                    let rows = (32 * h, (w * 8) as isize, (7 * row) as isize);
+                    assert_eq!(
+                        counts_and_strides(&p.loops[..n - 2]),
+                        vec![(7, 32 * 7 * plane, row as isize), rows],
+                        "{what}"
+                    );
+                }
+                assert_eq!(p.dst_bytes >= staged_stream_bytes(), h == at, "{what}");
+                let staged = p.tile_choice.is_some_and(|c| c.staged());
+                assert!(p.tile && p.nt == streamed && staged == streamed, "{what}");
+            }
+        }
     }
 }
