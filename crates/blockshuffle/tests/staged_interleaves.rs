@@ -1,13 +1,14 @@
 //! Interleaves of more streams than a kernel of their own takes, past the
 //! caches (outputs of twice the size from which outputs stream, at most
-//! 32 MiB: `plan::rules::streams_staged`),
+//! 32 MiB: `plan::streamed::streams_staged`),
 //! built in the stage and streamed through the line writers in the order
 //! of a plan through the cache: OpenVINO depth-first depth-to-space of a
 //! 1-D image (6 streams, the whole row one destination run), TF NCHW
 //! depth-to-space (5 streams, each tile's block rows continuing its
-//! destination run) and TF batch-to-space cropped on H (6 streams of
-//! 16-byte units, the block rows a crop cuts at the image's ends), against
-//! references, with every kernel set.
+//! destination run; 7 streams of float64 into runs of 2,184 bytes, each
+//! ending with its tile's row) and TF batch-to-space cropped on H (6
+//! streams of 16-byte units, the block rows a crop cuts at the image's
+//! ends), against references, with every kernel set.
 
 use blockshuffle::{openvino, tf, DataFormat, Operator, Plan, Streaming};
 
@@ -62,6 +63,30 @@ fn nchw_depth_to_space_by_5_matches_the_reference() {
         for (y, row) in channel.chunks_exact(w * elem).enumerate() {
             for (k, unit) in row.chunks_exact(elem).enumerate() {
                 let at = ((y * b + i) * w * b + k * b + j) * elem;
+                want[at..at + elem].copy_from_slice(unit);
+            }
+        }
+    }
+    check(&plan, &x, elem, &want);
+}
+
+#[test]
+fn nchw_depth_to_space_of_short_runs_matches_the_reference() {
+    // [1, 49c, h, w] -> [1, c, 7h, 7w]: out[ch][y * 7 + i][x * 7 + j] =
+    // in[(i * 7 + j) * c + ch][y][x]. Each tile's destination run is a row
+    // of 39 units of 7 streams (2,184 bytes, from the plan's
+    // `MIN_STAGED_RUN`), the next tile (the channel's next row) elsewhere.
+    let (c, h, w, b, elem) = (32usize, 69usize, 39usize, 7usize, 8usize);
+    let plan = tf::DepthToSpace::new(b as i64, DataFormat::Nchw).plan(&[1, b * b * c, h, w]).unwrap();
+    assert_eq!(plan.output_shape(), [1, c, h * b, w * b]);
+    assert!(plan.output_len() * elem >= 32 << 20);
+    let x = bytes(b * b * c * h * w * elem, 11);
+    let mut want = vec![0u8; x.len()];
+    for (d, channel) in x.chunks_exact(h * w * elem).enumerate() {
+        let (i, j, ch) = (d / (b * c), d / c % b, d % c);
+        for (y, row) in channel.chunks_exact(w * elem).enumerate() {
+            for (k, unit) in row.chunks_exact(elem).enumerate() {
+                let at = ((ch * h * b + y * b + i) * w * b + k * b + j) * elem;
                 want[at..at + elem].copy_from_slice(unit);
             }
         }

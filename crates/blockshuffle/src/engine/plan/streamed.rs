@@ -164,27 +164,31 @@ pub(super) fn staged_stream_bytes() -> usize {
 pub(super) const MAX_STAGED_ROWS: usize = 16;
 
 /// Fewest bytes of a destination run that ends where the tile's row does
-/// (no repetition around the tile continues it: the tile's rows continue
+/// (the loop just around the tile does not continue it: its rows continue
 /// the source's rows instead, as in NCHW depth-to-space and pixel
-/// shuffle, or none are there) that [`streams_staged`] streams: 32 lines,
-/// of which the partial lines at the two ends, stored through the cache,
-/// are at most a sixteenth. A run that repetitions continue streams from
-/// a stage ([`STAGE`]) as before, cropped (a window on them, as
-/// batch-to-space's block rows) or not.
+/// shuffle, or there is no such loop) that [`streams_staged`] streams:
+/// 32 lines, so that the partial lines at its two ends, stored through
+/// the cache, hold under 128 of its 2,048 bytes. A run that the loop
+/// around the tile continues streams from a stage ([`STAGE`]) as before,
+/// cropped (a window on it, as batch-to-space's block rows) or not: the
+/// cropped ones measured below; the others, whose runs join into one of
+/// a stage or more, not measured again.
 ///
 /// Measured on an AMD EPYC (Zen 4), one thread, medians of 4 alternated
 /// runs (2 in each order), time streamed over time through the cache: the
 /// plans it changes among the outputs of 16 MiB and more of broad seeds
-/// 26 and 801-806, all NCHW and NCHW_VECT_C depth-to-space (TF, ONNX,
-/// OpenVINO) and pixel shuffle, 103 plans, 0.81 (90 faster by more than
-/// 5%, 3 slower; TF NCHW depth-to-space of float16 by 8, 102 MiB, 1.77 ->
-/// 0.94x memcpy); held out, those of seeds 807-810, 61 plans, 0.83 (44
-/// faster, 4 slower, the most TF batch-to-space of uint8 by 11,
-/// uncropped, 26 MiB, 1.14 -> 1.40). Probed
-/// lower, runs of 1 to 2 KiB were mixed (22 plans, 0.97: 8 slower, the
-/// worst PyTorch pixel shuffle of float16 by 7 of 75-unit rows, 143 MiB,
-/// 1.49 -> 2.55x), and so were runs from 2 KiB that cropped repetitions
-/// continue (OpenVINO and TF batch-to-space, 11 plans, 1.09: 9 slower).
+/// 26 and 801-806 (NCHW and NCHW_VECT_C depth-to-space of TF, ONNX and
+/// OpenVINO, and pixel shuffle, but for 2 TF batch-to-space-ND and an
+/// einops rearrange), 103 plans, 0.81 (90 faster by more than 5%, the
+/// most TF NCHW depth-to-space of float16 by 8, 102 MiB, 1.77 -> 0.94x
+/// memcpy; 3 slower); held out, those of seeds 807-810, 61 plans, 0.83
+/// (44 faster, 4 slower, the most TF batch-to-space of uint8 by 11,
+/// uncropped, 26 MiB, 1.14 -> 1.40); two threads (2 runs), 0.87 and
+/// 0.85. Probed lower, runs of 1 to 2 KiB were mixed (22 plans, 0.97: 8
+/// slower, the worst PyTorch pixel shuffle of float16 by 7 of 75-unit
+/// rows, 143 MiB, 1.49 -> 2.55x), and so were runs from 2 KiB that
+/// cropped repetitions continue (OpenVINO and TF batch-to-space, 11
+/// plans, 1.09: 9 slower).
 pub(super) const MIN_STAGED_RUN: usize = 2 << 10;
 
 /// Whether the interleaving tile of the last two of `loops` (in the order
@@ -193,10 +197,11 @@ pub(super) const MIN_STAGED_RUN: usize = 2 << 10;
 /// (`tile::TileChoice::staged`) into the line writers rather than storing
 /// through the cache: each destination run it writes (a tile's rows,
 /// with the repetitions around it where they continue them and no window
-/// crops them) long enough that the writers store it in whole lines but
-/// for a partial line at each end (a stage, or [`MIN_STAGED_RUN`] where
-/// no repetition continues it), from at most [`MAX_STAGED_ROWS`] source
-/// rows a push, in an output of [`staged_stream_bytes`] and more.
+/// crops them) long enough that the partial lines at its ends, which the
+/// writers store through the cache, are a small share of it (a stage, or
+/// [`MIN_STAGED_RUN`] where the loop around the tile does not continue
+/// it), from at most [`MAX_STAGED_ROWS`] source rows a push, in an output
+/// of [`staged_stream_bytes`] and more.
 /// Streaming then saves reading every destination line before it is
 /// written, more than the stage's second pass over the bytes costs. What
 /// it buys is measured at the planner's step that asks it
@@ -217,6 +222,9 @@ pub(super) fn streams_staged(loops: &[Loop], unit: usize, dst_bytes: usize) -> b
     // A push reads the tile's streams of every repetition in it, unless the
     // repetitions continue the tile's source rows (the same rows read on).
     let per_push = reps.filter(|r| r.ss != (x.count * unit) as isize).map_or(1, |r| r.count.min((STAGE / run).max(1)));
+    // Keyed on `continued`, not `reps`: cropped repetitions that continue
+    // the run still need a stage each, so that a push holds one of them
+    // (`per_push` 1, as `kernels::tile::staged_tile` pushes them).
     let least = if continued.is_some() { STAGE } else { MIN_STAGED_RUN };
     whole_run >= least && y.count.saturating_mul(per_push) <= MAX_STAGED_ROWS
 }

@@ -72,7 +72,9 @@ fn staged_interleaves_stream_where_long_runs_read_few_rows_a_push() {
     assert!(streams_staged(&[l(4, 344, 2064), x, y], 4, big));
     assert!(!streams_staged(&[l(4, 1 << 26, 2064), x, y], 4, big));
     // Repetitions that continue the destination's run make it longer: 8
-    // of 7,200 bytes.
+    // of 7,200 bytes. Where they continue the source's rows too, a push
+    // reads the tile's 6 rows on; where not, a push of one repetition (the
+    // stage holds one) reads 6 others.
     let [x, y] = tile(300, 6);
     for ss in [1200, 1 << 26] {
         assert!(streams_staged(&[l(8, ss, 7200), x, y], 4, big), "{ss}");
@@ -81,6 +83,7 @@ fn staged_interleaves_stream_where_long_runs_read_few_rows_a_push() {
     // rows) do not lengthen it, and it is shorter than the stage.
     let cropped = Loop { window: Some(Window { outer: Some(0), oc: 8, ic: 1, lo: 1, hi: 100 }), ..l(8, 1200, 7200) };
     assert!(!streams_staged(&[l(4, 1 << 26, 57600), cropped, x, y], 4, big));
+    // A cropped loop that does not continue the run: from `MIN_STAGED_RUN`.
     assert!(streams_staged(&[l(4, 1 << 26, 57600), Loop { ds: 7201, ..cropped }, x, y], 4, big));
     // 12 streams of 1,920-byte runs, 12 repetitions of them in the
     // destination's run: the stage holds 4 a push, 48 rows (past
