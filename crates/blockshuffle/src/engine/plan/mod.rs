@@ -8,7 +8,7 @@
 //! - [`repetitions`]: a tile's repetitions moved next to it;
 //! - [`padded`]: a padded tile's block, staged a block at a time;
 //! - [`streamed`]: the tiles of a streaming plan that store through the
-//!   cache;
+//!   cache, and those of them that stream through the stage after all;
 //! - [`writers`]: the streaming plans whose long units go through the
 //!   line writers.
 //!

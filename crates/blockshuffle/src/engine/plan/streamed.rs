@@ -6,10 +6,13 @@
 //! through the cache stream after all, built in the stage
 //! ([`streams_staged`]).
 //!
-//! Layer: plan; imports kernels (the tile's choice of kernel) and arch.
+//! Layer: plan; imports its sibling [`rules`](super::rules) (the rows an
+//! interleave reads), kernels (the tile's choice of kernel, the stage's
+//! size) and arch (the size from which outputs stream).
 
 use super::rules::{interleaved_rows, MAX_STREAMED_INTERLEAVE_ROWS};
 use crate::engine::arch::cache::cpu_stream_threshold;
+use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::bytes::STAGE;
 use crate::engine::kernels::copy::Mode;
@@ -164,9 +167,9 @@ pub(super) fn staged_stream_bytes() -> usize {
 pub(super) const MAX_STAGED_ROWS: usize = 16;
 
 /// Fewest bytes of a destination run that ends where the tile's row does
-/// (the loop just around the tile does not continue it: its rows continue
-/// the source's rows instead, as in NCHW depth-to-space and pixel
-/// shuffle, or there is no such loop) that [`streams_staged`] streams:
+/// (the loop just around the tile does not continue it, as in NCHW
+/// depth-to-space and pixel shuffle, whose tile rows continue the source's
+/// rows instead; or there is no such loop) that [`streams_staged`] streams:
 /// 32 lines, so that the partial lines at its two ends, stored through
 /// the cache, hold under 128 of its 2,048 bytes. A run that the loop
 /// around the tile continues streams from a stage ([`STAGE`]) as before,
@@ -182,14 +185,14 @@ pub(super) const MAX_STAGED_ROWS: usize = 16;
 /// einops rearrange), 103 plans, 0.81 (90 faster by more than 5%, the
 /// most TF NCHW depth-to-space of float16 by 8, 102 MiB, 1.77 -> 0.94x
 /// memcpy; 3 slower); held out, those of seeds 807-810, 61 plans, 0.83
-/// (44 faster, 4 slower, the most TF batch-to-space of uint8 by 11,
-/// uncropped, 26 MiB, 1.14 -> 1.40); two threads (2 runs), 0.87 and
-/// 0.85. Probed lower, runs of 1 to 2 KiB were mixed (22 plans, 0.97: 8
+/// (44 faster, 4 slower, the worst TF batch-to-space of uint8 by 11,
+/// uncropped, 26 MiB, 1.14 -> 1.40); two threads (2 runs), 0.87 (the
+/// 103) and 0.85 (the 61). Probed lower, runs of 1 to 2 KiB were mixed (22 plans, 0.97: 8
 /// slower, the worst PyTorch pixel shuffle of float16 by 7 of 75-unit
 /// rows, 143 MiB, 1.49 -> 2.55x), and so were runs from 2 KiB that
 /// cropped repetitions continue (OpenVINO and TF batch-to-space, 11
 /// plans, 1.09: 9 slower).
-pub(super) const MIN_STAGED_RUN: usize = 2 << 10;
+pub(super) const MIN_STAGED_RUN: usize = 32 * LINE;
 
 /// Whether the interleaving tile of the last two of `loops` (in the order
 /// and with the repetitions of a plan through the cache: step 4''' of
@@ -222,9 +225,10 @@ pub(super) fn streams_staged(loops: &[Loop], unit: usize, dst_bytes: usize) -> b
     // A push reads the tile's streams of every repetition in it, unless the
     // repetitions continue the tile's source rows (the same rows read on).
     let per_push = reps.filter(|r| r.ss != (x.count * unit) as isize).map_or(1, |r| r.count.min((STAGE / run).max(1)));
-    // Keyed on `continued`, not `reps`: cropped repetitions that continue
-    // the run still need a stage each, so that a push holds one of them
-    // (`per_push` 1, as `kernels::tile::staged_tile` pushes them).
+    // Keyed on `continued`, not `reps`: below a stage,
+    // `kernels::tile::staged_tile` would push `STAGE / run` cropped
+    // repetitions at once, more rows than `per_push` (1) counts; and from
+    // 2 KiB they measured slower (see `MIN_STAGED_RUN`).
     let least = if continued.is_some() { STAGE } else { MIN_STAGED_RUN };
     whole_run >= least && y.count.saturating_mul(per_push) <= MAX_STAGED_ROWS
 }

@@ -220,10 +220,10 @@ fn staged_interleaves_reading_many_rows_a_push_store_through_the_cache() {
 /// stream through the stage, on every ISA; rows of 36 units (2,016
 /// bytes) store through the cache, as do both under that size.
 #[test]
-fn staged_interleaves_of_runs_no_repetition_continues_stream_from_2_kib() {
+fn staged_interleaves_of_runs_the_loop_around_does_not_continue_stream_from_2_kib() {
     for (w, long) in [(39, true), (36, false)] {
         let row = w * 7 * 8;
-        const { assert!(36 * 56 < MIN_STAGED_RUN && 39 * 56 >= MIN_STAGED_RUN) };
+        assert_eq!(row >= MIN_STAGED_RUN, long, "{w}");
         let at = staged_stream_bytes().div_ceil(32 * 7 * row);
         for isa in [Isa::Avx512Vbmi, Isa::Avx512, Isa::Avx2, Isa::Portable] {
             for h in [at - 1, at] {
