@@ -81,16 +81,9 @@ fn nchw_depth_to_space_of_short_runs_matches_the_reference() {
     assert_eq!(plan.output_shape(), [1, c, h * b, w * b]);
     assert!(plan.output_len() * elem >= 32 << 20);
     let x = bytes(b * b * c * h * w * elem, 11);
-    let mut want = vec![0u8; x.len()];
-    for (d, channel) in x.chunks_exact(h * w * elem).enumerate() {
-        let (i, j, ch) = (d / (b * c), d / c % b, d % c);
-        for (y, row) in channel.chunks_exact(w * elem).enumerate() {
-            for (k, unit) in row.chunks_exact(elem).enumerate() {
-                let at = ((ch * h * b + y * b + i) * w * b + k * b + j) * elem;
-                want[at..at + elem].copy_from_slice(unit);
-            }
-        }
-    }
+    // TF's depth index is `(i * 7 + j) * c + ch`: blocks first.
+    let (want, out_shape) = common::reference::ref_depth_to_space_cf(&x, &[1, b * b * c, h, w], elem, 1, b, true);
+    assert_eq!(plan.output_shape(), out_shape.as_slice());
     check(&plan, &x, elem, &want);
 }
 

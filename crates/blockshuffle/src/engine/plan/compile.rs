@@ -865,14 +865,14 @@ impl CopyPlan {
         // which store whole lines (but for the partial lines at a run's
         // ends), so that next to no destination line is read before it is
         // written. The rule with runs of a stage, measured on an Intel
-        // Xeon (Emerald Rapids),
-        // one thread, medians of 2 alternated runs, ratio to memcpy: the
-        // 244 plans it changes among the outputs of 16 MiB and more of
-        // broad seeds 26 and 801 to 810 (2,400 plans), geomean 1.50 ->
-        // 1.20, 217 faster by more than 5%, 9 slower (TF batch-to-space of
-        // float32 by 14 cropped on H, 42 MiB, 1.14 -> 1.53); of them, the
-        // 88 of seeds 807 to 810, which the rule's bounds were not drawn
-        // from, 1.53 -> 1.22, 81 faster, 2 slower (1.08 at most).
+        // Xeon (Emerald Rapids), one thread, medians of 2 alternated
+        // runs, ratio to memcpy: the 244 plans it changes among the
+        // outputs of 16 MiB and more of broad seeds 26 and 801 to 810
+        // (2,400 plans), geomean 1.50 -> 1.20, 217 faster by more than 5%,
+        // 9 slower (TF batch-to-space of float32 by 14 cropped on H, 42
+        // MiB, 1.14 -> 1.53); of them, the 88 of seeds 807 to 810, which
+        // the rule's bounds were not drawn from, 1.53 -> 1.22, 81 faster,
+        // 2 slower (1.08 at most).
         if streaming && self.tile && !self.nt && !self.matrix && streams_staged(loops, self.unit, self.dst_bytes) {
             let streamed = tile_choice(loops, self.unit, Mode { nt: true, isa: self.isa });
             self.nt = streamed.is_some_and(|c| c.staged());

@@ -187,11 +187,11 @@ pub(super) const MAX_STAGED_ROWS: usize = 16;
 /// memcpy; 3 slower); held out, those of seeds 807-810, 61 plans, 0.83
 /// (44 faster, 4 slower, the worst TF batch-to-space of uint8 by 11,
 /// uncropped, 26 MiB, 1.14 -> 1.40); two threads (2 runs), 0.87 (the
-/// 103) and 0.85 (the 61). Probed lower, runs of 1 to 2 KiB were mixed (22 plans, 0.97: 8
-/// slower, the worst PyTorch pixel shuffle of float16 by 7 of 75-unit
-/// rows, 143 MiB, 1.49 -> 2.55x), and so were runs from 2 KiB that
-/// cropped repetitions continue (OpenVINO and TF batch-to-space, 11
-/// plans, 1.09: 9 slower).
+/// 103) and 0.85 (the 61). Probed lower, runs of 1 to 2 KiB were mixed
+/// (22 plans, 0.97: 8 slower, the worst PyTorch pixel shuffle of float16
+/// by 7 of 75-unit rows, 143 MiB, 1.49 -> 2.55x), and so were runs from 2
+/// KiB that cropped repetitions continue (OpenVINO and TF
+/// batch-to-space, 11 plans, 1.09: 9 slower).
 pub(super) const MIN_STAGED_RUN: usize = 32 * LINE;
 
 /// Whether the interleaving tile of the last two of `loops` (in the order
@@ -204,11 +204,11 @@ pub(super) const MIN_STAGED_RUN: usize = 32 * LINE;
 /// writers store through the cache, are a small share of it (a stage, or
 /// [`MIN_STAGED_RUN`] where the loop around the tile does not continue
 /// it), from at most [`MAX_STAGED_ROWS`] source rows a push, in an output
-/// of [`staged_stream_bytes`] and more.
-/// Streaming then saves reading every destination line before it is
-/// written, more than the stage's second pass over the bytes costs. What
-/// it buys is measured at the planner's step that asks it
-/// (`CopyPlan::build`, step 4'''') and at [`MIN_STAGED_RUN`].
+/// of [`staged_stream_bytes`] and more. Streaming then saves reading
+/// every destination line before it is written, more than the stage's
+/// second pass over the bytes costs. What it buys is measured at the
+/// planner's step that asks it (`CopyPlan::build`, step 4'''') and at
+/// [`MIN_STAGED_RUN`].
 pub(super) fn streams_staged(loops: &[Loop], unit: usize, dst_bytes: usize) -> bool {
     let n = loops.len();
     let (x, y) = (&loops[n - 2], &loops[n - 1]);
