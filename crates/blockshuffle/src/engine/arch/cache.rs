@@ -1,6 +1,7 @@
-//! The size of the last-level cache ([`last_level_cache`]), read once from
-//! CPUID, and the rule that scales with it: the output size from which
-//! stores stream past the caches ([`stream_threshold`]).
+//! The sizes of the last-level cache ([`last_level_cache`]) and of the
+//! second level ([`second_level_cache`]), read once from CPUID, and the
+//! rule that scales with the first: the output size from which stores
+//! stream past the caches ([`stream_threshold`]).
 //!
 //! Layer: arch (the lowest); imports nothing from the engine.
 
@@ -44,12 +45,33 @@ pub(crate) fn cpu_stream_threshold() -> usize {
 /// data or unified cache CPUID describes; on x86_64 only), or `None` where
 /// CPUID does not tell. Read once, then remembered.
 pub(crate) fn last_level_cache() -> Option<usize> {
-    static BYTES: OnceLock<Option<usize>> = OnceLock::new();
-    *BYTES.get_or_init(detect)
+    detected().last
+}
+
+/// The bytes of one core's second-level data cache (the data or unified
+/// cache of level 2 CPUID describes; on x86_64 only), or `None` where
+/// CPUID does not tell. Read once, then remembered.
+pub(crate) fn second_level_cache() -> Option<usize> {
+    detected().second
+}
+
+/// The cache sizes CPUID describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Caches {
+    /// The highest level's bytes ([`largest_level`]).
+    last: Option<usize>,
+    /// Level 2's bytes ([`level_bytes`]).
+    second: Option<usize>,
+}
+
+/// This CPU's [`Caches`], read once.
+fn detected() -> Caches {
+    static CACHES: OnceLock<Caches> = OnceLock::new();
+    *CACHES.get_or_init(detect)
 }
 
 #[cfg(target_arch = "x86_64")]
-fn detect() -> Option<usize> {
+fn detect() -> Caches {
     use std::arch::x86_64::{__cpuid, __cpuid_count, CpuidResult};
     let vendor = __cpuid(0);
     // "AuthenticAMD" and "HygonGenuine" describe their caches in leaf
@@ -57,19 +79,19 @@ fn detect() -> Option<usize> {
     let amd = matches!(&vendor_bytes(&vendor), b"AuthenticAMD" | b"HygonGenuine");
     let (leaf, max) = if amd { (0x8000_001D, __cpuid(0x8000_0000).eax) } else { (4, vendor.eax) };
     if max < leaf {
-        return None;
+        return Caches::default();
     }
     // Subleaves end with one of type 0; 16 is more levels than any CPU has.
-    let subleaves = (0..16).map(|sub| {
-        let CpuidResult { eax, ebx, ecx, .. } = __cpuid_count(leaf, sub);
+    let subleaves: [[u32; 3]; 16] = std::array::from_fn(|sub| {
+        let CpuidResult { eax, ebx, ecx, .. } = __cpuid_count(leaf, sub as u32);
         [eax, ebx, ecx]
     });
-    largest_level(subleaves)
+    Caches { last: largest_level(subleaves), second: level_bytes(subleaves, 2) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn detect() -> Option<usize> {
-    None
+fn detect() -> Caches {
+    Caches::default()
 }
 
 /// CPUID leaf 0's vendor string (EBX, EDX, ECX).
@@ -84,31 +106,39 @@ fn vendor_bytes(r: &std::arch::x86_64::CpuidResult) -> [u8; 12] {
 
 /// The bytes of the highest-level data or unified cache among `subleaves`
 /// (EAX, EBX, ECX of CPUID leaf 4 or 0x8000_001D, in order), up to the first
-/// of type 0 (no more caches): ways (EBX 31:22) x partitions (EBX 21:12) x
-/// line bytes (EBX 11:0) x sets (ECX), each stored less one. `None` if no
-/// data or unified cache is described, or its size overflows.
+/// of type 0 (no more caches; see [`data_levels`]). `None` if no data or
+/// unified cache is described, or its size overflows.
 fn largest_level(subleaves: impl IntoIterator<Item = [u32; 3]>) -> Option<usize> {
-    let mut best: Option<(u32, usize)> = None;
-    for [eax, ebx, ecx] in subleaves {
-        let kind = eax & 0x1f;
-        if kind == 0 {
-            break;
-        }
+    // The first of the highest level, as `level_bytes` takes the first.
+    let highest = |best: Option<(u32, usize)>, (level, bytes)| match best {
+        Some((l, _)) if l >= level => best,
+        _ => Some((level, bytes)),
+    };
+    data_levels(subleaves).fold(None, highest).map(|(_, bytes)| bytes)
+}
+
+/// The bytes of the data or unified cache of `level` among `subleaves` (as
+/// [`largest_level`]'s), the first described; `None` if none is.
+fn level_bytes(subleaves: impl IntoIterator<Item = [u32; 3]>, level: u32) -> Option<usize> {
+    data_levels(subleaves).find(|&(l, _)| l == level).map(|(_, bytes)| bytes)
+}
+
+/// The level and bytes of each data or unified cache among `subleaves`, up
+/// to the first of type 0 (no more caches): ways (EBX 31:22) x partitions
+/// (EBX 21:12) x line bytes (EBX 11:0) x sets (ECX), each stored less one;
+/// those whose size overflows left out.
+fn data_levels(subleaves: impl IntoIterator<Item = [u32; 3]>) -> impl Iterator<Item = (u32, usize)> {
+    subleaves
+        .into_iter()
+        .take_while(|[eax, ..]| eax & 0x1f != 0)
         // 1: data, 2: instructions, 3: unified.
-        if kind == 2 {
-            continue;
-        }
-        let level = (eax >> 5) & 0x7;
-        let bytes = [ebx >> 22, (ebx >> 12) & 0x3ff, ebx & 0xfff, ecx]
-            .into_iter()
-            .try_fold(1usize, |acc, field| acc.checked_mul(field as usize + 1));
-        if let Some(bytes) = bytes {
-            if best.is_none_or(|(l, _)| level > l) {
-                best = Some((level, bytes));
-            }
-        }
-    }
-    best.map(|(_, bytes)| bytes)
+        .filter(|[eax, ..]| eax & 0x1f != 2)
+        .filter_map(|[eax, ebx, ecx]| {
+            let bytes = [ebx >> 22, (ebx >> 12) & 0x3ff, ebx & 0xfff, ecx]
+                .into_iter()
+                .try_fold(1usize, |acc, field| acc.checked_mul(field as usize + 1))?;
+            Some(((eax >> 5) & 0x7, bytes))
+        })
 }
 
 #[cfg(test)]
@@ -141,9 +171,32 @@ mod tests {
     }
 
     #[test]
+    fn the_second_level_is_its_data_or_unified_cache() {
+        // The Zen 4's: its unified L2 of 1 MiB.
+        let zen4 =
+            [sub(1, 1, 8, 64, 64), sub(2, 1, 8, 64, 64), sub(3, 2, 8, 64, 2048), sub(3, 3, 16, 64, 32768), [0, 0, 0]];
+        assert_eq!(level_bytes(zen4, 2), Some(1 << 20));
+        assert_eq!(level_bytes(zen4, 1), Some(32 << 10));
+        // An instruction cache of level 2 is none; nor is one past the end.
+        assert_eq!(level_bytes([sub(2, 2, 8, 64, 2048), sub(1, 2, 16, 64, 2048)], 2), Some(2 << 20));
+        assert_eq!(level_bytes([sub(1, 1, 8, 64, 64), [0, 0, 0], sub(3, 2, 8, 64, 2048)], 2), None);
+        assert_eq!(level_bytes([sub(3, 3, 16, 64, 32768)], 2), None);
+        // The first of two of the level, as for the highest.
+        let twice = [sub(3, 2, 8, 64, 2048), sub(3, 2, 16, 64, 2048)];
+        assert_eq!(level_bytes(twice, 2), Some(1 << 20));
+        assert_eq!(largest_level(twice), Some(1 << 20));
+        // A size that overflows is left out.
+        assert_eq!(level_bytes([[3 | 2 << 5, u32::MAX, u32::MAX]], 2), None);
+    }
+
+    #[test]
     fn the_detected_size_is_remembered() {
         let first = last_level_cache();
         assert_eq!(last_level_cache(), first);
+        assert_eq!(second_level_cache(), second_level_cache());
+        if let (Some(second), Some(last)) = (second_level_cache(), first) {
+            assert!(second <= last, "{second} {last}");
+        }
         assert_eq!(cpu_stream_threshold(), stream_threshold(first));
         if let Some(bytes) = first {
             assert!(bytes >= 4 << 10, "{bytes}");

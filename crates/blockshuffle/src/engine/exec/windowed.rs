@@ -15,7 +15,7 @@ use crate::engine::kernels::lines::Writers;
 use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
 use crate::engine::kernels::stream::cropped_rows;
 use crate::engine::kernels::tile::copy_tile;
-use crate::engine::plan::padded::padded_block;
+use crate::engine::plan::padded::{padded_block, stages_padded_tiles_whole};
 use crate::engine::plan::rules::crops_interleaved_rows;
 
 impl Exec<'_> {
@@ -150,8 +150,10 @@ impl Exec<'_> {
     /// in order, the valid ones copied in one run and the padding filled,
     /// and then runs whole: no unit goes alone. A tile of at most the
     /// short-run kernels' [`STAGE`] (8 KiB, in L1 with the tile it feeds)
-    /// is staged whole, as many repetitions at a time as the stage holds; a
-    /// longer one runs its columns valid for every `x` straight from the
+    /// in tensors that fit the second-level cache
+    /// (`plan::padded::stages_padded_tiles_whole`) is staged whole, as many
+    /// repetitions at a time as the stage holds; a longer one, or one past
+    /// that cache, runs its columns valid for every `x` straight from the
     /// source and stages the rest. `false`, having done nothing, if one
     /// column (`nx` units) outgrows the stage.
     ///
@@ -162,7 +164,9 @@ impl Exec<'_> {
     /// uint8 by 8x10x12, 0.5 MiB, 55.8 -> 14.3; two slower, at most 2.66
     /// -> 2.96), the 58 of seeds 801 and 802 4.32 -> 3.18. Staging small
     /// tiles whole measured better than their middle straight and only
-    /// their ends staged (4.60 against 4.72), longer ones worse.
+    /// their ends staged (4.60 against 4.72), longer ones worse; but only
+    /// where the tensors fit the second-level cache (measured at
+    /// `stages_padded_tiles_whole`).
     ///
     /// # Safety
     /// As `windowed_tile`, with `win.outer` the index of `x`, `win.oc ==
@@ -227,10 +231,10 @@ impl Exec<'_> {
         unsafe {
             let tile = col * ny;
             let (c0, c1) = (win.range(0, ny).0, win.range(nx - 1, ny).1);
-            // A tile the stage holds is staged whole (measured faster than
-            // its middle straight and its ends staged for most of these,
-            // small tiles whose few calls count), a longer one in parts.
-            let whole = tile <= STAGE;
+            // A tile the stage holds is staged whole where the tensors fit
+            // the second-level cache (see `stages_padded_tiles_whole`), a
+            // longer one, or one past that cache, in parts.
+            let whole = tile <= STAGE && stages_padded_tiles_whole(self.plan.dst_bytes);
             let mut edges = [(0, ny), (ny, ny)];
             if !whole && c0 < c1 {
                 let (s, d) = (src.wrapping_add(c0 * col), dst.wrapping_add(c0 * unit));

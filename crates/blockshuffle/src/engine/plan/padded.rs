@@ -1,13 +1,60 @@
 //! A padded tile's block: the loops around a space-to-batch tile that pads
 //! its source rows and whose repetitions continue its destination rows,
 //! staged a block at a time ([`padded_block`]); the tile's choice
-//! (`rules::choose_tile`) asks it too.
+//! (`rules::choose_tile`) asks it too. And where a padded tile outside
+//! such a block is staged whole ([`stages_padded_tiles_whole`]).
 //!
-//! Layer: plan; imports kernels (the loop nest's data, the stage's size);
-//! never exec or [`compile`](super::compile).
+//! Layer: plan; imports kernels (the loop nest's data, the stage's size)
+//! and arch (the second-level cache's size); never exec or
+//! [`compile`](super::compile).
 
+use crate::engine::arch::cache::second_level_cache;
 use crate::engine::kernels::bytes::STAGE;
 use crate::engine::kernels::nest::Loop;
+
+/// The second-level cache's bytes where CPUID does not tell
+/// ([`stages_padded_tiles_whole`]): one core's on the x86_64 CPUs measured
+/// (AMD Zen 4; Intel's of the last years have 2 MiB, Zen 3 512 KiB).
+const SECOND_LEVEL_BYTES: usize = 1 << 20;
+
+/// Whether a padded tile whose source positions run on, and which the
+/// stage holds (exec's `padded_source_tile`: a space-to-batch tile padding
+/// a source axis innermost in the source, outside a [`padded_block`]), is
+/// staged whole, as many repetitions at a time as the stage holds, in an
+/// output of `dst_bytes`: where the output and its source (about as many
+/// bytes) fit one core's second-level cache
+/// ([`second_level_cache`](crate::engine::arch::cache::second_level_cache)),
+/// so that copying them into the stage costs little. Past it, the tile's
+/// columns valid for every block offset go straight from the source,
+/// whose loads then overlap the kernel's work (fetched ahead by its
+/// rows: `Rows::fetch_ahead`), and only the columns with padding are
+/// staged, as for a tile the stage does not hold.
+///
+/// Measured on an AMD EPYC (Zen 4, L2 1 MiB: whole up to 512 KiB), one
+/// thread, time with the middle straight over time staged whole, each
+/// plan's median: the 67 such plans of broad seeds 26 and 801-804
+/// (OpenVINO and TF space-to-batch padded on W; 2 alternated runs of 5
+/// repetitions), outputs under 512 KiB (26) 1.06, 15 slower by more than
+/// 5% (TF of 3-byte units by 15 of 0.08 MiB, 6.6 -> 9.5x memcpy); from 512
+/// KiB (41), which the rule takes, 0.80, 35 faster, 5 slower (OpenVINO of
+/// 3-byte units by 7 x 7 x 8 padded by one on W, 76 MiB, 3.2 -> 1.7x; the
+/// worst, TF of 16-byte units by 15 x 4 with 2 of 4 columns padded, 2.5
+/// MiB, 1.32 the time). Held out, on the rule's build, the 35 plans from
+/// 512 KiB of seeds 805-808 (4 alternated runs, 2 each way): 0.82, 28
+/// faster, 5 slower; the worst tiles of a few hundred bytes or less
+/// (OpenVINO of uint8 by 1 x 15 x 3 x 5, 110-byte tiles, 4.6 MiB, 4.1 ->
+/// 6.2x, and of float64 by 1 x 3 x 16 x 9, 504-byte tiles, 5.8 MiB, 2.6
+/// -> 3.4x, each in 3 more runs), whose repetitions the whole stage makes
+/// contiguous, but others that small faster (0.73 to 0.90: 282- to
+/// 432-byte tiles).
+pub(crate) fn stages_padded_tiles_whole(dst_bytes: usize) -> bool {
+    staged_whole_within(dst_bytes, second_level_cache().unwrap_or(SECOND_LEVEL_BYTES))
+}
+
+/// [`stages_padded_tiles_whole`] for a second-level cache of `l2` bytes.
+pub(super) fn staged_whole_within(dst_bytes: usize, l2: usize) -> bool {
+    dst_bytes.checked_mul(2).is_some_and(|both| both <= l2)
+}
 
 /// The outermost loop of a padded tile's block, if it has one of two
 /// loops or more: the tile (loops `x` and `y`, the last two) pads a source

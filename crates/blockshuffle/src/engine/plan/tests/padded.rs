@@ -99,3 +99,16 @@ fn a_padded_tile_whose_loops_make_a_block_is_a_tile_through_the_cache() {
     let p = ov_space_to_batch_of_6_byte_units(true);
     assert!(!p.tile && p.padded_block.is_none());
 }
+
+/// A padded tile the stage holds is staged whole where the output and its
+/// source fit the second-level cache, in parts past it.
+#[test]
+fn padded_tiles_are_staged_whole_within_the_second_level_cache() {
+    const MIB: usize = 1 << 20;
+    assert!(staged_whole_within(0, MIB));
+    assert!(staged_whole_within(MIB / 2, MIB));
+    assert!(!staged_whole_within(MIB / 2 + 1, MIB));
+    assert!(staged_whole_within(MIB, 2 * MIB));
+    assert!(!staged_whole_within(MIB + 1, 2 * MIB));
+    assert!(!staged_whole_within(usize::MAX, usize::MAX));
+}
