@@ -48,9 +48,10 @@ pub(crate) fn last_level_cache() -> Option<usize> {
     detected().last
 }
 
-/// The bytes of one core's second-level data cache (the data or unified
-/// cache of level 2 CPUID describes; on x86_64 only), or `None` where
-/// CPUID does not tell. Read once, then remembered.
+/// The bytes of the second-level data cache (the data or unified cache of
+/// level 2 CPUID describes, as the core that asks first sees it: one
+/// core's, or on some CPUs a cluster's that its cores share; on x86_64
+/// only), or `None` where CPUID does not tell. Read once, then remembered.
 pub(crate) fn second_level_cache() -> Option<usize> {
     detected().second
 }

@@ -15,7 +15,7 @@ use crate::engine::kernels::lines::Writers;
 use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
 use crate::engine::kernels::stream::cropped_rows;
 use crate::engine::kernels::tile::copy_tile;
-use crate::engine::plan::padded::{padded_block, stages_padded_tiles_whole};
+use crate::engine::plan::padded::padded_block;
 use crate::engine::plan::rules::crops_interleaved_rows;
 
 impl Exec<'_> {
@@ -74,7 +74,8 @@ impl Exec<'_> {
         }
         let (nx, ny, unit) = (x.count, y.count, p.unit);
         // A padded tile whose source positions run on (space-to-batch of an
-        // innermost axis): staged whole, its padding filled in the stage.
+        // innermost axis): staged, whole or in parts, its padding filled in
+        // the stage.
         let runs_on = win.outer.is_some() && win.oc == 1 && win.ic == nx as i64 && y.ss == (nx * unit) as isize;
         // SAFETY: forwarded; `runs_on` is the shape `padded_source_tile` takes.
         if p.fill && runs_on && unsafe { self.padded_source_tile(rows, nx, ny, win, src, dst, x.ds, w) } {
@@ -150,8 +151,9 @@ impl Exec<'_> {
     /// in order, the valid ones copied in one run and the padding filled,
     /// and then runs whole: no unit goes alone. A tile of at most the
     /// short-run kernels' [`STAGE`] (8 KiB, in L1 with the tile it feeds)
-    /// in tensors that fit the second-level cache
-    /// (`plan::padded::stages_padded_tiles_whole`) is staged whole, as many
+    /// in tensors that fit the second-level cache (the plan's
+    /// `padded_whole`: `plan::padded::stages_padded_tiles_whole`) is staged
+    /// whole, as many
     /// repetitions at a time as the stage holds; a longer one, or one past
     /// that cache, runs its columns valid for every `x` straight from the
     /// source and stages the rest. `false`, having done nothing, if one
@@ -162,11 +164,12 @@ impl Exec<'_> {
     /// against their edge units one by one, 3 runs alternating, ratio to
     /// memcpy: the 22 of seed 26 6.76 -> 4.28 (OpenVINO space-to-batch of
     /// uint8 by 8x10x12, 0.5 MiB, 55.8 -> 14.3; two slower, at most 2.66
-    /// -> 2.96), the 58 of seeds 801 and 802 4.32 -> 3.18. Staging small
-    /// tiles whole measured better than their middle straight and only
-    /// their ends staged (4.60 against 4.72), longer ones worse; but only
-    /// where the tensors fit the second-level cache (measured at
-    /// `stages_padded_tiles_whole`).
+    /// -> 2.96), the 58 of seeds 801 and 802 4.32 -> 3.18. On that earlier
+    /// build, staging small tiles whole measured better over those tiles
+    /// (4.60 against 4.72 with their middle straight and only their ends
+    /// staged), longer ones worse. Measured again by size (at
+    /// `stages_padded_tiles_whole`), whole staging paid only where the
+    /// tensors fit the second-level cache.
     ///
     /// # Safety
     /// As `windowed_tile`, with `win.outer` the index of `x`, `win.oc ==
@@ -232,9 +235,9 @@ impl Exec<'_> {
             let tile = col * ny;
             let (c0, c1) = (win.range(0, ny).0, win.range(nx - 1, ny).1);
             // A tile the stage holds is staged whole where the tensors fit
-            // the second-level cache (see `stages_padded_tiles_whole`), a
-            // longer one, or one past that cache, in parts.
-            let whole = tile <= STAGE && stages_padded_tiles_whole(self.plan.dst_bytes);
+            // the second-level cache (the plan's `padded_whole`), a longer
+            // one, or one past that cache, in parts.
+            let whole = tile <= STAGE && self.plan.padded_whole;
             let mut edges = [(0, ny), (ny, ny)];
             if !whole && c0 < c1 {
                 let (s, d) = (src.wrapping_add(c0 * col), dst.wrapping_add(c0 * unit));

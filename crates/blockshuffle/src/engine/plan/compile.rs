@@ -53,7 +53,7 @@ use arrayvec::ArrayVec;
 
 use super::gathers::gather_block;
 use super::order::*;
-use super::padded::padded_block;
+use super::padded::{padded_block, stages_padded_tiles_whole};
 use super::repetitions::*;
 use super::rules::*;
 use super::streamed::{interleave_through_cache, streams_packed_squares, streams_staged, tile_choice};
@@ -172,6 +172,11 @@ pub(crate) struct CopyPlan {
     /// source rows are staged together, a block a call (see
     /// [`padded_block`]). `None` for other plans.
     pub padded_block: Option<usize>,
+    /// Whether a padded tile whose source positions run on, and which the
+    /// stage holds, is staged whole (exec's `padded_source_tile`) rather
+    /// than its middle read straight from the source: where the tensors
+    /// fit the second-level cache (see [`stages_padded_tiles_whole`]).
+    pub padded_whole: bool,
 }
 
 /// Strides (in bytes) of both sides of a geometry.
@@ -251,6 +256,7 @@ impl CopyPlan {
             gather: None,
             tile_choice: None,
             padded_block: None,
+            padded_whole: true,
         }
     }
 
@@ -386,6 +392,7 @@ impl CopyPlan {
         self.gather = None;
         self.tile_choice = None;
         self.padded_block = None;
+        self.padded_whole = true;
         if !empty {
             if windowed {
                 self.nest::<true>(&raw, &mut windows);
@@ -928,9 +935,11 @@ impl CopyPlan {
         if plain {
             self.tile_choice = tile_choice(loops, self.unit, Mode { nt: self.nt, isa: self.isa });
         }
-        // 8. A padded tile's block, staged a block at a time.
+        // 8. A padded tile's block, staged a block at a time; other padded
+        // tiles staged whole or their middle straight from the source.
         if self.tile && self.fill && !self.matrix && self.carry_level.is_none() {
             self.padded_block = padded_block(loops, self.unit);
+            self.padded_whole = stages_padded_tiles_whole(self.dst_bytes);
         }
     }
 }

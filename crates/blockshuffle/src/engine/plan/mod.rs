@@ -6,7 +6,8 @@
 //! - [`gathers`]: the rules of blocks gathered by byte permutes;
 //! - [`order`]: the loop orders, and the moves that make them;
 //! - [`repetitions`]: a tile's repetitions moved next to it;
-//! - [`padded`]: a padded tile's block, staged a block at a time;
+//! - [`padded`]: a padded tile's block, staged a block at a time, and
+//!   where other padded tiles are staged whole;
 //! - [`streamed`]: the tiles of a streaming plan that store through the
 //!   cache, and those of them that stream through the stage after all;
 //! - [`writers`]: the streaming plans whose long units go through the

@@ -13,8 +13,9 @@ use crate::engine::kernels::bytes::STAGE;
 use crate::engine::kernels::nest::Loop;
 
 /// The second-level cache's bytes where CPUID does not tell
-/// ([`stages_padded_tiles_whole`]): one core's on the x86_64 CPUs measured
-/// (AMD Zen 4; Intel's of the last years have 2 MiB, Zen 3 512 KiB).
+/// ([`stages_padded_tiles_whole`]): that of the CPU measured (an AMD Zen
+/// 4's core; other x86_64 cores of the last years have 512 KiB to a few
+/// MiB).
 const SECOND_LEVEL_BYTES: usize = 1 << 20;
 
 /// Whether a padded tile whose source positions run on, and which the
@@ -22,31 +23,33 @@ const SECOND_LEVEL_BYTES: usize = 1 << 20;
 /// a source axis innermost in the source, outside a [`padded_block`]), is
 /// staged whole, as many repetitions at a time as the stage holds, in an
 /// output of `dst_bytes`: where the output and its source (about as many
-/// bytes) fit one core's second-level cache
+/// bytes) fit the second-level cache
 /// ([`second_level_cache`](crate::engine::arch::cache::second_level_cache)),
 /// so that copying them into the stage costs little. Past it, the tile's
-/// columns valid for every block offset go straight from the source,
-/// whose loads then overlap the kernel's work (fetched ahead by its
-/// rows: `Rows::fetch_ahead`), and only the columns with padding are
-/// staged, as for a tile the stage does not hold.
+/// columns valid for every block offset go straight from the source, its
+/// loads overlapping the kernel's work (fetched ahead where the kernel
+/// does: `Rows::fetch_ahead`), and only the columns with padding are
+/// staged, as for a tile the stage does not hold. The whole output's
+/// bytes decide, however many threads share it; the figures below are of
+/// one thread.
 ///
-/// Measured on an AMD EPYC (Zen 4, L2 1 MiB: whole up to 512 KiB), one
-/// thread, time with the middle straight over time staged whole, each
+/// Measured on an AMD EPYC (Zen 4, L2 1 MiB: staged whole up to 512 KiB),
+/// one thread, time with the middle straight over time staged whole, each
 /// plan's median: the 67 such plans of broad seeds 26 and 801-804
 /// (OpenVINO and TF space-to-batch padded on W; 2 alternated runs of 5
 /// repetitions), outputs under 512 KiB (26) 1.06, 15 slower by more than
-/// 5% (TF of 3-byte units by 15 of 0.08 MiB, 6.6 -> 9.5x memcpy); from 512
-/// KiB (41), which the rule takes, 0.80, 35 faster, 5 slower (OpenVINO of
-/// 3-byte units by 7 x 7 x 8 padded by one on W, 76 MiB, 3.2 -> 1.7x; the
-/// worst, TF of 16-byte units by 15 x 4 with 2 of 4 columns padded, 2.5
-/// MiB, 1.32 the time). Held out, on the rule's build, the 35 plans from
-/// 512 KiB of seeds 805-808 (4 alternated runs, 2 each way): 0.82, 28
-/// faster, 5 slower; the worst tiles of a few hundred bytes or less
-/// (OpenVINO of uint8 by 1 x 15 x 3 x 5, 110-byte tiles, 4.6 MiB, 4.1 ->
-/// 6.2x, and of float64 by 1 x 3 x 16 x 9, 504-byte tiles, 5.8 MiB, 2.6
-/// -> 3.4x, each in 3 more runs), whose repetitions the whole stage makes
-/// contiguous, but others that small faster (0.73 to 0.90: 282- to
-/// 432-byte tiles).
+/// 5% (TF of 3-byte units by 15 of 0.08 MiB, 6.6 -> 9.5x memcpy); past 512
+/// KiB (41), which the rule takes, 0.80, 35 faster by more than 5%, 5
+/// slower (OpenVINO of 3-byte units by 7 x 7 x 8 padded by one on W, 76
+/// MiB, 3.2 -> 1.7x; the worst, TF of 16-byte units by 15 x 4 with 2 of 4
+/// columns padded, 2.5 MiB, 1.32 the time). Held out, on the rule's
+/// build, the 35 plans past 512 KiB of seeds 805-808 (4 alternated runs,
+/// 2 each way): 0.82, 28 faster by more than 5%, 5 slower, the worst two
+/// tiles of a few hundred bytes (OpenVINO of uint8 by 1 x 15 x 3 x 5,
+/// 110-byte tiles, 4.6 MiB, 4.1 -> 6.2x, and of float64 by 1 x 3 x 16 x
+/// 9, 504-byte tiles, 5.8 MiB, 2.6 -> 3.4x, each in 3 more runs), whose
+/// repetitions the whole stage makes contiguous; others that small were
+/// faster (0.73 to 0.90: 282- to 432-byte tiles).
 pub(crate) fn stages_padded_tiles_whole(dst_bytes: usize) -> bool {
     staged_whole_within(dst_bytes, second_level_cache().unwrap_or(SECOND_LEVEL_BYTES))
 }

@@ -1,8 +1,10 @@
-//! A padded tile's block ([`padded_block`]).
+//! A padded tile's block ([`padded_block`]), and where other padded tiles
+//! are staged whole ([`stages_padded_tiles_whole`]).
 
 use super::super::compile::*;
 use super::super::padded::*;
-use super::{compile_c, l};
+use super::{c_strides, compile_c, l};
+use crate::engine::arch::Isa;
 use crate::engine::geometry::{k, o, Geometry, SpaceAxis};
 use crate::engine::kernels::nest::{Loop, Window};
 
@@ -111,4 +113,37 @@ fn padded_tiles_are_staged_whole_within_the_second_level_cache() {
     assert!(staged_whole_within(MIB, 2 * MIB));
     assert!(!staged_whole_within(MIB + 1, 2 * MIB));
     assert!(!staged_whole_within(usize::MAX, usize::MAX));
+}
+
+/// TF's space-to-batch by 7 x 8 of 3-byte units padded by one on W, of
+/// `[batch, h, 207]`, with AVX512-VBMI: a padded tile of 8 streams of 26
+/// units (for the byte permutes), no block.
+fn tf_space_to_batch_padded_on_w(batch: usize, h: usize) -> CopyPlan {
+    let op = "t";
+    let space = [
+        SpaceAxis::plain(batch as u64),
+        SpaceAxis::new(op, h as u64, 0, 0, 7).unwrap(),
+        SpaceAxis::new(op, 207, 0, 1, 8).unwrap(),
+    ];
+    let g = Geometry::new(op, &space, &[&[k(1), k(2), o(0)], &[o(1)], &[o(2)]]).unwrap();
+    let (ss, bs) = (c_strides(&[batch, h, 207], 3), c_strides(&[56 * batch, h / 7, 26], 3));
+    CopyPlan::compile(&g, Direction::Forward, 3, &Layouts { space: &ss, block: &bs }, false, Isa::Avx512Vbmi)
+}
+
+#[test]
+fn padded_tiles_past_the_second_level_cache_are_not_staged_whole() {
+    // The integration test's 3.3 MiB output (`tests/padding.rs`), 25 KiB,
+    // and 5.4 GiB (compiled only): the plan's choice is the rule's, staged
+    // whole for the smallest on any CPU, not for the largest.
+    for (batch, h, whole) in [(4, 1400, None), (1, 14, Some(true)), (64, 140_000, Some(false))] {
+        let p = tf_space_to_batch_padded_on_w(batch, h);
+        let n = p.loops.len();
+        assert!(p.tile && p.fill && p.padded_block.is_none(), "{batch} x {h}");
+        assert_eq!((p.loops[n - 2].count, p.loops[n - 1].count, p.unit), (8, 26, 3));
+        assert_eq!(p.dst_bytes, 56 * batch * (h / 7) * 26 * 3);
+        assert_eq!(p.padded_whole, stages_padded_tiles_whole(p.dst_bytes), "{batch} x {h}");
+        if let Some(whole) = whole {
+            assert_eq!(p.padded_whole, whole, "{batch} x {h}");
+        }
+    }
 }
