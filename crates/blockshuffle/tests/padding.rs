@@ -137,9 +137,10 @@ fn padded_tiles_past_the_second_level_cache_take_their_middle_from_the_source() 
     // TF space-to-batch by 7 x 8 padded on W (OpenVINO's of 3-byte units
     // by 7 x 7 x 8 in the broad benchmark): tiles of 8 streams of 26
     // units, within the stage, in outputs of 3.3 and 4.4 MiB, past half
-    // of any second-level cache under 6.6 MiB, so the columns valid for
-    // every block offset go straight from the source and the padded ones
-    // through the stage (the plan's `padded_whole`: see the plan test
+    // of any second-level cache under 6.6 MiB, so that through the cache
+    // (and streamed, where the plan makes the same tile) the columns valid
+    // for every block offset go straight from the source and the padded
+    // ones through the stage (the plan's `padded_whole`: see the plan test
     // `padded_tiles_past_the_second_level_cache_are_not_staged_whole`);
     // padded at the end alone, at both ends (no column whole at either
     // end), and on both axes. Smaller outputs stage their tiles whole

@@ -1,7 +1,8 @@
 //! The executor's windowed tiles: a transposing tile whose inner loop has
 //! a window on the outer one's index (padding or crops at the ends of the
 //! blocked axis), and the stage that pads a tile's source where its
-//! positions run on, a tile or a block of its repetitions at a time.
+//! positions run on: a tile, its padded columns alone, or a block of its
+//! repetitions at a time.
 //!
 //! Layer: exec; imports kernels and plan, as the executor.
 
@@ -152,11 +153,10 @@ impl Exec<'_> {
     /// and then runs whole: no unit goes alone. A tile of at most the
     /// short-run kernels' [`STAGE`] (8 KiB, in L1 with the tile it feeds)
     /// in tensors that fit the second-level cache (the plan's
-    /// `padded_whole`: `plan::padded::stages_padded_tiles_whole`) is staged
-    /// whole, as many
-    /// repetitions at a time as the stage holds; a longer one, or one past
-    /// that cache, runs its columns valid for every `x` straight from the
-    /// source and stages the rest. `false`, having done nothing, if one
+    /// `padded_whole`: `plan::padded::stages_padded_tiles_whole`) is
+    /// staged whole, as many repetitions at a time as the stage holds; a
+    /// longer one, or one past that cache, runs its columns valid for
+    /// every `x` straight from the source and stages the rest. `false`, having done nothing, if one
     /// column (`nx` units) outgrows the stage.
     ///
     /// Every padded windowed tile of the broad benchmark has this shape

@@ -45,7 +45,8 @@
 //!
 //! Layer: plan; imports [`rules`](super::rules),
 //! [`repetitions`](super::repetitions), [`streamed`](super::streamed),
-//! [`order`](super::order), geometry,
+//! [`order`](super::order), [`padded`](super::padded),
+//! [`gathers`](super::gathers), geometry,
 //! kernels (the loop nest's data, and what kernels accept) and arch; never
 //! exec.
 
@@ -176,6 +177,7 @@ pub(crate) struct CopyPlan {
     /// stage holds, is staged whole (exec's `padded_source_tile`) rather
     /// than its middle read straight from the source: where the tensors
     /// fit the second-level cache (see [`stages_padded_tiles_whole`]).
+    /// Unused (`true`) for other plans.
     pub padded_whole: bool,
 }
 

@@ -39,10 +39,10 @@ const SECOND_LEVEL_BYTES: usize = 1 << 20;
 /// (OpenVINO and TF space-to-batch padded on W; 2 alternated runs of 5
 /// repetitions), outputs under 512 KiB (26) 1.06, 15 slower by more than
 /// 5% (TF of 3-byte units by 15 of 0.08 MiB, 6.6 -> 9.5x memcpy); past 512
-/// KiB (41), which the rule takes, 0.80, 35 faster by more than 5%, 5
-/// slower (OpenVINO of 3-byte units by 7 x 7 x 8 padded by one on W, 76
-/// MiB, 3.2 -> 1.7x; the worst, TF of 16-byte units by 15 x 4 with 2 of 4
-/// columns padded, 2.5 MiB, 1.32 the time). Held out, on the rule's
+/// KiB (41), which the rule takes, 0.80, 35 faster by more than 5%
+/// (OpenVINO of 3-byte units by 7 x 7 x 8 padded by one on W, 76 MiB, 3.2
+/// -> 1.7x), 5 slower (the worst, TF of 16-byte units by 15 x 4 with 2 of
+/// 4 columns padded, 2.5 MiB, 1.32 the time). Held out, on the rule's
 /// build, the 35 plans past 512 KiB of seeds 805-808 (4 alternated runs,
 /// 2 each way): 0.82, 28 faster by more than 5%, 5 slower, the worst two
 /// tiles of a few hundred bytes (OpenVINO of uint8 by 1 x 15 x 3 x 5,
