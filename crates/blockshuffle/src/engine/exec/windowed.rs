@@ -156,8 +156,8 @@ impl Exec<'_> {
     /// `padded_whole`: `plan::padded::stages_padded_tiles_whole`) is
     /// staged whole, as many repetitions at a time as the stage holds; a
     /// longer one, or one past that cache, runs its columns valid for
-    /// every `x` straight from the source and stages the rest. `false`, having done nothing, if one
-    /// column (`nx` units) outgrows the stage.
+    /// every `x` straight from the source and stages the rest. `false`,
+    /// having done nothing, if one column (`nx` units) outgrows the stage.
     ///
     /// Every padded windowed tile of the broad benchmark has this shape
     /// (the 80 of 1,920 workloads, seeds 26, 801 and 802). Measured
