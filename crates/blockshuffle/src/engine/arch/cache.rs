@@ -1,7 +1,8 @@
 //! The sizes of the last-level cache ([`last_level_cache`]) and of the
-//! second level ([`second_level_cache`]), read once from CPUID, and the
-//! rule that scales with the first: the output size from which stores
-//! stream past the caches ([`stream_threshold`]).
+//! second level ([`second_level_cache`]), and the first level's sets and
+//! ways ([`first_level_sets`]), read once from CPUID, and the rule that
+//! scales with the first: the output size from which stores stream past
+//! the caches ([`stream_threshold`]).
 //!
 //! Layer: arch (the lowest); imports nothing from the engine.
 
@@ -56,6 +57,79 @@ pub(crate) fn second_level_cache() -> Option<usize> {
     detected().second
 }
 
+/// How many of this CPU's first-level data cache's sets the lines of `n`
+/// rows `stride` bytes apart from address `at` map to, counted up to
+/// `most` ([`sets_of_rows`] of its [`Sets`] as CPUID describes them, or of
+/// [`FIRST_LEVEL`]'s where it does not).
+pub(crate) fn first_level_sets(at: usize, stride: isize, n: usize, most: usize) -> usize {
+    sets_of_rows(detected().first.unwrap_or(FIRST_LEVEL), at, stride, n, most)
+}
+
+/// Whether this CPU's first-level data cache can hold a line of each of
+/// `n` rows `stride` bytes apart from address `at` at once: whether their
+/// lines map to a set for each of its ways' worth of them
+/// ([`first_level_sets`], at least `n` over the ways, rounded up), as an
+/// even spread would fill. Rows a page apart: 8 of them, in 8 ways.
+pub(crate) fn first_level_holds(at: usize, stride: isize, n: usize) -> bool {
+    let l1 = detected().first.unwrap_or(FIRST_LEVEL);
+    let need = n.div_ceil(l1.ways.max(1));
+    sets_of_rows(l1, at, stride, n, need) >= need
+}
+
+/// The sets and ways of a cache, as [`sets_of_rows`] counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sets {
+    /// The bytes of a line (times its partitions, where it has more).
+    pub line: usize,
+    /// The sets.
+    pub sets: usize,
+    /// The lines each set holds.
+    pub ways: usize,
+}
+
+/// The first-level data cache assumed where CPUID does not describe it:
+/// 32 KiB, 64 sets of 8 ways of 64-byte lines (AMD's Zen 1 to 4, Intel's
+/// Skylake; a way of 4 KiB, a page, as every x86_64 core of the last
+/// decade has, whose first level is indexed by the address's bits within
+/// a page).
+pub(crate) const FIRST_LEVEL: Sets = Sets { line: 64, sets: 64, ways: 8 };
+
+/// How many of a cache's `sets` the lines of `n` rows `stride` bytes apart
+/// from address `at` map to (a line's set: its address over the line's
+/// bytes, modulo the sets), counted up to `most` (the count stops there).
+/// Rows a way's bytes apart (4 KiB in a first level of 64 sets of 64
+/// bytes) all go to one set, and the cache holds `ways` of their lines;
+/// rows 2 KiB apart, two; 4,100 bytes apart, 16 rows to a set; 4,160
+/// apart, each to the next set. More sets than [`SEEN`] counts are
+/// counted as `most`.
+pub(crate) fn sets_of_rows(sets: Sets, at: usize, stride: isize, n: usize, most: usize) -> usize {
+    let Sets { line, sets, .. } = sets;
+    if line == 0 || sets > SEEN * 64 {
+        return most.min(n);
+    }
+    // The sets seen, a bit each.
+    let mut seen = [0u64; SEEN];
+    let mut found = 0;
+    let mut addr = at;
+    for _ in 0..n {
+        if found >= most {
+            break;
+        }
+        let set = (addr / line) % sets;
+        let (word, bit) = (set / 64, 1u64 << (set % 64));
+        if seen[word] & bit == 0 {
+            seen[word] |= bit;
+            found += 1;
+        }
+        addr = addr.wrapping_add_signed(stride);
+    }
+    found
+}
+
+/// Words of [`sets_of_rows`]'s bits: caches of up to 256 sets (a first
+/// level of 64 KiB in 4 ways of 64-byte lines).
+const SEEN: usize = 4;
+
 /// The cache sizes CPUID describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Caches {
@@ -63,6 +137,8 @@ struct Caches {
     last: Option<usize>,
     /// Level 2's bytes ([`level_bytes`]).
     second: Option<usize>,
+    /// Level 1's sets and ways ([`level_sets`]).
+    first: Option<Sets>,
 }
 
 /// This CPU's [`Caches`], read once.
@@ -87,7 +163,7 @@ fn detect() -> Caches {
         let CpuidResult { eax, ebx, ecx, .. } = __cpuid_count(leaf, sub as u32);
         [eax, ebx, ecx]
     });
-    Caches { last: largest_level(subleaves), second: level_bytes(subleaves, 2) }
+    Caches { last: largest_level(subleaves), second: level_bytes(subleaves, 2), first: level_sets(subleaves, 1) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -115,20 +191,26 @@ fn largest_level(subleaves: impl IntoIterator<Item = [u32; 3]>) -> Option<usize>
         Some((l, _)) if l >= level => best,
         _ => Some((level, bytes)),
     };
-    data_levels(subleaves).fold(None, highest).map(|(_, bytes)| bytes)
+    data_levels(subleaves).map(|(level, bytes, _)| (level, bytes)).fold(None, highest).map(|(_, bytes)| bytes)
 }
 
 /// The bytes of the data or unified cache of `level` among `subleaves` (as
 /// [`largest_level`]'s), the first described; `None` if none is.
 fn level_bytes(subleaves: impl IntoIterator<Item = [u32; 3]>, level: u32) -> Option<usize> {
-    data_levels(subleaves).find(|&(l, _)| l == level).map(|(_, bytes)| bytes)
+    data_levels(subleaves).find(|&(l, ..)| l == level).map(|(_, bytes, _)| bytes)
 }
 
-/// The level and bytes of each data or unified cache among `subleaves`, up
-/// to the first of type 0 (no more caches): ways (EBX 31:22) x partitions
-/// (EBX 21:12) x line bytes (EBX 11:0) x sets (ECX), each stored less one;
-/// those whose size overflows left out.
-fn data_levels(subleaves: impl IntoIterator<Item = [u32; 3]>) -> impl Iterator<Item = (u32, usize)> {
+/// The [`Sets`] of the data or unified cache of `level` among `subleaves`
+/// (the first described, as [`level_bytes`]).
+fn level_sets(subleaves: impl IntoIterator<Item = [u32; 3]>, level: u32) -> Option<Sets> {
+    data_levels(subleaves).find(|&(l, ..)| l == level).map(|(.., sets)| sets)
+}
+
+/// The level, bytes and [`Sets`] of each data or unified cache among
+/// `subleaves`, up to the first of type 0 (no more caches): ways (EBX
+/// 31:22) x partitions (EBX 21:12) x line bytes (EBX 11:0) x sets (ECX),
+/// each stored less one; those whose size overflows left out.
+fn data_levels(subleaves: impl IntoIterator<Item = [u32; 3]>) -> impl Iterator<Item = (u32, usize, Sets)> {
     subleaves
         .into_iter()
         .take_while(|[eax, ..]| eax & 0x1f != 0)
@@ -138,7 +220,14 @@ fn data_levels(subleaves: impl IntoIterator<Item = [u32; 3]>) -> impl Iterator<I
             let bytes = [ebx >> 22, (ebx >> 12) & 0x3ff, ebx & 0xfff, ecx]
                 .into_iter()
                 .try_fold(1usize, |acc, field| acc.checked_mul(field as usize + 1))?;
-            Some(((eax >> 5) & 0x7, bytes))
+            let field = |v: u32| v as usize + 1;
+            // A set's line is its partitions' (1 on every CPU described).
+            let sets = Sets {
+                line: field(ebx & 0xfff) * field((ebx >> 12) & 0x3ff),
+                sets: field(ecx),
+                ways: field(ebx >> 22),
+            };
+            Some(((eax >> 5) & 0x7, bytes, sets))
         })
 }
 
@@ -188,6 +277,65 @@ mod tests {
         assert_eq!(largest_level(twice), Some(1 << 20));
         // A size that overflows is left out.
         assert_eq!(level_bytes([[3 | 2 << 5, u32::MAX, u32::MAX]], 2), None);
+    }
+
+    #[test]
+    fn the_first_level_has_its_sets_and_ways() {
+        // The Zen 4's L1d: 64 sets of 8 ways of 64-byte lines.
+        let zen4 =
+            [sub(1, 1, 8, 64, 64), sub(2, 1, 8, 64, 64), sub(3, 2, 8, 64, 2048), sub(3, 3, 16, 64, 32768), [0, 0, 0]];
+        assert_eq!(level_sets(zen4, 1), Some(FIRST_LEVEL));
+        // Intel's Golden Cove: 48 KiB, 12 ways; the instruction cache
+        // first is none.
+        let golden = [sub(2, 1, 8, 64, 64), sub(1, 1, 12, 64, 64), sub(3, 2, 16, 64, 2048)];
+        assert_eq!(level_sets(golden, 1), Some(Sets { line: 64, sets: 64, ways: 12 }));
+        assert_eq!(level_sets(golden, 2), Some(Sets { line: 64, sets: 2048, ways: 16 }));
+        assert_eq!(level_sets([sub(3, 2, 8, 64, 2048)], 1), None);
+        // Partitions make a set's line longer.
+        let two = [1 | 1 << 5, (8 - 1) << 22 | 1 << 12 | 63, 63];
+        assert_eq!(level_sets([two], 1), Some(Sets { line: 128, sets: 64, ways: 8 }));
+    }
+
+    #[test]
+    fn rows_lines_go_to_the_sets_their_addresses_name() {
+        let l1 = FIRST_LEVEL;
+        let sets = |at: usize, stride: isize, n: usize| sets_of_rows(l1, at, stride, n, 64);
+        // A page apart: one set, however many rows, either way.
+        assert_eq!((sets(0, 4096, 256), sets(0, 16384, 9), sets(0, -4096, 9), sets(0, 0, 9)), (1, 1, 1, 1));
+        // Half a page: two sets; a quarter, four; an eighth, eight.
+        assert_eq!((sets(0, 2048, 256), sets(0, 1024, 256), sets(0, 512, 256)), (2, 4, 8));
+        // A line past a page: a set each row, all 64; 4 bytes past, the
+        // rows' lines creep a line every 16 rows.
+        assert_eq!((sets(0, 4160, 10), sets(0, 4160, 256)), (10, 64));
+        assert_eq!((sets(0, 4100, 16), sets(0, 4100, 17), sets(0, 4100, 256)), (1, 2, 16));
+        // Where the rows start in their line counts: from 48 bytes in, the
+        // fifth row is in the next set.
+        assert_eq!((sets(48, 4100, 4), sets(48, 4100, 5)), (1, 2));
+        // Strides of no power of two spread.
+        assert_eq!((sets(0, 2000, 256), sets(0, 6000, 256)), (64, 64));
+        // The count stops at `most`, and at the rows.
+        assert_eq!((sets_of_rows(l1, 0, 64, 256, 3), sets(0, 64, 0), sets(0, 64, 5)), (3, 0, 5));
+        // More sets than are counted: `most`; no line bytes: the same.
+        assert_eq!(sets_of_rows(Sets { sets: 2048, ..l1 }, 0, 1 << 17, 100, 3), 3);
+        assert_eq!(sets_of_rows(Sets { line: 0, ..l1 }, 0, 4096, 2, 3), 2);
+        // A twelve-way first level of 64 sets (Intel's Golden Cove) maps
+        // as one of eight ways does.
+        let golden = Sets { line: 64, sets: 64, ways: 12 };
+        assert_eq!(sets_of_rows(golden, 0, 2048, 256, 64), 2);
+    }
+
+    #[test]
+    fn the_first_level_holds_as_many_rows_as_its_sets_and_ways() {
+        // This CPU's (a way of 4 KiB, a page, on every x86_64 core).
+        let Sets { line, sets, ways } = detected().first.unwrap_or(FIRST_LEVEL);
+        let way = (line * sets) as isize;
+        // A way apart, one set: its ways.
+        assert!(first_level_holds(0, way, ways) && !first_level_holds(0, way, ways + 1));
+        assert!(first_level_holds(0, -2 * way, ways) && !first_level_holds(0, -2 * way, ways + 1));
+        // Half a way, two sets; a line apart, every set.
+        assert!(first_level_holds(0, way / 2, 2 * ways) && !first_level_holds(0, way / 2, 2 * ways + 1));
+        assert!(first_level_holds(0, line as isize, sets * ways) && !first_level_holds(0, way, 2 * ways));
+        assert!(first_level_holds(0, way, 0));
     }
 
     #[test]
