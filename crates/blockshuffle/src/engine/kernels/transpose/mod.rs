@@ -32,7 +32,9 @@
 //!
 //! With AVX-512, units of 2, 4, 8, 16 and 32 bytes go instead in full-line
 //! squares (`wide`), where both sides hold a whole one ([`square_sides`];
-//! units of 2 and 16 bytes only where streamed, `takes::cached`):
+//! units of 2 and 16 bytes only where streamed, `takes::cached`, and 2
+//! through the cache where the blocked transpose's source lines would
+//! crowd into a few first-level sets, `takes::squares_for_crowded_rows`):
 //! one 64-byte vector a row on both sides, so that a
 //! square reads a line of each source row and writes a whole line of each
 //! destination row, streamed with no stage. With VBMI too, so do units of
@@ -64,7 +66,7 @@ mod takes;
 #[cfg(target_arch = "x86_64")]
 mod wide;
 
-use takes::{in_squares, masks, plain_edges, shifts_packed, MIN_SHIFTED_ROW};
+use takes::{in_squares, masks, plain_edges, shifts_packed, squares_for_crowded_rows, MIN_SHIFTED_ROW};
 pub(crate) use takes::{packed, streams_squares, takes, takes_squares, MIN_SIDE};
 
 /// The bytes of a block's destination rows: eight lines, a run the memory
@@ -215,7 +217,7 @@ pub(crate) struct Matrix {
 pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
     let m = if isa >= Isa::Sse2 { micro_side(mx.unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
-    if in_squares(mx.rows, mx.cols, mx.unit, isa, nt) {
+    if in_squares(mx.rows, mx.cols, mx.unit, isa, nt) || squares_for_crowded_rows(&mx, isa, nt) {
         // SAFETY: forwarded; the CPU has the features (detected).
         return unsafe {
             if !masks(isa) {

@@ -5,6 +5,8 @@
 //!
 //! Layer: kernels; a part of [`transpose`](super), imports arch only.
 
+use super::{block_rows, Matrix};
+use crate::engine::arch::cache::first_level_sets;
 use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
 
@@ -333,6 +335,45 @@ pub(super) fn in_squares(rows: usize, cols: usize, unit: usize, isa: Isa, nt: bo
 fn cached(unit: usize, isa: Isa) -> bool {
     !halves(unit, isa) && !matches!(unit, 2 | 16)
 }
+
+/// Whether a matrix of 2-byte units goes in full-line squares through the
+/// cache after all (AVX-512; [`cached`] leaves them to the blocked
+/// transpose): where the lines the blocked transpose's first block reads,
+/// one of each of its source rows (up to [`block_rows`], 256), crowd into
+/// at most [`CROWDED_SETS`] of the first-level cache's sets
+/// (`arch::cache::first_level_sets`: rows whose stride is a multiple of
+/// 2 KiB, with sets of 64-byte lines in ways of 4 KiB), in a matrix of at
+/// most two blocks' rows (512). The cache then holds at most twice its ways
+/// of those lines (16 of 256 in 8 ways): the block's second strip reads
+/// every line again from the second level, and the next block's lines,
+/// fetched ahead into the same sets, evict the block's before it is
+/// moved. The full-line squares read each source line once, whole. (Rows
+/// of two loops whose first block spans both keep the blocked transpose.)
+///
+/// Measured on an AMD EPYC (Zen 4), one thread, numpy 2-D transposes of
+/// float16 (2 KiB to 16 KiB between rows by powers of two, 64 to 3,000
+/// rows), 6 alternated runs, time in the squares over time in the blocked
+/// transpose: up to 512 rows, 0.39 to 0.72 (`64 x 8,192`, 1 MiB, 8.1 ->
+/// 5.2x memcpy; `512 x 1,024`, 5.3 -> 3.9); taller ones, which this leaves
+/// blocked, 0.92 to 0.96 where a page apart and more, 0.96 to 1.11 where
+/// 2 KiB apart (1,024 rows; 3,000 rows, 1.28: `3,000 x 1,024`, 2.4 -> 3.1).
+/// Rows 1 KiB and 512 bytes apart (4 and 8 sets) measured 0.62 to 1.56,
+/// and are left blocked.
+pub(super) fn squares_for_crowded_rows(mx: &Matrix, isa: Isa, nt: bool) -> bool {
+    let Matrix { rows, cols, unit, src, from, .. } = *mx;
+    let n = rows.min(block_rows(unit));
+    unit == 2
+        && !nt
+        && rows <= 2 * block_rows(unit)
+        && square_sides(rows, cols, unit, isa)
+        && full_lines(unit, isa)
+        && from.inner >= n
+        && first_level_sets(src as usize, from.stride, n, CROWDED_SETS + 1) <= CROWDED_SETS
+}
+
+/// The most first-level sets the lines of a block's rows crowd into for
+/// [`squares_for_crowded_rows`].
+const CROWDED_SETS: usize = 2;
 
 /// Whether a tile of `rows x cols` units of `unit` bytes has the sides of
 /// full-line squares on `isa`: its unit has a square ([`wide_side`]) and
