@@ -19,6 +19,7 @@ use super::{
     joined_deinterleave, joined_tile, joins, joins_deinterleave, own_interleave, own_tile, simd_streams, staged_tile,
     stages, Writers,
 };
+use crate::engine::arch::cache::first_level_holds;
 use crate::engine::kernels::copy::Mode;
 use crate::engine::kernels::nest::{Loop, Rows};
 use crate::engine::kernels::permute::{self, Way};
@@ -204,7 +205,8 @@ fn kernel(s: &TileShape) -> Kernel {
     // 51 and 58 of them), 3 alternated runs, time after over before
     // 0.94, 0.94 and 0.99 (ONNX CRD depth-to-space of float16 by 16,
     // 3.3 MiB, 7.0 -> 2.2x memcpy; a numpy transpose of 32 streams of
-    // float16, 7 MiB, 4.7 -> 5.5). So do deinterleaves of bytes in
+    // float16, 7 MiB, 4.7 -> 5.5), where their streams' lines spread
+    // over the first-level cache's sets (`spread`). So do deinterleaves of bytes in
     // fewer streams than a square's side, rather than the masked
     // squares: the 13 broad workloads (seed 26) that this changes, 5
     // alternated runs, geomean 4.67 -> 3.77x memcpy (pixel unshuffle
@@ -298,6 +300,7 @@ fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize) -> Option<W
         && ny <= interleaves
         && !own_interleave(m.isa, ny, unit)
         && permute::takes(Way::Interleave, ny, unit, nx, m.isa)
+        && spread(ny, ssy)
     {
         return Some(Way::Interleave);
     }
@@ -306,6 +309,28 @@ fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize) -> Option<W
         && !simd_streams(nx, unit)
         && permute::takes(Way::Deinterleave, nx, unit, ny, m.isa);
     deinterleaves.then_some(Way::Deinterleave)
+}
+
+/// Whether the byte permutes' interleave of `streams` source rows `ssy`
+/// bytes apart keeps their lines in the first-level cache: whether it can
+/// hold the lines of half of them (`arch::cache::first_level_holds`, of
+/// rows from a line boundary). A step reads a few bytes of every stream
+/// (4 of each of 32), so each stream's line is read again by the next 16
+/// steps; where the streams' lines crowd into a few sets (planes a
+/// multiple of 4 KiB apart, NCHW images of 32 x 64 and more by powers of
+/// two), every read misses. Then the tile goes in the transpose's squares
+/// (in full-line squares, 2- and 4-byte units with AVX-512, each line
+/// read once: see `transpose::takes`).
+///
+/// Measured on an AMD EPYC (Zen 4), one thread, einops `b c h w -> b h w
+/// c` of 1 MiB (planes of 32 x 64, 64 x 64 and 128 x 128 units), 4
+/// alternated runs, time after over before: 32 channels (one set holds 8
+/// of their 32 lines), uint8 0.43 to 0.57, float16 0.26 to 0.36 (16.7 ->
+/// 4.3x memcpy), float32 0.23 to 0.34; 16 channels, whose 16 lines the
+/// permutes kept (in one set, as many as the 8 ways hold twice: the
+/// squares measured 1.15 to 1.81 the time), stay with them.
+fn spread(streams: usize, ssy: isize) -> bool {
+    first_level_holds(0, ssy, streams / 2)
 }
 
 #[cfg(test)]
@@ -341,6 +366,42 @@ mod tests {
         let rows = Rows { count, ss: nx as isize * u, ds: (nx * ny * unit + 24) as isize };
         let m = Mode { nt: false, isa };
         kernel(&TileShape { rows, nx, ny, ssy: (count * nx * unit + 5) as isize, dsx: ny as isize * u, unit, m })
+    }
+
+    /// The kernel of an NCHW-to-NHWC tile through the cache with VBMI:
+    /// `c` planes of `plane` units of `unit` bytes, `pad` bytes between
+    /// them (its source rows), interleaved into pixels.
+    fn to_pixels(unit: usize, c: usize, plane: usize, pad: usize) -> Kernel {
+        let rows = Rows { count: 1, ss: 0, ds: 0 };
+        let (ssy, dsx) = ((plane * unit + pad) as isize, (c * unit) as isize);
+        kernel(&TileShape { rows, nx: plane, ny: c, ssy, dsx, unit, m: Mode { nt: false, isa: Isa::Avx512Vbmi } })
+    }
+
+    /// The byte permutes interleave streams whose lines the first-level
+    /// cache holds, half of them at least (`spread`): 32 planes 8 or 16 KiB
+    /// apart crowd into one set and go in the transpose's squares; 32
+    /// planes a line past those, 31 bytes past, and 16 planes in one set
+    /// (its 8 ways hold half) stay with the permutes.
+    #[test]
+    fn interleaves_of_streams_crowding_the_first_level_go_in_the_transposes_squares() {
+        if !Isa::detect().runs_vbmi() {
+            return;
+        }
+        let permutes = Kernel::Permute(Way::Interleave);
+        for unit in [1, 2, 4] {
+            let plane = 8192 / unit;
+            // This CPU's first level, as `spread` reads it: 8 or 12 ways
+            // on the x86_64 cores of the last decade.
+            let crowded = !first_level_holds(0, 8192, 16);
+            let want = if crowded { Kernel::Transpose } else { permutes };
+            assert_eq!(to_pixels(unit, 32, plane, 0), want, "{unit}");
+            assert_eq!(to_pixels(unit, 32, 2 * plane, 0), want, "{unit}");
+            assert_eq!(to_pixels(unit, 32, plane, 64), permutes, "{unit}");
+            assert_eq!(to_pixels(unit, 32, plane, 31), permutes, "{unit}");
+            assert_eq!(to_pixels(unit, 16, plane, 0), permutes, "{unit}");
+            assert_eq!(to_pixels(unit, 20, plane + 16 / unit, 0), permutes, "{unit}");
+        }
+        assert!(!spread(32, 4096) && !spread(40, -8192) && spread(16, 4096) && spread(32, 4160) && spread(0, 0));
     }
 
     /// Without VBMI's permutes (which take interleaves of any row first),

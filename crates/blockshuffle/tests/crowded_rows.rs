@@ -1,0 +1,38 @@
+//! Transposes whose source rows crowd into a few of the first-level
+//! cache's sets (rows a multiple of 2 KiB apart: numpy and NCHW-to-NHWC
+//! layouts of power-of-two sizes), which go in the transpose's full-line
+//! squares where the blocked transpose or the byte permutes would read
+//! their lines again from the second level (with AVX-512; float16 of at
+//! most 512 rows, `transpose::squares_for_crowded_rows`; interleaves of
+//! 32 planes, `tile::choice::spread`), and their neighbours that do not:
+//! against the reference, with every kernel set, streamed or not, from
+//! row-major buffers and from a view whose first axis has a gap.
+
+mod common;
+use common::check_transpose;
+
+#[test]
+fn float16_rows_a_multiple_of_2_kib_apart_match_the_reference() {
+    // Rows 8 KiB apart (64 and 300), 4 KiB apart (512 and 513: the
+    // squares' last and a blocked one), 2 KiB and 1 KiB apart, a line
+    // past a page and 4 bytes past it.
+    for shape in [[64, 4096], [300, 4096], [512, 2048], [513, 2048], [256, 1024], [256, 512], [200, 2080], [256, 2050]]
+    {
+        check_transpose(&shape, &[1, 0], 2, 17);
+    }
+    // Repeated: the tile's rows of one loop, and matrices of two.
+    check_transpose(&[3, 96, 4096], &[0, 2, 1], 2, 18);
+    check_transpose(&[96, 3, 4096], &[1, 2, 0], 2, 19);
+}
+
+#[test]
+fn interleaves_of_planes_a_multiple_of_4_kib_apart_match_the_reference() {
+    // NCHW to NHWC: 32 planes of 4,096 units (crowded in one set), 16
+    // of them (which the permutes keep), 32 of 4,128 (spread), of 1-, 2-
+    // and 4-byte units.
+    for elem in [1, 2, 4] {
+        for (c, plane) in [(32, 4096), (16, 4096), (32, 4128)] {
+            check_transpose(&[2, c, plane], &[0, 2, 1], elem, 20 + c as u8);
+        }
+    }
+}
