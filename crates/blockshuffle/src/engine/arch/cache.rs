@@ -96,16 +96,24 @@ pub(crate) const FIRST_LEVEL: Sets = Sets { line: 64, sets: 64, ways: 8 };
 
 /// How many of a cache's `sets` the lines of `n` rows `stride` bytes apart
 /// from address `at` map to (a line's set: its address over the line's
-/// bytes, modulo the sets), counted up to `most` (the count stops there).
+/// bytes, modulo the sets), counted up to `most` (at most `most` and `n`).
 /// Rows a way's bytes apart (4 KiB in a first level of 64 sets of 64
 /// bytes) all go to one set, and the cache holds `ways` of their lines;
 /// rows 2 KiB apart, two; 4,100 bytes apart, 16 rows to a set; 4,160
-/// apart, each to the next set. More sets than [`SEEN`] counts are
-/// counted as `most`.
+/// apart, each to the next set. Rows whole lines apart are counted at
+/// once (their sets step by the stride's lines, in a cycle of the sets
+/// over their greatest common divisor with that step); others a row at a
+/// time, until `most` are found. A cache of more sets than [`SEEN`]
+/// counts, or of none, counts as `most`.
 pub(crate) fn sets_of_rows(sets: Sets, at: usize, stride: isize, n: usize, most: usize) -> usize {
     let Sets { line, sets, .. } = sets;
-    if line == 0 || sets > SEEN * 64 {
-        return most.min(n);
+    let most = most.min(n);
+    if line == 0 || sets == 0 || sets > SEEN * 64 {
+        return most;
+    }
+    let apart = stride.unsigned_abs();
+    if apart.is_multiple_of(line) {
+        return (sets / gcd(sets, apart / line % sets)).min(most);
     }
     // The sets seen, a bit each.
     let mut seen = [0u64; SEEN];
@@ -126,9 +134,25 @@ pub(crate) fn sets_of_rows(sets: Sets, at: usize, stride: isize, n: usize, most:
     found
 }
 
-/// Words of [`sets_of_rows`]'s bits: caches of up to 256 sets (a first
-/// level of 64 KiB in 4 ways of 64-byte lines).
-const SEEN: usize = 4;
+/// Words of [`sets_of_rows`]'s bits: caches of up to 512 sets (a first
+/// level of 64 KiB in 2 ways of 64-byte lines, AMD's K8 and K10).
+const SEEN: usize = 8;
+
+/// The greatest common divisor of `a` and `b` (`gcd(a, 0) == a`).
+fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Whether CPUID's first level is one [`sets_of_rows`] counts by: at least
+/// 2 ways and 2 sets, lines of 16 bytes or more, ways of 1 to 32 KiB
+/// (a hypervisor's odd report, or a fully associative cache, would make
+/// every stride look crowded: [`FIRST_LEVEL`] is assumed instead).
+fn plausible(s: &Sets) -> bool {
+    s.ways >= 2 && s.sets >= 2 && s.line >= 16 && (1 << 10..=32 << 10).contains(&s.line.saturating_mul(s.sets))
+}
 
 /// The cache sizes CPUID describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -163,7 +187,11 @@ fn detect() -> Caches {
         let CpuidResult { eax, ebx, ecx, .. } = __cpuid_count(leaf, sub as u32);
         [eax, ebx, ecx]
     });
-    Caches { last: largest_level(subleaves), second: level_bytes(subleaves, 2), first: level_sets(subleaves, 1) }
+    Caches {
+        last: largest_level(subleaves),
+        second: level_bytes(subleaves, 2),
+        first: level_sets(subleaves, 1).filter(plausible),
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -285,11 +313,18 @@ mod tests {
         let zen4 =
             [sub(1, 1, 8, 64, 64), sub(2, 1, 8, 64, 64), sub(3, 2, 8, 64, 2048), sub(3, 3, 16, 64, 32768), [0, 0, 0]];
         assert_eq!(level_sets(zen4, 1), Some(FIRST_LEVEL));
-        // Intel's Golden Cove: 48 KiB, 12 ways; the instruction cache
-        // first is none.
-        let golden = [sub(2, 1, 8, 64, 64), sub(1, 1, 12, 64, 64), sub(3, 2, 16, 64, 2048)];
+        // Intel's Golden Cove: L1d 48 KiB in 12 ways (its instruction
+        // cache, described first here, is no data cache), L2 1.25 MiB in
+        // 10.
+        let golden = [sub(2, 1, 8, 64, 64), sub(1, 1, 12, 64, 64), sub(3, 2, 10, 64, 2048)];
         assert_eq!(level_sets(golden, 1), Some(Sets { line: 64, sets: 64, ways: 12 }));
-        assert_eq!(level_sets(golden, 2), Some(Sets { line: 64, sets: 2048, ways: 16 }));
+        assert_eq!(level_sets(golden, 2), Some(Sets { line: 64, sets: 2048, ways: 10 }));
+        // Which reports are taken: these; AMD's K8 (64 KiB in 2 ways);
+        // not one set, one way, 8-byte lines or ways of 64 KiB.
+        assert!(plausible(&FIRST_LEVEL) && plausible(&Sets { line: 64, sets: 64, ways: 12 }));
+        assert!(plausible(&Sets { line: 64, sets: 512, ways: 2 }));
+        assert!(!plausible(&Sets { line: 64, sets: 1, ways: 512 }) && !plausible(&Sets { ways: 1, ..FIRST_LEVEL }));
+        assert!(!plausible(&Sets { line: 8, sets: 512, ways: 8 }) && !plausible(&Sets { sets: 1024, ..FIRST_LEVEL }));
         assert_eq!(level_sets([sub(3, 2, 8, 64, 2048)], 1), None);
         // Partitions make a set's line longer.
         let two = [1 | 1 << 5, (8 - 1) << 22 | 1 << 12 | 63, 63];
@@ -315,9 +350,30 @@ mod tests {
         assert_eq!((sets(0, 2000, 256), sets(0, 6000, 256)), (64, 64));
         // The count stops at `most`, and at the rows.
         assert_eq!((sets_of_rows(l1, 0, 64, 256, 3), sets(0, 64, 0), sets(0, 64, 5)), (3, 0, 5));
-        // More sets than are counted: `most`; no line bytes: the same.
+        // More sets than are counted, no line bytes or no sets: `most`, or
+        // the rows where fewer.
         assert_eq!(sets_of_rows(Sets { sets: 2048, ..l1 }, 0, 1 << 17, 100, 3), 3);
         assert_eq!(sets_of_rows(Sets { line: 0, ..l1 }, 0, 4096, 2, 3), 2);
+        assert_eq!(sets_of_rows(Sets { sets: 0, ..l1 }, 0, 4096, 9, 3), 3);
+        // K8's 512 sets: rows 32 KiB apart share one, 64 bytes apart
+        // spread over all.
+        let k8 = Sets { line: 64, sets: 512, ways: 2 };
+        assert_eq!((sets_of_rows(k8, 0, 32 << 10, 99, 512), sets_of_rows(k8, 0, 64, 999, 999)), (1, 512));
+        // Against a count of every row's set, strides of whole lines (counted
+        // at once) and not, from a line's start and inside one.
+        let naive = |at: usize, stride: isize, n: usize| {
+            let mut seen = std::collections::BTreeSet::new();
+            for i in 0..n {
+                seen.insert(at.wrapping_add_signed(stride * i as isize) / 64 % 64);
+            }
+            seen.len()
+        };
+        for stride in [0, 64, 128, 192, 1024, 2048, 2112, 4096, 6144, 12288, -4096, -2048, 100, 4100, -4097, 2000] {
+            for (at, n, most) in [(0, 1, 64), (0, 7, 3), (40, 64, 64), (0, 65, 64), (4096, 300, 64), (40, 300, 5)] {
+                let want = naive(at, stride, n).min(most);
+                assert_eq!(sets_of_rows(l1, at, stride, n, most), want, "{stride} {at} {n} {most}");
+            }
+        }
         // A twelve-way first level of 64 sets (Intel's Golden Cove) maps
         // as one of eight ways does.
         let golden = Sets { line: 64, sets: 64, ways: 12 };

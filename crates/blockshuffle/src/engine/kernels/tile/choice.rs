@@ -199,34 +199,6 @@ fn continues(s: &TileShape) -> (bool, bool) {
 fn kernel(s: &TileShape) -> Kernel {
     let TileShape { rows, nx, ny, ssy, dsx, unit, m } = *s;
     let u = unit as isize;
-    // Interleaves go by the byte permutes rather than the transpose's
-    // squares: the broad workloads whose tiles interleave 5 to 32
-    // streams of units of up to 4 bytes (seeds 26, 801 and 802: 51,
-    // 51 and 58 of them), 3 alternated runs, time after over before
-    // 0.94, 0.94 and 0.99 (ONNX CRD depth-to-space of float16 by 16,
-    // 3.3 MiB, 7.0 -> 2.2x memcpy; a numpy transpose of 32 streams of
-    // float16, 7 MiB, 4.7 -> 5.5), where their streams' lines spread
-    // over the first-level cache's sets (`spread`). So do deinterleaves of bytes in
-    // fewer streams than a square's side, rather than the masked
-    // squares: the 13 broad workloads (seed 26) that this changes, 5
-    // alternated runs, geomean 4.67 -> 3.77x memcpy (pixel unshuffle
-    // of uint8 by 9, 127 MiB: 4.5 -> 2.3); float16 there measured no
-    // faster (3.63 -> 3.75) and bytes in 16 streams slower (2.56 ->
-    // 2.77).
-    let deinterleaves = if unit == 1 { transpose::MIN_SIDE - 1 } else { 0 };
-    if let Some(way) = permutes(s, permute::MAX_STREAMS, deinterleaves) {
-        return Kernel::Permute(way);
-    }
-    // Where AVX-512's masks run, deinterleaves of bytes, 2- and 4-byte
-    // units go in AVX2's stream squares ahead of the masked squares and
-    // the byte permutes (see `streams::leads_deinterleave`).
-    let (interleave, deinterleave) = (dsx == ny as isize * u, ssy == nx as isize * u);
-    if deinterleave
-        && streams::leads_deinterleave(unit, m.isa)
-        && streams::takes_deinterleave(rows, ny, nx, unit, m.isa)
-    {
-        return Kernel::Deinterleave;
-    }
     // Repetitions that continue the destination rows (or the source
     // rows) make one matrix of all their rows (columns). The transpose
     // is chosen for that matrix (NCHW space-to-depth of bytes by 12:
@@ -255,7 +227,37 @@ fn kernel(s: &TileShape) -> Kernel {
     // units) in full-line squares, where the tile's destination rows are
     // not runs of its rows (see `takes_squares`).
     let squares = || dsx != ny as isize * u && transpose::takes_squares(my, mx, unit, m.isa, dsx, m.nt);
-    if !blocks && (squares() || transpose::takes(my, mx, unit, m.isa, dsx, m.nt)) {
+    let transposes = || !blocks && (squares() || transpose::takes(my, mx, unit, m.isa, dsx, m.nt));
+    // Interleaves go by the byte permutes rather than the transpose's
+    // squares: the broad workloads whose tiles interleave 5 to 32
+    // streams of units of up to 4 bytes (seeds 26, 801 and 802: 51,
+    // 51 and 58 of them), 3 alternated runs, time after over before
+    // 0.94, 0.94 and 0.99 (ONNX CRD depth-to-space of float16 by 16,
+    // 3.3 MiB, 7.0 -> 2.2x memcpy; a numpy transpose of 32 streams of
+    // float16, 7 MiB, 4.7 -> 5.5), where their streams' lines spread
+    // over the first-level cache's sets (`spread`) or the transpose does
+    // not take the tile. So do deinterleaves of bytes in
+    // fewer streams than a square's side, rather than the masked
+    // squares: the 13 broad workloads (seed 26) that this changes, 5
+    // alternated runs, geomean 4.67 -> 3.77x memcpy (pixel unshuffle
+    // of uint8 by 9, 127 MiB: 4.5 -> 2.3); float16 there measured no
+    // faster (3.63 -> 3.75) and bytes in 16 streams slower (2.56 ->
+    // 2.77).
+    let deinterleaves = if unit == 1 { transpose::MIN_SIDE - 1 } else { 0 };
+    if let Some(way) = permutes(s, permute::MAX_STREAMS, deinterleaves, transposes) {
+        return Kernel::Permute(way);
+    }
+    // Where AVX-512's masks run, deinterleaves of bytes, 2- and 4-byte
+    // units go in AVX2's stream squares ahead of the masked squares and
+    // the byte permutes (see `streams::leads_deinterleave`).
+    let (interleave, deinterleave) = (dsx == ny as isize * u, ssy == nx as isize * u);
+    if deinterleave
+        && streams::leads_deinterleave(unit, m.isa)
+        && streams::takes_deinterleave(rows, ny, nx, unit, m.isa)
+    {
+        return Kernel::Deinterleave;
+    }
+    if transposes() {
         return Kernel::Transpose;
     }
     // Streamed interleaves that no kernel streams itself (more than 4
@@ -272,7 +274,7 @@ fn kernel(s: &TileShape) -> Kernel {
     // permutes (interleaves went there above), or without them by the
     // register transposes, as are interleaves of 2-, 3-, 4- and 8-byte
     // units.
-    if let Some(way) = permutes(s, 0, permute::MAX_STREAMS) {
+    if let Some(way) = permutes(s, 0, permute::MAX_STREAMS, || false) {
         return Kernel::Permute(way);
     }
     if deinterleave && streams::takes_deinterleave(rows, ny, nx, unit, m.isa) {
@@ -289,8 +291,11 @@ fn kernel(s: &TileShape) -> Kernel {
 
 /// Which way the byte permutes (`permute`) take the tile, if they do: an
 /// interleave of at most `interleaves` streams or a deinterleave of at
-/// most `deinterleaves`, that no kernel of their own takes, not streamed.
-fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize) -> Option<Way> {
+/// most `deinterleaves`, that no kernel of their own takes, not streamed;
+/// an interleave only where its streams' lines [`spread`] over the
+/// first-level cache's sets or the transpose does not take the tile
+/// (`transposes`).
+fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize, transposes: impl Fn() -> bool) -> Option<Way> {
     let TileShape { nx, ny, ssy, dsx, unit, m, .. } = *s;
     let u = unit as isize;
     if m.nt {
@@ -300,7 +305,7 @@ fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize) -> Option<W
         && ny <= interleaves
         && !own_interleave(m.isa, ny, unit)
         && permute::takes(Way::Interleave, ny, unit, nx, m.isa)
-        && spread(ny, ssy)
+        && (spread(ny, ssy) || !transposes())
     {
         return Some(Way::Interleave);
     }
@@ -315,20 +320,25 @@ fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize) -> Option<W
 /// bytes apart keeps their lines in the first-level cache: whether it can
 /// hold the lines of half of them (`arch::cache::first_level_holds`, of
 /// rows from a line boundary). A step reads a few bytes of every stream
-/// (4 of each of 32), so each stream's line is read again by the next 16
+/// (4 of each of 32), so each stream's line is read again by the next
 /// steps; where the streams' lines crowd into a few sets (planes a
-/// multiple of 4 KiB apart, NCHW images of 32 x 64 and more by powers of
-/// two), every read misses. Then the tile goes in the transpose's squares
-/// (in full-line squares, 2- and 4-byte units with AVX-512, each line
-/// read once: see `transpose::takes`).
+/// multiple of 4 KiB apart: NCHW images of 64 x 64 and more by powers of
+/// two), every read misses. Then, where the transpose takes the tile
+/// (`permutes` asks), it goes there: in full-line squares with AVX-512
+/// for 4-byte units (`transpose::takes`) and 2-byte units in 32 streams
+/// (`transpose`'s `squares_for_crowded_rows`), in the blocked transpose
+/// otherwise; streamed past the caches, in the squares.
 ///
 /// Measured on an AMD EPYC (Zen 4), one thread, einops `b c h w -> b h w
-/// c` of 1 MiB (planes of 32 x 64, 64 x 64 and 128 x 128 units), 4
-/// alternated runs, time after over before: 32 channels (one set holds 8
-/// of their 32 lines), uint8 0.43 to 0.57, float16 0.26 to 0.36 (16.7 ->
-/// 4.3x memcpy), float32 0.23 to 0.34; 16 channels, whose 16 lines the
-/// permutes kept (in one set, as many as the 8 ways hold twice: the
-/// squares measured 1.15 to 1.81 the time), stay with them.
+/// c` of 1 MiB, planes of 64 x 64 to 128 x 128 units, 4 alternated runs,
+/// time after over before: 32 channels (one set holds 8 of their 32
+/// lines), uint8 0.43 to 0.44, float16 0.19 to 0.29 (17.5 -> 3.3x
+/// memcpy), float32 0.19 to 0.34; 20 to 31 channels, uint8 0.49 to 1.05
+/// (20: 1.03 and 1.05), float16 0.38 to 0.77, float32 0.17 to 0.41;
+/// outputs of 16 MiB, streamed, 20 to 32 channels, 0.42 to 0.90 but
+/// uint8 in 20, 1.19. 16 channels, whose 16 lines the permutes kept (in
+/// one set, as many as the 8 ways hold twice: the squares measured 1.15
+/// to 1.81 the time), stay with them, as do 17.
 fn spread(streams: usize, ssy: isize) -> bool {
     first_level_holds(0, ssy, streams / 2)
 }
@@ -402,6 +412,11 @@ mod tests {
             assert_eq!(to_pixels(unit, 20, plane + 16 / unit, 0), permutes, "{unit}");
         }
         assert!(!spread(32, 4096) && !spread(40, -8192) && spread(16, 4096) && spread(32, 4160) && spread(0, 0));
+        // Crowded, but too short a side for the transpose (planes of 7
+        // units, 8 KiB apart): the permutes still.
+        for unit in [1, 2, 3, 4] {
+            assert_eq!(to_pixels(unit, 32, 7, 8192 - 7 * unit), permutes, "{unit}");
+        }
     }
 
     /// Without VBMI's permutes (which take interleaves of any row first),

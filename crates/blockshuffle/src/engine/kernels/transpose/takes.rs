@@ -313,8 +313,9 @@ pub(super) fn in_squares(rows: usize, cols: usize, unit: usize, isa: Isa, nt: bo
 /// the cache on `isa`, not only streamed ones: AVX-512's of 3-, 4-, 6-, 8-,
 /// 12- and 32-byte units; not AVX2's ([`halves`]), nor AVX-512's of 2- and
 /// 16-byte units, which measured slower there than the blocked
-/// transpose's 16-byte squares (2-byte units) and the tile's other
-/// kernels (16 bytes).
+/// transpose's 16-byte squares (2-byte units, but for rows that crowd the
+/// first-level cache's sets: [`squares_for_crowded_rows`]) and the tile's
+/// other kernels (16 bytes).
 ///
 /// Measured on an Intel Xeon (Emerald Rapids; one thread, 4 alternated
 /// runs, each workload's best of 5 repetitions, time after over before)
@@ -353,12 +354,13 @@ fn cached(unit: usize, isa: Isa) -> bool {
 /// Measured on an AMD EPYC (Zen 4), one thread, numpy 2-D transposes of
 /// float16 (2 KiB to 16 KiB between rows by powers of two, 64 to 3,000
 /// rows), 6 alternated runs, time in the squares over time in the blocked
-/// transpose: up to 512 rows, 0.39 to 0.72 (`64 x 8,192`, 1 MiB, 8.1 ->
+/// transpose: up to 512 rows, 0.39 to 0.74 (`64 x 8,192`, 1 MiB, 8.1 ->
 /// 5.2x memcpy; `512 x 1,024`, 5.3 -> 3.9); taller ones, which this leaves
 /// blocked, 0.92 to 0.96 where a page apart and more, 0.96 to 1.11 where
 /// 2 KiB apart (1,024 rows; 3,000 rows, 1.28: `3,000 x 1,024`, 2.4 -> 3.1).
 /// Rows 1 KiB and 512 bytes apart (4 and 8 sets) measured 0.62 to 1.56,
 /// and are left blocked.
+#[cfg(target_arch = "x86_64")]
 pub(super) fn squares_for_crowded_rows(mx: &Matrix, isa: Isa, nt: bool) -> bool {
     let Matrix { rows, cols, unit, src, from, .. } = *mx;
     let n = rows.min(block_rows(unit));
@@ -373,6 +375,7 @@ pub(super) fn squares_for_crowded_rows(mx: &Matrix, isa: Isa, nt: bool) -> bool 
 
 /// The most first-level sets the lines of a block's rows crowd into for
 /// [`squares_for_crowded_rows`].
+#[cfg(target_arch = "x86_64")]
 const CROWDED_SETS: usize = 2;
 
 /// Whether a tile of `rows x cols` units of `unit` bytes has the sides of

@@ -418,30 +418,33 @@ fn full_line_squares_past_256_kib_go_in_strips_of_16_rows() {
 /// AVX2's kernels do not. Every one against the oracle, each kernel set.
 #[test]
 fn float16_rows_crowding_the_first_level_go_in_full_line_squares() {
-    let mx = |rows: usize, cols: usize, stride: isize, inner: usize| Matrix {
-        rows,
-        cols,
-        unit: 2,
-        src: (1usize << 20) as *const u8,
-        from: Rows2 { inner, stride, outer: stride * inner as isize + 64 },
-        dst: ptr::null_mut(),
-        to: Rows2::strided(cols, 2 * rows as isize),
-    };
-    let squares = |m: Matrix, isa: Isa, nt: bool| squares_for_crowded_rows(&m, isa, nt);
-    let isa = Isa::detect();
     // A first level of sets of 64-byte lines in ways of 4 KiB (every
     // x86_64 core of the last decade).
-    if masks(isa) {
-        assert!(squares(mx(512, 64, 4096, 512), isa, false));
-        assert!(squares(mx(32, 32, -8192, 32), isa, false) && squares(mx(300, 40, 2048, 300), isa, false));
-        assert!(!squares(mx(513, 64, 4096, 513), isa, false));
-        assert!(!squares(mx(512, 64, 4096, 512), isa, true));
-        assert!(!squares(mx(300, 64, 1024, 300), isa, false) && !squares(mx(300, 64, 4160, 300), isa, false));
-        assert!(!squares(mx(300, 64, 4096, 100), isa, false) && squares(mx(300, 64, 4096, 256), isa, false));
-        assert!(!squares(mx(31, 64, 4096, 31), isa, false) && !squares(mx(64, 31, 4096, 64), isa, false));
-        assert!(!squares(Matrix { unit: 4, ..mx(64, 64, 4096, 64) }, isa, false));
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mx = |rows: usize, cols: usize, stride: isize, inner: usize| Matrix {
+            rows,
+            cols,
+            unit: 2,
+            src: (1usize << 20) as *const u8,
+            from: Rows2 { inner, stride, outer: stride * inner as isize + 64 },
+            dst: ptr::null_mut(),
+            to: Rows2::strided(cols, 2 * rows as isize),
+        };
+        let squares = |m: Matrix, isa: Isa, nt: bool| squares_for_crowded_rows(&m, isa, nt);
+        assert!(!squares(mx(512, 64, 4096, 512), Isa::Avx2, false));
+        let isa = Isa::detect();
+        if masks(isa) {
+            assert!(squares(mx(512, 64, 4096, 512), isa, false));
+            assert!(squares(mx(32, 32, -8192, 32), isa, false) && squares(mx(300, 40, 2048, 300), isa, false));
+            assert!(!squares(mx(513, 64, 4096, 513), isa, false));
+            assert!(!squares(mx(512, 64, 4096, 512), isa, true));
+            assert!(!squares(mx(300, 64, 1024, 300), isa, false) && !squares(mx(300, 64, 4160, 300), isa, false));
+            assert!(!squares(mx(300, 64, 4096, 100), isa, false) && squares(mx(300, 64, 4096, 256), isa, false));
+            assert!(!squares(mx(31, 64, 4096, 31), isa, false) && !squares(mx(64, 31, 4096, 64), isa, false));
+            assert!(!squares(Matrix { unit: 4, ..mx(64, 64, 4096, 64) }, isa, false));
+        }
     }
-    assert!(!squares(mx(512, 64, 4096, 512), Isa::Avx2, false));
     // Against the oracle: rows 4 and 8 KiB apart (2,048 units; 1,000 and
     // 40 units and a gap), 2 KiB and 1 KiB, and 4,160 bytes.
     for rows in [32, 257, 512, 513] {
@@ -449,6 +452,13 @@ fn float16_rows_crowding_the_first_level_go_in_full_line_squares() {
             for isa in isas() {
                 check(rows, cols, 2, rows, cols, pad, 6, isa, false, 0);
             }
+        }
+    }
+    // Rows of two loops whose first block is in the first (256 of 300),
+    // and not (100): the squares, and the blocked transpose.
+    for inner in [256, 100] {
+        for isa in isas() {
+            check(300, 2048, 2, inner, 2048, 0, 6, isa, false, 0);
         }
     }
 }
@@ -646,7 +656,8 @@ fn takes_long_tiles_and_narrow_deinterleaves_with_masks() {
         assert!(!takes(1000, 8, unit, Isa::detect()));
     }
     // 2-byte units: the full-line squares streamed only (`cached`);
-    // through the cache, the blocked transpose's squares.
+    // through the cache, the blocked transpose's squares (but for rows
+    // that crowd the first level's sets: `squares_for_crowded_rows`).
     assert!(!in_squares(1000, 1000, 2, Isa::detect(), false));
     assert_eq!(in_squares(1000, 1000, 2, Isa::detect(), true), masks(Isa::detect()));
     assert!(takes(1000, 1000, 2, Isa::detect()));
