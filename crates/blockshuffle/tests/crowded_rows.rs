@@ -1,10 +1,11 @@
 //! Transposes whose source rows crowd into a few of the first-level
 //! cache's sets (rows a multiple of 2 KiB apart: numpy and NCHW-to-NHWC
-//! layouts of power-of-two sizes), which go in the transpose's full-line
-//! squares where the blocked transpose or the byte permutes would read
-//! their lines again from the second level (with AVX-512; float16 of at
-//! most 512 rows, `transpose::squares_for_crowded_rows`; interleaves of
-//! 32 planes, `tile::choice::spread`), and their neighbours that do not:
+//! layouts of power-of-two sizes), which go in the transpose where the
+//! blocked transpose or the byte permutes would read their lines again
+//! from the second level (with AVX-512, float16 of at most 512 rows in
+//! the full-line squares, `transpose::squares_for_crowded_rows`; with
+//! VBMI, interleaves of 32 planes in the transpose rather than the byte
+//! permutes, `tile::choice::spread`), and their neighbours that do not:
 //! against the reference, with every kernel set, streamed or not, from
 //! row-major buffers and from a view whose first axis has a gap.
 

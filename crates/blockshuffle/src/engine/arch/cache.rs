@@ -61,8 +61,15 @@ pub(crate) fn second_level_cache() -> Option<usize> {
 /// rows `stride` bytes apart from address `at` map to, counted up to
 /// `most` ([`sets_of_rows`] of its [`Sets`] as CPUID describes them, or of
 /// [`FIRST_LEVEL`]'s where it does not).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // its one caller is x86_64's
 pub(crate) fn first_level_sets(at: usize, stride: isize, n: usize, most: usize) -> usize {
-    sets_of_rows(detected().first.unwrap_or(FIRST_LEVEL), at, stride, n, most)
+    sets_of_rows(first_level(), at, stride, n, most)
+}
+
+/// This CPU's first-level data cache's [`Sets`], as CPUID describes them
+/// (where [`plausible`]), or [`FIRST_LEVEL`]'s.
+pub(crate) fn first_level() -> Sets {
+    detected().first.unwrap_or(FIRST_LEVEL)
 }
 
 /// Whether this CPU's first-level data cache can hold a line of each of
@@ -71,7 +78,7 @@ pub(crate) fn first_level_sets(at: usize, stride: isize, n: usize, most: usize) 
 /// ([`first_level_sets`], at least `n` over the ways, rounded up), as an
 /// even spread would fill. Rows a page apart: 8 of them, in 8 ways.
 pub(crate) fn first_level_holds(at: usize, stride: isize, n: usize) -> bool {
-    let l1 = detected().first.unwrap_or(FIRST_LEVEL);
+    let l1 = first_level();
     let need = n.div_ceil(l1.ways.max(1));
     sets_of_rows(l1, at, stride, n, need) >= need
 }
@@ -383,7 +390,7 @@ mod tests {
     #[test]
     fn the_first_level_holds_as_many_rows_as_its_sets_and_ways() {
         // This CPU's (a way of 4 KiB, a page, on every x86_64 core).
-        let Sets { line, sets, ways } = detected().first.unwrap_or(FIRST_LEVEL);
+        let Sets { line, sets, ways } = first_level();
         let way = (line * sets) as isize;
         // A way apart, one set: its ways.
         assert!(first_level_holds(0, way, ways) && !first_level_holds(0, way, ways + 1));

@@ -77,11 +77,11 @@ use crate::engine::kernels::transpose;
 /// float16 by 16 and that einops rearrange: see
 /// `repetitions::repeat_source_rows`) but not through the cache. Not
 /// those whose streams crowd the first-level cache's sets, which the
-/// permutes decline where the transpose takes them (`tile::choice`'s
-/// `spread`): they stream, in the squares (einops `b c h w -> b h w c`
-/// of 16 MiB, planes of 64 x 64 units, 20 to 32 channels: 0.42 to 0.90
-/// of the time through the cache by the permutes, but uint8 in 20
-/// channels, 1.19).
+/// permutes decline through the cache where the transpose takes them
+/// (`tile::choice`'s `spread`): those go as their streamed kernel has
+/// them (einops `b c h w -> b h w c` of 16 MiB, planes of 64 x 64 units,
+/// 20 to 32 channels: 0.42 to 0.90 of the time through the cache by the
+/// permutes, but uint8 in 20 channels, 1.19).
 ///
 /// One that streamed the register transposes' deinterleave would
 /// take, where through the cache the byte permutes take it:

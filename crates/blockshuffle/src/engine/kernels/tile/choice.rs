@@ -305,7 +305,7 @@ fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize, transposes:
         && ny <= interleaves
         && !own_interleave(m.isa, ny, unit)
         && permute::takes(Way::Interleave, ny, unit, nx, m.isa)
-        && (spread(ny, ssy) || !transposes())
+        && (spread(ny, ssy) || !declines(unit) || !transposes())
     {
         return Some(Way::Interleave);
     }
@@ -323,24 +323,37 @@ fn permutes(s: &TileShape, interleaves: usize, deinterleaves: usize, transposes:
 /// (4 of each of 32), so each stream's line is read again by the next
 /// steps; where the streams' lines crowd into a few sets (planes a
 /// multiple of 4 KiB apart: NCHW images of 64 x 64 and more by powers of
-/// two), every read misses. Then, where the transpose takes the tile
-/// (`permutes` asks), it goes there: in full-line squares with AVX-512
-/// for 4-byte units (`transpose::takes`) and 2-byte units in 32 streams
-/// (`transpose`'s `squares_for_crowded_rows`), in the blocked transpose
-/// otherwise; streamed past the caches, in the squares.
+/// two), every read misses. Then, for units of 1, 2 and 4 bytes
+/// ([`declines`]) where the transpose takes the tile (`permutes` asks),
+/// it goes there: in full-line squares with AVX-512 for 4-byte units
+/// (`transpose::takes`) and 2-byte units in 32 streams (`transpose`'s
+/// `squares_for_crowded_rows`), in the blocked transpose otherwise. (The
+/// permutes never stream: streamed, such a tile goes as before, and the
+/// plan no longer keeps it through the cache for them, see
+/// `plan::streamed::interleave_through_cache`.) So the permutes keep up
+/// to twice the first level's ways of crowded streams: 16 with 8 ways,
+/// 24 with 12.
 ///
 /// Measured on an AMD EPYC (Zen 4), one thread, einops `b c h w -> b h w
 /// c` of 1 MiB, planes of 64 x 64 to 128 x 128 units, 4 alternated runs,
 /// time after over before: 32 channels (one set holds 8 of their 32
 /// lines), uint8 0.43 to 0.44, float16 0.19 to 0.29 (17.5 -> 3.3x
-/// memcpy), float32 0.19 to 0.34; 20 to 31 channels, uint8 0.49 to 1.05
-/// (20: 1.03 and 1.05), float16 0.38 to 0.77, float32 0.17 to 0.41;
-/// outputs of 16 MiB, streamed, 20 to 32 channels, 0.42 to 0.90 but
-/// uint8 in 20, 1.19. 16 channels, whose 16 lines the permutes kept (in
-/// one set, as many as the 8 ways hold twice: the squares measured 1.15
-/// to 1.81 the time), stay with them, as do 17.
+/// memcpy), float32 0.19 to 0.34; 18 to 31 channels, uint8 0.49 to 1.05
+/// (19 and 20: 0.93 to 1.05), float16 0.38 to 0.77, float32 0.17 to 0.44;
+/// outputs of 16 MiB, 20 to 32 channels, 0.42 to 0.90 but uint8 in 20,
+/// 1.19. 16 channels, whose 16 lines the permutes kept (in one set, as
+/// many as the 8 ways hold twice: the squares measured 1.15 to 1.81 the
+/// time), stay with them, as do 17.
 fn spread(streams: usize, ssy: isize) -> bool {
     first_level_holds(0, ssy, streams / 2)
+}
+
+/// Whether the permutes decline crowded interleaves (not [`spread`]) of
+/// `unit`-byte units where the transpose takes them: the units measured,
+/// 1, 2 and 4 bytes (packed 3-byte units would go in their own full-line
+/// squares, unmeasured so).
+fn declines(unit: usize) -> bool {
+    matches!(unit, 1 | 2 | 4)
 }
 
 #[cfg(test)]
@@ -389,34 +402,40 @@ mod tests {
 
     /// The byte permutes interleave streams whose lines the first-level
     /// cache holds, half of them at least (`spread`): 32 planes 8 or 16 KiB
-    /// apart crowd into one set and go in the transpose's squares; 32
-    /// planes a line past those, 31 bytes past, and 16 planes in one set
-    /// (its 8 ways hold half) stay with the permutes.
+    /// apart crowd into one set and go in the transpose; 32 planes a line
+    /// past those, 31 bytes past, 16 planes in one set (its 8 or 12 ways
+    /// hold half), planes too short for the transpose and 3-byte units
+    /// stay with the permutes.
     #[test]
     fn interleaves_of_streams_crowding_the_first_level_go_in_the_transposes_squares() {
         if !Isa::detect().runs_vbmi() {
             return;
         }
         let permutes = Kernel::Permute(Way::Interleave);
+        // Where the first level has ways of 4 KiB and fewer than 16 of
+        // them (every x86_64 core of the last decade: 8 or 12).
+        let l1 = crate::engine::arch::cache::first_level();
+        if l1.line * l1.sets != 4096 || l1.ways >= 16 {
+            return;
+        }
+        assert!(!spread(32, 4096) && !spread(40, -8192) && spread(16, 4096) && spread(32, 4160));
+        assert!(spread(0, 0) && spread(1, 4096));
         for unit in [1, 2, 4] {
             let plane = 8192 / unit;
-            // This CPU's first level, as `spread` reads it: 8 or 12 ways
-            // on the x86_64 cores of the last decade.
-            let crowded = !first_level_holds(0, 8192, 16);
-            let want = if crowded { Kernel::Transpose } else { permutes };
-            assert_eq!(to_pixels(unit, 32, plane, 0), want, "{unit}");
-            assert_eq!(to_pixels(unit, 32, 2 * plane, 0), want, "{unit}");
+            assert_eq!(to_pixels(unit, 32, plane, 0), Kernel::Transpose, "{unit}");
+            assert_eq!(to_pixels(unit, 32, 2 * plane, 0), Kernel::Transpose, "{unit}");
             assert_eq!(to_pixels(unit, 32, plane, 64), permutes, "{unit}");
             assert_eq!(to_pixels(unit, 32, plane, 31), permutes, "{unit}");
             assert_eq!(to_pixels(unit, 16, plane, 0), permutes, "{unit}");
             assert_eq!(to_pixels(unit, 20, plane + 16 / unit, 0), permutes, "{unit}");
         }
-        assert!(!spread(32, 4096) && !spread(40, -8192) && spread(16, 4096) && spread(32, 4160) && spread(0, 0));
         // Crowded, but too short a side for the transpose (planes of 7
-        // units, 8 KiB apart): the permutes still.
+        // units, 8 KiB apart), or of 3-byte units (which the permutes
+        // keep: `declines`): the permutes still.
         for unit in [1, 2, 3, 4] {
             assert_eq!(to_pixels(unit, 32, 7, 8192 - 7 * unit), permutes, "{unit}");
         }
+        assert_eq!(to_pixels(3, 32, 8192, 8192), permutes);
     }
 
     /// Without VBMI's permutes (which take interleaves of any row first),

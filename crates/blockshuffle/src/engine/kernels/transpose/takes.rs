@@ -5,7 +5,9 @@
 //!
 //! Layer: kernels; a part of [`transpose`](super), imports arch only.
 
+#[cfg(target_arch = "x86_64")]
 use super::{block_rows, Matrix};
+#[cfg(target_arch = "x86_64")]
 use crate::engine::arch::cache::first_level_sets;
 use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
