@@ -252,16 +252,14 @@ fn data_levels(subleaves: impl IntoIterator<Item = [u32; 3]>) -> impl Iterator<I
         // 1: data, 2: instructions, 3: unified.
         .filter(|[eax, ..]| eax & 0x1f != 2)
         .filter_map(|[eax, ebx, ecx]| {
-            let bytes = [ebx >> 22, (ebx >> 12) & 0x3ff, ebx & 0xfff, ecx]
-                .into_iter()
-                .try_fold(1usize, |acc, field| acc.checked_mul(field as usize + 1))?;
-            let field = |v: u32| v as usize + 1;
+            let field = |v: u32| (v as usize).checked_add(1);
             // A set's line is its partitions' (1 on every CPU described).
             let sets = Sets {
-                line: field(ebx & 0xfff) * field((ebx >> 12) & 0x3ff),
-                sets: field(ecx),
-                ways: field(ebx >> 22),
+                line: field(ebx & 0xfff)?.checked_mul(field((ebx >> 12) & 0x3ff)?)?,
+                sets: field(ecx)?,
+                ways: field(ebx >> 22)?,
             };
+            let bytes = sets.line.checked_mul(sets.sets)?.checked_mul(sets.ways)?;
             Some(((eax >> 5) & 0x7, bytes, sets))
         })
 }
