@@ -1,6 +1,7 @@
 //! The sizes of the last-level cache ([`last_level_cache`]) and of the
 //! second level ([`second_level_cache`]), and the first level's sets and
-//! ways ([`first_level_sets`]), read once from CPUID, and the rule that
+//! ways ([`first_level_sets`], [`shares_first_level_set`]), read once from
+//! CPUID (with the sizes assumed where it does not tell), and the rule that
 //! scales with the first: the output size from which stores stream past
 //! the caches ([`stream_threshold`]).
 //!
@@ -49,6 +50,17 @@ pub(crate) fn last_level_cache() -> Option<usize> {
     detected().last
 }
 
+/// The second-level data cache's bytes assumed where CPUID does not tell
+/// ([`second_level`]): that of the CPU measured (an AMD Zen 4's core;
+/// other x86_64 cores of the last years have 512 KiB to a few MiB).
+const SECOND_LEVEL_BYTES: usize = 1 << 20;
+
+/// This CPU's second-level data cache's bytes ([`second_level_cache`]), or
+/// [`SECOND_LEVEL_BYTES`] where CPUID does not tell.
+pub(crate) fn second_level() -> usize {
+    second_level_cache().unwrap_or(SECOND_LEVEL_BYTES)
+}
+
 /// The bytes of the second-level data cache (the data or unified cache of
 /// level 2 CPUID describes, as the core that asks first sees it: one
 /// core's, or on some CPUs a cluster's that its cores share; on x86_64
@@ -70,6 +82,19 @@ pub(crate) fn first_level_sets(at: usize, stride: isize, n: usize, most: usize) 
 /// (where [`plausible`]), or [`FIRST_LEVEL`]'s.
 pub(crate) fn first_level() -> Sets {
     detected().first.unwrap_or(FIRST_LEVEL)
+}
+
+/// Whether the lines of `rows` rows `stride` bytes apart all map to one
+/// set of this CPU's first-level data cache ([`first_level`]: their
+/// stride a whole number of a way's bytes, its lines times its sets, 4
+/// KiB on every x86_64 core of the last decade) and are more than its
+/// ways: a walk that writes a few bytes of each row in turn then evicts
+/// each line before the rest of it comes. (Not rows of no stride: one
+/// row.)
+pub(crate) fn shares_first_level_set(rows: usize, stride: isize) -> bool {
+    let Sets { line, sets, ways } = first_level();
+    let way = line.saturating_mul(sets);
+    stride != 0 && way > 0 && stride.unsigned_abs().is_multiple_of(way) && rows > ways
 }
 
 /// Whether this CPU's first-level data cache can hold a line of each of
@@ -400,10 +425,31 @@ mod tests {
     }
 
     #[test]
+    fn rows_share_a_set_a_whole_number_of_ways_apart_past_its_ways() {
+        // This CPU's first level (a way of 4 KiB and 8 ways on AMD's cores
+        // and Intel's to Skylake: rows 4 KiB apart share a set past 8).
+        let Sets { line, sets, ways } = first_level();
+        let way = (line * sets) as isize;
+        for (rows, stride, shares) in [
+            (ways + 1, way, true),
+            (2 * ways, -2 * way, true),
+            (ways + 1, 3 * way, true),
+            (ways, way, false),
+            (ways + 1, way + line as isize, false),
+            (2 * ways, way / 2, false),
+            (ways + 1, 3 * way / 2, false),
+            (ways + 1, 0, false),
+        ] {
+            assert_eq!(shares_first_level_set(rows, stride), shares, "{rows} rows {stride} apart");
+        }
+    }
+
+    #[test]
     fn the_detected_size_is_remembered() {
         let first = last_level_cache();
         assert_eq!(last_level_cache(), first);
         assert_eq!(second_level_cache(), second_level_cache());
+        assert_eq!(second_level(), second_level_cache().unwrap_or(SECOND_LEVEL_BYTES));
         assert_eq!(cpu_stream_threshold(), stream_threshold(first));
         if let Some(bytes) = first {
             assert!(bytes >= 4 << 10, "{bytes}");

@@ -55,23 +55,6 @@ pub(crate) fn advise_huge_pages(p: *mut u8, len: usize) {
 /// Bytes of a cache line.
 pub(crate) const LINE: usize = 64;
 
-/// Bytes between the lines of one set of a first-level data cache: 64
-/// sets of 64-byte lines on every x86_64 core of the last decade.
-const L1_SET_SPAN: usize = 4 << 10;
-
-/// Ways of a first-level data cache set: 8 on AMD's cores and Intel's
-/// to Skylake (12 on Intel's later ones).
-const L1_WAYS: usize = 8;
-
-/// Whether `rows` rows `stride` bytes apart put every row's line in one
-/// set of the first-level cache (a whole number of [`L1_SET_SPAN`] apart)
-/// and are more than its ways ([`L1_WAYS`]): a walk that writes a few
-/// bytes of each row in turn then evicts each line before the rest of it
-/// comes.
-pub(crate) fn shares_l1_set(rows: usize, stride: isize) -> bool {
-    stride != 0 && stride.unsigned_abs().is_multiple_of(L1_SET_SPAN) && rows > L1_WAYS
-}
-
 /// The bytes of a page, the TLB's unit (the smallest, 4 KiB: a caller's
 /// buffer may have no larger ones).
 pub(crate) const PAGE: usize = 4096;

@@ -18,7 +18,8 @@ use super::nest::{Loop, Rows};
 use super::shuffle;
 use super::simd;
 use super::transpose::{self, Matrix, Rows2};
-use crate::engine::arch::mem::{pair, prefetch, shares_l1_set, LINE, PAGE};
+use crate::engine::arch::cache::shares_first_level_set;
+use crate::engine::arch::mem::{pair, prefetch, LINE, PAGE};
 use crate::engine::arch::Isa;
 
 mod choice;
@@ -430,8 +431,8 @@ unsafe fn tile_rows(
 /// -> 2.9).
 ///
 /// A walk of the source's rows whose destination rows all fall in one set
-/// of the first-level cache ([`shares_l1_set`]: more than its ways, a whole
-/// number of 4 KiB apart) goes a line of each destination row at a time
+/// of the first-level cache (`arch::cache::shares_first_level_set`: more
+/// than its ways, a whole number of a way's bytes apart, 4 KiB) goes a line of each destination row at a time
 /// (chunks of `LINE / unit` source rows where the tile has as many, units
 /// of up to 16 bytes), so that each line is written whole before the set
 /// evicts it. Measured on an AMD
@@ -467,7 +468,7 @@ unsafe fn unit_tiles(
     // the tile has one (`c <= ny`: the chunks' strides within the tile's).
     // (The division only where the rows share a set: this is every unit
     // tile's path.)
-    if source_rows && (1..=16).contains(&unit) && shares_l1_set(nx, dsx) && ny >= LINE / unit {
+    if source_rows && (1..=16).contains(&unit) && shares_first_level_set(nx, dsx) && ny >= LINE / unit {
         let c = LINE / unit;
         let (chunks, rest) = (ny / c, ny % c);
         let chunk = nest(chunks, c as isize * ssy, (c * unit) as isize);

@@ -8,15 +8,9 @@
 //! and arch (the second-level cache's size); never exec or
 //! [`compile`](super::compile).
 
-use crate::engine::arch::cache::second_level_cache;
+use crate::engine::arch::cache::second_level;
 use crate::engine::kernels::bytes::STAGE;
 use crate::engine::kernels::nest::Loop;
-
-/// The second-level cache's bytes where CPUID does not tell
-/// ([`stages_padded_tiles_whole`]): that of the CPU measured (an AMD Zen
-/// 4's core; other x86_64 cores of the last years have 512 KiB to a few
-/// MiB).
-const SECOND_LEVEL_BYTES: usize = 1 << 20;
 
 /// Whether a padded tile whose source positions run on, and which the
 /// stage holds (exec's `padded_source_tile`: a space-to-batch tile padding
@@ -24,7 +18,8 @@ const SECOND_LEVEL_BYTES: usize = 1 << 20;
 /// staged whole, as many repetitions at a time as the stage holds, in an
 /// output of `dst_bytes`: where the output and its source (about as many
 /// bytes) fit the second-level cache
-/// ([`second_level_cache`](crate::engine::arch::cache::second_level_cache)),
+/// ([`second_level`](crate::engine::arch::cache::second_level), as CPUID
+/// tells it or assumed),
 /// so that copying them into the stage costs little. Past it, the tile's
 /// columns valid for every block offset go straight from the source, its
 /// loads overlapping the kernel's work (fetched ahead where the kernel
@@ -51,7 +46,7 @@ const SECOND_LEVEL_BYTES: usize = 1 << 20;
 /// repetitions the whole stage makes contiguous; others that small were
 /// faster (0.73 to 0.90: 282- to 432-byte tiles).
 pub(crate) fn stages_padded_tiles_whole(dst_bytes: usize) -> bool {
-    staged_whole_within(dst_bytes, second_level_cache().unwrap_or(SECOND_LEVEL_BYTES))
+    staged_whole_within(dst_bytes, second_level())
 }
 
 /// [`stages_padded_tiles_whole`] for a second-level cache of `l2` bytes.

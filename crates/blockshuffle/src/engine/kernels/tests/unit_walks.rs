@@ -33,21 +33,3 @@ fn walks_whose_streams_share_a_cache_set_go_a_line_of_each_at_a_time() {
         }
     }
 }
-
-/// Which destination rows share a set: a whole number of 4 KiB apart (not
-/// the same row) and more than 8 of them.
-#[test]
-fn rows_share_a_cache_set_a_whole_number_of_4_kib_apart_past_8_ways() {
-    for (nx, dsx, shares) in [
-        (9, 4096, true),
-        (16, -8192, true),
-        (9, 12288, true),
-        (8, 4096, false),
-        (9, 4096 + 64, false),
-        (16, 2048, false),
-        (9, 6144, false),
-        (9, 0, false),
-    ] {
-        assert_eq!(shares_l1_set(nx, dsx), shares, "{nx} rows {dsx} apart");
-    }
-}
