@@ -49,6 +49,10 @@ const CASES: &[Case] = &[
     // too short to split alone, so the matrix's outer loop is split
     // between threads.
     ("numpy", "transpose", &["--axes", "4,3,2,1,0"], 8, &[32, 9, 2, 13, 40]),
+    // A matrix of 4 x 272 rows streamed in chunks of 3 repetitions and 1
+    // across the loop continuing its source rows (float32, AVX-512), whose
+    // range each thread runs.
+    ("numpy", "transpose", &["--axes", "4,3,2,1,0"], 4, &[272, 4, 16, 2, 16]),
     // Tiles repeated over an outer loop.
     ("ov", "depth-to-space", &["--block-size", "6", "--mode", "depth_first"], 4, &[2, 36, 4000]),
     ("onnx", "space-to-depth", &["--blocksize", "2"], 1, &[1, 4, 512, 600]),

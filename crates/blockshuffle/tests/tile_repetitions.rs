@@ -18,6 +18,8 @@
 //! whose streamed tile (or matrix) has the loop continuing its source
 //! rows moved next to it (`repeat_source_rows`), and tiles through the
 //! cache whose such loop moves past the sweep limit (`repeat_continuing`).
+//! And streamed matrices of more rows than the transpose sweeps at once,
+//! which go in chunks of their rows across that loop (`matrix_chunk`).
 
 use blockshuffle::{onnx, tf, torch, DataFormat, Operator};
 
@@ -266,5 +268,26 @@ fn space_to_depth_staged_into_many_streams_matches_the_reference() {
     ];
     for (shape, b, elem) in cases {
         check_tf_nchw_space_to_depth(shape, b, elem, 29);
+    }
+}
+
+#[test]
+fn streamed_matrices_of_many_rows_go_in_chunks_that_match_the_reference() {
+    // Reversals of 5 axes: the tile (the last axis by the first), repeated
+    // along axes 3 (continuing its source rows) and 1 (its destination
+    // rows), one matrix; axis 2 continues the matrix's source rows. Where
+    // AVX-512 streams it, the matrix's rows go in chunks of whole
+    // repetitions of axis 1 (at most 1,024 rows) across axis 2
+    // (`plan::repetitions::matrix_chunk`): float32, 4 x 272 rows in
+    // chunks of 3 repetitions and 1; 4 x 256, as many as a chunk holds,
+    // whole; 2 x 1,104, a repetition a chunk; float64, 4 x 300.
+    for (shape, elem) in [
+        ([272, 4, 3, 2, 16], 4),
+        ([256, 4, 3, 2, 16], 4),
+        ([1104, 2, 3, 2, 16], 4),
+        ([300, 4, 3, 2, 16], 8),
+        ([300, 4, 3, 2, 32], 8),
+    ] {
+        check_transpose(&shape, &[4, 3, 2, 1, 0], elem, 31);
     }
 }

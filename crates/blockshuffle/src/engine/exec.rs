@@ -344,6 +344,39 @@ impl Exec<'_> {
         unsafe { self.indices(j, 0..p.loops[j].count, so, dof, idx, w) }
     }
 
+    /// Runs indices `range` of loop `j`, the loop outside a streamed matrix
+    /// that continues its source rows (see `CopyPlan::matrix_chunk`): the
+    /// matrix's rows `per` repetitions of its rows loop at a time, each
+    /// chunk for every index of the range before the next.
+    ///
+    /// # Safety
+    /// As [`Exec::indices`]; the plan's `matrix_chunk` is `Some(per)`, and
+    /// loop `j` the fifth from the last (then it and the matrix's four
+    /// carry no window: all their positions are valid).
+    unsafe fn matrix_in_chunks(&self, j: usize, range: Range<usize>, so: isize, dof: isize, per: usize) {
+        let p = self.plan;
+        let [l, cols, b, x, y] = &p.loops[j..] else {
+            // A real check: another plan would be run as this one.
+            unreachable!("a matrix in chunks is the plan's last five loops, not {:?}", &p.loops[j..]);
+        };
+        let mut r = 0;
+        while r < b.count {
+            let rows = Rows { count: per.min(b.count - r), ss: b.ss, ds: b.ds };
+            let (so, dof) =
+                (so.wrapping_add((r as isize).wrapping_mul(b.ss)), dof.wrapping_add((r as isize).wrapping_mul(b.ds)));
+            for i in range.clone() {
+                let src = self.buf.src.wrapping_offset(so.wrapping_add((i as isize).wrapping_mul(l.ss)));
+                let dst = self.buf.dst.wrapping_offset(dof.wrapping_add((i as isize).wrapping_mul(l.ds)));
+                // SAFETY: repetitions `r..r + rows.count` of the rows loop
+                // of index `i` of loop j, valid positions (caller).
+                unsafe {
+                    copy_matrix(Rows::of(cols), rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, self.mode())
+                };
+            }
+            r += rows.count;
+        }
+    }
+
     /// Runs indices `range` of loop `j` (not the carry level), and
     /// everything inside them, from the offsets `so` and `dof` of its index
     /// 0: those its window leaves valid copied, the rest filled.
@@ -362,6 +395,10 @@ impl Exec<'_> {
     ) {
         let p = self.plan;
         let buf = self.buf;
+        if let Some(per) = p.matrix_chunk.filter(|_| j + 5 == p.loops.len()) {
+            // SAFETY: forwarded; loop j is the one outside the matrix.
+            return unsafe { self.matrix_in_chunks(j, range, so, dof, per) };
+        }
         let l = &p.loops[j];
         let (s, e) = match l.window {
             None => (0, l.count),

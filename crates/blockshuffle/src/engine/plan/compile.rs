@@ -145,6 +145,11 @@ pub(crate) struct CopyPlan {
     /// `ds == ny * unit`): the tile and its repetitions along both are one
     /// matrix for the transpose (see [`repeat_both`]).
     pub matrix: bool,
+    /// A streamed matrix's rows go this many repetitions of its rows loop
+    /// at a time, each chunk for every repetition of the loop outside it,
+    /// which continues their source rows (see [`matrix_chunk`]). `None`
+    /// for other plans.
+    pub matrix_chunk: Option<usize>,
     /// With streaming stores: every unit goes through the line writers
     /// (`engine::lines`), the loops ordered by [`stream_order`] so that a
     /// few destination streams advance together.
@@ -253,6 +258,7 @@ impl CopyPlan {
             padded: false,
             segments: false,
             matrix: false,
+            matrix_chunk: None,
             lines: false,
             gathered: false,
             gather: None,
@@ -389,6 +395,7 @@ impl CopyPlan {
         self.padded = false;
         self.segments = false;
         self.matrix = false;
+        self.matrix_chunk = None;
         self.lines = false;
         self.gathered = false;
         self.gather = None;
@@ -932,10 +939,14 @@ impl CopyPlan {
             self.nt = rows || streams_units(self.unit);
         }
 
-        // 7. The tile's kernel, chosen once (see `tile_choice`).
+        // 7. The tile's kernel, chosen once (see `tile_choice`); a
+        // streamed matrix's rows in chunks (see `matrix_chunk`).
         let plain = self.tile && !self.matrix && self.carry_level.is_none();
         if plain {
             self.tile_choice = tile_choice(loops, self.unit, Mode { nt: self.nt, isa: self.isa });
+        }
+        if self.matrix && self.nt {
+            self.matrix_chunk = matrix_chunk(loops, self.unit);
         }
         // 8. A padded tile's block, staged a block at a time; other padded
         // tiles staged whole or their middle straight from the source.

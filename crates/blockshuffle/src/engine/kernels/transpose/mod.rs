@@ -99,14 +99,16 @@ pub(crate) const fn block_cols(unit: usize) -> usize {
 /// span more pages than that, [`Rows2::pages`]): their pages (a row each,
 /// at worst) fit in the second-level TLB of every x86_64 core of the last
 /// decade (1,536 entries and more), so that each column of blocks after
-/// the first finds them there.
+/// the first finds them there. The planner chunks a streamed matrix's
+/// rows by it too, across the loop that continues their source rows
+/// (`plan::repetitions::matrix_chunk`).
 ///
 /// Measured in the blocked transpose (one thread, ratio to memcpy, 8
 /// alternated runs): numpy 2-D transposes of bytes, 39 and 121 MiB
 /// (rows 6,833 and 11,705 bytes apart), 5.6 -> 2.7x and 5.2 -> 2.9x; the
 /// 26 broad workloads (seed 26) whose tiles have more than 1,024 rows,
 /// 3.72 -> 3.40.
-const CHUNK_ROWS: usize = 1024;
+pub(crate) const CHUNK_ROWS: usize = 1024;
 
 /// Most rows of a block (bytes).
 const MAX_BLOCK_ROWS: usize = RUN;

@@ -1,5 +1,6 @@
 //! A tile's repetitions moved next to it ([`repeat_continuing`],
-//! [`repeat_both`], [`repeat_source_rows`]).
+//! [`repeat_both`], [`repeat_source_rows`]), and a streamed matrix's rows
+//! in chunks ([`matrix_chunk`]).
 
 use arrayvec::ArrayVec;
 
@@ -172,7 +173,7 @@ fn windows_follow_the_loops_they_name() {
 /// numpy's `transpose(axes)` of a float64 tensor of `shape` (HPTT's
 /// cases), C-contiguous on both sides: its plan, streaming or not, for a
 /// kernel set.
-fn transposed(shape: [usize; 6], axes: [usize; 6]) -> impl Fn(bool, Isa) -> CopyPlan {
+fn transposed<const N: usize>(shape: [usize; N], axes: [usize; N]) -> impl Fn(bool, Isa) -> CopyPlan {
     let space = shape.map(|d| SpaceAxis::plain(d as u64));
     let groups = axes.map(|a| [o(a)]);
     let groups: Vec<&[Factor]> = groups.iter().map(|g| g.as_slice()).collect();
@@ -408,4 +409,72 @@ fn a_small_streamed_transpose_reads_its_source_rows_whole() {
         let inner = vec![(3, 49_152, 8_192), (3, 256, 24_576), (32, 8, 256), (32, 768, 8)];
         assert_eq!(counts_and_strides(&p.loops[2..]), inner, "{what}");
     }
+}
+
+#[test]
+fn a_matrix_s_rows_go_in_chunks_across_the_loop_continuing_its_source_rows() {
+    // HPTT's `4,3,2,1,0` of `[352, 28, 28, 4, 48]` (float64) as the plan
+    // streams it: the loop continuing the matrix's source rows (4 x 48
+    // units, 1,536 bytes), then the matrix (the columns' loop, the rows'
+    // loop, the tile of 48 x 352). 28 x 352 rows, more than the transpose
+    // sweeps at once: chunks of 2 repetitions (704 rows).
+    let hptt =
+        [l(28, 1_536, 78_848), l(4, 384, 2_207_744), l(28, 43_008, 2_816), l(48, 8, 8_830_976), l(352, 1_204_224, 8)];
+    assert_eq!(matrix_chunk(&hptt, 8), Some(2));
+    // Either side of the sweep (1,024 rows): 4 and 5 repetitions of 256
+    // rows; a tile of 1,100 rows, a chunk of one repetition where there
+    // are two, none where there is one.
+    let rows = |count: usize, ny: usize| {
+        let mut loops = hptt;
+        loops[2] = l(count, 8 * ny as isize * 48 * 4, 8 * ny as isize);
+        loops[4] = l(ny, 1 << 20, 8);
+        loops
+    };
+    assert_eq!(matrix_chunk(&rows(4, 256), 8), None);
+    assert_eq!(matrix_chunk(&rows(5, 256), 8), Some(4));
+    assert_eq!(matrix_chunk(&rows(2, 1_100), 8), Some(1));
+    assert_eq!(matrix_chunk(&rows(1, 1_100), 8), None);
+    // Only a loop continuing a whole source row of the matrix (1,536),
+    // forward, with no window; and only the fifth loop from the last.
+    for ss in [384, 3_072, -1_536] {
+        let mut other = hptt;
+        other[0].ss = ss;
+        assert_eq!(matrix_chunk(&other, 8), None, "ss {ss}");
+    }
+    // Only rows of at most half a page, which a page holds two
+    // repetitions of: 2,048 bytes (4 x 64 units) in chunks, 2,112 not.
+    for (x, chunks) in [(64, Some(2)), (66, None)] {
+        let mut wide = hptt;
+        (wide[0].ss, wide[3].count) = (4 * x as isize * 8, x);
+        assert_eq!(matrix_chunk(&wide, 8), chunks, "rows of {x} x 4 units");
+    }
+    let mut windowed = hptt;
+    windowed[0].window = Some(Window { outer: None, oc: 0, ic: 1, lo: 1, hi: 27 });
+    assert_eq!(matrix_chunk(&windowed, 8), None);
+    assert_eq!(matrix_chunk(&hptt[1..], 8), None);
+    // Other units make other rows.
+    assert_eq!(matrix_chunk(&hptt, 4), None);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_streamed_matrix_of_many_rows_goes_in_chunks() {
+    // The same reversal compiled: streamed, where it is a matrix, in
+    // chunks of 2 repetitions; through the cache, whole (its plan runs
+    // flat, a matrix a call).
+    let plan = transposed([352, 28, 28, 4, 48], [4, 3, 2, 1, 0]);
+    for isa in Isa::every_runnable().filter(|&isa| isa >= Isa::Avx2) {
+        let p = plan(true, isa);
+        let what = format!("{isa:?}: {p:?}");
+        assert!(p.matrix && p.nt && p.loops.len() == 5, "{what}");
+        assert_eq!(p.matrix_chunk, Some(2), "{what}");
+        let p = plan(false, isa);
+        assert_eq!((p.nt, p.matrix_chunk), (false, None), "{isa:?}: {p:?}");
+    }
+    // Its rows as many as the sweep: whole.
+    let p = transposed([256, 4, 28, 4, 48], [4, 3, 2, 1, 0])(true, Isa::detect().min(Isa::Avx512));
+    if Isa::detect() >= Isa::Avx2 {
+        assert!(p.matrix && p.nt && p.loops.len() == 5, "{p:?}");
+    }
+    assert_eq!(p.matrix_chunk, None, "{p:?}");
 }
