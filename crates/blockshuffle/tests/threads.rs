@@ -50,8 +50,9 @@ const CASES: &[Case] = &[
     // between threads.
     ("numpy", "transpose", &["--axes", "4,3,2,1,0"], 8, &[32, 9, 2, 13, 40]),
     // A matrix of 4 x 272 rows streamed in chunks of 3 repetitions and 1
-    // across the loop continuing its source rows (float32, AVX-512), whose
-    // range each thread runs.
+    // across the loop continuing its source rows (float32, AVX-512): 2 and
+    // 3 threads each run a range of that loop in chunks; 7 split the
+    // matrix's own loops, each part's matrix whole.
     ("numpy", "transpose", &["--axes", "4,3,2,1,0"], 4, &[272, 4, 16, 2, 16]),
     // Tiles repeated over an outer loop.
     ("ov", "depth-to-space", &["--block-size", "6", "--mode", "depth_first"], 4, &[2, 36, 4000]),

@@ -276,11 +276,14 @@ fn streamed_matrices_of_many_rows_go_in_chunks_that_match_the_reference() {
     // Reversals of 5 axes: the tile (the last axis by the first), repeated
     // along axes 3 (continuing its source rows) and 1 (its destination
     // rows), one matrix; axis 2 continues the matrix's source rows. Where
-    // AVX-512 streams it, the matrix's rows go in chunks of whole
-    // repetitions of axis 1 (at most 1,024 rows) across axis 2
+    // it is streamed (float32 by AVX-512's full-line squares, float64 by
+    // AVX2's too), the matrix's rows go in chunks of whole repetitions of
+    // axis 1 (at most 1,024 rows) across axis 2
     // (`plan::repetitions::matrix_chunk`): float32, 4 x 272 rows in
     // chunks of 3 repetitions and 1; 4 x 256, as many as a chunk holds,
-    // whole; 2 x 1,104, a repetition a chunk; float64, 4 x 300.
+    // whole; 2 x 1,104, a repetition a chunk; float64, 4 x 300 of 16 and
+    // of 32 columns, in chunks of 3 repetitions and 1 (900 rows, 7,200
+    // bytes of each destination row: the chunks split a line).
     for (shape, elem) in [
         ([272, 4, 3, 2, 16], 4),
         ([256, 4, 3, 2, 16], 4),

@@ -347,7 +347,9 @@ impl Exec<'_> {
     /// Runs indices `range` of loop `j`, the loop outside a streamed matrix
     /// that continues its source rows (see `CopyPlan::matrix_chunk`): the
     /// matrix's rows `per` repetitions of its rows loop at a time, each
-    /// chunk for every index of the range before the next.
+    /// chunk for every index of the range before the next. (Where threads
+    /// split the matrix's own loops, more parts than loop `j` and those
+    /// outside it have, each part runs its matrix whole.)
     ///
     /// # Safety
     /// As [`Exec::indices`]; the plan's `matrix_chunk` is `Some(per)`, and
@@ -355,10 +357,16 @@ impl Exec<'_> {
     /// carry no window: all their positions are valid).
     unsafe fn matrix_in_chunks(&self, j: usize, range: Range<usize>, so: isize, dof: isize, per: usize) {
         let p = self.plan;
+        // A real check, once a range: other loops, or a window on these,
+        // would address positions the chunks do not have.
         let [l, cols, b, x, y] = &p.loops[j..] else {
-            // A real check: another plan would be run as this one.
             unreachable!("a matrix in chunks is the plan's last five loops, not {:?}", &p.loops[j..]);
         };
+        assert!(
+            p.loops[j..].iter().all(|l| l.window.is_none()),
+            "a matrix in chunks has no window: {:?}",
+            &p.loops[j..]
+        );
         let mut r = 0;
         while r < b.count {
             let rows = Rows { count: per.min(b.count - r), ss: b.ss, ds: b.ds };

@@ -1,5 +1,6 @@
 //! The architecture layer, below every kernel: instruction-set detection
-//! ([`isa`]), the last-level cache's size ([`cache`]), the per-ISA vector
+//! ([`isa`]), the caches' sizes and the first level's sets and ways
+//! ([`cache`]), the per-ISA vector
 //! registers ([`vector`]) and the memory primitives every kernel uses
 //! ([`mem`]).
 //!

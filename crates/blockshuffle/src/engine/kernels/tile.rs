@@ -432,10 +432,12 @@ unsafe fn tile_rows(
 ///
 /// A walk of the source's rows whose destination rows all fall in one set
 /// of the first-level cache (`arch::cache::shares_first_level_set`: more
-/// than its ways, a whole number of a way's bytes apart, 4 KiB) goes a line of each destination row at a time
-/// (chunks of `LINE / unit` source rows where the tile has as many, units
-/// of up to 16 bytes), so that each line is written whole before the set
-/// evicts it. Measured on an AMD
+/// than its ways, a whole number of a way's bytes apart, 4 KiB) goes a
+/// line of each destination row at a time (chunks of `LINE / unit` source
+/// rows where the tile has as many, units of up to 16 bytes), so that each
+/// line is written whole before the set evicts it. (Measured on 8 ways;
+/// on first levels of 12, 9 to 12 such rows are walked as others: derived
+/// from the ways, not measured.) Measured on an AMD
 /// EPYC (Zen 4), one thread, 5 alternated runs, ratio to memcpy: the 4
 /// broad workloads of seeds 26 and 801-810 it changes, ONNX space-to-depth
 /// of complex128 by 16 (rows 12 KiB apart, 6 MiB) 4.6 -> 2.5 and 2.8 ->

@@ -26,7 +26,9 @@
 //! ([`repeat_continuing`](super::repetitions::repeat_continuing)); a streamed
 //! one whose destination block is one run (or a streamed matrix), a loop
 //! that continues its source rows
-//! ([`repeat_source_rows`](super::repetitions::repeat_source_rows)); past the
+//! ([`repeat_source_rows`](super::repetitions::repeat_source_rows)), and a
+//! streamed matrix of many rows goes a chunk of them at a time across it
+//! ([`matrix_chunk`](super::repetitions::matrix_chunk)); past the
 //! caches, a deinterleaving one whose rows each pass over the source reads
 //! in short runs goes a chunk of rows at a time
 //! ([`block_passes`](super::order::block_passes)), and an interleaving one

@@ -5,7 +5,8 @@
 //! - [`rules`]: the predicates and constants that choose its paths;
 //! - [`gathers`]: the rules of blocks gathered by byte permutes;
 //! - [`order`]: the loop orders, and the moves that make them;
-//! - [`repetitions`]: a tile's repetitions moved next to it;
+//! - [`repetitions`]: a tile's repetitions moved next to it, and a
+//!   streamed matrix's rows in chunks;
 //! - [`padded`]: a padded tile's block, staged a block at a time, and
 //!   where other padded tiles are staged whole;
 //! - [`streamed`]: the tiles of a streaming plan that store through the

@@ -4,8 +4,9 @@
 
 use super::*;
 
-/// Walks of source rows into more streams than a set's ways, every
-/// stream's line in one set (rows a whole number of 4 KiB apart), go a
+/// Walks of source rows into more streams than a set's ways (8 in the
+/// first levels measured; on one of 12, 9 streams are walked as others),
+/// every stream's line in one set (rows a whole number of 4 KiB apart), go a
 /// line of each stream at a time where the tile has a line's worth of
 /// rows: deinterleaves of 16-byte units (source rows one run, walked in
 /// the source's order) into 9 and 16 streams, rows of 1 to 11 units (none,

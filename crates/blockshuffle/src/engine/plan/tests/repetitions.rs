@@ -434,6 +434,10 @@ fn a_matrix_s_rows_go_in_chunks_across_the_loop_continuing_its_source_rows() {
     assert_eq!(matrix_chunk(&rows(5, 256), 8), Some(4));
     assert_eq!(matrix_chunk(&rows(2, 1_100), 8), Some(1));
     assert_eq!(matrix_chunk(&rows(1, 1_100), 8), None);
+    // As many repetitions as fit, whole lines of each destination row or
+    // not: 300 rows of float64 (2,400 bytes, half a line over) in 3.
+    assert_eq!(matrix_chunk(&rows(4, 300), 8), Some(3));
+    assert_eq!(matrix_chunk(&rows(3, 300), 8), None);
     // Only a loop continuing a whole source row of the matrix (1,536),
     // forward, with no window; and only the fifth loop from the last.
     for ss in [384, 3_072, -1_536] {
@@ -452,6 +456,10 @@ fn a_matrix_s_rows_go_in_chunks_across_the_loop_continuing_its_source_rows() {
     windowed[0].window = Some(Window { outer: None, oc: 0, ic: 1, lo: 1, hi: 27 });
     assert_eq!(matrix_chunk(&windowed, 8), None);
     assert_eq!(matrix_chunk(&hptt[1..], 8), None);
+    let mut six = [l(2, 1_536, 1 << 30), l(28, 3_072, 78_848), hptt[1], hptt[2], hptt[3], hptt[4]];
+    assert_eq!(matrix_chunk(&six, 8), None);
+    six[1].ss = 1_536;
+    assert_eq!(matrix_chunk(&six, 8), Some(2));
     // Other units make other rows.
     assert_eq!(matrix_chunk(&hptt, 4), None);
 }
