@@ -367,21 +367,20 @@ impl Exec<'_> {
             "a matrix in chunks has no window: {:?}",
             &p.loops[j..]
         );
-        let mut r = 0;
-        while r < b.count {
-            let rows = Rows { count: per.min(b.count - r), ss: b.ss, ds: b.ds };
-            let (so, dof) =
-                (so.wrapping_add((r as isize).wrapping_mul(b.ss)), dof.wrapping_add((r as isize).wrapping_mul(b.ds)));
+        let (outer, reps) = (Rows::of(l), Rows::of(b));
+        let (src, dst) = (self.buf.src.wrapping_offset(so), self.buf.dst.wrapping_offset(dof));
+        // (`per` is at least 1: `matrix_chunk`.)
+        for r in (0..b.count).step_by(per) {
+            let rows = Rows { count: per.min(b.count - r), ..reps };
+            let (src, dst) = reps.at(r, src, dst);
             for i in range.clone() {
-                let src = self.buf.src.wrapping_offset(so.wrapping_add((i as isize).wrapping_mul(l.ss)));
-                let dst = self.buf.dst.wrapping_offset(dof.wrapping_add((i as isize).wrapping_mul(l.ds)));
+                let (src, dst) = outer.at(i, src, dst);
                 // SAFETY: repetitions `r..r + rows.count` of the rows loop
                 // of index `i` of loop j, valid positions (caller).
                 unsafe {
                     copy_matrix(Rows::of(cols), rows, x.count, y.count, src, y.ss, dst, x.ds, p.unit, self.mode())
                 };
             }
-            r += rows.count;
         }
     }
 

@@ -238,37 +238,38 @@ pub(super) fn repeat_source_rows(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: us
 
 /// The repetitions of a streamed matrix's rows loop (see [`repeat_both`])
 /// that exec runs together, a chunk for every repetition of the loop
-/// outside the matrix before the next chunk, where that loop continues
-/// the matrix's source rows (`ss` the bytes of a source row: usually put
-/// there by [`repeat_source_rows`]), those rows are at most half a page (a page
-/// holds two repetitions' rows or more), and the matrix has more rows
-/// than the transpose sweeps at once (`transpose::CHUNK_ROWS`; a chunk is
-/// as many whole repetitions as that holds, at least one: where their
-/// bytes of each destination row are not whole lines, a line is split
-/// between two chunks' transposes, its parts stored through the cache). Each source
+/// outside the matrix before the next chunk, where that loop continues the
+/// matrix's source rows (`ss` the bytes of a source row: usually put there
+/// by [`repeat_source_rows`]), those rows are at most half a page (a page
+/// holds two repetitions' rows or more), and the matrix has more rows than
+/// the transpose sweeps at once (`transpose::CHUNK_ROWS`; a chunk is as
+/// many whole repetitions as that holds, at least one: where their bytes of
+/// each destination row are not whole lines, a line is split between two
+/// chunks' transposes, its parts stored through the cache). Each source
 /// row's page is then read on, the next repetitions' bytes of the row,
 /// while the TLB still holds it; a whole matrix a repetition at a time
-/// reads at most half a page of every row's page, more pages than the
-/// TLB holds, and comes back to each page after all the others. `None`
-/// for other loops.
+/// reads at most half a page of every row's page, more pages than the TLB
+/// holds, and comes back to each page after all the others. `None` for
+/// other loops.
 ///
 /// Measured on an AMD EPYC (Zen 4), one thread, 3 alternated runs, time
 /// after over before: HPTT's `4,3,2,1,0` of `[352, 28, 28, 4, 48]`
-/// (float64, 404 MiB: 9,856 source rows 1.15 MiB apart, of 1,536 bytes,
-/// in chunks of 704 across 28 repetitions) 2.50 -> 1.69x memcpy. numpy
+/// (float64, 404 MiB: 9,856 source rows 1.15 MiB apart, of 1,536 bytes, in
+/// chunks of 704 across 28 repetitions) 2.50 -> 1.69x memcpy. numpy
 /// transposes drawn to reach the rule (5- and 6-D, the first axis last,
 /// float16 to complex128, 16 to 300 MiB; none of the broad workloads of
 /// seeds 26 and 801-804 does): with rows of any length, 67, geomean 0.96,
 /// but rows of 2 KiB and less (36) 0.91, 21 faster by more than 5% and 3
 /// slower (the worst float16, 1.12); rows past 2 KiB up to 4 KiB (17),
 /// 1.00, and longer ones (14), 1.05, the worst float16 rows of 28 KiB (7
-/// pages a visit already), 1.34: hence half a page. Held out, 54 of a second draw: 0.90, 32 faster by more
-/// than 5% (float32 `3,5,4,1,2,0` of `[1600, 2, 20, 6, 3, 48]`, 210 MiB,
-/// 2.37 -> 1.42x), 9 slower, the worst float32 of 154 MiB, 1.58 -> 1.90x;
-/// on two threads (2 alternated runs), 0.89, 7 slower. Chunks of whole
-/// destination lines (fewer repetitions where theirs are not) changed one
-/// of the 54, float16 in chunks of 4 x 200 rows, not 5: 1.06 the time (4
-/// runs), so chunks are as many repetitions as fit.
+/// pages a visit already), 1.34: hence half a page. Held out, 54 of a
+/// second draw: 0.90, 32 faster by more than 5% (float32 `3,5,4,1,2,0` of
+/// `[1600, 2, 20, 6, 3, 48]`, 210 MiB, 2.37 -> 1.42x), 9 slower, the worst
+/// float32 of 154 MiB, 1.58 -> 1.90x; on two threads (2 alternated runs),
+/// 0.89, 7 slower. Chunks of whole destination lines (fewer repetitions
+/// where theirs are not) changed one of the 54, float16 in chunks of 4 x
+/// 200 rows, not 5: 1.06 the time (4 runs), so chunks are as many
+/// repetitions as fit.
 pub(super) fn matrix_chunk(loops: &[Loop], unit: usize) -> Option<usize> {
     let n = loops.len();
     let [outer, cols, rows, x, y] = loops.get(n.checked_sub(5)?..)? else {
