@@ -481,28 +481,36 @@ mod x86 {
         // streamed only in whole aligned lines (checked above) (caller).
         unsafe {
             let mut v = [_mm256_setzero_si256(); MAX_PIECES];
-            each_block(outer, rows, src, dst, |s, d| {
-                for (v, c) in v.iter_mut().zip(&a.pieces) {
-                    *v = _mm256_broadcastsi128_si256(load_part(s.wrapping_offset(c.at), c.n as usize));
-                }
-                let mut j = 0;
-                for (p, &end) in a.ends.iter().enumerate().take(parts) {
-                    let mut out = _mm256_setzero_si256();
-                    while j < end as usize {
-                        let table = _mm256_loadu_si256(a.table[j].as_ptr().cast());
-                        out = _mm256_or_si256(out, _mm256_shuffle_epi8(v[a.piece[j] as usize], table));
-                        j += 1;
+            // Inlined: compiled out of line, a call a block.
+            each_block(
+                outer,
+                rows,
+                src,
+                dst,
+                #[inline(always)]
+                |s, d| {
+                    for (v, c) in v.iter_mut().zip(&a.pieces) {
+                        *v = _mm256_broadcastsi128_si256(load_part(s.wrapping_offset(c.at), c.n as usize));
                     }
-                    let to = d.wrapping_add(p * 32);
-                    if p * 32 + 32 > g.len {
-                        _mm_storeu_si128(to.cast(), _mm256_castsi256_si128(out));
-                    } else if stream {
-                        _mm256_stream_si256(to.cast(), out);
-                    } else {
-                        _mm256_storeu_si256(to.cast(), out);
+                    let mut j = 0;
+                    for (p, &end) in a.ends.iter().enumerate().take(parts) {
+                        let mut out = _mm256_setzero_si256();
+                        while j < end as usize {
+                            let table = _mm256_loadu_si256(a.table[j].as_ptr().cast());
+                            out = _mm256_or_si256(out, _mm256_shuffle_epi8(v[a.piece[j] as usize], table));
+                            j += 1;
+                        }
+                        let to = d.wrapping_add(p * 32);
+                        if p * 32 + 32 > g.len {
+                            _mm_storeu_si128(to.cast(), _mm256_castsi256_si128(out));
+                        } else if stream {
+                            _mm256_stream_si256(to.cast(), out);
+                        } else {
+                            _mm256_storeu_si256(to.cast(), out);
+                        }
                     }
-                }
-            });
+                },
+            );
         }
     }
 }
