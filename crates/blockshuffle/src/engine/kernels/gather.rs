@@ -481,7 +481,11 @@ mod x86 {
         // streamed only in whole aligned lines (checked above) (caller).
         unsafe {
             let mut v = [_mm256_setzero_si256(); MAX_PIECES];
-            // Inlined: compiled out of line, a call a block.
+            // `#[inline(always)]`: left to the compiler, the closure was
+            // compiled out of line, a call a block. (An always-inlined
+            // closure does not take this function's target features: its
+            // intrinsics are inlined once it is, into `each_block`, itself
+            // always inlined here; `.ci/inlined` checks that they are.)
             each_block(
                 outer,
                 rows,

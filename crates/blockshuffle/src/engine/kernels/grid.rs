@@ -416,14 +416,18 @@ impl Grid {
         if few {
             self.rows(|i, a, b| ranges[i] = (a, b));
         }
-        // Row `i`'s units `[a, b)` at `src` and `dst`, its padding around
-        // them: a function inlined into each loop below. As a closure it
-        // was compiled out of line, a call a row (measured, one thread, 8
-        // alternated runs, the 6 broad workloads of seed 26 that spend
-        // their time here, TF and OpenVINO space-to-batch: 0.93 of the
-        // time; TF's of seeds 801 to 803, 96, 0.99).
+        /// Row `i`'s units `[a, b)` at `src` and `dst`, its padding around
+        /// them: a function inlined into each loop below. As a closure it
+        /// was compiled out of line, a call a row (measured, one thread, 8
+        /// alternated runs, the 6 broad workloads of seed 26 that spend
+        /// their time here, TF and OpenVINO space-to-batch: 0.93 of the
+        /// time; TF's of seeds 801 to 803, 96, 0.99).
+        ///
+        /// # Safety
+        /// `i < g.n1` and `a <= b <= g.n0` (a row's bounds); the row's
+        /// `n0` units writable at `dst` and contiguous (`g.ds0 == unit`);
+        /// `row` sound for its `b - a` units.
         #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
         unsafe fn padded_row(
             g: &Grid,
             row: &impl Fn(usize, *const u8, *mut u8),
@@ -450,11 +454,13 @@ impl Grid {
             let (src, dst) = outer.at(r, src, dst);
             if few {
                 for (i, &(a, b)) in ranges[..self.n1].iter().enumerate() {
-                    // SAFETY: forwarded (row `i`'s units and padding).
+                    // SAFETY: `(i, a, b)` from `self.rows` (`i < n1`, `a <=
+                    // b <= n0`); `ds0 == unit`, asserted by `padded`, the
+                    // one caller; the caller vouches for `row` and the units.
                     unsafe { padded_row(self, &row, unit, nt, (i, a, b), src, dst) };
                 }
             } else {
-                // SAFETY: as above.
+                // SAFETY: as above, the bounds straight from `self.rows`.
                 self.rows(|i, a, b| unsafe { padded_row(self, &row, unit, nt, (i, a, b), src, dst) });
             }
         }
