@@ -424,9 +424,9 @@ impl Grid {
         /// time; TF's of seeds 801 to 803, 96, 0.99).
         ///
         /// # Safety
-        /// `i < g.n1` and `a <= b <= g.n0` (a row's bounds); the row's
-        /// `n0` units writable at `dst` and contiguous (`g.ds0 == unit`);
-        /// `row` sound for its `b - a` units.
+        /// `i < g.n1` and `a <= b <= g.n0` (a row's bounds); row `i`'s
+        /// `n0` units, from `dst + i * g.ds1`, writable and contiguous
+        /// (`g.ds0 == unit`); `row` sound for its `b - a` units.
         #[inline(always)]
         unsafe fn padded_row(
             g: &Grid,
@@ -438,8 +438,10 @@ impl Grid {
             dst: *mut u8,
         ) {
             let (s, d) = g.at(i, a, src, dst);
-            // SAFETY: units `[0, a)` and `[b, n0)` of the row are its
-            // padding, contiguous before and after its units `[a, b)`.
+            // SAFETY: `d` is `a` units past the row's start (`ds0 ==
+            // unit`), so units `[0, a)` and `[b, n0)` of the row, its
+            // padding, are the contiguous bytes before and after its units
+            // `[a, b)`, all writable (# Safety).
             unsafe {
                 if a > 0 {
                     zero_bytes(d.sub(a * unit), a * unit, nt);
