@@ -536,10 +536,15 @@ impl Exec<'_> {
     /// The kernel of the tile of loops `x` and `y` (the last two) repeated
     /// along `rows`: the plan's choice where it is this tile's (its kernel
     /// chosen for this very shape: `CopyPlan::tile_choice`), else its own.
+    /// (The plan's choice is compared where it is, and copied only if
+    /// taken: see [`Loop`] on copies of the plan's structures.)
     #[inline(always)]
     fn tile_choice(&self, rows: Rows, x: &Loop, y: &Loop) -> TileChoice {
         let shape = TileShape::of_loops(rows, x, y, self.plan.unit, self.mode());
-        self.plan.tile_choice.filter(|c| *c.shape() == shape).unwrap_or_else(|| TileChoice::of(shape))
+        match &self.plan.tile_choice {
+            Some(c) if *c.shape() == shape => *c,
+            _ => TileChoice::of(shape),
+        }
     }
 
     /// Runs `rows` rows of loop `j`, the plan's carry level, from the one
