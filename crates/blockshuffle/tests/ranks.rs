@@ -119,3 +119,48 @@ fn space_to_batch_of_every_rank_matches_the_reference() {
         assert_eq!(plan.inverse().run_bytes(&want, elem).unwrap(), input, "rank {rank}, inverse");
     }
 }
+
+/// Plans padded on many axes run on a thread with a small stack (musl's
+/// default, 128 KiB; 256 KiB in a debug build, whose frames are larger):
+/// the executor goes a level of its recursion a loop, and each level's
+/// frame must stay small. In a release build whose recursion kept a
+/// kernel's 8 KiB stage in every frame, these overflowed stacks of 128
+/// and 256 KiB (`.ci/frames` checks the release build's frames, and runs
+/// this test in release). OpenVINO space-to-batch of a tensor of extent 1
+/// on `padded` axes, each padded by 1 before and split by 2 (so that its
+/// elements land in the last batch), and batch-to-space taking the
+/// padding off again.
+#[test]
+fn many_padded_axes_run_on_a_small_stack() {
+    std::thread::Builder::new()
+        .stack_size(if cfg!(debug_assertions) { 256 << 10 } else { 128 << 10 })
+        .spawn(|| {
+            for padded in [10, 20] {
+                let rank = padded + 2;
+                let mut shape = vec![1usize; rank];
+                shape[rank - 1] = 3;
+                let (mut blocks, mut begin) = (vec![1i64; rank], vec![0i64; rank]);
+                for axis in 1..=padded {
+                    blocks[axis] = 2;
+                    begin[axis] = 1;
+                }
+                let end = vec![0i64; rank];
+                let elem = 2;
+                let input = bytes(3 * elem, 5);
+                let ublocks: Vec<usize> = blocks[1..].iter().map(|&b| b as usize).collect();
+                let pads: Vec<[usize; 2]> = begin[1..].iter().map(|&b| [b as usize, 0]).collect();
+                let (want, out_shape) = ref_space_to_batch(&input, &shape, elem, &ublocks, &pads);
+                // The input's 3 elements are the last batch's; the rest is padding.
+                assert_eq!(out_shape[0], 1 << padded);
+                assert_eq!(&want[want.len() - 3 * elem..], input.as_slice());
+                assert!(want[..want.len() - 3 * elem].iter().all(|&b| b == 0));
+                let plan = openvino::SpaceToBatch::new(&blocks, &begin, &end).plan(&shape).unwrap();
+                assert_eq!(plan.output_shape(), out_shape.as_slice());
+                assert_eq!(plan.run_bytes(&input, elem).unwrap(), want, "{padded} padded axes");
+                assert_eq!(plan.inverse().run_bytes(&want, elem).unwrap(), input, "{padded} padded axes, inverse");
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
