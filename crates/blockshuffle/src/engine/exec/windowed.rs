@@ -281,11 +281,12 @@ impl Exec<'_> {
     /// the indices of loop `j` its window keeps.
     //
     // Out of line: its stage (8 KiB) and loop lists would otherwise sit in
-    // the frame of `Exec::indices`, which calls itself once a loop, 14 KiB
-    // a level rather than 0.7 (x86_64 release build). OpenVINO
-    // space-to-batch of a rank-21 tensor padded on 20 axes then overflowed
-    // a thread's stack of 256 KiB (musl's default thread stack is 128 KiB,
-    // macOS's 512 KiB). `.ci/frames` checks the recursion's frames.
+    // the frame of `Exec::indices`, which recurses through `Exec::level`
+    // once a loop of the plan: 14 KiB a level rather than under 1 KiB
+    // (x86_64 release build). OpenVINO space-to-batch of a rank-21 tensor
+    // padded on 20 axes then overflowed a thread stack of 256 KiB (a C or
+    // C++ host's threads take the C library's default, 128 KiB with
+    // musl). `.ci/frames` checks the recursion's frames.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn padded_block(

@@ -14,7 +14,8 @@ const _: () = assert!(MAX_LOOPS <= 128, "a u128 holds one bit per loop");
 
 /// A padding/crop window on one loop (see the module docs).
 ///
-/// In declaration order (`repr(C)`), as [`Loop`] is.
+/// In declaration order (`repr(C)`), as the [`Loop`] it is a field of
+/// (see there).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Window {
@@ -111,9 +112,9 @@ fn ceil_div(a: i64, d: i64) -> i64 {
 /// loop's two bytes at offset 32) a copy of the rest, from offset 34, was
 /// one 38-byte run moved as overlapping 8- and 16-byte pieces: a later
 /// read of a piece that spans two of those stores waits for both to reach
-/// the cache (no store-to-load forward). TF batch-to-space-ND of uint8 by
-/// 3 x 2 x 2 with a crop (14 MiB), one thread,
-/// median of 3 alternated runs: 1.66x memcpy before; 2.5 once
+/// the cache (no store-to-load forward). On an AMD EPYC (Zen 4), TF
+/// batch-to-space-ND of uint8 by 3 x 2 x 2 with a crop (14 MiB), one
+/// thread, median of 3 alternated runs: 1.66x memcpy before; 2.5 once
 /// `Exec::indices` had a smaller frame (the stall moved into its copies);
 /// 1.50 with this order and the tile's choice compared in place
 /// (`Exec::tile_choice`).
