@@ -16,6 +16,11 @@ What it draws (uniformly unless said):
 - the output size, log-uniform from 64 KiB to 256 MiB;
 - padding or cropping on half of the space-to-batch and batch-to-space cases.
 
+With `--powers-of-two`, every block and every drawn dim is a power of two
+(pads and crops are drawn as above): the shapes of images and feature maps
+whose rows lie a power of two of bytes apart, and so crowd a few sets of
+the caches, which the uniform draw seldom makes.
+
 Ids say the family and the draw's number (`tf_s2bnd_017`); `what` says the
 element size and the output size. Standard library only.
 """
@@ -45,13 +50,27 @@ def csv(xs):
     return ",".join(str(x) for x in xs)
 
 
+# Set by --powers-of-two: blocks and drawn dims are powers of two.
+POW2 = False
+
+
+def block(r, lo, hi):
+    """A block size from `lo` to `hi`: any, or with --powers-of-two a power of two."""
+    if POW2:
+        return r.choice([p for p in (2, 4, 8, 16) if lo <= p <= hi])
+    return r.randint(lo, hi)
+
+
 def split(r, total, parts, lo=1):
-    """`parts` positive integers (each at least `lo`) whose product is about `total`."""
+    """`parts` positive integers (each at least `lo`) whose product is about
+    `total` (with --powers-of-two, each the nearest power of two)."""
     dims = []
     left = max(total, 1.0)
     for i in range(parts, 0, -1):
         share = left ** (1.0 / i)
         d = max(lo, int(round(share * math.exp(r.uniform(-0.4, 0.4)))))
+        if POW2:
+            d = max(lo, 2 ** round(math.log2(d)))
         dims.append(d)
         left = max(left / d, 1.0)
     r.shuffle(dims)
@@ -76,7 +95,7 @@ def draw(r, fam, target, e):
     if fam in ("tf_s2bnd", "tf_b2snd", "tf_s2b", "tf_b2s", "ov_s2b", "ov_b2s"):
         v1 = fam in ("tf_s2b", "tf_b2s")
         m = 2 if v1 else r.randint(1, 3)
-        blocks = [r.randint(2, 16)] * 2 if v1 else [r.randint(2, 16) for _ in range(m)]
+        blocks = [block(r, 2, 16)] * 2 if v1 else [block(r, 2, 16) for _ in range(m)]
         while math.prod(blocks) > units / 8:
             blocks = [max(2, b // 2) for b in blocks]
         rest = [] if v1 or fam.startswith("ov") else [r.choice([1, 2, 3, 4, 8, 16, 32, 64])] * r.randint(0, 2)
@@ -118,7 +137,7 @@ def draw(r, fam, target, e):
             return "tf", "space-to-batch-nd", ["--block-shape", csv(blocks), "--paddings", csv(flat)], [batch] + space + rest
         return "tf", "batch-to-space-nd", ["--block-shape", csv(blocks), "--crops", csv(flat)], [batch * math.prod(blocks)] + space + rest
     if fam.startswith(("tf_s2d", "tf_d2s", "onnx", "torch")):
-        b = r.randint(2, 16)
+        b = block(r, 2, 16)
         c = r.choice([1, 2, 3, 4, 8, 16, 32, 64])
         while b * b * c > units / 4:
             b, c = max(2, b // 2), max(1, c // 2)
@@ -147,7 +166,7 @@ def draw(r, fam, target, e):
         return "torch", "pixel-unshuffle", ["--downscale-factor", str(b)], lead + [n, c, h * b, w * b]
     if fam in ("ov_s2d", "ov_d2s"):
         k = r.randint(1, 3)
-        b = r.randint(2, 16 if k < 3 else 6)
+        b = block(r, 2, 16 if k < 3 else 6)
         c = r.choice([1, 2, 3, 4, 8, 16])
         while b**k * c > units / 4:
             b, c = max(2, b // 2), max(1, c // 2)
@@ -165,7 +184,7 @@ def draw(r, fam, target, e):
             r.shuffle(axes)
         return "numpy", "transpose", ["--axes", csv(axes)], split(r, units, rank, lo=2)
     # einops: a split, a permutation and a merge of a 4-D tensor.
-    b1, b2 = r.randint(2, 16), r.randint(2, 16)
+    b1, b2 = block(r, 2, 16), block(r, 2, 16)
     c = r.choice([1, 3, 4, 16])
     n = r.choice([1, 2])
     h, w = split(r, units / (n * c * b1 * b2), 2)
@@ -220,7 +239,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=26)
     ap.add_argument("--per-family", type=int, default=32, help="workloads per family (20 families)")
+    ap.add_argument("--powers-of-two", action="store_true", help="blocks and drawn dims powers of two")
     a = ap.parse_args()
+    global POW2
+    POW2 = a.powers_of_two
     r = random.Random(a.seed)
     large = []
     for fam in FAMILIES:
@@ -237,7 +259,8 @@ def main():
                 "id": f"{fam}_{i:03d}", "framework": fw, "op": op, "args": args, "dtype": dtype(e),
                 "shape": shape, "what": f"{e}-byte elements, {size / (1 << 20):.2f} MiB out",
             })
-    about = f"tools/broad_workloads.py --seed {a.seed} --per-family {a.per_family}: {len(large)} workloads"
+    pow2 = " --powers-of-two" if POW2 else ""
+    about = f"tools/broad_workloads.py --seed {a.seed} --per-family {a.per_family}{pow2}: {len(large)} workloads"
     json.dump({"about": about, "large": large}, sys.stdout, indent=1)
     sys.stdout.write("\n")
 
