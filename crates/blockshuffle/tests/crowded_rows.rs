@@ -5,7 +5,9 @@
 //! from the second level (with AVX-512, float16 of at most 512 rows in
 //! the full-line squares, `transpose::squares_for_crowded_rows`; with
 //! VBMI, interleaves of 32 planes in the transpose rather than the byte
-//! permutes, `tile::choice::spread`), and their neighbours that do not:
+//! permutes, `tile::choice::spread`; float64 tiles whose sides are both
+//! 32 or more in the full-line squares rather than the tile's own blocks,
+//! `tile::choice::crowded`), and their neighbours that do not:
 //! against the reference, with every kernel set, streamed or not, from
 //! row-major buffers and from a view whose first axis has a gap.
 
@@ -36,4 +38,17 @@ fn interleaves_of_planes_a_multiple_of_4_kib_apart_match_the_reference() {
             check_transpose(&[2, c, plane], &[0, 2, 1], elem, 20 + c as u8);
         }
     }
+}
+
+#[test]
+fn float64_rows_a_power_of_two_of_lines_apart_match_the_reference() {
+    // Both sides 32 or more (the squares, with AVX-512), a side of 31
+    // and 16 (the tile's own kernels), and sides a line past a power of
+    // two (spread over the sets).
+    for shape in [[32, 256], [64, 128], [128, 128], [128, 256], [256, 256], [256, 32], [31, 512], [16, 512], [136, 264]]
+    {
+        check_transpose(&shape, &[1, 0], 8, 24);
+    }
+    // Three dims: a tile of 128 x 32 repeated 32 times.
+    check_transpose(&[32, 32, 128], &[2, 1, 0], 8, 25);
 }

@@ -221,8 +221,9 @@ fn kernel(s: &TileShape) -> Kernel {
     };
     // Through the cache, 8-byte units where AVX-512's masks run go in the
     // tile's own square blocks, not the transpose's squares
-    // (`streams::blocks_through_cache`).
-    let blocks = !m.nt && streams::blocks_through_cache(unit, m.isa);
+    // (`streams::blocks_through_cache`), unless the tile's rows crowd the
+    // first-level cache ([`crowded`]).
+    let blocks = !m.nt && streams::blocks_through_cache(unit, m.isa) && !crowded(s);
     // Shorter sides of float64 (with VBMI, of packed 6- and 12-byte
     // units) in full-line squares, where the tile's destination rows are
     // not runs of its rows (see `takes_squares`).
@@ -287,6 +288,50 @@ fn kernel(s: &TileShape) -> Kernel {
         return Kernel::Joined;
     }
     Kernel::Own
+}
+
+/// The shortest side of a tile that [`crowded`] sends to the squares: the
+/// tile's own kernels copy a tile with a shorter side a whole row of its
+/// long side at a time, each row's lines written or read whole, wherever
+/// the rows fall in the cache (OpenVINO and TF space-to-batch of 8-byte
+/// units by 16, 16 destination rows 32 KiB and more apart, measured 1.14 to
+/// 1.25 the time in the squares).
+const CROWDED_SIDE: usize = 2 * transpose::MIN_SIDE;
+
+/// Whether a tile of `unit`-byte units that would go in the tile's own
+/// square blocks through the cache (8-byte units: see
+/// `streams::blocks_through_cache`) goes in the transpose's full-line
+/// squares instead, because the rows of such a block on either side (up
+/// to [`block_side`](super::block_side), 64) crowd into too few sets of
+/// the first-level cache to hold a line of each ([`first_level_holds`]):
+/// rows a power of two of lines apart, such as every 2-D transpose of
+/// float64 whose sides are powers of two. The blocks, the zip of source
+/// streams and the walk of units then fetch each line again and again;
+/// a square reads and writes 8 whole lines at once. Both sides
+/// [`CROWDED_SIDE`] or more, and under `TALL_TILE_BYTES` (from there the
+/// blocks measured faster: below).
+///
+/// Measured on an AMD EPYC (Zen 4, L1d 32 KiB of 64 sets of 8 ways), one
+/// thread, 4 alternated runs, ratio to memcpy: numpy transposes of float64
+/// with power-of-two sides from 32 KiB to 8 MiB (57 of 2 dims, 30 of 3),
+/// the 44 whose tiles this takes, geomean 5.08 -> 2.78 (128 x 256: 12.1 ->
+/// 2.1; 64 x 512: 15.2 -> 2.3; 256 x 256: 3.5 -> 2.2), 41 faster by more
+/// than 5%, 2 slower so (64 KiB, 2.8 -> 3.2); the other 43, 1.01. Those of
+/// 8 MiB measured 1.40 -> 1.56 in the squares: the bound keeps them in the
+/// blocks. Of the broad workloads, seeds 26 and 801 to 806 (4,480), it
+/// takes one, OpenVINO batch-to-space of float64 by 16 x 8 x 6 (0.2 MiB,
+/// 3.8 -> 3.0); of those drawn with powers of two
+/// (`tools/broad_workloads.py --powers-of-two`, seeds 26 to 28, 1,920),
+/// 4 numpy transposes (256 x 256 3.1 -> 2.4, 32 x 32 x 128 reversed 5.1
+/// -> 3.1, two within 3%).
+fn crowded(s: &TileShape) -> bool {
+    let TileShape { nx, ny, ssy, dsx, unit, .. } = *s;
+    let b = super::block_side(unit);
+    let bytes = nx.saturating_mul(ny).saturating_mul(unit);
+    nx >= CROWDED_SIDE
+        && ny >= CROWDED_SIDE
+        && bytes < super::TALL_TILE_BYTES
+        && !(first_level_holds(0, ssy, ny.min(b)) && first_level_holds(0, dsx, nx.min(b)))
 }
 
 /// Which way the byte permutes (`permute`) take the tile, if they do: an
@@ -535,6 +580,34 @@ mod tests {
         assert_eq!(transpose(8, true), Kernel::Transpose);
         assert_eq!(transpose(4, false), Kernel::Transpose);
         assert_eq!(transpose(4, true), Kernel::Transpose);
+    }
+
+    /// Where AVX-512's masks run, a float64 transpose through the cache
+    /// whose rows crowd the first-level cache (sides powers of two, rows
+    /// 1 or 2 KiB apart) goes in the transpose's squares, where both its
+    /// sides are 32 or more and it is under 8 MiB (`crowded`); its
+    /// neighbours with a side of 31, with rows a line past those, or of
+    /// 8 MiB go as before: the register transposes' deinterleave of whole
+    /// source rows, or the tile's own kernels.
+    #[test]
+    fn float64_transposes_whose_rows_crowd_go_in_the_squares() {
+        if !Isa::detect().runs_vbmi() {
+            return;
+        }
+        let transpose = |nx: usize, ny: usize, pad: usize| {
+            let (ssy, dsx) = ((nx * 8 + pad) as isize, (ny * 8 + pad) as isize);
+            let m = Mode { nt: false, isa: Isa::Avx512Vbmi };
+            kernel(&TileShape { rows: Rows::ONE, nx, ny, ssy, dsx, unit: 8, m })
+        };
+        assert_eq!(transpose(128, 128, 0), Kernel::Transpose);
+        assert_eq!(transpose(256, 128, 0), Kernel::Transpose);
+        assert_eq!(transpose(32, 256, 0), Kernel::Transpose);
+        // A side of 31: whole source rows of 31 units, deinterleaved.
+        assert_eq!(transpose(31, 256, 0), Kernel::Deinterleave);
+        assert_eq!(transpose(256, 31, 0), Kernel::Own);
+        assert_eq!(transpose(128, 128, 64), Kernel::Own);
+        assert_eq!(transpose(1024, 1024, 0), Kernel::Own);
+        assert_eq!(transpose(1024, 1023, 0), Kernel::Transpose);
     }
 
     /// With VBMI, deinterleaves of packed 6- and 12-byte units go in the
