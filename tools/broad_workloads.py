@@ -16,10 +16,11 @@ What it draws (uniformly unless said):
 - the output size, log-uniform from 64 KiB to 256 MiB;
 - padding or cropping on half of the space-to-batch and batch-to-space cases.
 
-With `--powers-of-two`, every block and every drawn dim is a power of two
-(pads and crops are drawn as above): the shapes of images and feature maps
-whose rows lie a power of two of bytes apart, and so crowd a few sets of
-the caches, which the uniform draw seldom makes.
+With `--powers-of-two`, every block and every dim drawn by splitting the
+size is a power of two (channel counts, leading dims, pads and crops, and
+the extents space-to-batch pads, are drawn as above): the shapes of images
+and feature maps whose rows lie a power of two of bytes apart, and so
+crowd a few sets of the caches, which the uniform draw seldom makes.
 
 Ids say the family and the draw's number (`tf_s2bnd_017`); `what` says the
 element size and the output size. Standard library only.
@@ -239,7 +240,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=26)
     ap.add_argument("--per-family", type=int, default=32, help="workloads per family (20 families)")
-    ap.add_argument("--powers-of-two", action="store_true", help="blocks and drawn dims powers of two")
+    ap.add_argument("--powers-of-two", action="store_true", help="blocks and split dims powers of two")
     a = ap.parse_args()
     global POW2
     POW2 = a.powers_of_two

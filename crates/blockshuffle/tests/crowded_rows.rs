@@ -43,8 +43,8 @@ fn interleaves_of_planes_a_multiple_of_4_kib_apart_match_the_reference() {
 #[test]
 fn float64_rows_a_power_of_two_of_lines_apart_match_the_reference() {
     // Both sides 32 or more (the squares, with AVX-512), a side of 31
-    // and 16 (the tile's own kernels), and sides a line past a power of
-    // two (spread over the sets).
+    // and 16 (other kernels), and sides a line past a power of two
+    // (spread over the sets).
     for shape in [[32, 256], [64, 128], [128, 128], [128, 256], [256, 256], [256, 32], [31, 512], [16, 512], [136, 264]]
     {
         check_transpose(&shape, &[1, 0], 8, 24);

@@ -222,7 +222,7 @@ fn kernel(s: &TileShape) -> Kernel {
     // Through the cache, 8-byte units where AVX-512's masks run go in the
     // tile's own square blocks, not the transpose's squares
     // (`streams::blocks_through_cache`), unless the tile's rows crowd the
-    // first-level cache ([`crowded`]).
+    // first-level cache (`crowded`).
     let blocks = !m.nt && streams::blocks_through_cache(unit, m.isa) && !crowded(s);
     // Shorter sides of float64 (with VBMI, of packed 6- and 12-byte
     // units) in full-line squares, where the tile's destination rows are
@@ -299,35 +299,47 @@ fn kernel(s: &TileShape) -> Kernel {
 const CROWDED_SIDE: usize = 2 * transpose::MIN_SIDE;
 
 /// Whether a tile of `unit`-byte units that would go in the tile's own
-/// square blocks through the cache (8-byte units: see
+/// kernels through the cache (8-byte units: see
 /// `streams::blocks_through_cache`) goes in the transpose's full-line
-/// squares instead, because the rows of such a block on either side (up
-/// to [`block_side`](super::block_side), 64) crowd into too few sets of
-/// the first-level cache to hold a line of each ([`first_level_holds`]):
-/// rows a power of two of lines apart, such as every 2-D transpose of
-/// float64 whose sides are powers of two. The blocks, the zip of source
-/// streams and the walk of units then fetch each line again and again;
-/// a square reads and writes 8 whole lines at once. Both sides
-/// [`CROWDED_SIDE`] or more, and under `TALL_TILE_BYTES` (from there the
-/// blocks measured faster: below).
+/// squares instead, because the rows of one of the own kernels' square
+/// blocks on either side (up to [`block_side`](super::block_side), 64)
+/// crowd into too few sets of the first-level cache to hold a line of
+/// each ([`first_level_holds`]): rows a power of two of lines apart from
+/// 1 KiB on (with 64 sets of 8 ways), such as 2-D transposes of float64
+/// whose sides are powers of two, one of them 128 or more. The blocks,
+/// the zip of source streams and the walk of units then fetch each line
+/// again and again; a square reads and writes 8 rows of 64 bytes at
+/// once. Both sides
+/// [`CROWDED_SIDE`] or more (a side of 32 with whole source rows, which
+/// went in the register transposes' deinterleave, goes in the squares
+/// too), and the matrix the squares take (the repetitions that continue
+/// the tile's rows or columns with it) under [`super::TALL_TILE_BYTES`]
+/// (from there the blocks measured faster: below).
 ///
 /// Measured on an AMD EPYC (Zen 4, L1d 32 KiB of 64 sets of 8 ways), one
 /// thread, 4 alternated runs, ratio to memcpy: numpy transposes of float64
 /// with power-of-two sides from 32 KiB to 8 MiB (57 of 2 dims, 30 of 3),
 /// the 44 whose tiles this takes, geomean 5.08 -> 2.78 (128 x 256: 12.1 ->
 /// 2.1; 64 x 512: 15.2 -> 2.3; 256 x 256: 3.5 -> 2.2), 41 faster by more
-/// than 5%, 2 slower so (64 KiB, 2.8 -> 3.2); the other 43, 1.01. Those of
-/// 8 MiB measured 1.40 -> 1.56 in the squares: the bound keeps them in the
-/// blocks. Of the broad workloads, seeds 26 and 801 to 806 (4,480), it
-/// takes one, OpenVINO batch-to-space of float64 by 16 x 8 x 6 (0.2 MiB,
-/// 3.8 -> 3.0); of those drawn with powers of two
-/// (`tools/broad_workloads.py --powers-of-two`, seeds 26 to 28, 1,920),
-/// 4 numpy transposes (256 x 256 3.1 -> 2.4, 32 x 32 x 128 reversed 5.1
-/// -> 3.1, two within 3%).
+/// than 5%, 2 slower so (64 KiB, 2.8 -> 3.2: 256 x 32, a deinterleave into
+/// 32 streams before; 512 x 32 to 2,048 x 32, 0.73 to 0.77 the time); the
+/// other 43, 1.01. Those of 8 MiB measured 1.40 -> 1.56 in the squares:
+/// the bound keeps them in the blocks. Of the broad workloads, seeds 26
+/// and 801 to 806 (4,480), it takes one, OpenVINO batch-to-space of
+/// float64 by 16 x 8 x 6 (0.2 MiB, 3.8 -> 3.0); of those drawn with
+/// powers of two (`tools/broad_workloads.py --powers-of-two`, seeds 26 to
+/// 28, 1,920), 4 numpy transposes (256 x 256 3.1 -> 2.4, 32 x 32 x 128
+/// reversed 5.1 -> 3.1, two within 3%).
 fn crowded(s: &TileShape) -> bool {
-    let TileShape { nx, ny, ssy, dsx, unit, .. } = *s;
+    let TileShape { rows, nx, ny, ssy, dsx, unit, .. } = *s;
     let b = super::block_side(unit);
-    let bytes = nx.saturating_mul(ny).saturating_mul(unit);
+    // The squares' matrix: the repetitions that continue its rows or
+    // columns with it (as `kernel` and `run` take them).
+    let reps = match continues(s) {
+        (false, false) => 1,
+        _ => rows.count,
+    };
+    let bytes = nx.saturating_mul(ny).saturating_mul(unit).saturating_mul(reps);
     nx >= CROWDED_SIDE
         && ny >= CROWDED_SIDE
         && bytes < super::TALL_TILE_BYTES
@@ -584,14 +596,20 @@ mod tests {
 
     /// Where AVX-512's masks run, a float64 transpose through the cache
     /// whose rows crowd the first-level cache (sides powers of two, rows
-    /// 1 or 2 KiB apart) goes in the transpose's squares, where both its
-    /// sides are 32 or more and it is under 8 MiB (`crowded`); its
+    /// 256 bytes to 8 KiB apart) goes in the transpose's squares, where
+    /// both its sides are 32 or more and it is under 8 MiB (`crowded`); its
     /// neighbours with a side of 31, with rows a line past those, or of
     /// 8 MiB go as before: the register transposes' deinterleave of whole
     /// source rows, or the tile's own kernels.
     #[test]
     fn float64_transposes_whose_rows_crowd_go_in_the_squares() {
         if !Isa::detect().runs_vbmi() {
+            return;
+        }
+        // Where the first level has ways of 4 KiB and fewer than 16 of
+        // them (every x86_64 core of the last decade: 8 or 12).
+        let l1 = crate::engine::arch::cache::first_level();
+        if l1.line * l1.sets != 4096 || l1.ways >= 16 {
             return;
         }
         let transpose = |nx: usize, ny: usize, pad: usize| {

@@ -363,9 +363,12 @@ pub(crate) fn takes_block(nx: usize, ny: usize, unit: usize, isa: Isa) -> bool {
 /// 0.67 to 0.82 a seed, every one faster by more than 5%; two threads
 /// (seeds 26 and 801), 0.83 and 0.88. Matrices whose rows are a multiple
 /// of 40 lines apart lose (a float64 transpose of 320 x 256, 1.9 -> 2.5x):
-/// a block's rows fall in a few of the L1 cache's sets. Such tiles go in
-/// the squares after all (`tile::choice`'s `crowded`: 320 x 256 then
-/// measured 2.9 -> 2.4x, 256 x 320 3.3 -> 2.3x). Not measured on an
+/// a block's rows fall in a few of the L1 cache's sets. Tiles whose rows
+/// crowd more, into too few sets to hold a line of each of a block's
+/// rows, go in the squares after all (`tile::choice`'s `crowded`: 320 x
+/// 256 and 256 x 320, whose rows on one side are 2 KiB apart, measured
+/// 2.9 -> 2.4x and 3.3 -> 2.3x against these blocks in a later build;
+/// 320 x 320 stays here). Not measured on an
 /// Intel Xeon, where the squares through the cache were measured against
 /// the blocked transpose's 16-byte squares only (see `takes::cached`).
 /// Not 3- and 4-byte units, which measured mixed (seed 26: 3-byte 0.93 on
