@@ -17,8 +17,9 @@ What it draws (uniformly unless said):
 - padding or cropping on half of the space-to-batch and batch-to-space cases.
 
 With `--powers-of-two`, every block and every dim drawn by splitting the
-size is a power of two (channel counts, leading dims, pads and crops, and
-the extents space-to-batch pads, are drawn as above): the shapes of images
+size is a power of two (channel counts, leading dims, TensorFlow's
+remaining dims, pads and crops, and the extents space-to-batch pads, are
+drawn as above): the shapes of images
 and feature maps whose rows lie a power of two of bytes apart, and so
 crowd a few sets of the caches, which the uniform draw seldom makes.
 
@@ -51,7 +52,7 @@ def csv(xs):
     return ",".join(str(x) for x in xs)
 
 
-# Set by --powers-of-two: blocks and drawn dims are powers of two.
+# Set by --powers-of-two: blocks and split dims are powers of two.
 POW2 = False
 
 

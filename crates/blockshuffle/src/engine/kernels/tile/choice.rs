@@ -291,11 +291,12 @@ fn kernel(s: &TileShape) -> Kernel {
 }
 
 /// The shortest side of a tile that [`crowded`] sends to the squares: the
-/// tile's own kernels copy a tile with a shorter side a whole row of its
-/// long side at a time, each row's lines written or read whole, wherever
-/// the rows fall in the cache (OpenVINO and TF space-to-batch of 8-byte
-/// units by 16, 16 destination rows 32 KiB and more apart, measured 1.14 to
-/// 1.25 the time in the squares).
+/// tile's own kernels (or, where its source rows are whole, the register
+/// transposes' deinterleave) copy a tile with a shorter side a whole row
+/// of its long side at a time, each row's lines written or read whole,
+/// wherever the rows fall in the cache (OpenVINO and TF space-to-batch of
+/// 8-byte units by 16, 16 destination rows 32 KiB and more apart,
+/// measured 1.14 to 1.25 the time in the squares).
 const CROWDED_SIDE: usize = 2 * transpose::MIN_SIDE;
 
 /// Whether a tile of `unit`-byte units that would go in the tile's own
@@ -304,17 +305,18 @@ const CROWDED_SIDE: usize = 2 * transpose::MIN_SIDE;
 /// squares instead, because the rows of one of the own kernels' square
 /// blocks on either side (up to [`block_side`](super::block_side), 64)
 /// crowd into too few sets of the first-level cache to hold a line of
-/// each ([`first_level_holds`]): rows a power of two of lines apart from
-/// 1 KiB on (with 64 sets of 8 ways), such as 2-D transposes of float64
-/// whose sides are powers of two, one of them 128 or more. The blocks,
-/// the zip of source streams and the walk of units then fetch each line
-/// again and again; a square reads and writes 8 rows of 64 bytes at
-/// once. Both sides
-/// [`CROWDED_SIDE`] or more (a side of 32 with whole source rows, which
-/// went in the register transposes' deinterleave, goes in the squares
-/// too), and the matrix the squares take (the repetitions that continue
-/// the tile's rows or columns with it) under [`super::TALL_TILE_BYTES`]
-/// (from there the blocks measured faster: below).
+/// each ([`first_level_holds`]): with 64 sets of 8 ways, rows a power of
+/// two of lines apart, from 1 KiB on a side of 64 units or more, from 2
+/// KiB on a side of 32, such as 2-D transposes of float64 whose sides are
+/// powers of two, both 64 or more and one 128 or more, or 32 and 256 or
+/// more. The blocks, the zip of source streams and the walk of units then
+/// fetch each line again and again; a square reads and writes 8 rows of
+/// 64 bytes at once. Both sides [`CROWDED_SIDE`] or more (a side of 32
+/// with whole source rows, which went in the register transposes'
+/// deinterleave, goes in the squares too), and the matrix the squares
+/// take (the repetitions that continue the tile's rows or columns with
+/// it) under [`super::TALL_TILE_BYTES`] (from there the blocks measured
+/// faster: below).
 ///
 /// Measured on an AMD EPYC (Zen 4, L1d 32 KiB of 64 sets of 8 ways), one
 /// thread, 4 alternated runs, ratio to memcpy: numpy transposes of float64
@@ -597,7 +599,8 @@ mod tests {
     /// Where AVX-512's masks run, a float64 transpose through the cache
     /// whose rows crowd the first-level cache (sides powers of two, rows
     /// 256 bytes to 8 KiB apart) goes in the transpose's squares, where
-    /// both its sides are 32 or more and it is under 8 MiB (`crowded`); its
+    /// both its sides are 32 or more and it is under 8 MiB, with the
+    /// repetitions that continue its rows (`crowded`); its
     /// neighbours with a side of 31, with rows a line past those, or of
     /// 8 MiB go as before: the register transposes' deinterleave of whole
     /// source rows, or the tile's own kernels.
@@ -626,6 +629,21 @@ mod tests {
         assert_eq!(transpose(128, 128, 64), Kernel::Own);
         assert_eq!(transpose(1024, 1024, 0), Kernel::Own);
         assert_eq!(transpose(1024, 1023, 0), Kernel::Transpose);
+        // Repetitions: the bound is on the matrix the squares take, which
+        // those that continue the tile's rows join (128 KiB tiles, 64 of
+        // them 8 MiB), not those apart.
+        let repeated = |count: usize, continued: bool| {
+            // Continued: destination rows of `count * 128` units. Apart:
+            // 64 bytes between one repetition's part of a row and the
+            // next's, the rows 1 MiB apart.
+            let (ds, dsx) = if continued { (1024, count as isize * 1024) } else { (1024 + 64, 1 << 20) };
+            let rows = Rows { count, ss: 128 * 1024 + 64, ds };
+            let m = Mode { nt: false, isa: Isa::Avx512Vbmi };
+            kernel(&TileShape { rows, nx: 128, ny: 128, ssy: 1024, dsx, unit: 8, m })
+        };
+        assert_eq!(repeated(63, true), Kernel::Transpose);
+        assert_eq!(repeated(64, true), Kernel::Own);
+        assert_eq!(repeated(64, false), Kernel::Transpose);
     }
 
     /// With VBMI, deinterleaves of packed 6- and 12-byte units go in the
