@@ -223,7 +223,7 @@ fn kernel(s: &TileShape) -> Kernel {
     // tile's own square blocks, not the transpose's squares
     // (`streams::blocks_through_cache`), unless the tile's rows crowd the
     // first-level cache (`crowded`).
-    let blocks = !m.nt && streams::blocks_through_cache(unit, m.isa) && !crowded(s);
+    let blocks = !m.nt && streams::blocks_through_cache(unit, m.isa) && !crowded(s, my * mx);
     // Shorter sides of float64 (with VBMI, of packed 6- and 12-byte
     // units) in full-line squares, where the tile's destination rows are
     // not runs of its rows (see `takes_squares`).
@@ -314,9 +314,10 @@ const CROWDED_SIDE: usize = 2 * transpose::MIN_SIDE;
 /// 64 bytes at once. Both sides [`CROWDED_SIDE`] or more (a side of 32
 /// with whole source rows, which went in the register transposes'
 /// deinterleave, goes in the squares too), and the matrix the squares
-/// take (the repetitions that continue the tile's rows or columns with
-/// it) under [`super::TALL_TILE_BYTES`] (from there the blocks measured
-/// faster: below).
+/// take, `units` of them (the repetitions that continue the tile's rows
+/// or columns with it: `kernel`'s `my x mx`), under
+/// [`super::TALL_TILE_BYTES`] (from there the blocks measured faster:
+/// below).
 ///
 /// Measured on an AMD EPYC (Zen 4, L1d 32 KiB of 64 sets of 8 ways), one
 /// thread, 4 alternated runs, ratio to memcpy: numpy transposes of float64
@@ -332,16 +333,10 @@ const CROWDED_SIDE: usize = 2 * transpose::MIN_SIDE;
 /// powers of two (`tools/broad_workloads.py --powers-of-two`, seeds 26 to
 /// 28, 1,920), 4 numpy transposes (256 x 256 3.1 -> 2.4, 32 x 32 x 128
 /// reversed 5.1 -> 3.1, two within 3%).
-fn crowded(s: &TileShape) -> bool {
-    let TileShape { rows, nx, ny, ssy, dsx, unit, .. } = *s;
+fn crowded(s: &TileShape, units: usize) -> bool {
+    let TileShape { nx, ny, ssy, dsx, unit, .. } = *s;
     let b = super::block_side(unit);
-    // The squares' matrix: the repetitions that continue its rows or
-    // columns with it (as `kernel` and `run` take them).
-    let reps = match continues(s) {
-        (false, false) => 1,
-        _ => rows.count,
-    };
-    let bytes = nx.saturating_mul(ny).saturating_mul(unit).saturating_mul(reps);
+    let bytes = units.saturating_mul(unit);
     nx >= CROWDED_SIDE
         && ny >= CROWDED_SIDE
         && bytes < super::TALL_TILE_BYTES
@@ -420,6 +415,14 @@ mod tests {
     use super::*;
     use crate::engine::arch::Isa;
 
+    /// Whether the first level has ways of 4 KiB and fewer than 16 of them
+    /// (every x86_64 core of the last decade: 8 or 12), as the tests of
+    /// crowded rows assume.
+    fn first_level_as_measured() -> bool {
+        let l1 = crate::engine::arch::cache::first_level();
+        l1.line * l1.sets == 4096 && l1.ways < 16
+    }
+
     /// The kernel an NCHW space-to-depth tile of `unit`-byte units gets:
     /// `b` streams (a source row of `b * ny` units, each destination row
     /// `ny` units), repeated `count` times, each repetition continuing the
@@ -471,10 +474,7 @@ mod tests {
             return;
         }
         let permutes = Kernel::Permute(Way::Interleave);
-        // Where the first level has ways of 4 KiB and fewer than 16 of
-        // them (every x86_64 core of the last decade: 8 or 12).
-        let l1 = crate::engine::arch::cache::first_level();
-        if l1.line * l1.sets != 4096 || l1.ways >= 16 {
+        if !first_level_as_measured() {
             return;
         }
         assert!(!spread(32, 4096) && !spread(40, -8192) && spread(16, 4096) && spread(32, 4160));
@@ -609,10 +609,7 @@ mod tests {
         if !Isa::detect().runs_vbmi() {
             return;
         }
-        // Where the first level has ways of 4 KiB and fewer than 16 of
-        // them (every x86_64 core of the last decade: 8 or 12).
-        let l1 = crate::engine::arch::cache::first_level();
-        if l1.line * l1.sets != 4096 || l1.ways >= 16 {
+        if !first_level_as_measured() {
             return;
         }
         let transpose = |nx: usize, ny: usize, pad: usize| {
