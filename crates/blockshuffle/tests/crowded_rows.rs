@@ -7,7 +7,10 @@
 //! VBMI, interleaves of 32 planes in the transpose rather than the byte
 //! permutes, `tile::choice::spread`; float64 tiles whose sides are both
 //! 32 or more in the full-line squares rather than the tile's own blocks,
-//! `tile::choice::crowded`), and their neighbours that do not:
+//! `tile::choice::crowded`; 16-byte tiles whose sides are both 32 or
+//! more, whose own kernels' rows crowd and the squares' destination rows
+//! do not, in the full-line squares, `tile::choice::crowded_wide`), and
+//! their neighbours that do not:
 //! against the reference, with every kernel set, streamed or not, from
 //! row-major buffers and from a view whose first axis has a gap.
 
@@ -51,4 +54,19 @@ fn float64_rows_a_power_of_two_of_lines_apart_match_the_reference() {
     }
     // Three dims: a tile of 128 x 32 repeated 32 times.
     check_transpose(&[32, 32, 128], &[2, 1, 0], 8, 25);
+}
+
+#[test]
+fn complex128_rows_a_power_of_two_of_lines_apart_match_the_reference() {
+    // Walked, zipped and blocked tiles whose rows crowd (the squares,
+    // with AVX-512), the squares' destination rows 4 KiB apart (the
+    // tile's own kernels), and sides a line past a power of two.
+    for shape in [[64, 64], [128, 64], [128, 32], [32, 256], [64, 512], [32, 64], [256, 32], [256, 256], [72, 136]] {
+        check_transpose(&shape, &[1, 0], 16, 26);
+    }
+    // Three dims: a tile of 64 x 64 repeated 8 times apart, and one of
+    // 64 x 32 repeated 4 times, continuing the destination rows (a matrix
+    // of 64 x 128).
+    check_transpose(&[8, 64, 64], &[0, 2, 1], 16, 27);
+    check_transpose(&[32, 4, 64], &[2, 1, 0], 16, 28);
 }

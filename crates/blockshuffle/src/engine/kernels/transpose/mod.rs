@@ -34,7 +34,8 @@
 //! squares (`wide`), where both sides hold a whole one ([`square_sides`];
 //! units of 2 and 16 bytes only where streamed, `takes::cached`, and 2
 //! through the cache where the blocked transpose's source lines would
-//! crowd into a few first-level sets, `takes::squares_for_crowded_rows`):
+//! crowd into a few first-level sets, `takes::squares_for_crowded_rows`;
+//! 16 where the tile's own kernels' rows would, [`in_full_lines`]):
 //! one 64-byte vector a row on both sides, so that a
 //! square reads a line of each source row and writes a whole line of each
 //! destination row, streamed with no stage. With VBMI too, so do units of
@@ -238,6 +239,41 @@ pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
     }
     // SAFETY: forwarded.
     unsafe { blocked::<false>(mx, m, nt) }
+}
+
+/// Whether [`in_full_lines`] moves a `rows x cols` matrix of `unit`-byte
+/// units in the full-line squares on `isa`: they run for its unit and it
+/// has their sides (`takes::square_sides`), whether or not [`takes`]
+/// would choose them.
+pub(crate) fn full_line_squares(rows: usize, cols: usize, unit: usize, isa: Isa) -> bool {
+    takes::square_sides(rows, cols, unit, isa) && takes::full_lines(unit, isa)
+}
+
+/// [`transpose`], in the full-line squares (the module `wide`) wherever
+/// they take `mx` ([`full_line_squares`], a real check: otherwise as
+/// [`transpose`] chooses), for a caller that chooses them for a reason
+/// [`takes`] does not see (`tile::choice`'s crowded rows).
+///
+/// # Safety
+/// As [`transpose`].
+#[inline(never)]
+pub(crate) unsafe fn in_full_lines(mx: Matrix, isa: Isa, nt: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if full_line_squares(mx.rows, mx.cols, mx.unit, isa) {
+        // SAFETY: forwarded; the CPU has the features (detected by
+        // `full_lines`).
+        return unsafe {
+            if !masks(isa) {
+                wide::transpose_avx2(mx, nt)
+            } else if packed(mx.unit) {
+                wide::packed(mx, nt)
+            } else {
+                wide::transpose(mx, nt)
+            }
+        };
+    }
+    // SAFETY: forwarded.
+    unsafe { transpose(mx, isa, nt) }
 }
 
 /// [`transpose`] with register transposes of side `m` (0: none);

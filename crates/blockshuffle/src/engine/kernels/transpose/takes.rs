@@ -317,7 +317,9 @@ pub(super) fn in_squares(rows: usize, cols: usize, unit: usize, isa: Isa, nt: bo
 /// 16-byte units, which measured slower there than the blocked
 /// transpose's 16-byte squares (2-byte units, but for rows that crowd the
 /// first-level cache's sets: [`squares_for_crowded_rows`]) and the tile's
-/// other kernels (16 bytes).
+/// other kernels (16 bytes; but for rows that crowd those kernels, which
+/// `tile::choice`'s `crowded_wide` sends to the squares by
+/// `super::in_full_lines`).
 ///
 /// Measured on an Intel Xeon (Emerald Rapids; one thread, 4 alternated
 /// runs, each workload's best of 5 repetitions, time after over before)
