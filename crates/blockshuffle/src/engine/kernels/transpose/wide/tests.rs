@@ -61,6 +61,10 @@ fn squares_start_at_the_sources_line_boundary() {
     assert_eq!(source_lead::<avx2::Packed<6, 8, 8>>(Matrix { unit: 6, ..at(16, 100, 700, lines) }), 0);
 }
 
+/// Destination rows 65 lines apart, each in the next set of the first
+/// level, which holds a line of each of any strip's.
+const SPREAD: isize = 65 * 64;
+
 /// `strip_cols`: 512 bytes of whole squares a strip, but through the
 /// cache, from a matrix of 256 KiB and 64 columns on, 16 destination
 /// rows (or a square's side, where that is more: 32 of 2-byte units);
@@ -70,33 +74,61 @@ fn squares_start_at_the_sources_line_boundary() {
 fn strips_through_the_cache_past_256_kib_write_16_rows() {
     // 8-byte units: 64 columns; 511 x 64 x 8 bytes is just under 256
     // KiB, 512 x 64 x 8 exactly it.
-    assert_eq!(strip_cols::<Masked<8, 8, 8>>(511, 64, false), 64);
-    assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, false), 16);
-    assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, true), 64);
-    assert_eq!(strip_cols::<Masked<4, 4, 16>>(1024, 64, false), 16);
-    assert_eq!(strip_cols::<Masked<4, 4, 16>>(1023, 64, false), 128);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(511, 64, false, 0, SPREAD), 64);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, false, 0, SPREAD), 16);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(512, 64, true, 0, SPREAD), 64);
+    assert_eq!(strip_cols::<Masked<4, 4, 16>>(1024, 64, false, 0, SPREAD), 16);
+    assert_eq!(strip_cols::<Masked<4, 4, 16>>(1023, 64, false, 0, SPREAD), 128);
     // 2-byte units: squares of 32.
-    assert_eq!(strip_cols::<Masked<2, 2, 32>>(2047, 64, false), 256);
-    assert_eq!(strip_cols::<Masked<2, 2, 32>>(2048, 64, false), 32);
+    assert_eq!(strip_cols::<Masked<2, 2, 32>>(2047, 64, false, 0, SPREAD), 256);
+    assert_eq!(strip_cols::<Masked<2, 2, 32>>(2048, 64, false, 0, SPREAD), 32);
     // Packed 3-byte units: 160 columns (480 bytes), then 16.
-    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1365, 64, false), 160);
-    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, false), 16);
+    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1365, 64, false, 0, SPREAD), 160);
+    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, false, 0, SPREAD), 16);
     // Streamed (shifted, four squares a step): 32 columns.
-    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, true), 32);
-    assert_eq!(strip_cols::<Masked<6, 8, 8>>(100, 1000, true), 32);
-    assert_eq!(strip_cols::<Masked<12, 16, 4>>(100, 1000, true), 32);
+    assert_eq!(strip_cols::<Masked<3, 4, 16>>(1366, 64, true, 0, SPREAD), 32);
+    assert_eq!(strip_cols::<Masked<6, 8, 8>>(100, 1000, true, 0, SPREAD), 32);
+    assert_eq!(strip_cols::<Masked<12, 16, 4>>(100, 1000, true, 0, SPREAD), 32);
     // Fewer than 64 columns, or a full strip of fewer (12-, 16- and
     // 32-byte units: 40, 32 and 16 columns): the full strip, whatever
     // the size.
-    assert_eq!(strip_cols::<Masked<8, 8, 8>>(600, 63, false), 64);
-    assert_eq!(strip_cols::<Masked<3, 4, 16>>(2000, 63, false), 160);
-    assert_eq!(strip_cols::<Masked<12, 16, 4>>(400, 64, false), 40);
-    assert_eq!(strip_cols::<Masked<16, 16, 4>>(400, 64, false), 32);
-    assert_eq!(strip_cols::<Masked<32, 32, 2>>(400, 64, false), 16);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(600, 63, false, 0, SPREAD), 64);
+    assert_eq!(strip_cols::<Masked<3, 4, 16>>(2000, 63, false, 0, SPREAD), 160);
+    assert_eq!(strip_cols::<Masked<12, 16, 4>>(400, 64, false, 0, SPREAD), 40);
+    assert_eq!(strip_cols::<Masked<16, 16, 4>>(400, 64, false, 0, SPREAD), 32);
+    assert_eq!(strip_cols::<Masked<32, 32, 2>>(400, 64, false, 0, SPREAD), 16);
     // AVX2's packed squares: 2,048-byte strips (672 columns of 3
     // bytes, 336 of 6) whatever the size.
-    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(100, 64, false), 672);
-    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(1366, 64, false), 672);
-    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(4096, 4096, false), 672);
-    assert_eq!(strip_cols::<avx2::Packed<6, 8, 8>>(4096, 4096, false), 336);
+    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(100, 64, false, 0, SPREAD), 672);
+    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(1366, 64, false, 0, SPREAD), 672);
+    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(4096, 4096, false, 0, SPREAD), 672);
+    assert_eq!(strip_cols::<avx2::Packed<6, 8, 8>>(4096, 4096, false, 0, SPREAD), 336);
+}
+
+/// `held_strip`: through the cache, a strip whose destination rows crowd
+/// the first level (a power of two of lines apart) is halved until it
+/// holds a line of each of them, where one square's rows do; streamed,
+/// and AVX2's packed squares, keep theirs.
+#[test]
+fn strips_whose_destination_rows_crowd_the_first_level_are_halved() {
+    let l1 = crate::engine::arch::cache::first_level();
+    if l1.line * l1.sets != 4096 || !(8..16).contains(&l1.ways) {
+        return;
+    }
+    // 8-byte units, 64 columns: rows 1 KiB apart fill 4 sets (32 of
+    // their lines held with 8 ways, 48 with 12), 2 KiB apart 2 sets, 4
+    // KiB apart one (a square's 8 rows held).
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, 1024), 32);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, 2048), 16);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, 4096), 8);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, true, 0, 4096), 64);
+    // Fewer columns than the strip: their rows are held.
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 16, false, 0, 2048), 64);
+    // 16-byte units: 32 columns, 4 KiB apart, to 8.
+    assert_eq!(strip_cols::<Masked<16, 16, 4>>(100, 64, false, 0, 4096), 8);
+    // 4-byte units: 16 rows 4 KiB apart are more than the ways, whatever
+    // the strip: the full one; 2 KiB apart, a square (16 rows, 2 sets).
+    assert_eq!(strip_cols::<Masked<4, 4, 16>>(100, 128, false, 0, 4096), 128);
+    assert_eq!(strip_cols::<Masked<4, 4, 16>>(100, 128, false, 0, 2048), 16);
+    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(100, 1000, false, 0, 4096), 672);
 }
