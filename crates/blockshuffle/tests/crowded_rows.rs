@@ -8,9 +8,10 @@
 //! permutes, `tile::choice::spread`; float64 tiles whose sides are both
 //! 32 or more in the full-line squares rather than the tile's own blocks,
 //! `tile::choice::crowded`; 16-byte tiles whose sides are both 32 or
-//! more, whose own kernels' rows crowd and the squares' destination rows
-//! do not, in the full-line squares, `tile::choice::crowded_wide`), and
-//! their neighbours that do not:
+//! more and whose own kernels' rows crowd, in the full-line squares,
+//! `tile::choice::crowded_wide`, their strips narrowed where the
+//! destination rows crowd, `transpose`'s `held_strip`), and their
+//! neighbours that do not (float32 and float64 in narrowed strips too):
 //! against the reference, with every kernel set, streamed or not, from
 //! row-major buffers and from a view whose first axis has a gap.
 
@@ -59,9 +60,12 @@ fn float64_rows_a_power_of_two_of_lines_apart_match_the_reference() {
 #[test]
 fn complex128_rows_a_power_of_two_of_lines_apart_match_the_reference() {
     // Walked, zipped and blocked tiles whose rows crowd (the squares,
-    // with AVX-512), the squares' destination rows 4 KiB apart (the
-    // tile's own kernels), and sides a line past a power of two.
-    for shape in [[64, 64], [128, 64], [128, 32], [32, 256], [64, 512], [32, 64], [256, 32], [256, 256], [72, 136]] {
+    // with AVX-512, some in strips narrowed to 8 or 16 destination rows),
+    // rows the first level holds (the tile's own kernels: 32 x 64, and
+    // 512 x 64 in blocks), and sides a line past a power of two.
+    for shape in
+        [[64, 64], [128, 64], [128, 32], [32, 256], [64, 512], [256, 32], [256, 256], [32, 64], [512, 64], [72, 136]]
+    {
         check_transpose(&shape, &[1, 0], 16, 26);
     }
     // Three dims: a tile of 64 x 64 repeated 8 times apart, and one of
@@ -69,4 +73,17 @@ fn complex128_rows_a_power_of_two_of_lines_apart_match_the_reference() {
     // of 64 x 128).
     check_transpose(&[8, 64, 64], &[0, 2, 1], 16, 27);
     check_transpose(&[32, 4, 64], &[2, 1, 0], 16, 28);
+}
+
+#[test]
+fn float32_destination_rows_a_power_of_two_of_lines_apart_match_the_reference() {
+    // The full-line squares' strips narrowed where the first level does
+    // not hold a line of each destination row (2 KiB and 1 KiB apart), kept
+    // where even a square's 16 rows crowd (4 KiB apart), and rows a line
+    // past a power of two.
+    for shape in [[512, 64], [256, 128], [1024, 256], [1024, 64], [512, 33], [528, 64]] {
+        check_transpose(&shape, &[1, 0], 4, 29);
+    }
+    // Repeated, each tile's destination rows 2 KiB apart.
+    check_transpose(&[4, 512, 64], &[0, 2, 1], 4, 30);
 }

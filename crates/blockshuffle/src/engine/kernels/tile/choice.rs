@@ -374,49 +374,52 @@ fn crowded(s: &TileShape, units: usize) -> bool {
 /// units) rather than the tile's own kernels (the transpose's rule leaves
 /// 16-byte units to them through the cache: `transpose::takes`), because
 /// the rows those kernels keep at once crowd into too few sets of the
-/// first-level cache to hold a line of each ([`first_level_holds`]) while
-/// the squares' destination rows do not. The own kernels zip a unit of
-/// each of the `ny` source rows in turn, or walk a unit of each of them
-/// (or of the `nx` destination rows) in turn, or, in a tile they block
-/// (`super::blocked`), keep a block's side of each
-/// ([`block_side`](super::block_side), 32): where those lines crowd, every
-/// unit misses. A strip of the squares writes a line of up to
-/// [`SQUARE_STREAMS`] destination rows a step, and reads four source rows
-/// at a time.
+/// first-level cache to hold a line of each ([`first_level_holds`]). The
+/// own kernels zip or walk a unit of each of a whole side's rows in turn
+/// (the `ny` source rows or the `nx` destination rows); in a tile they
+/// block (`super::blocked`), they copy a column of a block's source rows
+/// (its side, [`block_side`](super::block_side): 32) into a run of each
+/// destination row, so that only those source rows count. Where those
+/// lines crowd, every unit misses. The squares read a line of four source
+/// rows at a time and write a line of each of a strip's destination rows,
+/// a strip narrowed where those would crowd (`transpose`'s `held_strip`).
+/// Both sides [`CROWDED_SIDE`] or more, and the matrix with the
+/// repetitions that continue it (`my x mx`) under
+/// [`super::TALL_TILE_BYTES`], as in [`crowded`].
 ///
 /// Measured on an AMD EPYC (Zen 5, L1d 48 KiB of 64 sets of 12 ways), one
-/// thread, 4 alternated runs, ratio to memcpy: 90 numpy transposes of
-/// complex128 with power-of-two sides from 32 KiB to 8 MiB (2 and 3 dims,
-/// random permutations), the 21 whose tiles this takes, geomean 5.31 ->
-/// 2.72 (128 x 128: 19.3 -> 3.5; 128 x 64: 21.8 -> 4.8; 64 x 512: 6.4 ->
-/// 1.8), 20 faster by more than 5%, one slower so (32 x 128, 3.05 ->
-/// 3.32); the other 69, 1.00. The squares lose where their destination
-/// rows crowd too (256 x 256, 3.3 -> 8.8; 512 x 64, 1.5 -> 8.6), and on
-/// tiles whose rows do not crowd (60 x 60 to 136 x 136, 1.16 to 1.32 the
-/// time). Of the broad workloads, seeds 26 and 801 (1,280), it takes
-/// none; of those drawn with powers of two (seeds 26 and 27, 1,280), 2
-/// numpy transposes.
+/// thread, 6 alternated runs, ratio to memcpy, against the stop before
+/// (which had neither this nor the narrowed strips): 90 numpy transposes
+/// of complex128 with power-of-two sides from 32 KiB to 8 MiB (2 and 3
+/// dims, random permutations), the 39 whose tiles this takes, geomean
+/// 4.70 -> 2.24 (128 x 128: 19.5 -> 2.0; 256 x 32: 11.0 -> 3.2; 64 x 256:
+/// 6.5 -> 1.8), 33 faster by more than 5%, 4 slower so (blocked tiles
+/// whose source rows are 2 KiB apart, 512 x 128 and 1,024 x 128: 1.18 the
+/// time); the other 51, 1.00. Declining where the squares' destination
+/// rows crowd too (before their strips were narrowed, they lost there:
+/// 256 x 256, 3.3 -> 8.8) kept 21 of them, and lost 256 x 32 to 2,048 x
+/// 32 (9 to 11x). Counting a blocked tile's destination rows too took 512
+/// x 64 and 2,048 x 64 (1.5 -> 2.1x). The squares lose on tiles whose
+/// rows do not crowd (60 x 60 to 136 x 136, 1.16 to 1.32 the time). Of
+/// the broad workloads, seeds 26 and 801 (1,280), it takes none; of
+/// those drawn with powers of two (seeds 26 to 28, 1,920), 3 numpy
+/// transposes.
 fn crowded_wide(s: &TileShape, my: usize, mx: usize) -> bool {
     let TileShape { nx, ny, ssy, dsx, unit, m, .. } = *s;
     if unit != 16 || m.nt || nx < CROWDED_SIDE || ny < CROWDED_SIDE {
         return false;
     }
-    let (kx, ky) = if super::blocked(nx, ny, unit, ssy, dsx) {
-        let b = super::block_side(unit);
-        (nx.min(b), ny.min(b))
+    // The blocks copy a column of each block's source rows into a run of
+    // each destination row: only their source rows can crowd.
+    let crowds = if super::blocked(nx, ny, unit, ssy, dsx) {
+        !first_level_holds(0, ssy, ny.min(super::block_side(unit)))
     } else {
-        (nx, ny)
+        !(first_level_holds(0, ssy, ny) && first_level_holds(0, dsx, nx))
     };
-    my.saturating_mul(mx).saturating_mul(unit) < super::TALL_TILE_BYTES
+    crowds
+        && my.saturating_mul(mx).saturating_mul(unit) < super::TALL_TILE_BYTES
         && transpose::full_line_squares(my, mx, unit, m.isa)
-        && !(first_level_holds(0, ssy, ky) && first_level_holds(0, dsx, kx))
-        && first_level_holds(0, dsx, SQUARE_STREAMS)
 }
-
-/// The destination rows a strip of the full-line squares writes at once,
-/// that [`crowded_wide`] asks the first-level cache to hold a line of:
-/// `wide`'s strips through the cache in a matrix of 256 KiB and more.
-const SQUARE_STREAMS: usize = 16;
 
 /// Which way the byte permutes (`permute`) take the tile, if they do: an
 /// interleave of at most `interleaves` streams or a deinterleave of at
@@ -496,8 +499,7 @@ mod tests {
     /// 2-D transposes of 16-byte units (`nx x ny`, each side's rows
     /// `pad` bytes past their units) whose own kernels' rows crowd the
     /// first level go in the full-line squares where AVX-512's masks run,
-    /// through the cache, unless the squares' destination rows crowd too
-    /// (`crowded_wide`).
+    /// through the cache (`crowded_wide`).
     #[test]
     fn sixteen_byte_transposes_whose_rows_crowd_go_in_the_squares() {
         if Isa::detect() < Isa::Avx512 || !first_level_as_measured() {
@@ -509,20 +511,22 @@ mod tests {
         };
         let cached = |nx: usize, ny: usize, pad: usize| transpose(nx, ny, pad, false, Isa::Avx512);
         // Walked or zipped (under 512 KiB): 64 rows 1 KiB apart, 128 rows
-        // 512 bytes or 1 KiB apart, 32 rows 4 KiB apart; blocked: 32 rows
-        // of a block 8 KiB apart.
+        // 512 bytes or 1 KiB apart, 32 rows 4 KiB apart, 256 rows 512
+        // bytes apart; blocked: 32 rows of a block 8 KiB or 4 KiB apart.
         assert_eq!(cached(64, 64, 0), Kernel::Squares);
         assert_eq!(cached(64, 128, 0), Kernel::Squares);
         assert_eq!(cached(32, 128, 0), Kernel::Squares);
         assert_eq!(cached(256, 32, 0), Kernel::Squares);
+        assert_eq!(cached(32, 256, 0), Kernel::Squares);
         assert_eq!(cached(512, 64, 0), Kernel::Squares);
+        assert_eq!(cached(256, 256, 0), Kernel::Squares);
         // Rows that a first level of 8 or 12 ways holds: 64 rows 512 bytes
-        // apart and 32 rows 1 KiB apart; rows a line past a power of two.
+        // apart and 32 rows 1 KiB apart; rows a line past a power of two;
+        // a blocked tile whose blocks' source rows are 1 KiB apart (its
+        // destination rows, 8 KiB apart, each take a run of a block).
         assert_eq!(cached(32, 64, 0), Kernel::Own);
         assert_eq!(cached(64, 64, 64), Kernel::Own);
-        // The squares' destination rows crowd too (4 KiB apart).
-        assert_eq!(cached(32, 256, 0), Kernel::Own);
-        assert_eq!(cached(256, 256, 0), Kernel::Own);
+        assert_eq!(cached(64, 512, 0), Kernel::Own);
         // A side under 32; a matrix of 8 MiB and more.
         assert_eq!(cached(16, 256, 0), Kernel::Own);
         assert_eq!(cached(1024, 512, 0), Kernel::Own);
