@@ -1,6 +1,6 @@
-//! Transposes whose source rows crowd into a few of the first-level
-//! cache's sets (rows a multiple of 2 KiB apart: numpy and NCHW-to-NHWC
-//! layouts of power-of-two sizes), which go in the transpose where the
+//! Transposes whose rows crowd into a few of the first-level cache's sets
+//! (rows a power of two of lines apart: numpy and NCHW-to-NHWC layouts of
+//! power-of-two sizes), which go in the transpose where the
 //! blocked transpose or the byte permutes would read their lines again
 //! from the second level (with AVX-512, float16 of at most 512 rows in
 //! the full-line squares, `transpose::squares_for_crowded_rows`; with
@@ -62,7 +62,7 @@ fn complex128_rows_a_power_of_two_of_lines_apart_match_the_reference() {
     // Walked, zipped and blocked tiles whose rows crowd (the squares,
     // with AVX-512, some in strips narrowed to 8 or 16 destination rows),
     // rows the first level holds (the tile's own kernels: 32 x 64, and
-    // 512 x 64 in blocks), and sides a line past a power of two.
+    // 512 x 64 in blocks), and sides a few lines past a power of two.
     for shape in
         [[64, 64], [128, 64], [128, 32], [32, 256], [64, 512], [256, 32], [256, 256], [32, 64], [512, 64], [72, 136]]
     {

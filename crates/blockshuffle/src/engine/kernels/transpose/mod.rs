@@ -243,7 +243,7 @@ pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
 
 /// Whether [`in_full_lines`] moves a `rows x cols` matrix of `unit`-byte
 /// units in the full-line squares on `isa`: they run for its unit and it
-/// has their sides (`takes::square_sides`), whether or not [`takes`]
+/// has their sides (`takes::square_sides`), whether or not [`takes()`]
 /// would choose them.
 pub(crate) fn full_line_squares(rows: usize, cols: usize, unit: usize, isa: Isa) -> bool {
     takes::square_sides(rows, cols, unit, isa) && takes::full_lines(unit, isa)
@@ -252,16 +252,18 @@ pub(crate) fn full_line_squares(rows: usize, cols: usize, unit: usize, isa: Isa)
 /// [`transpose`], in the full-line squares (the module `wide`) wherever
 /// they take `mx` ([`full_line_squares`], a real check: otherwise as
 /// [`transpose`] chooses), for a caller that chooses them for a reason
-/// [`takes`] does not see (`tile::choice`'s crowded rows).
+/// [`takes()`] does not see (`tile::choice`'s crowded rows).
 ///
 /// # Safety
-/// As [`transpose`].
+/// As [`transpose`]; `isa` one this CPU runs (as a plan's always is: at
+/// most `Isa::detect()`).
 #[inline(never)]
 pub(crate) unsafe fn in_full_lines(mx: Matrix, isa: Isa, nt: bool) {
     #[cfg(target_arch = "x86_64")]
     if full_line_squares(mx.rows, mx.cols, mx.unit, isa) {
-        // SAFETY: forwarded; the CPU has the features (detected by
-        // `full_lines`).
+        // SAFETY: forwarded; the CPU runs `isa` (the caller), and
+        // `full_lines` checked the rest at run time (AVX-512's VL, and
+        // VBMI for packed units).
         return unsafe {
             if !masks(isa) {
                 wide::transpose_avx2(mx, nt)

@@ -29,7 +29,7 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-use super::{shifts_packed, Matrix, CHUNK_ROWS, MIN_SHIFTED_ROW};
+use super::{shifts_packed, Matrix, Rows2, CHUNK_ROWS, MIN_SHIFTED_ROW};
 use crate::engine::arch::cache::first_level_holds;
 use crate::engine::arch::mem::{fence, lanes, LINE};
 
@@ -154,25 +154,28 @@ const CACHED_STREAMS: usize = 16;
 /// 1.30 the time).
 ///
 /// Streamed packed units (shifted, four squares a step) go in strips of
-/// [`SHIFTED_PACKED_COLS`].
-fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool, dst: usize, stride: isize) -> usize {
+/// [`SHIFTED_PACKED_COLS`]. Through the cache, a strip whose destination
+/// rows (`to`'s, from `dst`) crowd the first level is then narrowed
+/// ([`held_strip`]).
+fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool, dst: usize, to: Rows2) -> usize {
     if streamed && S::U != S::L {
         return SHIFTED_PACKED_COLS;
     }
     let full = S::STRIP / S::U / S::N * S::N;
     let bytes = rows.saturating_mul(cols).saturating_mul(S::U);
     if streamed || S::FULL_STRIPS || bytes < CACHED_MATRIX || full.min(cols) < 4 * CACHED_STREAMS {
-        held_strip::<S>(full, cols, dst, stride, streamed)
+        held_strip::<S>(full, cols, dst, to, streamed)
     } else {
-        held_strip::<S>(full.min(CACHED_STREAMS.next_multiple_of(S::N)), cols, dst, stride, streamed)
+        held_strip::<S>(full.min(CACHED_STREAMS.next_multiple_of(S::N)), cols, dst, to, streamed)
     }
 }
 
 /// A strip of `bc` columns (of a matrix's `cols`) through the cache,
 /// halved (a whole number of squares) until the first-level cache holds a
-/// line of each of its destination rows, `stride` bytes apart from `dst`
-/// ([`first_level_holds`]), where a strip of one square or more does; else
-/// `bc`. Only squares of whole lines (not [`packed`](super::packed)
+/// line of each of its destination rows from `dst` ([`first_level_holds`]),
+/// where a strip of one square or more does; else `bc`. The rows counted
+/// are those `to.stride` apart (at most `to.inner`: a matrix whose columns
+/// two loops make has its next rows elsewhere, not counted). Only squares of whole lines (not [`packed`](super::packed)
 /// units, whose rows are 48 bytes), through the cache (not `streamed`),
 /// and not AVX2's packed squares, which keep their full strips
 /// ([`Squares::FULL_STRIPS`]). Each step of a strip writes a line of every
@@ -184,20 +187,23 @@ fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool, dst: usize, 
 /// Measured on an AMD EPYC (Zen 5, L1d 48 KiB of 64 sets of 12 ways), one
 /// thread, 8 alternated runs, ratio to memcpy, numpy 2-D transposes with
 /// power-of-two sides from 32 KiB to 16 MiB (at most 8 to 1): float64 (35)
-/// geomean 2.16 -> 1.77, 15 faster by more than 10%, one slower so (128 x
-/// 64, 2.10 -> 2.56; 256 x 64: 8.9 -> 2.3; 512 x 512: 3.7 -> 2.3);
-/// complex128 (33) 2.33 -> 2.13 (128 x 128: 3.7 -> 2.0), 6 faster, 2
-/// slower; float32 (35) 2.58 -> 2.46 (512 x 64: 8.9 -> 2.4), 4 faster, 2
-/// slower (128 x 128, 2.0 -> 2.4). Narrowed to the widest strip that
-/// holds (a square less at a time), float64 measured 1.83, with 3 slower
-/// (128 x 256, 1.36 -> 1.68: strips of 48 columns in 256); capped where
-/// not even a square's rows are held (float32's 16 rows 4 KiB apart),
-/// float32 measured 2.48, with 4 slower.
-fn held_strip<S: Squares>(bc: usize, cols: usize, dst: usize, stride: isize, streamed: bool) -> usize {
+/// geomean 2.21 -> 1.77, 16 faster by more than 10%, one slower so (1,024
+/// x 2,048, 1.00 -> 1.11; 256 x 64: 8.9 -> 2.3; 512 x 512: 3.7 -> 2.3);
+/// float32 (35) 2.66 -> 2.40 (512 x 64: 8.9 -> 2.4), 8 faster, one slower
+/// (128 x 128, 1.9 -> 2.1); complex128 (33) 2.36 -> 2.12 (128 x 128: 3.7
+/// -> 2.0), 6 faster, none slower. Of the broad workloads, seeds 26 and
+/// 801 (1,280), it narrows none; of those drawn with powers of two (seeds
+/// 26 to 28, 1,920), 11, 0.85 of the time. In another run, narrowed to
+/// the widest strip that holds (a square less at a time), float64
+/// measured 1.83 against 1.77 halved, 3 slower (128 x 256, 1.36 -> 1.68:
+/// strips of 48 columns in 256); packed units, 20 power-of-two broad
+/// workloads of 6- and 12-byte units, from 0.55 to 1.22 the time, and are
+/// left whole.
+fn held_strip<S: Squares>(bc: usize, cols: usize, dst: usize, to: Rows2, streamed: bool) -> usize {
     if streamed || S::FULL_STRIPS || S::U != S::L {
         return bc;
     }
-    let holds = |w: usize| first_level_holds(dst, stride, w.min(cols));
+    let holds = |w: usize| first_level_holds(dst, to.stride, w.min(cols).min(to.inner));
     let mut w = bc;
     while w > S::N && !holds(w) {
         w = (w / 2).next_multiple_of(S::N);
@@ -264,7 +270,7 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
     let shifted =
         S::SHIFTS && !stream && nt && if S::U == S::L { whole_units() } else { shifts_packed(rows, cols, S::U) };
     // Shifted rows are streamed too: full strips.
-    let bc = strip_cols::<S>(rows, cols, stream || shifted, dst as usize, to.stride);
+    let bc = strip_cols::<S>(rows, cols, stream || shifted, dst as usize, to);
     // Streamed, the source's lead columns go first (see `source_lead`).
     let col_lead = if stream || shifted { source_lead::<S>(mx) } else { 0 };
     // SAFETY: forwarded; the rows start as each mode takes them.

@@ -63,7 +63,12 @@ fn squares_start_at_the_sources_line_boundary() {
 
 /// Destination rows 65 lines apart, each in the next set of the first
 /// level, which holds a line of each of any strip's.
-const SPREAD: isize = 65 * 64;
+const SPREAD: Rows2 = Rows2 { inner: usize::MAX, stride: 65 * 64, outer: 0 };
+
+/// Destination rows `stride` bytes apart, all in one loop.
+fn apart(stride: isize) -> Rows2 {
+    Rows2 { inner: usize::MAX, stride, outer: 0 }
+}
 
 /// `strip_cols`: 512 bytes of whole squares a strip, but through the
 /// cache, from a matrix of 256 KiB and 64 columns on, 16 destination
@@ -118,17 +123,20 @@ fn strips_whose_destination_rows_crowd_the_first_level_are_halved() {
     // 8-byte units, 64 columns: rows 1 KiB apart fill 4 sets (32 of
     // their lines held with 8 ways, 48 with 12), 2 KiB apart 2 sets, 4
     // KiB apart one (a square's 8 rows held).
-    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, 1024), 32);
-    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, 2048), 16);
-    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, 4096), 8);
-    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, true, 0, 4096), 64);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, apart(1024)), 32);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, apart(2048)), 16);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, apart(4096)), 8);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, true, 0, apart(4096)), 64);
     // Fewer columns than the strip: their rows are held.
-    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 16, false, 0, 2048), 64);
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 16, false, 0, apart(2048)), 64);
+    // Rows of two loops: only the inner loop's 8 are counted.
+    let two_loops = Rows2 { inner: 8, stride: 4096, outer: 65 * 64 };
+    assert_eq!(strip_cols::<Masked<8, 8, 8>>(100, 64, false, 0, two_loops), 64);
     // 16-byte units: 32 columns, 4 KiB apart, to 8.
-    assert_eq!(strip_cols::<Masked<16, 16, 4>>(100, 64, false, 0, 4096), 8);
+    assert_eq!(strip_cols::<Masked<16, 16, 4>>(100, 64, false, 0, apart(4096)), 8);
     // 4-byte units: 16 rows 4 KiB apart are more than the ways, whatever
     // the strip: the full one; 2 KiB apart, a square (16 rows, 2 sets).
-    assert_eq!(strip_cols::<Masked<4, 4, 16>>(100, 128, false, 0, 4096), 128);
-    assert_eq!(strip_cols::<Masked<4, 4, 16>>(100, 128, false, 0, 2048), 16);
-    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(100, 1000, false, 0, 4096), 672);
+    assert_eq!(strip_cols::<Masked<4, 4, 16>>(100, 128, false, 0, apart(4096)), 128);
+    assert_eq!(strip_cols::<Masked<4, 4, 16>>(100, 128, false, 0, apart(2048)), 16);
+    assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(100, 1000, false, 0, apart(4096)), 672);
 }
