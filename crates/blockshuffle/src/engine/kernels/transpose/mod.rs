@@ -221,16 +221,9 @@ pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
     let m = if isa >= Isa::Sse2 { micro_side(mx.unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
     if in_squares(mx.rows, mx.cols, mx.unit, isa, nt) || squares_for_crowded_rows(&mx, isa, nt) {
-        // SAFETY: forwarded; the CPU has the features (detected).
-        return unsafe {
-            if !masks(isa) {
-                wide::transpose_avx2(mx, nt)
-            } else if packed(mx.unit) {
-                wide::packed(mx, nt)
-            } else {
-                wide::transpose(mx, nt)
-            }
-        };
+        // SAFETY: forwarded; both take only matrices with the squares'
+        // sides, of units they run for on `isa` (`full_lines`).
+        return unsafe { squares(mx, isa, nt) };
     }
     #[cfg(target_arch = "x86_64")]
     if m != 0 && masks(isa) {
@@ -239,6 +232,31 @@ pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
     }
     // SAFETY: forwarded.
     unsafe { blocked::<false>(mx, m, nt) }
+}
+
+/// `mx` in the full-line squares for its unit on `isa` (the module
+/// `wide`): AVX2's without AVX-512's masks, the packed ones for
+/// [`packed`] units, the others otherwise.
+///
+/// # Safety
+/// As [`transpose`]; the squares run for `mx.unit` on `isa`
+/// (`takes::full_lines`, which checks the features `isa` does not imply)
+/// and `mx` has their sides (`takes::square_sides`); `isa` one this CPU
+/// runs.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn squares(mx: Matrix, isa: Isa, nt: bool) {
+    // SAFETY: forwarded; each takes the units `full_lines` names for its
+    // `isa`, whose features the CPU has (the caller).
+    unsafe {
+        if !masks(isa) {
+            wide::transpose_avx2(mx, nt)
+        } else if packed(mx.unit) {
+            wide::packed(mx, nt)
+        } else {
+            wide::transpose(mx, nt)
+        }
+    }
 }
 
 /// Whether [`in_full_lines`] moves a `rows x cols` matrix of `unit`-byte
@@ -261,18 +279,10 @@ pub(crate) fn full_line_squares(rows: usize, cols: usize, unit: usize, isa: Isa)
 pub(crate) unsafe fn in_full_lines(mx: Matrix, isa: Isa, nt: bool) {
     #[cfg(target_arch = "x86_64")]
     if full_line_squares(mx.rows, mx.cols, mx.unit, isa) {
-        // SAFETY: forwarded; the CPU runs `isa` (the caller), and
-        // `full_lines` checked the rest at run time (AVX-512's VL, and
-        // VBMI for packed units).
-        return unsafe {
-            if !masks(isa) {
-                wide::transpose_avx2(mx, nt)
-            } else if packed(mx.unit) {
-                wide::packed(mx, nt)
-            } else {
-                wide::transpose(mx, nt)
-            }
-        };
+        // SAFETY: forwarded; `full_line_squares` checked the unit and the
+        // sides, and the features `isa` does not imply (AVX-512's VL, and
+        // VBMI for packed units); the CPU runs `isa` (the caller).
+        return unsafe { squares(mx, isa, nt) };
     }
     // SAFETY: forwarded.
     unsafe { transpose(mx, isa, nt) }
