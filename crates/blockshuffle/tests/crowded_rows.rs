@@ -10,8 +10,8 @@
 //! `tile::choice::crowded`; 16-byte tiles whose sides are both 32 or
 //! more and whose own kernels' rows crowd, in the full-line squares,
 //! `tile::choice::crowded_wide`, their strips narrowed where the
-//! destination rows crowd, `transpose`'s `held_strip`), and their
-//! neighbours that do not (float32 and float64 in narrowed strips too):
+//! destination rows crowd, `transpose`'s `held_strip`, as are float32's
+//! and float64's), and their neighbours that do not:
 //! against the reference, with every kernel set, streamed or not, from
 //! row-major buffers and from a view whose first axis has a gap.
 

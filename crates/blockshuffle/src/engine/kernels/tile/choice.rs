@@ -394,9 +394,9 @@ fn crowded(s: &TileShape, units: usize) -> bool {
 /// of complex128 with power-of-two sides from 32 KiB to 8 MiB (2 and 3
 /// dims, random permutations), the 39 whose tiles this takes, geomean
 /// 4.70 -> 2.24 (128 x 128: 19.5 -> 2.0; 256 x 32: 11.0 -> 3.2; 64 x 256:
-/// 6.5 -> 1.8), 33 faster by more than 5%, 4 slower so (blocked tiles
-/// whose source rows are 2 KiB apart, 512 x 128 and 1,024 x 128: 1.18 the
-/// time); the other 51, 1.00. Declining where the squares' destination
+/// 6.5 -> 1.8), 33 faster by more than 5%, 4 slower so (tiles whose
+/// source rows are 2 KiB apart, 256 x 128 to 2,048 x 128, 1.07 to 1.18
+/// the time); the other 51, 1.00. Declining where the squares' destination
 /// rows crowd too (before their strips were narrowed, they lost there:
 /// 256 x 256, 3.3 -> 8.8) kept 21 of them, and lost 256 x 32 to 2,048 x
 /// 32 (9 to 11x). Counting a blocked tile's destination rows too took 512

@@ -31,7 +31,7 @@
 //! goes through the cache.
 //!
 //! With AVX-512, units of 2, 4, 8, 16 and 32 bytes go instead in full-line
-//! squares (`wide`), where both sides hold a whole one ([`square_sides`];
+//! squares (`wide`), where both sides hold a whole one ([`takes::square_sides`];
 //! units of 2 and 16 bytes only where streamed, `takes::cached`, and 2
 //! through the cache where the blocked transpose's source lines would
 //! crowd into a few first-level sets, `takes::squares_for_crowded_rows`;
@@ -46,9 +46,9 @@
 //! once, whose rows make three whole lines.
 //!
 //! Without AVX-512, units of 4 and 8 bytes go in full-line squares too
-//! ([`halves`]), each built of four of AVX2's 32-byte squares, its edges
+//! ([`takes::halves`]), each built of four of AVX2's 32-byte squares, its edges
 //! a unit at a time: the same loop nest, the same whole lines. So do
-//! units of 3 and 6 bytes in their lanes ([`packed_halves`]), each
+//! units of 3 and 6 bytes in their lanes ([`takes::packed_halves`]), each
 //! quarter's 24-byte rows widened and packed by byte shuffles.
 //!
 //! The anchor: HPTT's micro-kernels (springer13/hptt), register transposes
@@ -215,14 +215,16 @@ pub(crate) struct Matrix {
 ///
 /// # Safety
 /// Every addressed source unit readable and destination unit writable, and
-/// the two not overlapping.
+/// the two not overlapping; `isa` one this CPU runs (as a plan's always
+/// is: at most `Isa::detect()`).
 #[inline(never)] // kept out of the tile kernels around its calls (inlined, it doubled their cost on small tiles)
 pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
     let m = if isa >= Isa::Sse2 { micro_side(mx.unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
     if in_squares(mx.rows, mx.cols, mx.unit, isa, nt) || squares_for_crowded_rows(&mx, isa, nt) {
         // SAFETY: forwarded; both take only matrices with the squares'
-        // sides, of units they run for on `isa` (`full_lines`).
+        // sides, of units they run for on `isa` (`full_lines`), which the
+        // CPU runs (the caller).
         return unsafe { squares(mx, isa, nt) };
     }
     #[cfg(target_arch = "x86_64")]
@@ -273,8 +275,7 @@ pub(crate) fn full_line_squares(rows: usize, cols: usize, unit: usize, isa: Isa)
 /// [`takes()`] does not see (`tile::choice`'s crowded rows).
 ///
 /// # Safety
-/// As [`transpose`]; `isa` one this CPU runs (as a plan's always is: at
-/// most `Isa::detect()`).
+/// As [`transpose`].
 #[inline(never)]
 pub(crate) unsafe fn in_full_lines(mx: Matrix, isa: Isa, nt: bool) {
     #[cfg(target_arch = "x86_64")]

@@ -175,10 +175,10 @@ fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool, dst: usize, 
 /// line of each of its destination rows from `dst` ([`first_level_holds`]),
 /// where a strip of one square or more does; else `bc`. The rows counted
 /// are those `to.stride` apart (at most `to.inner`: a matrix whose columns
-/// two loops make has its next rows elsewhere, not counted). Only squares of whole lines (not [`packed`](super::packed)
-/// units, whose rows are 48 bytes), through the cache (not `streamed`),
-/// and not AVX2's packed squares, which keep their full strips
-/// ([`Squares::FULL_STRIPS`]). Each step of a strip writes a line of every
+/// two loops make has its next rows elsewhere, not counted). Only squares
+/// of whole lines (not [`packed`](super::packed) units, whose rows are 48
+/// bytes), through the cache (not `streamed`), and not AVX2's packed
+/// squares, which keep their full strips ([`Squares::FULL_STRIPS`]). Each step of a strip writes a line of every
 /// one of its destination rows: where those lines crowd into fewer sets
 /// than their ways hold (rows a power of two of lines apart: 64 rows 1
 /// KiB apart fill 4 sets, 48 lines with 12 ways), each step's stores
