@@ -374,14 +374,12 @@ fn crowded(s: &TileShape, units: usize) -> bool {
 /// transpose's full-line squares (`transpose::in_full_lines`, 4 x 4
 /// units) rather than the tile's own kernels (the transpose's rule leaves
 /// 16-byte units to them through the cache: `transpose::takes`), because
-/// the rows those kernels keep at once crowd into too few sets of the
-/// first-level cache to hold a line of each ([`first_level_holds`]). The
-/// own kernels zip or walk a unit of each of a whole side's rows in turn
-/// (the `ny` source rows or the `nx` destination rows); in a tile they
-/// block (`super::blocked`), they copy a column of a block's source rows
-/// (its side, [`block_side`](super::block_side): 32) into a run of each
-/// destination row, so that only those source rows count. Where those
-/// lines crowd, every unit misses. The squares read a line of four source
+/// the source rows those kernels read across crowd into too few sets of
+/// the first-level cache to hold a line of each ([`first_level_holds`]):
+/// all `ny` of them, where they zip or walk units; a block's side of them
+/// ([`block_side`](super::block_side): 32), in a tile they block
+/// (`super::blocked`), whose columns go into a run of each destination
+/// row. Where those lines crowd, every unit misses. The squares read a line of four source
 /// rows at a time and write a line of each of a strip's destination rows,
 /// a strip narrowed where those would crowd (`transpose`'s `held_strip`).
 /// Both sides [`CROWDED_SIDE`] or more, and the matrix with the
@@ -400,9 +398,13 @@ fn crowded(s: &TileShape, units: usize) -> bool {
 /// rows crowd too (before their strips were narrowed, they lost there:
 /// 256 x 256, 3.3 -> 8.8) kept 21 of them, and lost 256 x 32 to 2,048 x
 /// 32 (9 to 11x). Counting a blocked tile's destination rows too took 512
-/// x 64 and 2,048 x 64 (1.5 -> 2.1x). The squares lose on tiles whose
+/// x 64 and 2,048 x 64 (1.5 -> 2.1x); counting an unblocked tile's
+/// destination rows too took ONNX space-to-depth of complex128 by 15 (225
+/// destination rows 512 bytes apart, a held-out broad workload of seed
+/// 806), 1.4 -> 2.6x, where the own kernels' walk suffers little. Counting
+/// source rows alone measured the same on the 90 (1.00). The squares lose on tiles whose
 /// rows do not crowd (60 x 60 to 136 x 136, 1.16 to 1.32 the time). Of
-/// the broad workloads, seeds 26 and 801 (1,280), it takes none; of
+/// the broad workloads, seeds 26, 801 and 806 (1,920), it takes none; of
 /// those drawn with powers of two (seeds 26 to 28, 1,920), 3 numpy
 /// transposes.
 fn crowded_wide(s: &TileShape, my: usize, mx: usize) -> bool {
@@ -410,14 +412,10 @@ fn crowded_wide(s: &TileShape, my: usize, mx: usize) -> bool {
     if unit != 16 || m.nt || nx < CROWDED_SIDE || ny < CROWDED_SIDE {
         return false;
     }
-    // The blocks copy a column of each block's source rows into a run of
-    // each destination row: only their source rows can crowd.
-    let crowds = if super::blocked(nx, ny, unit, ssy, dsx) {
-        !first_level_holds(0, ssy, ny.min(super::block_side(unit)))
-    } else {
-        !(first_level_holds(0, ssy, ny) && first_level_holds(0, dsx, nx))
-    };
-    crowds
+    // The source rows a block copies a column of (into a run of each
+    // destination row), or all of them.
+    let rows = if super::blocked(nx, ny, unit, ssy, dsx) { ny.min(super::block_side(unit)) } else { ny };
+    !first_level_holds(0, ssy, rows)
         && my.saturating_mul(mx).saturating_mul(unit) < super::TALL_TILE_BYTES
         && transpose::full_line_squares(my, mx, unit, m.isa)
 }
@@ -517,11 +515,15 @@ mod tests {
         assert_eq!(cached(32, 256, 0), Kernel::Squares);
         assert_eq!(cached(512, 64, 0), Kernel::Squares);
         assert_eq!(cached(256, 256, 0), Kernel::Squares);
-        // Rows that a first level of 8 or 12 ways holds: 64 rows 512 bytes
-        // apart and 32 rows 1 KiB apart; rows a line past a power of two;
+        // Source rows that a first level of 8 or 12 ways holds: 64 rows
+        // 512 bytes apart, 32 rows 3,600 bytes apart (their destination
+        // rows, 225 of them 512 bytes apart, do not count: ONNX
+        // space-to-depth of complex128 by 15); rows a line past a power
+        // of two;
         // a blocked tile whose blocks' source rows are 1 KiB apart (its
         // destination rows, 8 KiB apart, each take a run of a block).
         assert_eq!(cached(32, 64, 0), Kernel::Own);
+        assert_eq!(cached(225, 32, 0), Kernel::Own);
         assert_eq!(cached(64, 64, 64), Kernel::Own);
         assert_eq!(cached(64, 512, 0), Kernel::Own);
         // A side under 32; a matrix of 8 MiB and more.
