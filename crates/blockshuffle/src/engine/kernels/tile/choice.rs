@@ -363,11 +363,14 @@ const CROWDED_SIDE: usize = 2 * transpose::MIN_SIDE;
 fn crowded(s: &TileShape, units: usize) -> bool {
     let TileShape { nx, ny, ssy, dsx, unit, .. } = *s;
     let b = super::block_side(unit);
-    let bytes = units.saturating_mul(unit);
-    nx >= CROWDED_SIDE
-        && ny >= CROWDED_SIDE
-        && bytes < super::TALL_TILE_BYTES
-        && !(first_level_holds(0, ssy, ny.min(b)) && first_level_holds(0, dsx, nx.min(b)))
+    squares_bounds(s, units) && !(first_level_holds(0, ssy, ny.min(b)) && first_level_holds(0, dsx, nx.min(b)))
+}
+
+/// The bounds [`crowded`] and [`crowded_wide`] send a tile to the squares
+/// within: both sides [`CROWDED_SIDE`] or more, and the matrix the
+/// squares take, `units` of them, under [`super::TALL_TILE_BYTES`].
+fn squares_bounds(s: &TileShape, units: usize) -> bool {
+    s.nx >= CROWDED_SIDE && s.ny >= CROWDED_SIDE && units.saturating_mul(s.unit) < super::TALL_TILE_BYTES
 }
 
 /// Whether a tile of 16-byte units through the cache goes in the
@@ -379,12 +382,12 @@ fn crowded(s: &TileShape, units: usize) -> bool {
 /// all `ny` of them, where they zip or walk units; a block's side of them
 /// ([`block_side`](super::block_side): 32), in a tile they block
 /// (`super::blocked`), whose columns go into a run of each destination
-/// row. Where those lines crowd, every unit misses. The squares read a line of four source
-/// rows at a time and write a line of each of a strip's destination rows,
-/// a strip narrowed where those would crowd (`transpose`'s `held_strip`).
-/// Both sides [`CROWDED_SIDE`] or more, and the matrix with the
-/// repetitions that continue it (`my x mx`) under
-/// [`super::TALL_TILE_BYTES`], as in [`crowded`].
+/// row. Where those lines crowd, every unit misses. The squares read a
+/// line of four source rows at a time and write a line of each of a
+/// strip's destination rows, a strip narrowed where those would crowd
+/// (`transpose`'s `held_strip`). Within [`squares_bounds`], the matrix
+/// being the tile with the repetitions that continue it (`my x mx`), as
+/// in [`crowded`].
 ///
 /// Measured on an AMD EPYC (Zen 5, L1d 48 KiB of 64 sets of 12 ways), one
 /// thread, 6 alternated runs, ratio to memcpy, against the stop before
@@ -401,23 +404,22 @@ fn crowded(s: &TileShape, units: usize) -> bool {
 /// x 64 and 2,048 x 64 (1.5 -> 2.1x); counting an unblocked tile's
 /// destination rows too took ONNX space-to-depth of complex128 by 15 (225
 /// destination rows 512 bytes apart, a held-out broad workload of seed
-/// 806), 1.4 -> 2.6x, where the own kernels' walk suffers little. Counting
-/// source rows alone measured the same on the 90 (1.00). The squares lose on tiles whose
-/// rows do not crowd (60 x 60 to 136 x 136, 1.16 to 1.32 the time). Of
+/// 806), 1.4 -> 2.6x, where the own kernels' walk suffers little.
+/// Counting source rows alone measured the same on the 90 (1.00). The
+/// squares lose on tiles whose rows do not crowd (60 x 60 to 136 x 136,
+/// 1.16 to 1.32 the time). Of
 /// the broad workloads, seeds 26, 801 and 806 (1,920), it takes none; of
 /// those drawn with powers of two (seeds 26 to 28, 1,920), 3 numpy
 /// transposes.
 fn crowded_wide(s: &TileShape, my: usize, mx: usize) -> bool {
     let TileShape { nx, ny, ssy, dsx, unit, m, .. } = *s;
-    if unit != 16 || m.nt || nx < CROWDED_SIDE || ny < CROWDED_SIDE {
+    if unit != 16 || m.nt || !squares_bounds(s, my.saturating_mul(mx)) {
         return false;
     }
     // The source rows a block copies a column of (into a run of each
     // destination row), or all of them.
     let rows = if super::blocked(nx, ny, unit, ssy, dsx) { ny.min(super::block_side(unit)) } else { ny };
-    !first_level_holds(0, ssy, rows)
-        && my.saturating_mul(mx).saturating_mul(unit) < super::TALL_TILE_BYTES
-        && transpose::full_line_squares(my, mx, unit, m.isa)
+    !first_level_holds(0, ssy, rows) && transpose::full_line_squares(my, mx, unit, m.isa)
 }
 
 /// Which way the byte permutes (`permute`) take the tile, if they do: an
@@ -519,9 +521,8 @@ mod tests {
         // 512 bytes apart, 32 rows 3,600 bytes apart (their destination
         // rows, 225 of them 512 bytes apart, do not count: ONNX
         // space-to-depth of complex128 by 15); rows a line past a power
-        // of two;
-        // a blocked tile whose blocks' source rows are 1 KiB apart (its
-        // destination rows, 8 KiB apart, each take a run of a block).
+        // of two; a blocked tile whose blocks' source rows are 1 KiB apart
+        // (its destination rows, 8 KiB apart, each take a run of a block).
         assert_eq!(cached(32, 64, 0), Kernel::Own);
         assert_eq!(cached(225, 32, 0), Kernel::Own);
         assert_eq!(cached(64, 64, 64), Kernel::Own);

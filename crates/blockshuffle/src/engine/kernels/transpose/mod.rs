@@ -67,8 +67,8 @@ mod takes;
 #[cfg(target_arch = "x86_64")]
 mod wide;
 
+pub(crate) use takes::{full_line_squares, packed, streams_squares, takes, takes_squares, MIN_SIDE};
 use takes::{in_squares, masks, plain_edges, shifts_packed, squares_for_crowded_rows, MIN_SHIFTED_ROW};
-pub(crate) use takes::{packed, streams_squares, takes, takes_squares, MIN_SIDE};
 
 /// The bytes of a block's destination rows: eight lines, a run the memory
 /// system serves at full speed (shorter runs leave every access a new DRAM
@@ -259,14 +259,6 @@ unsafe fn squares(mx: Matrix, isa: Isa, nt: bool) {
             wide::transpose(mx, nt)
         }
     }
-}
-
-/// Whether [`in_full_lines`] moves a `rows x cols` matrix of `unit`-byte
-/// units in the full-line squares on `isa`: they run for its unit and it
-/// has their sides (`takes::square_sides`), whether or not [`takes()`]
-/// would choose them.
-pub(crate) fn full_line_squares(rows: usize, cols: usize, unit: usize, isa: Isa) -> bool {
-    takes::square_sides(rows, cols, unit, isa) && takes::full_lines(unit, isa)
 }
 
 /// [`transpose`], in the full-line squares (the module `wide`) wherever

@@ -308,7 +308,15 @@ pub(super) fn packed_halves(unit: usize, isa: Isa) -> bool {
 /// its sides are theirs ([`square_sides`]), and streamed unless they take
 /// its unit through the cache too ([`cached`]). [`takes`] asks the same.
 pub(super) fn in_squares(rows: usize, cols: usize, unit: usize, isa: Isa, nt: bool) -> bool {
-    square_sides(rows, cols, unit, isa) && full_lines(unit, isa) && (nt || cached(unit, isa))
+    full_line_squares(rows, cols, unit, isa) && (nt || cached(unit, isa))
+}
+
+/// Whether `super::in_full_lines` moves a `rows x cols` matrix of
+/// `unit`-byte units in the full-line squares on `isa`: they run for its
+/// unit ([`full_lines`]) and it has their sides ([`square_sides`]),
+/// whether or not [`takes`] would choose them.
+pub(crate) fn full_line_squares(rows: usize, cols: usize, unit: usize, isa: Isa) -> bool {
+    square_sides(rows, cols, unit, isa) && full_lines(unit, isa)
 }
 
 /// Whether the full-line squares take tiles of `unit`-byte units through
@@ -371,8 +379,7 @@ pub(super) fn squares_for_crowded_rows(mx: &Matrix, isa: Isa, nt: bool) -> bool 
     unit == 2
         && !nt
         && rows <= 2 * block_rows(unit)
-        && square_sides(rows, cols, unit, isa)
-        && full_lines(unit, isa)
+        && full_line_squares(rows, cols, unit, isa)
         && from.inner >= n
         && first_level_sets(src as usize, from.stride, n, CROWDED_SETS + 1) <= CROWDED_SETS
 }

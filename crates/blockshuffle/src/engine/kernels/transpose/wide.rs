@@ -163,11 +163,12 @@ fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool, dst: usize, 
     }
     let full = S::STRIP / S::U / S::N * S::N;
     let bytes = rows.saturating_mul(cols).saturating_mul(S::U);
-    if streamed || S::FULL_STRIPS || bytes < CACHED_MATRIX || full.min(cols) < 4 * CACHED_STREAMS {
-        held_strip::<S>(full, cols, dst, to, streamed)
+    let bc = if streamed || S::FULL_STRIPS || bytes < CACHED_MATRIX || full.min(cols) < 4 * CACHED_STREAMS {
+        full
     } else {
-        held_strip::<S>(full.min(CACHED_STREAMS.next_multiple_of(S::N)), cols, dst, to, streamed)
-    }
+        full.min(CACHED_STREAMS.next_multiple_of(S::N))
+    };
+    held_strip::<S>(bc, cols, dst, to, streamed)
 }
 
 /// A strip of `bc` columns (of a matrix's `cols`) through the cache,
@@ -178,11 +179,12 @@ fn strip_cols<S: Squares>(rows: usize, cols: usize, streamed: bool, dst: usize, 
 /// two loops make has its next rows elsewhere, not counted). Only squares
 /// of whole lines (not [`packed`](super::packed) units, whose rows are 48
 /// bytes), through the cache (not `streamed`), and not AVX2's packed
-/// squares, which keep their full strips ([`Squares::FULL_STRIPS`]). Each step of a strip writes a line of every
-/// one of its destination rows: where those lines crowd into fewer sets
-/// than their ways hold (rows a power of two of lines apart: 64 rows 1
-/// KiB apart fill 4 sets, 48 lines with 12 ways), each step's stores
-/// evict the lines the step before fetched for ownership.
+/// squares, which keep their full strips ([`Squares::FULL_STRIPS`]).
+/// Each step of a strip writes a line of every one of its destination
+/// rows: where those lines crowd into fewer sets than their ways hold
+/// (rows a power of two of lines apart: 64 rows 1 KiB apart fill 4 sets,
+/// 48 lines with 12 ways), each step's stores evict the lines the step
+/// before fetched for ownership.
 ///
 /// Measured on an AMD EPYC (Zen 5, L1d 48 KiB of 64 sets of 12 ways), one
 /// thread, 8 alternated runs, ratio to memcpy, numpy 2-D transposes with

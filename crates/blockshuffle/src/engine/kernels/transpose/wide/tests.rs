@@ -63,10 +63,10 @@ fn squares_start_at_the_sources_line_boundary() {
 
 /// Destination rows 65 lines apart, each in the next set of the first
 /// level, which holds a line of each of any strip's.
-const SPREAD: Rows2 = Rows2 { inner: usize::MAX, stride: 65 * 64, outer: 0 };
+const SPREAD: Rows2 = apart(65 * 64);
 
 /// Destination rows `stride` bytes apart, all in one loop.
-fn apart(stride: isize) -> Rows2 {
+const fn apart(stride: isize) -> Rows2 {
     Rows2 { inner: usize::MAX, stride, outer: 0 }
 }
 
