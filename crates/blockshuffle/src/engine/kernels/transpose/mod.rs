@@ -30,8 +30,10 @@
 //! whole lines (its start and stride multiples of 64 bytes); otherwise it
 //! goes through the cache.
 //!
-//! With AVX-512, units of 2, 4, 8, 16 and 32 bytes go instead in full-line
-//! squares (`wide`), where both sides hold a whole one ([`takes::square_sides`];
+//! With AVX-512, units of 1, 2, 4, 8, 16 and 32 bytes go instead in
+//! full-line squares (`wide`), where both sides hold a whole one
+//! ([`takes::square_sides`]; bytes in 64 x 64 squares of four passes, their
+//! rows shifted into whole lines with VBMI where streamed;
 //! units of 2 and 16 bytes only where streamed, `takes::cached`, and 2
 //! through the cache where the blocked transpose's source lines would
 //! crowd into a few first-level sets, `takes::squares_for_crowded_rows`;
@@ -253,6 +255,8 @@ unsafe fn squares(mx: Matrix, isa: Isa, nt: bool) {
     unsafe {
         if !masks(isa) {
             wide::transpose_avx2(mx, nt)
+        } else if mx.unit == 1 && isa.runs_vbmi() {
+            wide::bytes_vbmi(mx, nt)
         } else if packed(mx.unit) {
             wide::packed(mx, nt)
         } else {

@@ -104,7 +104,7 @@ pub(super) fn plain_edges(isa: Isa) -> bool {
 /// Whether [`transpose`](super::transpose) streams a tile of `rows x cols`
 /// units of `unit` bytes whose destination rows are `stride` bytes apart in
 /// full-line squares (AVX-512), their stores the streaming stores: units of
-/// 2, 4, 8, 16 or 32 bytes, both sides a square's and [`MIN_SIDE`] long,
+/// 1, 2, 4, 8, 16 or 32 bytes, both sides a square's and [`MIN_SIDE`] long,
 /// rows of whole lines. (`wide` streams only where every row also starts on
 /// the same byte of its line, and that byte is a whole number of units from
 /// the line's end; otherwise it stores through the cache.) With VBMI
@@ -175,7 +175,7 @@ pub(crate) fn takes_squares(rows: usize, cols: usize, unit: usize, isa: Isa, str
 }
 
 /// The side, in units, of a full-line square (the module `wide`, AVX-512):
-/// one 64-byte vector a row, 32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8
+/// one 64-byte vector a row, 64 x 64 of bytes, 32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8
 /// of 8 bytes, 4 x 4 of 16 bytes, 2 x 2 of 32 bytes (0: none).
 ///
 /// Measured against the blocked transpose's 16-byte squares and the tile's
@@ -199,11 +199,31 @@ pub(crate) fn takes_squares(rows: usize, cols: usize, unit: usize, isa: Isa, str
 /// nothing changed, 4.55 -> 4.34: the machine's noise). Not taken: bytes
 /// as pairs of source rows (two rows' bytes zero-extended into 2-byte
 /// units, whose 32 x 32 square is the 64 x 32 byte transpose), 394 uint8
-/// workloads 4.03 -> 4.18; bytes in 64 x 64 squares, four 16 x 16 byte
-/// transposes in the lanes of sixteen 64-byte rows at a time through a
-/// 4 KiB stage, 4.07 -> 4.04 (outputs of 16 MiB and more 2.32 -> 2.36).
+/// workloads 4.03 -> 4.18.
+///
+/// Bytes in 64 x 64 squares (`wide`'s `bytes`: four passes of 16 columns,
+/// each sixteen vectors of four rows' 16 bytes transposed in their lanes,
+/// every destination row's 64 bytes one store), against the blocked
+/// transpose's 16 x 16 squares, on an AMD EPYC (Zen 5), one thread, 4
+/// alternated runs of 5 repetitions, time after over time before: 52
+/// uint8 2-D transposes (31 with power-of-two sides from 32 KiB to 16
+/// MiB, 16 others from 64 KiB to 121 MiB, 5 from the broad benchmark),
+/// 0.78, 3 slower by more than 5% (2,048 x 256, 1.29: a strip's 64
+/// destination rows 2 KiB apart crowd two first-level sets; 300 x 500
+/// and 100 x 20,000, 1.1, mostly partial squares); 4,096 x 4,096, 3.9 ->
+/// 2.7x memcpy. Streamed rows that start anywhere shift into whole lines
+/// with VBMI (numpy `1,0` of 6,833 x 5,955 and 11,705 x 10,797 bytes, 2.75
+/// -> 1.79 and 2.94 -> 2.19); with AVX-512 and no VBMI (`--kernels
+/// avx512`, rows not whole lines apart through the cache), 0.80, 7
+/// slower (2,048 x 256, 1.55). An earlier form, the lanes of each pass
+/// stored to a 4 KiB stage and copied out, measured alike (394 uint8
+/// workloads, 4.07 -> 4.04); copying each square's 64 source lines to a
+/// stage before its passes, so that rows whose lines crowd the first
+/// level are each read once, measured 1.21 the time (512 x 4,096, rows a
+/// page apart, 0.65).
 pub(super) const fn wide_side(unit: usize) -> usize {
     match unit {
+        1 => 64,
         2 => 32,
         3 | 4 => 16,
         6 | 8 => 8,
@@ -248,9 +268,7 @@ pub(crate) const fn packed(unit: usize) -> bool {
 /// without masks, AVX2's squares of 4- and 8-byte units ([`halves`]).
 pub(super) fn full_lines(unit: usize, isa: Isa) -> bool {
     #[cfg(target_arch = "x86_64")]
-    return masks(isa) && (!packed(unit) || isa >= Isa::Avx512Vbmi && is_x86_feature_detected!("avx512vbmi"))
-        || halves(unit, isa)
-        || packed_halves(unit, isa);
+    return masks(isa) && (!packed(unit) || isa.runs_vbmi()) || halves(unit, isa) || packed_halves(unit, isa);
     #[cfg(not(target_arch = "x86_64"))]
     return {
         let _ = (unit, isa);
@@ -320,8 +338,8 @@ pub(crate) fn full_line_squares(rows: usize, cols: usize, unit: usize, isa: Isa)
 }
 
 /// Whether the full-line squares take tiles of `unit`-byte units through
-/// the cache on `isa`, not only streamed ones: AVX-512's of 3-, 4-, 6-, 8-,
-/// 12- and 32-byte units; not AVX2's ([`halves`]), nor AVX-512's of 2- and
+/// the cache on `isa`, not only streamed ones: AVX-512's of bytes and 3-,
+/// 4-, 6-, 8-, 12- and 32-byte units; not AVX2's ([`halves`]), nor AVX-512's of 2- and
 /// 16-byte units, which measured slower there than the blocked
 /// transpose's 16-byte squares (2-byte units, but for rows that crowd the
 /// first-level cache's sets: [`squares_for_crowded_rows`]) and the tile's

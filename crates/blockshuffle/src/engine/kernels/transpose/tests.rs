@@ -134,7 +134,7 @@ fn streamed_rows_that_start_inside_a_line() {
     // one: the first step of every strip stops at the line boundary,
     // the squares after it store whole lines (a shift that is no whole
     // number of units: no streaming).
-    for unit in [2, 3, 4, 6, 8, 12, 16, 32] {
+    for unit in [1, 2, 3, 4, 6, 8, 12, 16, 32] {
         let side = wide_side(unit);
         for rows in [5 * side, 5 * side + 3, 3] {
             let dpad = (LINE - rows * unit % LINE) % LINE;
@@ -158,7 +158,7 @@ fn streamed_rows_each_shifted_in_their_lines() {
     // (1,024) and a chunk's last partial step; columns around a strip;
     // rows of two loops. A shift that is no whole number of units goes
     // through the cache.
-    for unit in [2, 4, 8, 16, 32] {
+    for unit in [1, 2, 4, 8, 16, 32] {
         let n = wide_side(unit);
         let strip = 512 / unit / n * n;
         for (rows, dpad) in [(n, unit), (3 * n + 1, 3 * unit), (1024 + n, unit), (1024 + 2 * n + 3, 0), (2048, unit)] {
@@ -291,7 +291,7 @@ fn full_line_squares_around_every_boundary() {
     // Sides around a square (N), a strip's columns (512 bytes, 2,048 for
     // AVX2's packed squares, or the whole squares in them) and a chunk's
     // rows (1024).
-    for unit in [2, 3, 4, 6, 8, 12, 16, 32] {
+    for unit in [1, 2, 3, 4, 6, 8, 12, 16, 32] {
         let n = wide_side(unit);
         let (strip, wide) = (512 / unit / n * n, 2048 / unit / n * n);
         for rows in [1, n - 1, n, n + 1, 2 * n + 3, 1024 + n + 1] {
@@ -322,7 +322,7 @@ fn full_line_squares_around_every_boundary() {
 /// and through the cache.
 #[test]
 fn streamed_squares_go_in_blocks_from_the_sources_line_boundary() {
-    for unit in [2, 4, 8, 16, 32] {
+    for unit in [1, 2, 4, 8, 16, 32] {
         let n = wide_side(unit);
         let page = 4096 / unit;
         for (rows, cols) in
@@ -394,7 +394,7 @@ fn avx2_packed_squares_overlap_their_edges() {
 /// them).
 #[test]
 fn full_line_squares_past_256_kib_go_in_strips_of_16_rows() {
-    for unit in [2, 3, 4, 6, 8, 12, 16] {
+    for unit in [1, 2, 3, 4, 6, 8, 12, 16] {
         let side = wide_side(unit);
         let (strip, full) = (16usize.next_multiple_of(side), 2048 / unit / side * side);
         for cols in [63, 64, 64 + strip + 1, full + side / 2 + 1] {
@@ -464,6 +464,25 @@ fn float16_rows_crowding_the_first_level_go_in_full_line_squares() {
     }
 }
 
+/// Bytes go in 64 x 64 full-line squares wherever AVX-512's masks run,
+/// through the cache and streamed, both sides 64 or more (the blocked
+/// transpose's 16 x 16 squares otherwise): against the oracle with
+/// partial squares at both edges, streamed into rows that start inside
+/// their lines (shifted into them with VBMI), every kernel set.
+#[test]
+fn bytes_go_in_squares_of_64_with_masks() {
+    for isa in Isa::every_runnable() {
+        assert_eq!(in_squares(64, 64, 1, isa, false), masks(isa), "{isa:?}");
+        assert_eq!(in_squares(64, 64, 1, isa, true), masks(isa), "{isa:?}");
+        assert!(!in_squares(63, 1000, 1, isa, false) && !in_squares(1000, 63, 1, isa, true));
+        for (rows, cols) in [(64, 64), (127, 65), (1100, 200), (70, 1030)] {
+            check(rows, cols, 1, rows, cols, 0, 0, isa, false, 0);
+            check(rows, cols, 1, rows, cols, 5, 3, isa, true, 7);
+            check(rows, cols, 1, 50, cols, 0, 64, isa, true, 0);
+        }
+    }
+}
+
 #[test]
 fn full_line_squares_need_a_whole_square_on_both_sides() {
     assert!(square_sides(32, 32, 2, Isa::Sse2));
@@ -486,11 +505,13 @@ fn full_line_squares_need_a_whole_square_on_both_sides() {
             && !square_sides(1, 100, 32, Isa::Sse2)
             && !square_sides(100, 1, 32, Isa::Sse2)
     );
+    // Bytes in squares of 64.
     assert!(
-        !square_sides(100, 100, 1, Isa::Sse2)
-            && !square_sides(100, 100, 5, Isa::Sse2)
-            && !square_sides(100, 100, 24, Isa::Sse2)
+        square_sides(64, 64, 1, Isa::Sse2)
+            && !square_sides(63, 100, 1, Isa::Sse2)
+            && !square_sides(100, 63, 1, Isa::Sse2)
     );
+    assert!(!square_sides(100, 100, 5, Isa::Sse2) && !square_sides(100, 100, 24, Isa::Sse2));
     // Without masks, AVX2's squares of 4- and 8-byte units: more than two
     // squares each way.
     if cfg!(target_arch = "x86_64") {

@@ -1,7 +1,7 @@
 //! The full-line transpose (AVX-512, and AVX2 for 4- and 8-byte units and
-//! packed 3- and 6-byte ones: [`transpose_avx2`]): [`super::transpose`] for 2-, 4-, 8-,
+//! packed 3- and 6-byte ones: [`transpose_avx2`]): [`super::transpose`] for 1-, 2-, 4-, 8-,
 //! 16- and 32-byte units in squares whose rows are one 64-byte vector each
-//! (32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16
+//! (64 x 64 of bytes, 32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16
 //! bytes, 2 x 2 of 32 bytes; see [`super::wide_side`]), transposed in registers by log2 of
 //! the side rounds of two-source permutes. A square reads one line of each
 //! of its source rows and writes one whole line of each of its destination
@@ -10,7 +10,9 @@
 //! the matrix's units. With AVX-512's masks, destination rows that are
 //! not whole lines apart (each starting at its own place in a line) stream
 //! too: each square's row is shifted into whole lines with the row above
-//! it, carried from the last square ([`Squares::shifted`]). Units of 3, 6
+//! it, carried from the last square ([`Squares::shifted`]; of bytes, with
+//! VBMI). Bytes go in squares of 64 x 64, four passes of 16 columns, each
+//! a 16 x 16 transpose in every lane of sixteen vectors (`bytes`). Units of 3, 6
 //! and 12 bytes go in the squares of
 //! 4-, 8- and 16-byte lanes ([`packed`], with VBMI): the first round
 //! reads each 48-byte row's units into lanes and the last packs them
@@ -35,13 +37,15 @@ use crate::engine::arch::mem::{fence, lanes, LINE};
 
 mod avx2;
 mod blocks;
+mod bytes;
 mod shifted;
 
 use blocks::{block_steps, line_lead, source_lead, Ahead, BLOCK_ROWS, MAX_STEPS};
 use shifted::{shift_lanes, shifted, shifted_packed};
 
-/// [`super::transpose`] in full-line squares of `unit` bytes (2, 4, 8 or
-/// 16: see [`super::wide_side`]).
+/// [`super::transpose`] in full-line squares of `unit` bytes (1, 2, 4, 8,
+/// 16 or 32: see [`super::wide_side`]; bytes without shifted rows, which
+/// [`bytes_vbmi`] shifts).
 ///
 /// # Safety
 /// As [`super::transpose`]; the CPU has AVX-512F, BW and VL.
@@ -50,13 +54,14 @@ pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
     // SAFETY: forwarded.
     unsafe {
         match mx.unit {
+            1 => units::<bytes::Bytes<false>>(mx, nt),
             2 => units::<Masked<2, 2, 32>>(mx, nt),
             4 => units::<Masked<4, 4, 16>>(mx, nt),
             8 => units::<Masked<8, 8, 8>>(mx, nt),
             16 => units::<Masked<16, 16, 4>>(mx, nt),
             32 => units::<Masked<32, 32, 2>>(mx, nt),
             // A real check: another unit would be moved as one of these.
-            unit => unreachable!("full-line squares move units of 2, 4, 8, 16 or 32 bytes, not {unit}"),
+            unit => unreachable!("full-line squares move units of 1, 2, 4, 8, 16 or 32 bytes, not {unit}"),
         }
     }
 }
@@ -80,6 +85,20 @@ pub(super) unsafe fn transpose_avx2(mx: Matrix, nt: bool) {
             unit => unreachable!("AVX2's full-line squares move units of 3, 4, 6 or 8 bytes, not {unit}"),
         }
     }
+}
+
+/// [`super::transpose`] in full-line squares of bytes whose rows, streamed,
+/// shift into whole lines wherever they start (`bytes`, by VBMI's byte
+/// permutes).
+///
+/// # Safety
+/// As [`super::transpose`]; the CPU has AVX-512F, BW, VL and VBMI.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+pub(super) unsafe fn bytes_vbmi(mx: Matrix, nt: bool) {
+    // A real check: the squares are of bytes.
+    assert_eq!(mx.unit, 1, "the shifting squares of bytes move bytes");
+    // SAFETY: forwarded.
+    unsafe { units::<bytes::Bytes<true>>(mx, nt) }
 }
 
 /// [`super::transpose`] in full-line squares of packed units of 3, 6 or

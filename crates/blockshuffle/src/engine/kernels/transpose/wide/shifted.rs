@@ -54,7 +54,7 @@ pub(super) unsafe fn shifted<const U: usize, const N: usize>(
 /// the step's, the `o` before them the carried vector's last unless
 /// `first`; the CPU has AVX-512F and BW, and VBMI for packed units.
 #[inline(always)]
-unsafe fn store_row<const U: usize, const L: usize, const K: usize>(
+pub(super) unsafe fn store_row<const U: usize, const L: usize, const K: usize>(
     d: *mut u8,
     w: [__m512i; K],
     carry: &mut MaybeUninit<__m512i>,
@@ -80,15 +80,16 @@ unsafe fn store_row<const U: usize, const L: usize, const K: usize>(
 }
 
 /// `a`'s last `o` bytes and `b`'s first `64 - o`: by `U`-byte lanes
-/// ([`shift`]), or by bytes for packed units (`U != L`: [`shift_bytes`]).
+/// ([`shift`]), or by bytes for packed units (`U != L`) and bytes
+/// (`U == 1`: [`shift_bytes`]).
 ///
 /// # Safety
-/// As [`shift`], or [`shift_bytes`] for packed units.
+/// As [`shift`], or [`shift_bytes`] for packed units and bytes.
 #[inline(always)]
 pub(super) unsafe fn shift_lanes<const U: usize, const L: usize>(a: __m512i, b: __m512i, o: usize) -> __m512i {
     // SAFETY: forwarded.
     unsafe {
-        if U == L {
+        if U == L && U > 1 {
             shift::<U>(a, b, o)
         } else {
             shift_bytes(a, b, o)
