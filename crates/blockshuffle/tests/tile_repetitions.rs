@@ -234,13 +234,11 @@ fn packed_units_in_the_register_squares_match_the_reference() {
 }
 
 #[test]
-fn space_to_depth_in_chunks_of_rows_matches_the_reference() {
+fn space_to_depth_of_short_runs_over_a_large_source_matches_the_reference() {
     // TF NCHW space-to-depth whose passes over the source (block rows)
-    // read runs shorter than a page, over more source than a chunk holds:
-    // streamed, the rows go a chunk at a time, with the passes inside
-    // (`block_passes`). uint8 by 6, rows of 93 bytes (chunks of 16 rows);
-    // float16 by 13, rows of 172 (6 of 24); float32 by 16, rows of 16
-    // bytes (the most that fit, 48 of 96).
+    // read runs shorter than a page from more than 256 KiB of the
+    // source, streamed or not: uint8 by 6, rows of 93 bytes; float16 by
+    // 13, rows of 172; float32 by 16, rows of 16 bytes.
     for (shape, b, elem) in
         [([1usize, 2, 960, 558], 6usize, 1usize), ([1, 1, 312, 1118], 13, 2), ([1, 1, 1536, 64], 16, 4)]
     {

@@ -29,9 +29,8 @@
 //! ([`repeat_source_rows`](super::repetitions::repeat_source_rows)), and a
 //! streamed matrix of many rows goes a chunk of them at a time across it
 //! ([`matrix_chunk`](super::repetitions::matrix_chunk)); past the
-//! caches, an interleaving one
-//! that only the stage would stream is streamed through the stage where
-//! its destination runs are long
+//! caches, an interleaving one that only the stage would stream is
+//! streamed through the stage where its destination runs are long
 //! ([`streams_staged`](super::streamed::streams_staged)); one that streamed
 //! the register transposes would take (or, of units under 4 bytes, only
 //! the tile's own kernels), and through the cache the byte permutes,
@@ -853,12 +852,13 @@ impl CopyPlan {
         // (see `repeat_both`, `repeat_continuing`). Past the caches, a
         // deinterleave's passes over the source (NCHW space-to-depth's
         // block rows, each reading short runs of every source row) sweep
-        // the whole source one after another: blocked into chunks of rows,
-        // every pass inside each chunk, they measured 0.92-0.94 of the time
-        // on an AMD Zen 3 but 1.34 on an AMD EPYC (Zen 5: the 49 such plans
-        // of broad seeds 26 and 801, 41 slower by more than 5%, none
-        // faster; chunks of half its 1 MiB second-level cache, 1.34; 4 KiB
-        // written a stream a chunk, 1.26), so they go whole. Its
+        // the whole source one after another, as through the cache.
+        // Blocked into chunks of rows of 256 KiB of the source, every pass
+        // inside each chunk, they measured 0.92-0.94 of the time on an AMD
+        // Zen 3 but 1.34 on an AMD EPYC (Zen 5: the 49 such plans of broad
+        // seeds 26 and 801, 41 slower by more than 5%, none faster; chunks
+        // of 512 KiB, half its second-level cache, 1.34 as well; chunks
+        // that write 4 KiB a stream, 1.26), so they go whole. The tile's
         // destination is written in place, even past
         // the caches: chunks of whole destination blocks built in a stage
         // that stayed in the second-level cache, then streamed out, took

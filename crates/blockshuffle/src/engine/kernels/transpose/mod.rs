@@ -32,14 +32,13 @@
 //!
 //! With AVX-512, units of 1, 2, 4, 8, 16 and 32 bytes go instead in
 //! full-line squares (`wide`), where both sides hold a whole one
-//! ([`takes::square_sides`]; bytes in 64 x 64 squares of four passes, their
-//! rows shifted into whole lines with VBMI where streamed;
-//! units of 2 and 16 bytes only where streamed, `takes::cached`, and 2
-//! through the cache where the blocked transpose's source lines would
-//! crowd into a few first-level sets, `takes::squares_for_crowded_rows`;
-//! 16 where the tile's own kernels' rows would, [`in_full_lines`]):
-//! one 64-byte vector a row on both sides, so that a
-//! square reads a line of each source row and writes a whole line of each
+//! ([`takes::square_sides`]; units of 2 and 16 bytes only where streamed,
+//! `takes::cached`, and 2 through the cache where the blocked transpose's
+//! source lines would crowd into a few first-level sets,
+//! `takes::squares_for_crowded_rows`; 16 where the tile's own kernels'
+//! rows would, [`in_full_lines`]): one 64-byte vector a row on both sides,
+//! so that a square reads a line of each source row (of bytes, 64 x 64,
+//! in four passes of 16 bytes) and writes a whole line of each
 //! destination row, streamed with no stage. With VBMI too, so do units of
 //! 3, 6 and 12 bytes ([`packed`]), 48 bytes a row, in lanes of 4, 8 and
 //! 16 bytes: the register transpose's first round spreads the units to
@@ -212,8 +211,8 @@ pub(crate) struct Matrix {
 /// compiled for AVX-512 with masked edges from `Avx512` on (where the CPU
 /// has AVX512-VL). `nt`: streaming stores where the destination's rows are
 /// whole lines, or, in AVX-512's full-line squares, whole units apart and
-/// [`MIN_SHIFTED_ROW`] bytes long (packed units, with VBMI: apart by any
-/// bytes, where [`shifts_packed`]).
+/// [`MIN_SHIFTED_ROW`] bytes long (bytes with VBMI only; packed units, with
+/// VBMI: apart by any bytes, where [`shifts_packed`]).
 ///
 /// # Safety
 /// Every addressed source unit readable and destination unit writable, and

@@ -66,7 +66,8 @@ pub(super) const MIN_SHIFTED_ROW: usize = 1 << 10;
 ///   [`MIN_SIDE`] long; streamed, only where the squares' stores are the
 ///   streaming stores: into rows of whole lines, or rows a whole number
 ///   of units apart of [`MIN_SHIFTED_ROW`] bytes and more, each shifted
-///   into whole lines (`wide`'s `shifted`; [`packed`] units only so, by
+///   into whole lines (`wide`'s `shifted`; bytes with VBMI only, otherwise
+///   through the cache; [`packed`] units only so, by
 ///   bytes wherever their rows start, four squares a step, where most
 ///   columns are in whole squares: [`shifts_packed`]); the tile's own
 ///   kernels stream shorter rows through a stage (numpy `0,2,1` of a 26 MiB float32

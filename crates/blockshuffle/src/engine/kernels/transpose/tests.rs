@@ -468,7 +468,8 @@ fn float16_rows_crowding_the_first_level_go_in_full_line_squares() {
 /// through the cache and streamed, both sides 64 or more (the blocked
 /// transpose's 16 x 16 squares otherwise): against the oracle with
 /// partial squares at both edges, streamed into rows that start inside
-/// their lines (shifted into them with VBMI), every kernel set.
+/// their lines (shifted into them with VBMI, from 1 KiB), every kernel
+/// set.
 #[test]
 fn bytes_go_in_squares_of_64_with_masks() {
     for isa in Isa::every_runnable() {
@@ -480,6 +481,9 @@ fn bytes_go_in_squares_of_64_with_masks() {
             check(rows, cols, 1, rows, cols, 5, 3, isa, true, 7);
             check(rows, cols, 1, 50, cols, 0, 64, isa, true, 0);
         }
+        // Shifted over three strips of 256 columns (with VBMI), the last
+        // partial, and a last step of 12 rows.
+        check(1100, 600, 1, 1100, 600, 0, 3, isa, true, 7);
     }
 }
 

@@ -24,8 +24,10 @@ use crate::engine::arch::mem::{lanes, LINE};
 /// The squares of bytes: 64 x 64, four passes of 16 columns each;
 /// `SHIFTS`: with VBMI, whose byte permutes shift each destination row
 /// into whole lines where the rows start anywhere in their lines
-/// ([`Squares::shifted`]), in strips of 256 columns (the most a step
-/// carries a row of, `super::SHIFTED_COLS`).
+/// ([`Squares::shifted`]). Those squares go in strips of 256 columns
+/// (the most a step carries a row of, `super::SHIFTED_COLS`), shifted
+/// or not (so measured: see `super::super::takes::wide_side`); the
+/// others in strips of 512.
 pub(super) struct Bytes<const SHIFTS: bool>;
 
 impl<const SHIFTS: bool> Squares for Bytes<SHIFTS> {
@@ -58,6 +60,9 @@ impl<const SHIFTS: bool> Squares for Bytes<SHIFTS> {
     #[inline(always)]
     unsafe fn part(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
         let (nr, nc) = (rows.len(), out.len());
+        // A square's at most (`chunk` slices them so); more would be left
+        // out (the masks cover the first 64), not overrun.
+        debug_assert!(nr <= 64 && nc <= 64, "{nr} x {nc}");
         let store = lanes(0, nr.min(64));
         for pass in 0..nc.div_ceil(16) {
             let cols = (nc - 16 * pass).min(16);
@@ -82,6 +87,11 @@ impl<const SHIFTS: bool> Squares for Bytes<SHIFTS> {
         carry: &mut [MaybeUninit<__m512i>],
         first: bool,
     ) {
+        // A real check (folded away either way): `units` shifts only
+        // squares that do (`SHIFTS`), whose byte permutes need VBMI.
+        if !SHIFTS {
+            unreachable!("these squares of bytes do not shift");
+        }
         for pass in 0..4 {
             // SAFETY: as `square`, and each row's bytes shifted into its
             // lines as the caller guarantees (`Squares::shifted`); the
@@ -98,6 +108,10 @@ impl<const SHIFTS: bool> Squares for Bytes<SHIFTS> {
 
     #[inline(always)]
     unsafe fn flush(out: &[*mut u8], to: isize, carry: &[MaybeUninit<__m512i>]) {
+        // A real check (folded away either way): as `shifted`.
+        if !SHIFTS {
+            unreachable!("these squares of bytes do not shift");
+        }
         for (d, c) in out.iter().zip(carry) {
             let d = d.wrapping_offset(to);
             let o = d as usize % LINE;

@@ -52,7 +52,8 @@ pub(super) unsafe fn shifted<const U: usize, const N: usize>(
 /// # Safety
 /// As [`super::Squares::shifted`] for the row: its `64 * K` bytes from `d`
 /// the step's, the `o` before them the carried vector's last unless
-/// `first`; the CPU has AVX-512F and BW, and VBMI for packed units.
+/// `first`; the CPU has AVX-512F and BW, and VBMI for packed units and
+/// bytes.
 #[inline(always)]
 pub(super) unsafe fn store_row<const U: usize, const L: usize, const K: usize>(
     d: *mut u8,

@@ -2,6 +2,7 @@
 //! strip's squares start.
 
 use super::blocks::{block_steps, source_lead};
+use super::bytes::Bytes;
 use super::*;
 use crate::engine::kernels::transpose::Rows2;
 
@@ -72,9 +73,9 @@ const fn apart(stride: isize) -> Rows2 {
 
 /// `strip_cols`: 512 bytes of whole squares a strip, but through the
 /// cache, from a matrix of 256 KiB and 64 columns on, 16 destination
-/// rows (or a square's side, where that is more: 32 of 2-byte units);
-/// streamed, the 512 bytes whatever the size (packed units, shifted four
-/// squares a step, 32 columns).
+/// rows (or a square's side, where that is more: 32 of 2-byte units, 64
+/// of bytes); streamed, the 512 bytes whatever the size (packed units,
+/// shifted four squares a step, 32 columns; bytes that shift, 256).
 #[test]
 fn strips_through_the_cache_past_256_kib_write_16_rows() {
     // 8-byte units: 64 columns; 511 x 64 x 8 bytes is just under 256
@@ -108,6 +109,14 @@ fn strips_through_the_cache_past_256_kib_write_16_rows() {
     assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(1366, 64, false, 0, SPREAD), 672);
     assert_eq!(strip_cols::<avx2::Packed<3, 4, 16>>(4096, 4096, false, 0, SPREAD), 672);
     assert_eq!(strip_cols::<avx2::Packed<6, 8, 8>>(4096, 4096, false, 0, SPREAD), 336);
+    // Bytes: 512 columns, or 256 where the squares shift (with VBMI,
+    // streamed or not); from 256 KiB, one square (64: 16 rounded up).
+    assert_eq!(strip_cols::<Bytes<false>>(511, 512, false, 0, SPREAD), 512);
+    assert_eq!(strip_cols::<Bytes<true>>(511, 512, false, 0, SPREAD), 256);
+    assert_eq!(strip_cols::<Bytes<false>>(512, 512, false, 0, SPREAD), 64);
+    assert_eq!(strip_cols::<Bytes<true>>(512, 512, false, 0, SPREAD), 64);
+    assert_eq!(strip_cols::<Bytes<false>>(4096, 4096, true, 0, SPREAD), 512);
+    assert_eq!(strip_cols::<Bytes<true>>(4096, 4096, true, 0, SPREAD), 256);
 }
 
 /// `held_strip`: through the cache, a strip whose destination rows crowd

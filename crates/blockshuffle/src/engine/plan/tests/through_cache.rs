@@ -1,0 +1,48 @@
+//! Streaming plans whose tiles store through the cache after all: which
+//! keep the streaming plan's loops, and which take the plan through the
+//! cache's.
+
+use super::super::compile::*;
+use super::{c_strides, compile_c, counts_and_strides, nchw_blocked, nchw_blocked_streaming, nchw_depth_to_space};
+use crate::engine::arch::Isa;
+
+/// Streaming NCHW space-to-depth of uint8 by 14 (`[1, 3, 4830, 2044]`,
+/// 28 MiB) and by 6 (`[1, 2, 960, 558]`): deinterleaves of 14 and 6
+/// streams of bytes that no kernel streams, so they store through the
+/// cache, in the very loops of the same plans not streaming (their passes
+/// over the source, a block row each, whole: step 4''' of
+/// `CopyPlan::build`). The interleave of complex128 by 6 (`[1, 108, 64,
+/// 44]`), which stores through the cache too, keeps the streaming plan's
+/// loops: the source's order outside the tile.
+#[test]
+fn streamed_deinterleaves_through_the_cache_take_the_plan_through_the_cache() {
+    let (g, space6, block6) = nchw_depth_to_space(2, 160, 93, 6);
+    let streamed = compile_c(&g, Direction::Forward, 1, &space6, &block6, true);
+    assert!(streamed.tile && !streamed.nt, "{streamed:?}");
+    let cached = compile_c(&g, Direction::Forward, 1, &space6, &block6, false);
+    assert_eq!(counts_and_strides(&streamed.loops), counts_and_strides(&cached.loops));
+    let space = [1, 3, 4830, 2044];
+    for isa in [Isa::Avx2, Isa::Avx512] {
+        let p = nchw_blocked(space, 14, 1, Direction::Forward, isa);
+        let n = p.loops.len();
+        let what = format!("{isa:?}: {p:?}");
+        assert!(p.tile && !p.nt && p.loops[n - 2].ds != p.loops[n - 1].count as isize, "{what}");
+        let cached = nchw_blocked_streaming(space, 14, 1, Direction::Forward, isa, false);
+        assert_eq!(counts_and_strides(&p.loops), counts_and_strides(&cached.loops), "{what}");
+        assert_eq!((p.unit, p.tile), (cached.unit, cached.tile), "{what}");
+    }
+    let (g, space, block) = nchw_depth_to_space(3, 64, 44, 6);
+    for isa in [Isa::Avx2, Isa::Avx512] {
+        let ss = c_strides(&space, 16);
+        let bs = c_strides(&block, 16);
+        let compile = |streaming| {
+            CopyPlan::compile(&g, Direction::Backward, 16, &Layouts { space: &ss, block: &bs }, streaming, isa)
+        };
+        let (p, cached) = (compile(true), compile(false));
+        let n = p.loops.len();
+        let what = format!("{isa:?}: {p:?}");
+        assert!(p.tile && !p.nt && p.loops[n - 2].ds == (p.loops[n - 1].count * 16) as isize, "{what}");
+        assert_ne!(counts_and_strides(&p.loops), counts_and_strides(&cached.loops), "{what}");
+        assert!(p.loops[..n - 2].windows(2).all(|l| l[0].ss.abs() >= l[1].ss.abs()), "{what}");
+    }
+}
