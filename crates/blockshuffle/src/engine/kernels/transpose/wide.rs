@@ -34,7 +34,7 @@ use std::mem::MaybeUninit;
 
 use super::{shifts_packed, Matrix, Rows2, CHUNK_ROWS, MIN_SHIFTED_ROW};
 use crate::engine::arch::cache::first_level_holds;
-use crate::engine::arch::mem::{fence, lanes, LINE};
+use crate::engine::arch::mem::{fence, LINE};
 
 mod avx2;
 mod blocks;
@@ -42,7 +42,7 @@ mod bytes;
 mod shifted;
 
 use blocks::{block_steps, line_lead, source_lead, Ahead, BLOCK_ROWS, MAX_STEPS};
-use shifted::{shift_lanes, shifted, shifted_packed};
+use shifted::{flush_rows, shifted, shifted_packed};
 
 /// [`super::transpose`] in full-line squares of `unit` bytes (1, 2, 4, 8,
 /// 16 or 32: see [`super::wide_side`]; bytes without shifted rows, which
@@ -702,20 +702,8 @@ impl<const U: usize, const L: usize, const N: usize> Squares for Masked<U, L, N>
 
     #[inline(always)]
     unsafe fn flush(out: &[*mut u8], to: isize, carry: &[MaybeUninit<__m512i>]) {
-        for (d, c) in out.iter().zip(carry) {
-            let d = d.wrapping_offset(to);
-            let o = d as usize % LINE;
-            if o != 0 {
-                // SAFETY: the carried row's last `o` bytes, the units past
-                // the line its step stored, into the row's next line
-                // (caller); every slot is initialised (`units`). Packed
-                // units are VBMI's (`packed`).
-                unsafe {
-                    let rest = shift_lanes::<U, L>(c.assume_init(), _mm512_setzero_si512(), o);
-                    _mm512_mask_storeu_epi8(d.add(LINE - o).cast(), lanes(0, o), rest);
-                }
-            }
-        }
+        // SAFETY: forwarded; packed units are VBMI's (`packed`).
+        unsafe { flush_rows::<U, L>(out, to, carry) }
     }
 }
 

@@ -17,9 +17,9 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-use super::shifted::{shift_lanes, store_row};
+use super::shifted::{flush_rows, store_row};
 use super::{Squares, STRIP_BYTES};
-use crate::engine::arch::mem::{lanes, LINE};
+use crate::engine::arch::mem::lanes;
 
 /// The squares of bytes: 64 x 64, four passes of 16 columns each;
 /// `SHIFTS`: with VBMI, whose byte permutes shift each destination row
@@ -112,18 +112,8 @@ impl<const SHIFTS: bool> Squares for Bytes<SHIFTS> {
         if !SHIFTS {
             unreachable!("these squares of bytes do not shift");
         }
-        for (d, c) in out.iter().zip(carry) {
-            let d = d.wrapping_offset(to);
-            let o = d as usize % LINE;
-            if o != 0 {
-                // SAFETY: as `Masked`'s flush: the carried row's last `o`
-                // bytes into its next line; VBMI (`SHIFTS`).
-                unsafe {
-                    let rest = shift_lanes::<1, 1>(c.assume_init(), _mm512_setzero_si512(), o);
-                    _mm512_mask_storeu_epi8(d.add(LINE - o).cast(), lanes(0, o), rest);
-                }
-            }
-        }
+        // SAFETY: forwarded; VBMI (`SHIFTS`: `super::bytes_vbmi`).
+        unsafe { flush_rows::<1, 1>(out, to, carry) }
     }
 }
 

@@ -80,6 +80,34 @@ pub(super) unsafe fn store_row<const U: usize, const L: usize, const K: usize>(
     }
 }
 
+/// [`super::Squares::flush`] for rows of `U`-byte units in lanes of `L`:
+/// each carried row's bytes past the line its last step stored, through
+/// the cache (row `j`'s last 64 bytes at `out[j] + to`, `carry[j]`).
+///
+/// # Safety
+/// As [`super::Squares::flush`]; the CPU has AVX-512F and BW, and VBMI for
+/// packed units and bytes.
+#[inline(always)]
+pub(super) unsafe fn flush_rows<const U: usize, const L: usize>(
+    out: &[*mut u8],
+    to: isize,
+    carry: &[MaybeUninit<__m512i>],
+) {
+    for (d, c) in out.iter().zip(carry) {
+        let d = d.wrapping_offset(to);
+        let o = d as usize % LINE;
+        if o != 0 {
+            // SAFETY: the carried row's last `o` bytes, the units past the
+            // line its step stored, into the row's next line (caller);
+            // every slot is initialised (`units`).
+            unsafe {
+                let rest = shift_lanes::<U, L>(c.assume_init(), _mm512_setzero_si512(), o);
+                _mm512_mask_storeu_epi8(d.add(LINE - o).cast(), lanes(0, o), rest);
+            }
+        }
+    }
+}
+
 /// `a`'s last `o` bytes and `b`'s first `64 - o`: by `U`-byte lanes
 /// ([`shift`]), or by bytes for packed units (`U != L`) and bytes
 /// (`U == 1`: [`shift_bytes`]).
