@@ -236,9 +236,9 @@ fn packed_units_in_the_register_squares_match_the_reference() {
 #[test]
 fn space_to_depth_of_short_runs_over_a_large_source_matches_the_reference() {
     // TF NCHW space-to-depth whose passes over the source (block rows)
-    // read runs shorter than a page from more than 256 KiB of the
-    // source, streamed or not: uint8 by 6, rows of 93 bytes; float16 by
-    // 13, rows of 172; float32 by 16, rows of 16 bytes.
+    // read runs shorter than a page from every row of a large source,
+    // streamed or not: uint8 by 6, rows of 93 bytes; float16 by 13, rows
+    // of 172; float32 by 16, rows of 16 bytes.
     for (shape, b, elem) in
         [([1usize, 2, 960, 558], 6usize, 1usize), ([1, 1, 312, 1118], 13, 2), ([1, 1, 1536, 64], 16, 4)]
     {

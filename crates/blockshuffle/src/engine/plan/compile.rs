@@ -848,27 +848,27 @@ impl CopyPlan {
         }
 
         // 4'''. A tile through the cache: the loops of repetitions that
-        // continue it go next to it, so that its kernel runs them as one
-        // (see `repeat_both`, `repeat_continuing`). Past the caches, a
-        // deinterleave's passes over the source (NCHW space-to-depth's
-        // block rows, each reading short runs of every source row) sweep
-        // the whole source one after another, as through the cache.
-        // Blocked into chunks of rows of 256 KiB of the source, every pass
-        // inside each chunk, they measured 0.92-0.94 of the time on an AMD
-        // Zen 3 but 1.34 on an AMD EPYC (Zen 5: the 49 such plans of broad
-        // seeds 26 and 801, 41 slower by more than 5%, none faster; chunks
-        // of 512 KiB, half its second-level cache, 1.34 as well; chunks
-        // that write 4 KiB a stream, 1.26), so they go whole. The tile's
-        // destination is written in place, even past
-        // the caches: chunks of whole destination blocks built in a stage
-        // that stayed in the second-level cache, then streamed out, took
-        // 0.85-0.91 of the time on an AMD EPYC (Zen 1; 20 broad workloads
-        // of seed 26, 47 of seeds 801 and 802), but 1.17 on an AMD EPYC
-        // (Zen 3: the same 47, one thread, 3 alternated runs; ONNX DCR
-        // depth-to-space of 3-byte units by 4, 23 MiB, 0.92x memcpy in
-        // place, 1.29x staged; 3 faster by more than 5%, the most an
-        // einops space-to-depth of 32-byte units by 8 x 3, 31 MiB, 1.08x
-        // staged, 1.47x in place), so that stage went.
+        // continue it go next to it, so that its kernel runs them as one (see
+        // `repeat_both`, `repeat_continuing`). Past the caches, a
+        // deinterleave's passes over the source (NCHW space-to-depth's block
+        // rows, each reading short runs of every source row) sweep the whole
+        // source one after another, as through the cache. Blocked into chunks
+        // of rows of 256 KiB of the source, every pass inside each chunk
+        // (padded rows, which cannot split: the passes just outside the rows),
+        // they measured 0.92-0.94 of the time on an AMD Zen 3 (padded, 0.875 on
+        // a Zen 1) but 1.34 on an AMD EPYC (Zen 5: the 49 such plans of broad
+        // seeds 26 and 801, 6 of them padded, 41 slower by more than 5%, none
+        // faster; chunks of 512 KiB, half its second-level cache, 1.34 as well;
+        // chunks that write 4 KiB a stream, 1.26), so they go whole. The tile's
+        // destination is written in place, even past the caches: chunks of
+        // whole destination blocks built in a stage that stayed in the
+        // second-level cache, then streamed out, took 0.85-0.91 of the time on
+        // an AMD EPYC (Zen 1; 20 broad workloads of seed 26, 47 of seeds 801
+        // and 802), but 1.17 on an AMD EPYC (Zen 3: the same 47, one thread, 3
+        // alternated runs; ONNX DCR depth-to-space of 3-byte units by 4, 23
+        // MiB, 0.92x memcpy in place, 1.29x staged; 3 faster by more than 5%,
+        // the most an einops space-to-depth of 32-byte units by 8 x 3, 31 MiB,
+        // 1.08x staged, 1.47x in place), so that stage went.
         if self.tile && !self.nt {
             self.matrix = repeat_both(loops, self.unit, self.isa, false);
             if !self.matrix {

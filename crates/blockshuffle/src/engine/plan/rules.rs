@@ -631,9 +631,12 @@ pub(super) fn choose_tile(
 /// through the cache each destination line was read before it was
 /// written. In the broad benchmark it takes one workload of seed 26 (a
 /// numpy transpose of 16-byte units, 54 MiB, 1.89 -> 1.36) and 3 of
-/// seed 802; with the masked squares of bytes as well, 11 more, some
-/// twice as slow (uint8 NCHW space-to-depth, whose rows are not whole
-/// lines). With VBMI, packed units too, shifted into whole lines
+/// seed 802; with the blocked transpose's masked squares of bytes as
+/// well, 11 more, some twice as slow (uint8 NCHW space-to-depth, whose
+/// rows are not whole lines). Bytes in the full-line squares (64 x 64,
+/// both sides 64 or more) take none of those (their sides are a block,
+/// under 64): no uint8 plan of broad seeds 26 and 801 changes. With VBMI,
+/// packed units too, shifted into whole lines
 /// (`transpose::shifts_packed`): the 4 broad workloads of seeds 26 and
 /// 801-810 this streams, 0.82 of the time (OpenVINO space-to-depth of
 /// 12-byte units by 16, 58 MiB, 1.57 -> 1.15x memcpy; the slowest, numpy

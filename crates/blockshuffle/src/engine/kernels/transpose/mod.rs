@@ -238,8 +238,8 @@ pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
 }
 
 /// `mx` in the full-line squares for its unit on `isa` (the module
-/// `wide`): AVX2's without AVX-512's masks, the packed ones for
-/// [`packed`] units, the others otherwise.
+/// `wide`): AVX2's without AVX-512's masks, the shifting squares of bytes
+/// with VBMI, the packed ones for [`packed`] units, the others otherwise.
 ///
 /// # Safety
 /// As [`transpose`]; the squares run for `mx.unit` on `isa`
@@ -250,7 +250,8 @@ pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
 #[inline(always)]
 unsafe fn squares(mx: Matrix, isa: Isa, nt: bool) {
     // SAFETY: forwarded; each takes the units `full_lines` names for its
-    // `isa`, whose features the CPU has (the caller).
+    // `isa`, whose features the CPU has (the caller); the shifting squares
+    // of bytes where `runs_vbmi` finds VBMI too.
     unsafe {
         if !masks(isa) {
             wide::transpose_avx2(mx, nt)

@@ -67,10 +67,10 @@ pub(super) const MIN_SHIFTED_ROW: usize = 1 << 10;
 ///   streaming stores: into rows of whole lines, or rows a whole number
 ///   of units apart of [`MIN_SHIFTED_ROW`] bytes and more, each shifted
 ///   into whole lines (`wide`'s `shifted`; bytes with VBMI only, otherwise
-///   through the cache; [`packed`] units only so, by
-///   bytes wherever their rows start, four squares a step, where most
-///   columns are in whole squares: [`shifts_packed`]); the tile's own
-///   kernels stream shorter rows through a stage (numpy `0,2,1` of a 26 MiB float32
+///   through the cache; [`packed`] units only so, by bytes wherever their
+///   rows start, four squares a step, where most columns are in whole
+///   squares: [`shifts_packed`]); the tile's own kernels stream shorter
+///   rows through a stage (numpy `0,2,1` of a 26 MiB float32
 ///   tensor whose rows are 688 bytes: 1.3x memcpy so, 2.4x through the
 ///   cache);
 /// - without AVX-512's masks, 4- and 8-byte units in AVX2's full-line
@@ -176,8 +176,9 @@ pub(crate) fn takes_squares(rows: usize, cols: usize, unit: usize, isa: Isa, str
 }
 
 /// The side, in units, of a full-line square (the module `wide`, AVX-512):
-/// one 64-byte vector a row, 64 x 64 of bytes, 32 x 32 of 2 bytes, 16 x 16 of 4 bytes, 8 x 8
-/// of 8 bytes, 4 x 4 of 16 bytes, 2 x 2 of 32 bytes (0: none).
+/// one 64-byte vector a row, 64 x 64 of bytes, 32 x 32 of 2 bytes, 16 x 16
+/// of 4 bytes, 8 x 8 of 8 bytes, 4 x 4 of 16 bytes, 2 x 2 of 32 bytes (0:
+/// none).
 ///
 /// Measured against the blocked transpose's 16-byte squares and the tile's
 /// strided runs (one thread, ratio to memcpy, medians of alternated runs):
@@ -206,22 +207,21 @@ pub(crate) fn takes_squares(rows: usize, cols: usize, unit: usize, isa: Isa, str
 /// each sixteen vectors of four rows' 16 bytes transposed in their lanes,
 /// every destination row's 64 bytes one store), against the blocked
 /// transpose's 16 x 16 squares, on an AMD EPYC (Zen 5), one thread, 4
-/// alternated runs of 5 repetitions, time after over time before: 52
-/// uint8 2-D transposes (31 with power-of-two sides from 32 KiB to 16
-/// MiB, 16 others from 64 KiB to 121 MiB, 5 from the broad benchmark),
-/// 0.78, 3 slower by more than 5% (2,048 x 256, 1.29: a strip's 64
-/// destination rows 2 KiB apart crowd two first-level sets; 300 x 500
-/// and 100 x 20,000, 1.1, mostly partial squares); 4,096 x 4,096, 3.9 ->
-/// 2.7x memcpy. Streamed rows that start anywhere shift into whole lines
-/// with VBMI (numpy `1,0` of 6,833 x 5,955 and 11,705 x 10,797 bytes, 2.75
-/// -> 1.79 and 2.94 -> 2.19); with AVX-512 and no VBMI (`--kernels
-/// avx512`, rows not whole lines apart through the cache), 0.80, 7
-/// slower (2,048 x 256, 1.55). An earlier form, the lanes of each pass
-/// stored to a 4 KiB stage and copied out, measured alike (394 uint8
-/// workloads, 4.07 -> 4.04); copying each square's 64 source lines to a
-/// stage before its passes, so that rows whose lines crowd the first
-/// level are each read once, measured 1.21 the time (512 x 4,096, rows a
-/// page apart, 0.65).
+/// alternated runs of 5 repetitions, time after over time before: 52 uint8
+/// 2-D transposes (31 with power-of-two sides from 32 KiB to 16 MiB, 16
+/// others from 64 KiB to 121 MiB, 5 from the broad benchmark), 0.78, 3
+/// slower by more than 5% (2,048 x 256, 1.29: a strip's 64 destination rows
+/// 2 KiB apart crowd two first-level sets; 300 x 500 and 100 x 20,000, 1.1,
+/// a quarter and a third of their bytes in partial squares); 4,096 x 4,096,
+/// 3.9 -> 2.7x memcpy. Streamed rows that start anywhere shift into whole
+/// lines with VBMI (numpy `1,0` of 6,833 x 5,955 and 11,705 x 10,797 bytes,
+/// 2.75 -> 1.79 and 2.94 -> 2.19); with AVX-512 and no VBMI (`--kernels
+/// avx512`, rows not whole lines apart through the cache), 0.80, 7 slower
+/// (2,048 x 256, 1.55). An earlier form, the lanes of each pass stored to a
+/// 4 KiB stage and copied out, measured alike (394 uint8 workloads, 4.07 ->
+/// 4.04); copying each square's 64 source lines to a stage before its
+/// passes, so that rows whose lines crowd the first level are each read
+/// once, measured 1.21 the time (512 x 4,096, rows a page apart, 0.65).
 pub(super) const fn wide_side(unit: usize) -> usize {
     match unit {
         1 => 64,
@@ -338,10 +338,10 @@ pub(crate) fn full_line_squares(rows: usize, cols: usize, unit: usize, isa: Isa)
     square_sides(rows, cols, unit, isa) && full_lines(unit, isa)
 }
 
-/// Whether the full-line squares take tiles of `unit`-byte units through
-/// the cache on `isa`, not only streamed ones: AVX-512's of bytes and 3-,
-/// 4-, 6-, 8-, 12- and 32-byte units; not AVX2's ([`halves`]), nor AVX-512's of 2- and
-/// 16-byte units, which measured slower there than the blocked
+/// Whether the full-line squares take tiles of `unit`-byte units through the
+/// cache on `isa`, not only streamed ones: AVX-512's of bytes and 3-, 4-,
+/// 6-, 8-, 12- and 32-byte units; not AVX2's ([`halves`]), nor AVX-512's of
+/// 2- and 16-byte units, which measured slower there than the blocked
 /// transpose's 16-byte squares (2-byte units, but for rows that crowd the
 /// first-level cache's sets: [`squares_for_crowded_rows`]) and the tile's
 /// other kernels (16 bytes; but for rows that crowd those kernels, which

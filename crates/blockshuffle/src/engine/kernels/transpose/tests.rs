@@ -384,14 +384,13 @@ fn avx2_packed_squares_overlap_their_edges() {
 }
 
 /// Through the cache, a matrix of 256 KiB and 64 columns or more goes in
-/// strips of 16 destination rows (32 of 2-byte units), not 512 bytes,
-/// except in AVX2's packed squares, which keep their strips of 2,048
-/// bytes: columns on both sides of 64, past whole narrow strips, and
-/// past a whole 2,048-byte strip of squares by half a square and one (the
-/// last strip then narrower than a square), rows on both sides of the 256
-/// KiB, every kernel set, through the cache and asked to stream (where
-/// its rows are not whole lines: through the cache again, or shifted into
-/// them).
+/// strips of 16 destination rows (32 of 2-byte units, 64 of bytes), not 512
+/// bytes, except in AVX2's packed squares, which keep their strips of 2,048
+/// bytes: columns on both sides of 64, past whole narrow strips, and past a
+/// whole 2,048-byte strip of squares by half a square and one (the last
+/// strip then narrower than a square), rows on both sides of the 256 KiB,
+/// every kernel set, through the cache and asked to stream (where its rows
+/// are not whole lines: through the cache again, or shifted into them).
 #[test]
 fn full_line_squares_past_256_kib_go_in_strips_of_16_rows() {
     for unit in [1, 2, 3, 4, 6, 8, 12, 16] {

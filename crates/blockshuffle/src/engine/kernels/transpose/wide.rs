@@ -1,25 +1,25 @@
 //! The full-line transpose (AVX-512, and AVX2 for 4- and 8-byte units and
-//! packed 3- and 6-byte ones: [`transpose_avx2`]): [`super::transpose`]
-//! for 1-, 2-, 4-, 8-, 16- and 32-byte units in squares whose rows are one
+//! packed 3- and 6-byte ones: [`transpose_avx2`]): [`super::transpose`] for
+//! 1-, 2-, 4-, 8-, 16- and 32-byte units in squares whose rows are one
 //! 64-byte vector each (64 x 64 of bytes, 32 x 32 of 2 bytes, 16 x 16 of 4
 //! bytes, 8 x 8 of 8 bytes, 4 x 4 of 16 bytes, 2 x 2 of 32 bytes; see
-//! [`super::wide_side`]), transposed in registers by log2 of the side
-//! rounds of two-source permutes (bytes: four passes of 16 columns, each
-//! a 16 x 16 transpose in every lane of sixteen vectors by four rounds of
-//! byte interleaves, `bytes`). A square reads one line of each of its
-//! source rows (bytes: 16 bytes of it a pass) and writes one whole line
-//! of each of its destination rows, so a streamed destination needs no
-//! stage: the squares' stores are the streaming stores. The edges go in
-//! masked squares that touch only the matrix's units. With AVX-512's
-//! masks, destination rows that are not whole lines apart (each starting
-//! at its own place in a line) stream too: each square's row is shifted
-//! into whole lines with the row above it, carried from the last square
-//! ([`Squares::shifted`]; of bytes, with VBMI). Units of 3, 6 and 12 bytes
-//! go in the squares of 4-, 8- and 16-byte lanes ([`packed`], with VBMI): the first round
-//! reads each 48-byte row's units into lanes and the last packs them
-//! again, by two-source byte permutes. Streamed, four such squares go
-//! down the rows at once, so that each destination row takes 192 bytes,
-//! three lines, shifted into place by bytes (`shifted::shifted_packed`).
+//! [`super::wide_side`]), transposed in registers by log2 of the side rounds
+//! of two-source permutes (bytes: four passes of 16 columns, each a 16 x 16
+//! transpose in every lane of sixteen vectors by four rounds of byte
+//! interleaves, `bytes`). A square reads one line of each of its source rows
+//! (bytes: 16 bytes of it a pass) and writes one whole line of each of its
+//! destination rows, so a streamed destination needs no stage: the squares'
+//! stores are the streaming stores. The edges go in masked squares that
+//! touch only the matrix's units. With AVX-512's masks, destination rows
+//! that are not whole lines apart (each starting at its own place in a line)
+//! stream too: each square's row is shifted into whole lines with the row
+//! above it, carried from the last square ([`Squares::shifted`]; of bytes,
+//! with VBMI). Units of 3, 6 and 12 bytes go in the squares of 4-, 8- and
+//! 16-byte lanes ([`packed`], with VBMI): the first round reads each 48-byte
+//! row's units into lanes and the last packs them again, by two-source byte
+//! permutes. Streamed, four such squares go down the rows at once, so that
+//! each destination row takes 192 bytes, three lines, shifted into place by
+//! bytes (`shifted::shifted_packed`).
 //!
 //! What it buys (one thread, ratio to memcpy, alternated runs, against the
 //! blocked transpose and the tile's strided runs): HPTT's float64 2-D
@@ -354,7 +354,8 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: u
 }
 
 /// The most columns of a strip that [`Squares::shifted`] carries a row
-/// of: a strip of 2-byte units.
+/// of: a strip of 2-byte units, or of the shifting squares of bytes
+/// (`bytes`, whose strips are this many columns).
 const SHIFTED_COLS: usize = STRIP_BYTES / 2;
 
 /// Rows `start..end` of [`units`]'s matrix, in its strips (see
@@ -607,7 +608,8 @@ pub(super) trait Squares {
     /// still goes in parts.
     const OVERLAPS: bool = false;
 
-    /// Whether [`Squares::shifted`] runs (AVX-512's squares).
+    /// Whether [`Squares::shifted`] runs (AVX-512's squares; of bytes,
+    /// with VBMI).
     const SHIFTS: bool = false;
 
     /// The source rows a [`Squares::shifted`] step takes: a square's, whose

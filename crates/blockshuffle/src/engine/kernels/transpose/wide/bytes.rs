@@ -26,7 +26,8 @@ use crate::engine::arch::mem::lanes;
 /// into whole lines where the rows start anywhere in their lines
 /// ([`Squares::shifted`]). Those squares go in strips of 256 columns
 /// (the most a step carries a row of, `super::SHIFTED_COLS`), shifted
-/// or not (so measured: see `super::super::takes::wide_side`); the
+/// or not: `takes::wide_side`'s figures with VBMI are of these strips
+/// (strips of 512 through the cache were not measured against them); the
 /// others in strips of 512.
 pub(super) struct Bytes<const SHIFTS: bool>;
 
@@ -42,7 +43,9 @@ impl<const SHIFTS: bool> Squares for Bytes<SHIFTS> {
         for pass in 0..4 {
             // SAFETY: as the caller guarantees: 64 rows and 64 columns,
             // each row's 64 bytes from `at` readable, each column's 64
-            // bytes from `to` writable (line-aligned where streamed).
+            // bytes from `to` writable (line-aligned where streamed); the
+            // CPU has the square's features, AVX-512F and BW
+            // (`super::transpose`, `super::bytes_vbmi`).
             unsafe {
                 let v = columns(rows, at + 16 * pass as isize);
                 for (j, vj) in v.into_iter().enumerate() {
@@ -60,13 +63,14 @@ impl<const SHIFTS: bool> Squares for Bytes<SHIFTS> {
     #[inline(always)]
     unsafe fn part(rows: &[*const u8], at: isize, out: &[*mut u8], to: isize) {
         let (nr, nc) = (rows.len(), out.len());
-        // A square's at most (`chunk` slices them so); more would be left
-        // out (the masks cover the first 64), not overrun.
+        // A square's at most (`chunk` slices them so); more rows would be
+        // left out (the masks cover the first 64), not overrun.
         debug_assert!(nr <= 64 && nc <= 64, "{nr} x {nc}");
         let store = lanes(0, nr.min(64));
         for pass in 0..nc.div_ceil(16) {
             let cols = (nc - 16 * pass).min(16);
-            // SAFETY: the masks cover the rows' and columns' bytes the
+            // SAFETY: the CPU has AVX-512F, BW and VL (the callers: see
+            // `square`); the masks cover the rows' and columns' bytes the
             // caller names (`nr` rows, `nc` columns, each at most 64);
             // masked-off bytes are not accessed.
             unsafe {
@@ -95,7 +99,7 @@ impl<const SHIFTS: bool> Squares for Bytes<SHIFTS> {
         for pass in 0..4 {
             // SAFETY: as `square`, and each row's bytes shifted into its
             // lines as the caller guarantees (`Squares::shifted`); the
-            // CPU has VBMI (`SHIFTS`: `super::bytes_vbmi`).
+            // CPU has AVX-512F, BW and VBMI (`SHIFTS`: `super::bytes_vbmi`).
             unsafe {
                 let v = columns(rows, at + 16 * pass as isize);
                 for (j, vj) in v.into_iter().enumerate() {

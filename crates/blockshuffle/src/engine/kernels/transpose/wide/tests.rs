@@ -75,7 +75,9 @@ const fn apart(stride: isize) -> Rows2 {
 /// cache, from a matrix of 256 KiB and 64 columns on, 16 destination
 /// rows (or a square's side, where that is more: 32 of 2-byte units, 64
 /// of bytes); streamed, the 512 bytes whatever the size (packed units,
-/// shifted four squares a step, 32 columns; bytes that shift, 256).
+/// shifted four squares a step, 32 columns). Bytes whose squares shift
+/// (with VBMI) take 256 columns wherever others take 512, streamed or
+/// not.
 #[test]
 fn strips_through_the_cache_past_256_kib_write_16_rows() {
     // 8-byte units: 64 columns; 511 x 64 x 8 bytes is just under 256
