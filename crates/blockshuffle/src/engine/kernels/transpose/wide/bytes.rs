@@ -18,7 +18,7 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
 use super::shifted::{flush_rows, store_row};
-use super::{Squares, STRIP_BYTES};
+use super::{round, Squares, STRIP_BYTES};
 use crate::engine::arch::mem::lanes;
 
 /// The squares of bytes: 64 x 64, four passes of 16 columns each;
@@ -169,32 +169,17 @@ unsafe fn masked_columns(rows: &[*const u8], at: isize, cols: usize) -> [__m512i
 }
 
 /// The 16 x 16 byte transpose in each 16-byte lane of `v`: four rounds of
-/// the perfect shuffle (as `super::round`), vector `2i` the low byte
-/// interleave of vectors `i` and `i + 8`, `2i + 1` their high one. Each
-/// round rotates the bits of a byte's (vector, byte) index by one, so
-/// after four byte `b` of vector `a` is byte `a` of vector `b`.
+/// the perfect shuffle ([`round`]), vector `2i` the low byte interleave of
+/// vectors `i` and `i + 8`, `2i + 1` their high one. Each round rotates
+/// the bits of a byte's (vector, byte) index by one, so after four byte
+/// `b` of vector `a` is byte `a` of vector `b`. (A target-feature
+/// function, so that the interleaves in `round`'s closure inline: in a
+/// plain `#[inline(always)]` one, the rounds went through the stack and
+/// the squares ran at half the speed.)
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
 fn byte_rounds(v: &mut [__m512i; 16]) {
     for _ in 0..4 {
-        let w = *v;
-        *v = [
-            _mm512_unpacklo_epi8(w[0], w[8]),
-            _mm512_unpackhi_epi8(w[0], w[8]),
-            _mm512_unpacklo_epi8(w[1], w[9]),
-            _mm512_unpackhi_epi8(w[1], w[9]),
-            _mm512_unpacklo_epi8(w[2], w[10]),
-            _mm512_unpackhi_epi8(w[2], w[10]),
-            _mm512_unpacklo_epi8(w[3], w[11]),
-            _mm512_unpackhi_epi8(w[3], w[11]),
-            _mm512_unpacklo_epi8(w[4], w[12]),
-            _mm512_unpackhi_epi8(w[4], w[12]),
-            _mm512_unpacklo_epi8(w[5], w[13]),
-            _mm512_unpackhi_epi8(w[5], w[13]),
-            _mm512_unpacklo_epi8(w[6], w[14]),
-            _mm512_unpackhi_epi8(w[6], w[14]),
-            _mm512_unpacklo_epi8(w[7], w[15]),
-            _mm512_unpackhi_epi8(w[7], w[15]),
-        ];
+        round::<16>(v, |a, h, b| if h == 0 { _mm512_unpacklo_epi8(a, b) } else { _mm512_unpackhi_epi8(a, b) });
     }
 }
