@@ -386,8 +386,29 @@ pub(crate) struct Mode {
 /// Gathers `n` units into a contiguous destination with streaming stores,
 /// while the source ahead is fetched: along the row where the units are a
 /// page or more apart ([`fetches_along`]), else by one sweep through the
-/// source ([`sweep`]) where they are more than [`UNFETCHED_GATHER_STRIDE`]
-/// units apart.
+/// source ([`sweep`]).
+///
+/// Every gathered row fetches, however near its units (so do
+/// [`gather_lines`](super::stream::gather_lines)' rows). Rows of units at
+/// most 3 apart, and `gather_lines`' rows of at most 2 KiB, had been left
+/// to the hardware prefetchers, as measured on a machine with AVX-512
+/// (alternated runs, median per workload, ratio to memcpy): NHWC
+/// space-to-batch and depth-to-space by 2 and 3 of 16- to 128-byte units,
+/// 32 workloads, 0.888 -> 0.826 unfetched; OpenVINO's 5-D space-to-batch
+/// (W11: 1 KiB rows of 128-byte units 3 apart), 1.01 -> 0.95 and 1.03 ->
+/// 0.91. Two AMD EPYCs measured the other way: a Zen 1, W11 1.92 ->
+/// 1.52 fetched (the 43 other streaming plans of units of 32 bytes and
+/// more in broad seed 26, 0.996 of the time); a Zen 5 (one thread, 4
+/// alternated runs, paired per-round ratios, time fetched over
+/// unfetched), W11 2.2 -> 0.9x memcpy (0.41 of the time), 7 more of
+/// OpenVINO's 5-D space-to-batch with two blocked axes of 64- to 128-byte
+/// units (79 to 101 MiB), 1.7-2.2 -> 0.9-1.0x (0.41-0.54), and the 37
+/// streamed gathers of such rows in broad seeds 26 and 801-810 and the
+/// power-of-two seeds 26 and 27, 0.985 of the time, 7 faster by 5% or
+/// more (TF space-to-batch-nd of 96-byte units by 2, 57 MiB, 1.06 ->
+/// 0.85x), 4 slower by 5-14% in that run and by at most 1% in a second
+/// (6 runs). Where the hardware prefetchers alone do better, the fetch
+/// costs a few per cent; where they fall behind, it halves the time.
 ///
 /// Units of whole 16-byte vectors at a 16-byte-aligned destination go
 /// straight from the source; others are gathered into a staging buffer and
@@ -402,7 +423,7 @@ unsafe fn stream_gather(n: usize, src: *const u8, ss: isize, dst: *mut u8, unit:
     #[cfg(target_arch = "x86_64")]
     if (dst as usize | unit).is_multiple_of(16) {
         let along = fetches_along(n, ss, unit);
-        let ahead = (!along && fetches_gathered(ss, unit)).then(sweep_row);
+        let ahead = (!along).then(sweep_row);
         let next = (UNITS_AHEAD as isize).wrapping_mul(ss);
         let (mut s, mut d) = (src, dst);
         for i in 0..n {
@@ -494,39 +515,6 @@ pub(super) unsafe fn through_stage(
         out(stage.ptr(), done, m * unit);
         done += m;
     }
-}
-
-/// Rows of [`stream_gather`], and rows of [`gather_lines`] of at most
-/// [`UNFETCHED_GATHER_ROW`] bytes, whose units are at most this many units
-/// apart in the source (a third of the lines the row spans, or more,
-/// read) stream without fetching the source ahead: the hardware
-/// prefetchers do better alone. Measured, alternating, median per
-/// workload: `stream_gather`, NHWC space-to-batch and depth-to-space by 2
-/// and 3 of 16- to 128-byte units, 32 workloads, 3 runs: 0.888 -> 0.826x
-/// memcpy (depth-to-space by 2 of 8 float16 channels 1.11 -> 0.94), and
-/// again, 2 runs: 0.867 -> 0.817; OpenVINO's 5-D space-to-batch (W11, 1
-/// KiB rows of units 3 apart, `gather_lines`), 6 runs, 1.01 -> 0.95, 1.09
-/// -> 1.03, 1.03 -> 0.91. Longer rows of `gather_lines` (padded, their
-/// ends joined) measured both ways (NHWC space-to-batch padded by 2 and 3
-/// of 32- to 256-byte units, 16 workloads, 3 runs: 0.93 -> 0.86, then
-/// 0.88 -> 0.95), so they keep the fetch; units 4 apart need it (8 of them
-/// padded by 4, 0.90 -> 1.29 unfetched, 64-byte units 1.9).
-///
-/// An AMD EPYC (Zen 1, AVX2, 8 MiB of L3) measured W11 the other way:
-/// fetched (this constant 2), 3 alternated runs, 1.92 -> 1.52x memcpy,
-/// while the 43 other streaming plans of units of 32 bytes and more in
-/// broad seed 26 took 0.996 of the time. One machine's figure against
-/// another's on one workload is not a rule, so it stays 3 until a rule
-/// (from what both machines measure) says which rows need the fetch.
-const UNFETCHED_GATHER_STRIDE: usize = 3;
-
-/// See [`UNFETCHED_GATHER_STRIDE`].
-pub(super) const UNFETCHED_GATHER_ROW: usize = 2 << 10;
-
-/// Whether a gathered row of units `ss` bytes apart in the source fetches
-/// it ahead, by their distance alone (see [`UNFETCHED_GATHER_STRIDE`]).
-pub(super) fn fetches_gathered(ss: isize, unit: usize) -> bool {
-    ss.unsigned_abs() > UNFETCHED_GATHER_STRIDE * unit
 }
 
 /// Whether a streaming gather of `n` units of `unit` bytes, `ss` apart in

@@ -8,7 +8,7 @@
 //! and arch.
 
 use super::bytes::Staging;
-use super::copy::{fetches_gathered, stream_vectors, sweep, through_stage, Mode, UNFETCHED_GATHER_ROW};
+use super::copy::{stream_vectors, sweep, through_stage, Mode};
 use super::lines::Writers;
 use super::nest::{Loop, Rows, Window};
 use super::tile::copy_tile;
@@ -82,8 +82,8 @@ pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: 
 /// the parts of lines at its ends through the writers `w`, which join them
 /// with the rows that share those lines (before and after it in the
 /// destination, whenever they come), so that every line is stored whole.
-/// The source ahead is fetched ([`sweep`]) but for short rows of nearby
-/// units (see [`UNFETCHED_GATHER_STRIDE`]).
+/// The source ahead is fetched ([`sweep`]), however near the row's units
+/// (see `copy::stream_gather`'s measurements).
 ///
 /// A row stored straight to its ends leaves a line half-written at each
 /// end whenever it does not start and end on line boundaries (a `Vec`'s
@@ -125,14 +125,9 @@ pub(crate) unsafe fn gather_lines(
         // multiples of 16); `[a, b)` is whole lines that no other run
         // writes, so the stream that reached `a` goes on past them.
         unsafe {
-            // Row bytes `at..at + bytes` of the source fetched ahead, if
-            // they are fetched.
-            let ahead = (fetches_gathered(ss, unit) || len > UNFETCHED_GATHER_ROW).then(sweep_row);
-            let fetch = |at: usize, bytes: usize| {
-                if let Some(ahead) = ahead {
-                    prefetch(ahead.wrapping_add(at), bytes);
-                }
-            };
+            // Row bytes `at..at + bytes` of the source fetched ahead.
+            let ahead = sweep_row();
+            let fetch = |at: usize, bytes: usize| prefetch(ahead.wrapping_add(at), bytes);
             // Piece `j` of the row's bytes from `from` on (within a unit).
             let pieces = |from: usize| {
                 move |j: usize| {
