@@ -142,8 +142,9 @@ const MIN_PIECE: usize = 2048;
 /// Most source streams that the loops inside a loop continuing a tile's
 /// source rows may keep open (each advancing a run a step) for
 /// [`repeat_source_rows`], or [`repeat_continuing`] past its sweep, to
-/// leave that loop where it is: the streams the second-level cache's
-/// prefetcher follows (32 on Intel's cores, one a 4 KiB page).
+/// leave that loop where it is: about the streams the second-level
+/// cache's prefetcher follows (32 on Intel's cores, one a 4 KiB page;
+/// fewer on an AMD EPYC, Zen 5, below).
 ///
 /// Streamed, OpenVINO depth-to-space of complex128 by 2 (58 MiB), whose
 /// 4 source streams each read in order, took 1.25 times as long with its
@@ -156,7 +157,19 @@ const MIN_PIECE: usize = 2048;
 /// would change: those whose loops read 4 streams 1.04 and 1.12; 25 to
 /// 28 streams 1.01 (19 workloads, 5 slower by 5 to 16%); 36 to 64
 /// streams 0.97 (41); 81 to 352 streams 0.91 (106).
-const FOLLOWED_STREAMS: usize = 32;
+///
+/// It was 32, Intel's. On an AMD EPYC (Zen 5; one thread, 4 alternated
+/// runs, paired per-round ratios, time after over before), the loops that
+/// keep 17 to 32 streams open measured far slower where they are: the 14
+/// broad workloads of seeds 26 and 801 to 803 that 16 moves (the same 14
+/// as 8; streamed depth-to-space, pixel shuffle and batch-to-space, 8 to
+/// 167 MiB), 0.70 of the time, none slower (OpenVINO depth-to-space of
+/// 3-byte units by 12, 123 MiB, 1.96 -> 1.04x memcpy); held out, the 14
+/// of seeds 804 to 808, 0.76, one slower (TF batch-to-space of 6-byte
+/// units by 5, 96 MiB, 1.20 the time, its 25 streams of 16 KiB runs).
+/// Intel's figures for 25 to 28 streams above (1.01) say the move costs
+/// little where the prefetcher does follow them.
+const FOLLOWED_STREAMS: usize = 16;
 
 /// Whether a loop whose repetitions continue a tile's (or a matrix's)
 /// source rows keeps more source streams open inside it than the

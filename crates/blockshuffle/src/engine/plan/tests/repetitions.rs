@@ -101,18 +101,18 @@ fn past_the_sweep_few_streams_and_short_pieces_keep_the_destination_order() {
         let (row, tile) = ((nx * 4) as isize, (nx * 8 * 4) as isize);
         [l(300, row, r as isize * tile), l(r, 8 * 300 * row, tile), l(nx, 4, 32), l(8, 300 * row, 4)]
     };
-    // 5 x 8 = 40 source streams inside the repetitions, 2,048-byte pieces: moved.
-    let [reps, rows, x, y] = nest(5, 64);
+    // 3 x 8 = 24 source streams inside the repetitions, 2,048-byte pieces: moved.
+    let [reps, rows, x, y] = nest(3, 64);
     assert_eq!(repeated(&[reps, rows, x, y], 4).as_slice(), [rows, reps, x, y]);
     // Not where the tensors stay in the caches (the plan does not stream).
     let mut cached: ArrayVec<Loop, MAX_LOOPS> = [reps, rows, x, y].into_iter().collect();
     repeat_continuing(&mut cached, 4, false);
     assert_eq!(cached.as_slice(), [reps, rows, x, y]);
-    // 4 x 8 = 32 streams (`FOLLOWED_STREAMS`), or pieces of 2,016 bytes,
+    // 2 x 8 = 16 streams (`FOLLOWED_STREAMS`), or pieces of 2,016 bytes,
     // or a tile whose destination rows are 48 bytes apart (not one run):
     // kept.
-    let apart = [Loop { ds: 5 * 64 * 48, ..reps }, Loop { ds: 64 * 48, ..rows }, Loop { ds: 48, ..x }, y];
-    for loops in [nest(4, 64), nest(5, 63), apart] {
+    let apart = [Loop { ds: 3 * 64 * 48, ..reps }, Loop { ds: 64 * 48, ..rows }, Loop { ds: 48, ..x }, y];
+    for loops in [nest(2, 64), nest(3, 63), apart] {
         assert!(300 * loops[1].ds as usize > 512 << 10);
         assert_eq!(repeated(&loops, 4).as_slice(), loops);
     }
@@ -319,13 +319,13 @@ fn a_source_read_in_a_few_streams_keeps_its_order() {
     // OpenVINO depth-to-space of complex128 by 2: a 51 x 2 tile (rows of
     // 816 bytes), the loop continuing them (74) outside a loop of 2
     // repetitions: 2 x 2 source streams, each read in order. It stays,
-    // and with 16 repetitions (32 streams); with 17 (34 streams) it moves.
+    // and with 8 repetitions (16 streams); with 9 (18 streams) it moves.
     let nest = |k: usize| {
         [l(126, 60_384, 483_072), l(74, 816, 3_264), l(k, 15_216_768, 1_632), l(51, 16, 32), l(2, 7_608_384, 16)]
     };
     assert_eq!(source_rows(&nest(2), 16, false).as_slice(), nest(2));
-    assert_eq!(source_rows(&nest(16), 16, false).as_slice(), nest(16));
-    let n = nest(17);
+    assert_eq!(source_rows(&nest(8), 16, false).as_slice(), nest(8));
+    let n = nest(9);
     assert_eq!(source_rows(&n, 16, false).as_slice(), [n[0], n[2], n[1], n[3], n[4]]);
 }
 
@@ -396,7 +396,7 @@ fn a_small_streamed_transpose_reads_its_source_rows_whole() {
     // where AVX-512 runs (its full-line squares take the 32 x 32 tile):
     // 32 tile rows times the 3 repetitions next to it, 96 source streams,
     // so the loop continuing the source rows (3 x 256 bytes) moves next
-    // to the tile, as in the large one. (The limit's edge, 32 streams, is
+    // to the tile, as in the large one. (The limit's edge, 16 streams, is
     // tested on the loops above: a streamed tile of this transpose has at
     // least 16 rows, and a repetition of 1 is no loop. A tile of 16
     // streams, which VBMI's byte permutes take through the cache, stores
