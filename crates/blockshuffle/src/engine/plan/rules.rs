@@ -649,8 +649,10 @@ pub(super) fn squares_stream(loops: &[Loop], unit: usize, isa: Isa) -> bool {
 
 /// Most source rows a streamed interleaving tile of 2 to 4 streams that
 /// its own kernel streams (`tile::own_interleave`) may read for one run of
-/// the destination ([`interleaved_rows`]); past it, it stores through the
-/// cache, as a staged one does (see `streamed::interleave_through_cache`).
+/// the destination ([`interleaved_rows`]), or that the byte shuffles
+/// stream ([`streams_shuffled_rows`]) may keep open
+/// ([`open_interleaved_rows`]); past it, it stores through the cache, as
+/// a staged one does (see `streamed::interleave_through_cache`).
 /// Measured on an AMD EPYC (Zen 3, AVX2), one thread, best of 3 alternated
 /// runs, the broad workloads of 16 MiB and more it changes (seeds 26, 801
 /// and 802, 17 of them, reading 9 to 60 rows a run): 0.80 of the time (einops of
@@ -671,6 +673,21 @@ pub(super) fn interleaved_rows(loops: &[Loop], unit: usize) -> usize {
     let [.., r, x, y] = loops else { return loops.last().map_or(1, |y| y.count) };
     let continues = |l: &Loop| l.ds == (x.count * y.count * unit) as isize && l.ss != (x.count * unit) as isize;
     y.count.saturating_mul(if continues(r) { r.count } else { 1 })
+}
+
+/// The source rows that the destination runs of an interleaving tile keep
+/// open at once: its [`interleaved_rows`] where a loop further out
+/// continues the tile's source rows (each run reads a part of every one
+/// of those rows, and the next run the next part), else its `ny` streams
+/// (each run reads its rows whole, one after another).
+pub(super) fn open_interleaved_rows(loops: &[Loop], unit: usize) -> usize {
+    let [outer @ .., _, x, y] = loops else { return loops.last().map_or(1, |y| y.count) };
+    let row = (x.count * unit) as isize;
+    if outer.iter().any(|l| l.ss == row) {
+        interleaved_rows(loops, unit)
+    } else {
+        y.count
+    }
 }
 
 /// Whether a tile of units without a vector kernel interleaves its rows

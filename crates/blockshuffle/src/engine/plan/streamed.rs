@@ -10,7 +10,7 @@
 //! interleave reads), kernels (the tile's choice of kernel, the stage's
 //! size) and arch (the size from which outputs stream).
 
-use super::rules::{interleaved_rows, MAX_STREAMED_INTERLEAVE_ROWS};
+use super::rules::{interleaved_rows, open_interleaved_rows, MAX_STREAMED_INTERLEAVE_ROWS};
 use crate::engine::arch::cache::cpu_stream_threshold;
 use crate::engine::arch::mem::LINE;
 use crate::engine::arch::Isa;
@@ -43,9 +43,18 @@ use crate::engine::kernels::transpose;
 /// benchmark (pixel shuffle and depth-to-space of float32 by 2) took 1.3
 /// times as long; nor the full-line squares' (HPTT's transposes: 1.14).
 ///
-/// One that its own vector kernel would stream (2 to 4 streams; not the
-/// byte shuffles') from more source rows a destination run than
-/// [`MAX_STREAMED_INTERLEAVE_ROWS`].
+/// One that its own vector kernel would stream (2 to 4 streams) from more
+/// source rows a destination run than [`MAX_STREAMED_INTERLEAVE_ROWS`];
+/// or that the byte shuffles would stream (`shuffled`) keeping more
+/// source rows open than that (`rules::open_interleaved_rows`: where a
+/// loop further out continues the rows, so that each run reads a part of
+/// each). The byte shuffles' had streamed from any number: on an AMD EPYC
+/// (Zen 5), one thread, 4 alternated runs, paired per-round ratios, the
+/// two such plans of broad seeds 26 and 801 to 808 (TF batch-to-space of
+/// 12-byte units by 4, 16 rows a run, 26 MiB: 3.5 -> 1.4x memcpy; einops
+/// `b c (h p1) (w p2) -> (b h w) (p1 p2) c` of 3-byte units by 7 x 8, 62
+/// MiB: 5.6 -> 2.4x) and two TF batch-to-space by 4 drawn to reach it
+/// (6- and 12-byte units, 25 MiB), 0.37 to 0.60 of the time.
 ///
 /// One of units under 4 bytes that streamed only the tile's own kernels
 /// would take, a unit at a time, where through the cache the byte
@@ -97,9 +106,11 @@ use crate::engine::kernels::transpose;
 pub(super) fn interleave_through_cache(loops: &[Loop], unit: usize, isa: Isa, shuffled: bool) -> bool {
     let Some(y) = loops.last() else { return false };
     let streamed = tile_choice(loops, unit, Mode { nt: true, isa });
-    let many = !shuffled
-        && tile::own_interleave(isa, y.count, unit)
-        && interleaved_rows(loops, unit) > MAX_STREAMED_INTERLEAVE_ROWS;
+    let many = if shuffled {
+        open_interleaved_rows(loops, unit) > MAX_STREAMED_INTERLEAVE_ROWS
+    } else {
+        tile::own_interleave(isa, y.count, unit) && interleaved_rows(loops, unit) > MAX_STREAMED_INTERLEAVE_ROWS
+    };
     let permuted = || {
         streamed.is_some_and(|c| c.transposes() || c.deinterleaves() || (unit < 4 && c.own()))
             && tile_choice(loops, unit, Mode { nt: false, isa }).is_some_and(|c| c.permutes())

@@ -46,3 +46,28 @@ fn streamed_deinterleaves_through_the_cache_take_the_plan_through_the_cache() {
         assert!(p.loops[..n - 2].windows(2).all(|l| l[0].ss.abs() >= l[1].ss.abs()), "{what}");
     }
 }
+
+/// Streaming TF batch-to-space by 4 of 12-byte units (`[64, 219, 164,
+/// 1]`): the byte shuffles interleave the 4 block columns' rows, and each
+/// run of the destination (the 4 block rows of an output row) reads a
+/// part of 16 source rows that the loop outside it continues: more open
+/// than `MAX_STREAMED_INTERLEAVE_ROWS`, so it stores through the cache.
+/// By 2 (4 rows open), it streams; so does NHWC space-to-depth by 2 of
+/// three uint8 channels, which reads its source rows whole, one output
+/// row after another (`interleaved_three_channel_rows_of_whole_vectors_stream`).
+#[test]
+fn streamed_byte_shuffles_keeping_many_source_rows_open_store_through_the_cache() {
+    for isa in [Isa::Avx2, Isa::Avx512] {
+        for (block, streams) in [(4, false), (2, true)] {
+            let space = [4, 219 * block, 164 * block, 1];
+            let g = super::nhwc(space, block, true);
+            let (ss, bs) = (c_strides(&space, 12), c_strides(&[4 * block * block, 219, 164, 1], 12));
+            let p = CopyPlan::compile(&g, Direction::Backward, 12, &Layouts { space: &ss, block: &bs }, true, isa);
+            let n = p.loops.len();
+            let what = format!("by {block}, {isa:?}: {p:?}");
+            assert!(p.tile && p.carry_level.is_none() && p.unit == 12, "{what}");
+            assert_eq!((p.loops[n - 1].count, p.loops[n - 2].ds), (block, (block * 12) as isize), "{what}");
+            assert_eq!(p.nt, streams, "{what}");
+        }
+    }
+}
