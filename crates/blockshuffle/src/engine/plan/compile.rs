@@ -872,7 +872,7 @@ impl CopyPlan {
         if self.tile && !self.nt {
             self.matrix = repeat_both(loops, self.unit, self.isa, false);
             if !self.matrix {
-                repeat_continuing(loops, self.unit, streaming);
+                repeat_continuing(loops, self.unit, past_second_level(streaming, self.dst_bytes));
             }
         }
 

@@ -14,6 +14,7 @@ use arrayvec::ArrayVec;
 
 use super::order::{free, move_inward};
 use super::rules::count_product;
+use crate::engine::arch::cache::second_level;
 use crate::engine::arch::mem::{LINE, PAGE};
 use crate::engine::arch::Isa;
 use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
@@ -69,8 +70,8 @@ const MAX_REPEATED_SWEEP: usize = 512 << 10;
 /// 1.55x, PyTorch pixel shuffle by 2 of 3-byte units (29 MiB) 1.06 ->
 /// 1.33x.
 ///
-/// Past that sweep, where the tensors are `past_caches` (the plan's
-/// `streaming`: an output large enough to bypass the cache), a loop that
+/// Past that sweep, where the tensors are `past_caches` (past the
+/// second-level cache: [`past_second_level`]), a loop that
 /// continues the source rows of a tile written as one destination run of
 /// at least [`MIN_PIECE`] bytes still moves, where the loops inside it
 /// keep more source streams open than the prefetcher follows
@@ -85,10 +86,13 @@ const MAX_REPEATED_SWEEP: usize = 512 << 10;
 /// against 170; 9 slower by 5 to 25% (the most, an ONNX depth-to-space
 /// of 19 MiB whose runs before spread from 1.00 to 1.45). TF NCHW_VECT_C
 /// depth-to-space of uint8 by 11 (27 MiB) 1.76 -> 0.94x memcpy; TF NCHW
-/// of 6-byte units by 13 (17 MiB) 2.00 -> 1.13x. Not for smaller
-/// tensors, whose source stays in the caches: the outputs of 1 to 16 MiB
-/// that the move changed without this condition, 8 of seed 26, 1.03 the
-/// time (5 alternated runs), 9 of seeds 805 to 807, 0.99.
+/// of 6-byte units by 13 (17 MiB) 2.00 -> 1.13x. Not for tensors whose
+/// source stays in the caches: on that Xeon the outputs of 1 to 16 MiB
+/// that the move changed without this condition (then the plan's
+/// `streaming` alone) measured no different, 8 of seed 26, 1.03 the time
+/// (5 alternated runs), 9 of seeds 805 to 807, 0.99; see
+/// [`past_second_level`] for the outputs between that cache and the
+/// streaming size.
 pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, past_caches: bool) {
     let n = loops.len();
     if n < 4 {
@@ -124,6 +128,26 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
     };
     // A free loop moves inward: no window changes sides.
     move_inward(loops, r, n - 3);
+}
+
+/// Whether a plan's tensors are past the caches for [`repeat_continuing`]:
+/// it streams (`streaming`: an output large enough to bypass the cache),
+/// or its output of `dst_bytes` is larger than the second-level cache,
+/// whose prefetcher then reads the source from the last level, in as many
+/// streams as the loops keep open.
+///
+/// It was the plan's `streaming` alone. On an AMD EPYC (Zen 5, 1 MiB of
+/// second-level cache, 32 MiB of L3; one thread, 4 alternated runs,
+/// paired per-round ratios, time after over before), the outputs past
+/// the second-level cache that do not stream, whose loop this moves: the
+/// 6 of broad seeds 26 and 801 to 803, 0.71 of the time (OpenVINO
+/// depth-to-space of float32 by 14, 7.8 MiB, 196 source streams: 2.46 ->
+/// 1.49x memcpy), all faster; held out, the 11 of seeds 804 to 810, 0.76,
+/// all faster (2.6 to 7.8 MiB). The Xeon's figures above (1.03 and 0.99)
+/// say it costs nothing where a larger second level (2 MiB) and its
+/// prefetcher keep up.
+pub(super) fn past_second_level(streaming: bool, dst_bytes: usize) -> bool {
+    streaming || dst_bytes > second_level()
 }
 
 /// The fewest bytes of a tile written as one destination run for

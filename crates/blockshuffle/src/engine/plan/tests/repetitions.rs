@@ -75,19 +75,31 @@ fn past_the_sweep_source_rows_read_in_many_streams_move() {
     // float32 by 16, rows of 32: a tile of 32 * 16 * 4 = 2,048 bytes
     // written as one run (`MIN_PIECE`); 300 image rows sweep 614,400
     // bytes, past the cache, but the loops inside them read 16 block rows
-    // of 16 source streams each, 256 streams: where the plan may stream
-    // (a source past the caches), they go next to the tile, which stays
-    // in the cache. Rows of 31 units (1,984 bytes) stay outside, as above,
-    // and so do both where the plan does not stream.
+    // of 16 source streams each, 256 streams: where the tensors are past
+    // the caches (the plan may stream, or its output of 9.8 MiB is larger
+    // than the second-level cache: `past_second_level`), they go next to
+    // the tile, which stays in the cache. Rows of 31 units (1,984 bytes)
+    // stay outside, as above.
     for (w, streaming) in [(32, true), (31, true), (32, false), (31, false)] {
         assert!(300 * w * 16 * 4 > 512 << 10);
         let (g, space, block) = nchw_depth_to_space(1, 300, w, 16);
         let p = compile_c(&g, Direction::Backward, 4, &space, &block, streaming);
         assert!(p.tile && !p.matrix && !p.nt, "w {w}, streaming {streaming}: {p:?}");
+        assert_eq!(p.dst_bytes, 300 * 16 * w * 16 * 4);
         let next = p.loops[p.loops.len() - 3];
-        let moved = w == 32 && streaming;
+        let moved = w == 32 && past_second_level(streaming, p.dst_bytes);
         assert_eq!(next.count, if moved { 300 } else { 16 }, "w {w}, streaming {streaming}: {:?}", p.loops);
     }
+}
+
+/// Past the caches for `repeat_continuing`: a plan that streams, or one
+/// whose output is larger than this CPU's second-level cache.
+#[test]
+fn past_the_second_level_cache_is_streaming_or_larger_than_it() {
+    let l2 = crate::engine::arch::cache::second_level();
+    assert!(past_second_level(true, 0) && past_second_level(true, l2));
+    assert!(!past_second_level(false, l2) && !past_second_level(false, 0));
+    assert!(past_second_level(false, l2 + 1));
 }
 
 #[test]
