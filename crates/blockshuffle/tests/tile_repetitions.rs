@@ -117,10 +117,10 @@ fn repetitions_around_the_sweep_limit_match_the_reference() {
 fn repetitions_past_the_sweep_limit_match_the_reference() {
     // float32 by 6 of 86-unit rows: tiles of 2,064 bytes, each one
     // destination run; 258 image rows sweep 532,512 bytes, past the
-    // limit, but the loops inside them read 36 source streams: where the
-    // plan streams (`Streaming::Always`), they move next to the tile,
-    // which stays in the cache. Of 85-unit rows, 2,040-byte tiles: not
-    // moved.
+    // limit, but the loops inside them read 36 source streams: past the
+    // second-level cache (the plan streams, or its 3.2 MB output is
+    // larger than that cache), they move next to the tile, which stays
+    // in the cache. Of 85-unit rows, 2,040-byte tiles: not moved.
     for w in [86usize, 85] {
         check_tf_nchw_depth_to_space([1, 36, 258, w], 6, 4, 5);
     }

@@ -71,28 +71,26 @@ const MAX_REPEATED_SWEEP: usize = 512 << 10;
 /// 1.33x.
 ///
 /// Past that sweep, where the tensors are `past_caches` (past the
-/// second-level cache: [`past_second_level`]), a loop that
-/// continues the source rows of a tile written as one destination run of
-/// at least [`MIN_PIECE`] bytes still moves, where the loops inside it
-/// keep more source streams open than the prefetcher follows
-/// ([`FOLLOWED_STREAMS`]): the sweep then comes back only to the partial
-/// lines at each piece's ends, and the source is read in the tile's rows'
-/// streams instead of one stream a row of every tile in the sweep.
-/// Measured on an Intel Xeon (Emerald Rapids; one thread, 3 alternated
-/// runs, best of 5, ratio to memcpy) on the 188 broad workloads of seeds
-/// 26 and 801 to 807 it changes (channels-first depth-to-space, pixel
-/// shuffle, batch-to-space; 16 to 252 MiB): 1.44 -> 1.34, 0.93 of the
-/// time (held out, seeds 805 to 807, 69 of them: 0.93), 135 over 1.10x
-/// against 170; 9 slower by 5 to 25% (the most, an ONNX depth-to-space
-/// of 19 MiB whose runs before spread from 1.00 to 1.45). TF NCHW_VECT_C
-/// depth-to-space of uint8 by 11 (27 MiB) 1.76 -> 0.94x memcpy; TF NCHW
-/// of 6-byte units by 13 (17 MiB) 2.00 -> 1.13x. Not for tensors whose
-/// source stays in the caches: on that Xeon the outputs of 1 to 16 MiB
-/// that the move changed without this condition (then the plan's
-/// `streaming` alone) measured no different, 8 of seed 26, 1.03 the time
-/// (5 alternated runs), 9 of seeds 805 to 807, 0.99; see
-/// [`past_second_level`] for the outputs between that cache and the
-/// streaming size.
+/// second-level cache: [`past_second_level`]), a loop that continues the
+/// source rows of a tile written as one destination run of at least
+/// [`MIN_PIECE`] bytes still moves, where the loops inside it keep more
+/// source streams open than the prefetcher follows ([`FOLLOWED_STREAMS`]):
+/// the sweep then comes back only to the partial lines at each piece's ends,
+/// and the source is read in the tile's rows' streams instead of one stream
+/// a row of every tile in the sweep. Measured on an Intel Xeon (Emerald
+/// Rapids; one thread, 3 alternated runs, best of 5, ratio to memcpy) on the
+/// 188 broad workloads of seeds 26 and 801 to 807 it changes (channels-first
+/// depth-to-space, pixel shuffle, batch-to-space; 16 to 252 MiB): 1.44 ->
+/// 1.34, 0.93 of the time (held out, seeds 805 to 807, 69 of them: 0.93),
+/// 135 over 1.10x against 170; 9 slower by 5 to 25% (the most, an ONNX
+/// depth-to-space of 19 MiB whose runs before spread from 1.00 to 1.45). TF
+/// NCHW_VECT_C depth-to-space of uint8 by 11 (27 MiB) 1.76 -> 0.94x memcpy;
+/// TF NCHW of 6-byte units by 13 (17 MiB) 2.00 -> 1.13x. Not for tensors
+/// whose source stays in the caches: on that Xeon the outputs of 1 to 16 MiB
+/// that the move changed without this condition (then the plan's `streaming`
+/// alone) measured no different, 8 of seed 26, 1.03 the time (5 alternated
+/// runs), 9 of seeds 805 to 807, 0.99; see [`past_second_level`] for the
+/// outputs between that cache and the streaming size.
 pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usize, past_caches: bool) {
     let n = loops.len();
     if n < 4 {
@@ -147,7 +145,12 @@ pub(super) fn repeat_continuing(loops: &mut ArrayVec<Loop, MAX_LOOPS>, unit: usi
 /// say it costs nothing where a larger second level (2 MiB) and its
 /// prefetcher keep up.
 pub(super) fn past_second_level(streaming: bool, dst_bytes: usize) -> bool {
-    streaming || dst_bytes > second_level()
+    past_cache(streaming, dst_bytes, second_level())
+}
+
+/// [`past_second_level`] for a second-level cache of `cache` bytes.
+pub(super) fn past_cache(streaming: bool, dst_bytes: usize, cache: usize) -> bool {
+    streaming || dst_bytes > cache
 }
 
 /// The fewest bytes of a tile written as one destination run for

@@ -647,21 +647,20 @@ pub(super) fn squares_stream(loops: &[Loop], unit: usize, isa: Isa) -> bool {
     transpose::streams_squares(y.count, x.count, unit, isa, x.ds)
 }
 
-/// Most source rows a streamed interleaving tile of 2 to 4 streams that
-/// its own kernel streams (`tile::own_interleave`) may read for one run of
-/// the destination ([`interleaved_rows`]), or that the byte shuffles
-/// stream ([`streams_shuffled_rows`]) may keep open
-/// ([`open_interleaved_rows`]); past it, it stores through the cache, as
-/// a staged one does (see `streamed::interleave_through_cache`).
-/// Measured on an AMD EPYC (Zen 3, AVX2), one thread, best of 3 alternated
-/// runs, the broad workloads of 16 MiB and more it changes (seeds 26, 801
-/// and 802, 17 of them, reading 9 to 60 rows a run): 0.80 of the time (einops of
-/// uint8 by 9 x 3, 4 streams, 39 MiB, 8.7 -> 3.6x memcpy; OpenVINO
-/// depth-to-space of float16 by 4, 22 MiB, 2.8 -> 1.4), 2 slower (PyTorch
-/// pixel shuffle of float32 by 4, 19 MiB, 0.88 -> 1.16; TF NCHW
-/// depth-to-space of float32 by 3, 28 MiB, 0.63 -> 0.72). Interleaves from
-/// 4 rows (pixel shuffle and depth-to-space by 2: W8 and W9) stream faster
-/// (0.70x memcpy against 0.95x through the cache).
+/// Most source rows a streamed interleaving tile of 2 to 4 streams that its
+/// own kernel streams (`tile::own_interleave`) may read for one run of the
+/// destination ([`interleaved_rows`]), or that the byte shuffles stream
+/// ([`streams_shuffled_rows`]) may keep open ([`open_interleaved_rows`]);
+/// past it, it stores through the cache, as a staged one does (see
+/// `streamed::interleave_through_cache`). Measured on an AMD EPYC (Zen 3,
+/// AVX2), one thread, best of 3 alternated runs, the broad workloads of 16
+/// MiB and more it changes (seeds 26, 801 and 802, 17 of them, reading 9 to
+/// 60 rows a run): 0.80 of the time (einops of uint8 by 9 x 3, 4 streams, 39
+/// MiB, 8.7 -> 3.6x memcpy; OpenVINO depth-to-space of float16 by 4, 22 MiB,
+/// 2.8 -> 1.4), 2 slower (PyTorch pixel shuffle of float32 by 4, 19 MiB,
+/// 0.88 -> 1.16; TF NCHW depth-to-space of float32 by 3, 28 MiB, 0.63 ->
+/// 0.72). Interleaves from 4 rows (pixel shuffle and depth-to-space by 2: W8
+/// and W9) stream faster (0.70x memcpy against 0.95x through the cache).
 pub(super) const MAX_STREAMED_INTERLEAVE_ROWS: usize = 8;
 
 /// The source rows that one destination run of an interleaving tile (the

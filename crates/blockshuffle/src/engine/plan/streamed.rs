@@ -44,17 +44,17 @@ use crate::engine::kernels::transpose;
 /// times as long; nor the full-line squares' (HPTT's transposes: 1.14).
 ///
 /// One that its own vector kernel would stream (2 to 4 streams) from more
-/// source rows a destination run than [`MAX_STREAMED_INTERLEAVE_ROWS`];
-/// or that the byte shuffles would stream (`shuffled`) keeping more
-/// source rows open than that (`rules::open_interleaved_rows`: where a
-/// loop further out continues the rows, so that each run reads a part of
-/// each). The byte shuffles' had streamed from any number: on an AMD EPYC
-/// (Zen 5), one thread, 4 alternated runs, paired per-round ratios, the
-/// two such plans of broad seeds 26 and 801 to 808 (TF batch-to-space of
-/// 12-byte units by 4, 16 rows a run, 26 MiB: 3.5 -> 1.4x memcpy; einops
-/// `b c (h p1) (w p2) -> (b h w) (p1 p2) c` of 3-byte units by 7 x 8, 62
-/// MiB: 5.6 -> 2.4x) and two TF batch-to-space by 4 drawn to reach it
-/// (6- and 12-byte units, 25 MiB), 0.37 to 0.60 of the time.
+/// source rows a destination run than [`MAX_STREAMED_INTERLEAVE_ROWS`]; or
+/// that the byte shuffles would stream (`shuffled`) keeping more source rows
+/// open than that (`rules::open_interleaved_rows`: where a loop further out
+/// continues the rows, so that each run reads a part of each). The byte
+/// shuffles' had streamed from any number: on an AMD EPYC (Zen 5), one
+/// thread, 4 alternated runs, paired per-round ratios, the two such plans of
+/// broad seeds 26 and 801 to 808 (TF batch-to-space of 12-byte units by 4,
+/// 16 rows a run, 26 MiB: 3.5 -> 1.4x memcpy; einops `b c (h p1) (w p2) ->
+/// (b h w) (p1 p2) c` of 3-byte units by 7 x 8, 62 MiB: 5.6 -> 2.4x), 0.43
+/// and 0.44 of the time, and two TF batch-to-space by 4 drawn to reach it
+/// (6- and 12-byte units, 25 MiB), 0.60 and 0.40.
 ///
 /// One of units under 4 bytes that streamed only the tile's own kernels
 /// would take, a unit at a time, where through the cache the byte

@@ -76,7 +76,7 @@ fn past_the_sweep_source_rows_read_in_many_streams_move() {
     // written as one run (`MIN_PIECE`); 300 image rows sweep 614,400
     // bytes, past the cache, but the loops inside them read 16 block rows
     // of 16 source streams each, 256 streams: where the tensors are past
-    // the caches (the plan may stream, or its output of 9.8 MiB is larger
+    // the caches (the plan may stream, or its output of 9.4 MiB is larger
     // than the second-level cache: `past_second_level`), they go next to
     // the tile, which stays in the cache. Rows of 31 units (1,984 bytes)
     // stay outside, as above.
@@ -93,13 +93,17 @@ fn past_the_sweep_source_rows_read_in_many_streams_move() {
 }
 
 /// Past the caches for `repeat_continuing`: a plan that streams, or one
-/// whose output is larger than this CPU's second-level cache.
+/// whose output is larger than the second-level cache (this CPU's, for
+/// `past_second_level`).
 #[test]
 fn past_the_second_level_cache_is_streaming_or_larger_than_it() {
+    for cache in [256 << 10, 1 << 20, 2 << 20] {
+        assert!(past_cache(true, 0, cache) && past_cache(true, cache, cache));
+        assert!(!past_cache(false, cache, cache) && !past_cache(false, 0, cache));
+        assert!(past_cache(false, cache + 1, cache));
+    }
     let l2 = crate::engine::arch::cache::second_level();
-    assert!(past_second_level(true, 0) && past_second_level(true, l2));
-    assert!(!past_second_level(false, l2) && !past_second_level(false, 0));
-    assert!(past_second_level(false, l2 + 1));
+    assert!(!past_second_level(false, l2) && past_second_level(false, l2 + 1) && past_second_level(true, 0));
 }
 
 #[test]
@@ -116,7 +120,7 @@ fn past_the_sweep_few_streams_and_short_pieces_keep_the_destination_order() {
     // 3 x 8 = 24 source streams inside the repetitions, 2,048-byte pieces: moved.
     let [reps, rows, x, y] = nest(3, 64);
     assert_eq!(repeated(&[reps, rows, x, y], 4).as_slice(), [rows, reps, x, y]);
-    // Not where the tensors stay in the caches (the plan does not stream).
+    // Not where the tensors stay in the caches (not past the second-level cache).
     let mut cached: ArrayVec<Loop, MAX_LOOPS> = [reps, rows, x, y].into_iter().collect();
     repeat_continuing(&mut cached, 4, false);
     assert_eq!(cached.as_slice(), [reps, rows, x, y]);

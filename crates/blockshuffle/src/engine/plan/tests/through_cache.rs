@@ -3,7 +3,8 @@
 //! cache's.
 
 use super::super::compile::*;
-use super::{c_strides, compile_c, counts_and_strides, nchw_blocked, nchw_blocked_streaming, nchw_depth_to_space};
+use super::super::rules::{interleaved_rows, open_interleaved_rows, streams_shuffled_rows};
+use super::{c_strides, compile_c, counts_and_strides, l, nchw_blocked, nchw_blocked_streaming, nchw_depth_to_space};
 use crate::engine::arch::Isa;
 
 /// Streaming NCHW space-to-depth of uint8 by 14 (`[1, 3, 4830, 2044]`,
@@ -44,25 +45,26 @@ fn streamed_deinterleaves_through_the_cache_take_the_plan_through_the_cache() {
         let what = format!("{isa:?}: {p:?}");
         assert!(p.tile && !p.nt && p.loops[n - 2].ds == (p.loops[n - 1].count * 16) as isize, "{what}");
         // The plan through the cache reads the source in that order too
-        // where its output (4.8 MiB) is past the second-level cache.
+        // where its output (4.6 MiB) is past the second-level cache.
         let same = counts_and_strides(&p.loops) == counts_and_strides(&cached.loops);
         assert_eq!(same, super::super::repetitions::past_second_level(false, cached.dst_bytes), "{what}");
         assert!(p.loops[..n - 2].windows(2).all(|l| l[0].ss.abs() >= l[1].ss.abs()), "{what}");
     }
 }
 
-/// Streaming TF batch-to-space by 4 of 12-byte units (`[64, 219, 164,
-/// 1]`): the byte shuffles interleave the 4 block columns' rows, and each
-/// run of the destination (the 4 block rows of an output row) reads a
-/// part of 16 source rows that the loop outside it continues: more open
-/// than `MAX_STREAMED_INTERLEAVE_ROWS`, so it stores through the cache.
-/// By 2 (4 rows open), it streams; so does NHWC space-to-depth by 2 of
-/// three uint8 channels, which reads its source rows whole, one output
-/// row after another (`interleaved_three_channel_rows_of_whole_vectors_stream`).
+/// Streaming TF batch-to-space by 4 of 12-byte units (`[64, 219, 164, 1]`):
+/// the byte shuffles interleave the 4 block columns' rows, and each run of
+/// the destination (the 4 block rows of an output row) reads a part of 16
+/// source rows that the loop outside it continues: more open than
+/// `MAX_STREAMED_INTERLEAVE_ROWS`, so it stores through the cache. By 3 (9
+/// rows open), it stores through the cache too; by 2 (4 rows open), it
+/// streams; so does NHWC space-to-depth by 2 of three uint8 channels, which
+/// reads its source rows whole, one output row after another
+/// (`interleaved_three_channel_rows_of_whole_vectors_stream`).
 #[test]
 fn streamed_byte_shuffles_keeping_many_source_rows_open_store_through_the_cache() {
     for isa in [Isa::Avx2, Isa::Avx512] {
-        for (block, streams) in [(4, false), (2, true)] {
+        for (block, streams) in [(4, false), (3, false), (2, true)] {
             let space = [4, 219 * block, 164 * block, 1];
             let g = super::nhwc(space, block, true);
             let (ss, bs) = (c_strides(&space, 12), c_strides(&[4 * block * block, 219, 164, 1], 12));
@@ -72,6 +74,26 @@ fn streamed_byte_shuffles_keeping_many_source_rows_open_store_through_the_cache(
             assert!(p.tile && p.carry_level.is_none() && p.unit == 12, "{what}");
             assert_eq!((p.loops[n - 1].count, p.loops[n - 2].ds), (block, (block * 12) as isize), "{what}");
             assert_eq!(p.nt, streams, "{what}");
+            // The byte shuffles' rows, whose open rows decide.
+            assert!(streams_shuffled_rows(&p.loops, 12, isa), "{what}");
         }
     }
+}
+
+/// The source rows an interleaving tile's destination runs keep open:
+/// TF batch-to-space by 4 of 12-byte units as the plan streams it, the 4
+/// block rows around the tile continuing its destination rows and the
+/// image rows outside them its source rows (4 x 4 = 16 open); without a
+/// loop continuing the source rows, each run reads its 4 rows whole, one
+/// after another (4 open).
+#[test]
+fn open_interleaved_rows_are_the_rows_a_loop_further_out_reads_on() {
+    let reads_on =
+        [l(4, 428_364, 6_814_704), l(219, 1956, 31_296), l(4, 6_853_824, 7824), l(163, 12, 48), l(4, 1_713_456, 12)];
+    assert_eq!(interleaved_rows(&reads_on, 12), 16);
+    assert_eq!(open_interleaved_rows(&reads_on, 12), 16);
+    let mut whole = reads_on;
+    whole[1].ss = 1968;
+    assert_eq!(interleaved_rows(&whole, 12), 16);
+    assert_eq!(open_interleaved_rows(&whole, 12), 4);
 }
