@@ -113,7 +113,9 @@ pub(crate) unsafe fn gather_lines(
     isa: Isa,
 ) {
     let len = n * unit;
-    let sweep_row = || sweep(src, n.saturating_mul(ss.unsigned_abs()), len);
+    // Where the source is fetched ahead: row bytes `at..at + bytes` at
+    // `ahead + at`.
+    let ahead = sweep(src, n.saturating_mul(ss.unsigned_abs()), len);
     // The row's whole lines: destination bytes `[a, b)`.
     let a = (dst as usize).wrapping_neg() % LINE;
     let b = if a < len { a + (len - a) / LINE * LINE } else { a };
@@ -125,8 +127,6 @@ pub(crate) unsafe fn gather_lines(
         // multiples of 16); `[a, b)` is whole lines that no other run
         // writes, so the stream that reached `a` goes on past them.
         unsafe {
-            // Row bytes `at..at + bytes` of the source fetched ahead.
-            let ahead = sweep_row();
             let fetch = |at: usize, bytes: usize| prefetch(ahead.wrapping_add(at), bytes);
             // Piece `j` of the row's bytes from `from` on (within a unit).
             let pieces = |from: usize| {
@@ -164,7 +164,7 @@ pub(crate) unsafe fn gather_lines(
         return;
     }
     let _ = b;
-    prefetch(sweep_row(), len);
+    prefetch(ahead, len);
     // SAFETY: each chunk's bytes are those of units `i..` of the row, pushed
     // in its order.
     unsafe { through_stage(n, src, ss, unit, isa, |part, i, len| w.push(part, dst.add(i * unit), len)) };
