@@ -467,16 +467,33 @@ pub(super) unsafe fn stream_vectors(src: *const u8, dst: *mut u8, len: usize) {
 /// Streams `rows` whole rows of a grid of [`streams_rows`] of `N` units
 /// of `U` bytes: row `i`'s unit `k` from `src + i * U + k * ss0` to `dst +
 /// (i * N + k) * U`. For short units, whose rows cost more in bookkeeping
-/// than in stores when taken one bound at a time.
+/// than in stores when taken one bound at a time. Where `fetch` (see
+/// [`fetches_streams`](super::stream::fetches_streams)), each of the `N`
+/// source streams is fetched [`STREAM_AHEAD`] bytes ahead, once a line:
+/// on the rows whose unit reaches the next line of its stream.
 ///
 /// # Safety
 /// Every unit readable at its source and writable at its destination;
 /// `dst` 16-byte aligned.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(super) unsafe fn whole_rows<const U: usize, const N: usize>(rows: usize, src: *const u8, ss0: isize, dst: *mut u8) {
+pub(super) unsafe fn whole_rows<const U: usize, const N: usize>(
+    rows: usize,
+    src: *const u8,
+    ss0: isize,
+    dst: *mut u8,
+    fetch: bool,
+) {
     let (mut s, mut d) = (src, dst);
-    for _ in 0..rows {
+    for i in 0..rows {
+        // Whether row `i`'s units end on or past a line boundary of their
+        // streams (counted from the first row): every row of a unit of a
+        // line, one row in four of 16 bytes.
+        if fetch && (i * U) % LINE + U >= LINE {
+            for k in 0..N {
+                prefetch(s.wrapping_offset(k as isize * ss0).wrapping_add(STREAM_AHEAD + U - 1), 1);
+            }
+        }
         for k in 0..N {
             // SAFETY: unit `k` of the row, as the caller guarantees;
             // `d + k * U` stays 16-byte aligned (`U` is a multiple of 16).
@@ -559,6 +576,10 @@ pub(super) fn fetches_along(n: usize, ss: isize, unit: usize) -> bool {
 /// How many units ahead along the row [`fetches_along`] fetches (4 and 16
 /// measured slower: see there).
 pub(super) const UNITS_AHEAD: usize = 8;
+
+/// How far ahead along each of its source streams a streamed grid that
+/// [`fetches_streams`](super::stream::fetches_streams) fetches: 32 lines.
+pub(super) const STREAM_AHEAD: usize = 2 << 10;
 
 /// How far ahead of a streaming gather's source [`sweep`] fetches at
 /// least: about the source block of the next position of the loops around

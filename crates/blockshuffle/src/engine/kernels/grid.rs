@@ -11,13 +11,13 @@ use std::ptr;
 use super::bytes::zero_bytes;
 use super::copy::{
     by_run_unit, by_unit, by_wide_unit, copy_run, odometer, stream_vectors, strided, unit_copy, whole_rows, widens,
-    Mode,
+    Mode, STREAM_AHEAD,
 };
 use super::nest::{Bounds, Loop, Rows};
 use super::pack::{self, Table, Units};
 use super::shuffle;
-use super::stream::streams_rows;
-use crate::engine::arch::mem::pair;
+use super::stream::{fetches_streams, streams_rows};
+use crate::engine::arch::mem::{pair, prefetch};
 use crate::engine::arch::Isa;
 
 /// The innermost two loops of a plan as one grid of units: row `i < n1`
@@ -183,13 +183,15 @@ impl Grid {
     /// source to the destination, rows in order: the destination is one
     /// sequential run, whose lines the streaming stores fill in turn, and
     /// each of a row's unit positions reads a sequential stream of the
-    /// source, which the hardware prefetchers follow. The rows a window
-    /// keeps whole go without bounds, those of 2 to 4 units of 16 to 64
-    /// bytes each by a loop of constant shape ([`whole_rows`]): taken a
-    /// bound at a time, rows of 64 bytes went 0.9-1.05x memcpy, and
-    /// 1.03-1.13 with the plans that make them of 32-byte units instead of
-    /// a tile (NHWC batch-to-space by 2, two runs in separate processes);
-    /// so, 0.66-0.75.
+    /// source, which the hardware prefetchers follow, and which is fetched
+    /// [`STREAM_AHEAD`] bytes ahead along each stream where they fall
+    /// behind ([`fetches_streams`]). The rows a window keeps whole go
+    /// without bounds, those of 2 to 4 units of 16 to 64 bytes each by a
+    /// loop of constant shape ([`whole_rows`]): taken a bound at a time,
+    /// rows of 64 bytes went 0.9-1.05x memcpy, and 1.03-1.13 with the plans
+    /// that make them of 32-byte units instead of a tile (NHWC
+    /// batch-to-space by 2, two runs in separate processes); so,
+    /// 0.66-0.75.
     ///
     /// # Safety
     /// As [`Grid::copy`] without outer loops; `dst` is 16-byte aligned and
@@ -198,10 +200,16 @@ impl Grid {
     #[inline(never)]
     unsafe fn stream_rows(&self, src: *const u8, dst: *mut u8, unit: usize) {
         let (n0, ss0) = (self.n0, self.ss0);
+        let fetch = fetches_streams(n0, ss0, unit);
         // Row `i`'s units `[a, b)`, one at a time.
         let part = |i: usize, a: usize, b: usize| {
             let (mut s, mut d) = self.at(i, a, src, dst);
             for _ in a..b {
+                // The unit `STREAM_AHEAD` bytes on along its stream (the
+                // rows continue one another in the source: `ss1 == unit`).
+                if fetch {
+                    prefetch(s.wrapping_add(STREAM_AHEAD), unit);
+                }
                 // SAFETY: one of the grid's units, readable at `s` and
                 // writable at `d`, which is 16-byte aligned: `dst` is, and
                 // `ds1` and `ds0` are multiples of `unit`, itself one of 16.
@@ -240,9 +248,9 @@ impl Grid {
                 ($($u:literal),*) => {
                     match (unit, n0) {
                         $(
-                            ($u, 2) => whole_rows::<$u, 2>(end - first, s, ss0, d),
-                            ($u, 3) => whole_rows::<$u, 3>(end - first, s, ss0, d),
-                            ($u, 4) => whole_rows::<$u, 4>(end - first, s, ss0, d),
+                            ($u, 2) => whole_rows::<$u, 2>(end - first, s, ss0, d, fetch),
+                            ($u, 3) => whole_rows::<$u, 3>(end - first, s, ss0, d, fetch),
+                            ($u, 4) => whole_rows::<$u, 4>(end - first, s, ss0, d, fetch),
                         )*
                         _ => {
                             for i in first..end {

@@ -77,6 +77,43 @@ pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: 
         && ds1 == (n0 * unit) as isize
 }
 
+/// Whether a streamed grid ([`Grid::stream_rows`](super::grid::Grid),
+/// [`whole_rows`](super::copy::whole_rows)) of `n0` units of `unit` bytes
+/// a row, its unit positions `ss0` apart in the source, fetches each of
+/// its source streams [`STREAM_AHEAD`](super::copy::STREAM_AHEAD) bytes
+/// ahead: where the streams are short (each covers `ss0` bytes of the
+/// source, less than [`SHORT_STREAM`]: the image rows of one block of an
+/// NHWC space-to-depth), which the hardware prefetchers pick up anew each
+/// block, or where there are [`MAX_STREAMED_STREAMS`] of them of whole
+/// lines (the batches of a batch-to-space by 4 x 4), more than they keep
+/// up with beside the destination's.
+///
+/// Measured on an AMD EPYC (Zen 5), one thread, alternated runs, paired
+/// per-round ratios, time fetched over not, on the 74 streamed grids of
+/// broad seeds 26 and 801-810:
+/// - fetching always (4 runs): 0.96-0.98 of the time, the plans over
+///   1.10x memcpy 9 -> 2; 1 KiB ahead 1.058 (seeds 26 and 801-805), 2 KiB
+///   0.984, 4 KiB 0.981. The short streams gained most (0.66-0.95 under
+///   64 KiB, 0.90-1.06 at 73-82 KiB), and so did 4 long streams of 64
+///   bytes or more (0.86); the other long streams (2 or 3, or of units
+///   under a line), already faster than memcpy (0.7-0.98x), lost 1-4%;
+/// - this rule (4 runs): 0.977 of the time, the plans over 1.10x memcpy
+///   14 -> 4 (the slowest 1.38 -> 1.24); the 19 short streams 0.89
+///   (0.70-1.04), 12 faster by 5% or more, none slower (NHWC
+///   space-to-depth by 2 of one 32-byte channel, 61 MiB: 1.36 -> 0.95x
+///   memcpy);
+/// - the 7 of 4 long streams of whole lines and 10 variants of the public
+///   W4 (float32 batch-to-space by 4 x 4, 256-byte units; other widths,
+///   channels and crops), 6 runs: 0.96 of the time, those over 1.10x
+///   memcpy 7 -> 2 (W4 1.12 -> 0.98).
+pub(super) fn fetches_streams(n0: usize, ss0: isize, unit: usize) -> bool {
+    ss0.unsigned_abs() < SHORT_STREAM || (n0 >= MAX_STREAMED_STREAMS && unit >= LINE)
+}
+
+/// Source streams of a streamed grid shorter than this (bytes) are short
+/// ([`fetches_streams`]).
+const SHORT_STREAM: usize = 64 << 10;
+
 /// Gathers `n` units into the contiguous destination row at `dst` with
 /// streaming stores: the row's whole lines straight from the source, and
 /// the parts of lines at its ends through the writers `w`, which join them

@@ -117,3 +117,22 @@ fn interleaves_of_5_to_7_streams_of_2_and_4_byte_units() {
 fn interleaves_of_15_to_32_streams() {
     check_interleaves(1..=4, &[15, 16, 17, 31, 32], &[1, 2, 5, 16, 19, 40], true);
 }
+
+/// Streamed grids fetch their source streams ahead where the streams are
+/// short (less than 64 KiB each, either direction) or where there are 4
+/// of them of whole lines; not 2 or 3 long ones, nor 4 of units under a
+/// line.
+#[test]
+fn streamed_grids_fetch_short_streams_and_four_of_whole_lines() {
+    for (n0, ss0, unit, fetches) in [
+        (2, (64 << 10) - 16, 16, true),
+        (3, -(7 << 10), 96, true),
+        (2, 64 << 10, 256, false),
+        (3, 5 << 20, 512, false),
+        (4, 8 << 20, 64, true),
+        (4, 8 << 20, 48, false),
+        (4, 64 << 10, 32, false),
+    ] {
+        assert_eq!(fetches_streams(n0, ss0, unit), fetches, "{n0} streams {ss0} apart of {unit} bytes");
+    }
+}
