@@ -38,12 +38,13 @@ pub(crate) const MAX_STREAMED_UNIT: usize = 512;
 pub(crate) const MIN_STREAMED_UNIT: usize = 16;
 
 /// Most units in a row of [`streams_rows`]: each of a row's unit positions
-/// is a source stream that the hardware prefetchers follow (blocks of 2 to
-/// 4 measured).
+/// is a source stream that the hardware prefetchers follow, or fall behind
+/// on ([`fetches_streams`]; blocks of 2 to 4 measured).
 pub(crate) const MAX_STREAMED_STREAMS: usize = 4;
 
 /// Whether a grid streams its units straight from the source, one unit at
-/// a time ([`Grid::stream_rows`]): units of whole 16-byte vectors
+/// a time ([`Grid::stream_rows`](super::grid::Grid::stream_rows)): units
+/// of whole 16-byte vectors
 /// ([`MIN_STREAMED_UNIT`] to [`MAX_STREAMED_UNIT`] bytes), rows of up to
 /// [`MAX_STREAMED_STREAMS`] units contiguous in the destination that
 /// continue one another (one run), each row one unit on in the source
@@ -57,7 +58,7 @@ pub(crate) const MAX_STREAMED_STREAMS: usize = 4;
 ///   batch-to-space 3x3 of 64 uint8 channels 1.04-1.31 -> 0.67-1.10 (4
 ///   runs, 3 of them 0.67-0.72), 2x2 of 96 1.11-1.13 -> 0.69-0.70, 2x2 of
 ///   16 float32 channels 0.96 -> 0.67-0.75;
-/// - gathered row by row ([`stream_gather`], whose sweep fetches the
+/// - gathered row by row (`copy::stream_gather`, whose sweep fetches the
 ///   source ahead) -> so, 3 runs: rows of 256 bytes, space-to-depth by 2
 ///   of 32 float16 channels 0.80-0.86 -> 0.74-0.79, batch-to-space 2x2 of
 ///   32 float32 channels 0.86-0.88 -> 0.72-0.73; rows of 384, batch-to-space
@@ -77,41 +78,43 @@ pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: 
         && ds1 == (n0 * unit) as isize
 }
 
-/// Whether a streamed grid ([`Grid::stream_rows`](super::grid::Grid),
+/// Whether a streamed grid
+/// ([`Grid::stream_rows`](super::grid::Grid::stream_rows),
 /// [`whole_rows`](super::copy::whole_rows)) of `n0` units of `unit` bytes
 /// a row, its unit positions `ss0` apart in the source, fetches each of
 /// its source streams [`STREAM_AHEAD`](super::copy::STREAM_AHEAD) bytes
-/// ahead: where the streams are short (each covers `ss0` bytes of the
-/// source, less than [`SHORT_STREAM`]: the image rows of one block of an
-/// NHWC space-to-depth), which the hardware prefetchers pick up anew each
-/// block, or where there are [`MAX_STREAMED_STREAMS`] of them of whole
-/// lines (the batches of a batch-to-space by 4 x 4), more than they keep
-/// up with beside the destination's.
+/// ahead: where the streams start less than [`SHORT_STREAM`] apart (the
+/// image rows of one block of an NHWC space-to-depth: short streams, one
+/// row each, which the hardware prefetchers pick up anew each block), or
+/// where there are [`MAX_STREAMED_STREAMS`] of them of units of a line or
+/// more (the batches of a batch-to-space by 4 x 4), more than they keep up
+/// with beside the destination's.
 ///
 /// Measured on an AMD EPYC (Zen 5), one thread, alternated runs, paired
 /// per-round ratios, time fetched over not, on the 74 streamed grids of
-/// broad seeds 26 and 801-810:
-/// - fetching always (4 runs): 0.96-0.98 of the time, the plans over
+/// broad seeds 26 and 801-810 (each run its own figures unfetched):
+/// - fetching always (4 rounds): 0.96-0.98 of the time, the plans over
 ///   1.10x memcpy 9 -> 2; 1 KiB ahead 1.058 (seeds 26 and 801-805), 2 KiB
-///   0.984, 4 KiB 0.981. The short streams gained most (0.66-0.95 under
-///   64 KiB, 0.90-1.06 at 73-82 KiB), and so did 4 long streams of 64
-///   bytes or more (0.86); the other long streams (2 or 3, or of units
-///   under a line), already faster than memcpy (0.7-0.98x), lost 1-4%;
-/// - this rule (4 runs): 0.977 of the time, the plans over 1.10x memcpy
-///   14 -> 4 (the slowest 1.38 -> 1.24); the 19 short streams 0.89
-///   (0.70-1.04), 12 faster by 5% or more, none slower (NHWC
-///   space-to-depth by 2 of one 32-byte channel, 61 MiB: 1.36 -> 0.95x
-///   memcpy);
-/// - the 7 of 4 long streams of whole lines and 10 variants of the public
-///   W4 (float32 batch-to-space by 4 x 4, 256-byte units; other widths,
-///   channels and crops), 6 runs: 0.96 of the time, those over 1.10x
-///   memcpy 7 -> 2 (W4 1.12 -> 0.98).
+///   0.984, 4 KiB 0.981. The streams less than 64 KiB apart gained most
+///   (0.66-0.95), those 73-82 KiB apart 0.90-1.06; so did 4 streams far
+///   apart of 64 bytes or more (0.86); the other streams far apart (2 or
+///   3, or of units under a line), already faster than memcpy
+///   (0.7-0.98x), lost 1-4%;
+/// - this rule (4 rounds): 0.977 of the time, the plans over 1.10x memcpy
+///   14 -> 4 (the slowest 1.38 -> 1.24); the 19 of streams less than 64
+///   KiB apart 0.89 (0.70-1.04), 12 faster by 5% or more, none slower
+///   (NHWC space-to-depth by 2 of one 32-byte channel, 61 MiB: 1.36 ->
+///   0.95x memcpy);
+/// - the 7 of 4 streams far apart of a line or more and 10 variants of the
+///   public W4 (float32 batch-to-space by 4 x 4, 256-byte units; other
+///   widths, channels and crops), 6 rounds: 0.96 of the time, those over
+///   1.10x memcpy 7 -> 2 (W4 1.12 -> 0.98).
 pub(super) fn fetches_streams(n0: usize, ss0: isize, unit: usize) -> bool {
     ss0.unsigned_abs() < SHORT_STREAM || (n0 >= MAX_STREAMED_STREAMS && unit >= LINE)
 }
 
-/// Source streams of a streamed grid shorter than this (bytes) are short
-/// ([`fetches_streams`]).
+/// The source streams of a streamed grid that start less than this many
+/// bytes apart are fetched ahead ([`fetches_streams`]).
 const SHORT_STREAM: usize = 64 << 10;
 
 /// Gathers `n` units into the contiguous destination row at `dst` with
@@ -137,8 +140,8 @@ const SHORT_STREAM: usize = 64 << 10;
 /// not weigh on the frames of the hot kernels.
 ///
 /// # Safety
-/// As [`copy_run`] with `ds == unit`, and as [`Writers::push`] for the
-/// row; `isa` one this CPU runs.
+/// As [`copy_run`](super::copy::copy_run) with `ds == unit`, and as
+/// [`Writers::push`] for the row; `isa` one this CPU runs.
 #[inline(never)]
 pub(crate) unsafe fn gather_lines(
     w: &mut Writers,

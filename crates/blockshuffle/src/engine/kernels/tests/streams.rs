@@ -118,18 +118,20 @@ fn interleaves_of_15_to_32_streams() {
     check_interleaves(1..=4, &[15, 16, 17, 31, 32], &[1, 2, 5, 16, 19, 40], true);
 }
 
-/// Streamed grids fetch their source streams ahead where the streams are
-/// short (less than 64 KiB each, either direction) or where there are 4
-/// of them of whole lines; not 2 or 3 long ones, nor 4 of units under a
-/// line.
+/// Streamed grids fetch their source streams ahead where the streams
+/// start less than 64 KiB apart (either direction) or where there are 4
+/// of them of units of a line or more; not 2 or 3 far apart, nor 4 of
+/// units under a line.
 #[test]
-fn streamed_grids_fetch_short_streams_and_four_of_whole_lines() {
+fn streamed_grids_fetch_near_streams_and_four_of_a_line_or_more() {
     for (n0, ss0, unit, fetches) in [
         (2, (64 << 10) - 16, 16, true),
         (3, -(7 << 10), 96, true),
         (2, 64 << 10, 256, false),
-        (3, 5 << 20, 512, false),
+        (3, 5 << 20, 496, false),
+        (2, -(5 << 20), 96, false),
         (4, 8 << 20, 64, true),
+        (4, -(8 << 20), 96, true),
         (4, 8 << 20, 48, false),
         (4, 64 << 10, 32, false),
     ] {
