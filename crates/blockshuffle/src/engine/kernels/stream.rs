@@ -38,9 +38,28 @@ pub(crate) const MAX_STREAMED_UNIT: usize = 512;
 pub(crate) const MIN_STREAMED_UNIT: usize = 16;
 
 /// Most units in a row of [`streams_rows`]: each of a row's unit positions
-/// is a source stream that the hardware prefetchers follow, or fall behind
-/// on ([`fetches_streams`]; blocks of 2 to 4 measured).
-pub(crate) const MAX_STREAMED_STREAMS: usize = 4;
+/// is a source stream, which the hardware prefetchers follow up to
+/// [`FOLLOWED_STREAMS`], and [`fetches_streams`] fetches past that.
+///
+/// Was 4, the most the prefetchers follow alone: rows of 5 to 16 units went
+/// to a tile (staged and streamed out, or stored through the cache), 1.3 to
+/// 3.6x memcpy. Streamed, their streams fetched ahead, measured on an AMD
+/// EPYC (Zen 5), one thread, 4 alternated runs, paired per-round ratios:
+/// the 60 such plans of broad seeds 26 and 801-803 (NCHW depth-to-space,
+/// pixel shuffles and batch-to-space of 16- to 448-byte units by 5 to 16),
+/// 0.54 of the time, 57 faster by 5% or more, none slower, 2.12 -> 1.13x
+/// memcpy (those of 16 MiB and more 2.14 -> 1.06x); streamed without the
+/// fetch, 1.00. Held out, the 97 of seeds 804-810: 0.56 of the time, 1.95
+/// -> 1.10x memcpy, 91 faster, one slower (TF batch-to-space by 7 of
+/// 32-byte units, 17 MiB, 0.95 -> 1.07x). Two threads, the 60 (2 rounds):
+/// 0.72 of the time, 1.64 -> 1.15x, 9 slower, 5 of them by 17-47%, all
+/// outputs of 9 to 15 MiB.
+pub(crate) const MAX_STREAMED_STREAMS: usize = 16;
+
+/// The most source streams of a streamed grid the hardware prefetchers
+/// keep up with alone, where each row reads less than a line of each
+/// ([`fetches_streams`]).
+const FOLLOWED_STREAMS: usize = 4;
 
 /// Whether a grid streams its units straight from the source, one unit at
 /// a time ([`Grid::stream_rows`](super::grid::Grid::stream_rows)): units
@@ -85,10 +104,11 @@ pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: 
 /// its source streams [`STREAM_AHEAD`](super::copy::STREAM_AHEAD) bytes
 /// ahead: where the streams start less than [`SHORT_STREAM`] apart (the
 /// image rows of one block of an NHWC space-to-depth: short streams, one
-/// row each, which the hardware prefetchers pick up anew each block), or
-/// where there are [`MAX_STREAMED_STREAMS`] of them of units of a line or
-/// more (the batches of a batch-to-space by 4 x 4), more than they keep up
-/// with beside the destination's.
+/// row each, which the hardware prefetchers pick up anew each block), and
+/// where there are more than [`FOLLOWED_STREAMS`] of them, or that many
+/// of units of a line or more (the batches of a batch-to-space by 4 x 4),
+/// more than the prefetchers keep up with beside the destination's (for
+/// more than 4, see [`MAX_STREAMED_STREAMS`]).
 ///
 /// Measured on an AMD EPYC (Zen 5), one thread, alternated runs, paired
 /// per-round ratios, time fetched over not, on the 74 streamed grids of
@@ -110,7 +130,7 @@ pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: 
 ///   widths, channels and crops), 6 rounds: 0.96 of the time, those over
 ///   1.10x memcpy 7 -> 2 (W4 1.12 -> 0.98).
 pub(super) fn fetches_streams(n0: usize, ss0: isize, unit: usize) -> bool {
-    ss0.unsigned_abs() < SHORT_STREAM || (n0 >= MAX_STREAMED_STREAMS && unit >= LINE)
+    ss0.unsigned_abs() < SHORT_STREAM || n0 > FOLLOWED_STREAMS || (n0 == FOLLOWED_STREAMS && unit >= LINE)
 }
 
 /// The source streams of a streamed grid that start less than this many

@@ -309,10 +309,13 @@ fn gathered_rows_join_their_ends_through_the_writers() {
 
 #[test]
 fn grids_copy_the_units_of_their_windows() {
-    // 16 to 496 in rows of up to 4 units: streamed (`streams_rows`),
-    // whole rows of 16 to 64 by `whole_rows`.
+    // 16 to 496 in rows of up to 16 units: streamed (`streams_rows`),
+    // whole rows of 2 to 4 units of 16 to 64 by `whole_rows`; 17 not.
     for unit in [1, 3, 4, 6, 12, 16, 20, 24, 31, 32, 36, 48, 63, 64, 100, 256, 496, 512] {
         check_grid(unit, 5, 7, None);
+        check_grid(unit, 3, 16, None);
+        check_grid(unit, 3, 17, None);
+        check_grid(unit, 4, 16, Some(Window { outer: Some(0), oc: 16, ic: 1, lo: 5, hi: 57 }));
         check_grid(unit, 7, 3, None);
         // A crop of the block factor (OpenVINO batch-to-space): row `i`
         // keeps `3 <= 4i + k < 17`.

@@ -16,6 +16,7 @@ mod padded;
 mod repetitions;
 mod runs;
 mod staged;
+mod streamed_rows;
 mod through_cache;
 mod tiles;
 mod tiny;

@@ -26,10 +26,13 @@ fn whole_vector_units_from_16_kib_stream_as_regions() {
 /// an input pixel's 4 units innermost (each continuing the source).
 /// Through the line writers under 4 KiB; from 4 KiB, each unit streams by
 /// itself in the source's order ([`streams_long_units`]; from 16 KiB, as
-/// a region), the loops the same either way.
+/// a region), the loops the same either way. Units short enough to stream
+/// one by one (256 bytes, 16 channels) stream instead as a grid whose
+/// rows take 8 of them, one from each of 8 input pixels
+/// (`streams_continued_rows`).
 #[test]
 fn whole_vector_units_from_4_kib_stream_by_themselves() {
-    for (c, lines) in [(16, true), (255, true), (256, false), (1023, false), (1024, false)] {
+    for (c, lines) in [(32, true), (255, true), (256, false), (1023, false), (1024, false)] {
         let (space, block) = ([1, 32, 32, c], [1, 8, 8, 16 * c]);
         let p = compile_f32(&nhwc(space, 4, false), Direction::Backward, &space, &block, true);
         assert!(p.nt && !p.tile, "{c} channels");
@@ -38,6 +41,10 @@ fn whole_vector_units_from_4_kib_stream_by_themselves() {
         let loops = vec![(8, 32 * unit, 32 * unit), (8, 4 * unit, unit), (4, unit, 8 * unit)];
         assert_eq!(counts_and_strides(&p.loops), loops, "{c} channels");
     }
+    let (space, block) = ([1, 32, 32, 16], [1, 8, 8, 256]);
+    let p = compile_f32(&nhwc(space, 4, false), Direction::Backward, &space, &block, true);
+    assert!(p.nt && !p.tile && !p.lines && p.unit == 256, "{p:?}");
+    assert_eq!(counts_and_strides(&p.loops), vec![(8, 8192, 8192), (4, 256, 2048), (8, 1024, 256)]);
 }
 
 /// Units from 4 KiB that are not whole 16-byte vectors (3-byte channels:
