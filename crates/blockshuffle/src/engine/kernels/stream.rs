@@ -39,7 +39,7 @@ pub(crate) const MIN_STREAMED_UNIT: usize = 16;
 
 /// Most units in a row of [`streams_rows`]: each of a row's unit positions
 /// is a source stream, which the hardware prefetchers follow up to
-/// [`FOLLOWED_STREAMS`], and [`fetches_streams`] fetches past that.
+/// [`UNFETCHED_STREAMS`], and [`fetches_streams`] fetches past that.
 ///
 /// Was 4, the most the prefetchers follow alone: rows of 5 to 16 units went
 /// to a tile (staged and streamed out, or stored through the cache), 1.3 to
@@ -59,7 +59,7 @@ pub(crate) const MAX_STREAMED_STREAMS: usize = 16;
 /// The most source streams of a streamed grid the hardware prefetchers
 /// keep up with alone, where each row reads less than a line of each
 /// ([`fetches_streams`]).
-const FOLLOWED_STREAMS: usize = 4;
+const UNFETCHED_STREAMS: usize = 4;
 
 /// Whether a grid streams its units straight from the source, one unit at
 /// a time ([`Grid::stream_rows`](super::grid::Grid::stream_rows)): units
@@ -104,8 +104,8 @@ pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: 
 /// its source streams [`STREAM_AHEAD`](super::copy::STREAM_AHEAD) bytes
 /// ahead: where the streams start less than [`SHORT_STREAM`] apart (the
 /// image rows of one block of an NHWC space-to-depth: short streams, one
-/// row each, which the hardware prefetchers pick up anew each block), and
-/// where there are more than [`FOLLOWED_STREAMS`] of them, or that many
+/// row each, which the hardware prefetchers pick up anew each block), or
+/// where there are more than [`UNFETCHED_STREAMS`] of them, or that many
 /// of units of a line or more (the batches of a batch-to-space by 4 x 4),
 /// more than the prefetchers keep up with beside the destination's (for
 /// more than 4, see [`MAX_STREAMED_STREAMS`]).
@@ -130,7 +130,7 @@ pub(crate) fn streams_rows(unit: usize, n0: usize, ds0: isize, ss1: isize, ds1: 
 ///   widths, channels and crops), 6 rounds: 0.96 of the time, those over
 ///   1.10x memcpy 7 -> 2 (W4 1.12 -> 0.98).
 pub(super) fn fetches_streams(n0: usize, ss0: isize, unit: usize) -> bool {
-    ss0.unsigned_abs() < SHORT_STREAM || n0 > FOLLOWED_STREAMS || (n0 == FOLLOWED_STREAMS && unit >= LINE)
+    ss0.unsigned_abs() < SHORT_STREAM || n0 > UNFETCHED_STREAMS || (n0 == UNFETCHED_STREAMS && unit >= LINE)
 }
 
 /// The source streams of a streamed grid that start less than this many

@@ -915,7 +915,7 @@ impl CopyPlan {
         // 1.6-1.75 -> 1.3; batch-to-space of 32 float32 channels 0.91-0.95
         // -> 0.91-0.95. Unstaged, with a streaming store per unit, NHWC
         // space-to-batch of 16 float32 channels ran at 1.45-1.9. Rows of
-        // a few whole-vector units that continue one another stream unit
+        // up to 16 whole-vector units that continue one another stream unit
         // by unit (see `streams_continued_rows`); so do long units of
         // whole vectors, each a run of whole lines (see `streams_units`).
         // Long gathered rows of units from 32 bytes that are not whole

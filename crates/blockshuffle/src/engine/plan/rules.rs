@@ -135,7 +135,7 @@ fn gathers_rows(loops: &[Loop], unit: usize) -> bool {
 }
 
 /// Whether the last two loops make a grid whose units stream one by one
-/// ([`stream::streams_rows`]: rows of a few whole-vector units that
+/// ([`stream::streams_rows`]: rows of up to 16 whole-vector units that
 /// continue one another, each unit position a sequential stream of the
 /// source), in runs of at least [`MIN_STREAMED_RUN`] bytes. A backward
 /// plan (`!fill`) may crop the run's ends: a window on the rows' units

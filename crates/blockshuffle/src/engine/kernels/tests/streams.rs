@@ -119,11 +119,11 @@ fn interleaves_of_15_to_32_streams() {
 }
 
 /// Streamed grids fetch their source streams ahead where the streams
-/// start less than 64 KiB apart (either direction) or where there are 4
-/// of them of units of a line or more; not 2 or 3 far apart, nor 4 of
-/// units under a line.
+/// start less than 64 KiB apart (either direction), where there are more
+/// than 4 of them, or 4 of units of a line or more; not 2 or 3 far apart,
+/// nor 4 of units under a line.
 #[test]
-fn streamed_grids_fetch_near_streams_and_four_of_a_line_or_more() {
+fn streamed_grids_fetch_near_streams_and_more_than_four() {
     for (n0, ss0, unit, fetches) in [
         (2, (64 << 10) - 16, 16, true),
         (3, -(7 << 10), 96, true),
@@ -134,6 +134,8 @@ fn streamed_grids_fetch_near_streams_and_four_of_a_line_or_more() {
         (4, -(8 << 20), 96, true),
         (4, 8 << 20, 48, false),
         (4, 64 << 10, 32, false),
+        (5, 8 << 20, 16, true),
+        (16, -(8 << 20), 496, true),
     ] {
         assert_eq!(fetches_streams(n0, ss0, unit), fetches, "{n0} streams {ss0} apart of {unit} bytes");
     }

@@ -7,16 +7,16 @@ use super::super::rules::streams_continued_rows;
 use super::{c_strides, nchw_depth_to_space};
 use crate::engine::arch::Isa;
 
-/// Streaming NCHW depth-to-space of complex128 (16-byte units) by 6 and by
-/// 16: each output row takes one unit from each of 6 (16) source planes in
-/// turn, rows that continue one another, so it streams unit by unit, a grid
-/// of the block's units innermost (runs of 4 KiB and more: 44 units a row).
-/// By 17, more streams than a streamed grid takes: a tile, through the
-/// cache.
+/// Streaming NCHW depth-to-space of complex128 (16-byte units) by 5, 6 and
+/// 16: each output row takes one unit from each of 5 (6, 16) source planes
+/// in turn, rows that continue one another, so it streams unit by unit, a
+/// grid of the block's units innermost (runs of 52 such rows, 4 KiB and
+/// more). By 17, more streams than a streamed grid takes: a tile, through
+/// the cache.
 #[test]
 fn interleaves_of_up_to_16_streams_of_whole_vectors_stream_their_rows() {
-    for (b, streamed) in [(6, true), (16, true), (17, false)] {
-        let (g, space, block) = nchw_depth_to_space(3, 8, 44, b);
+    for (b, streamed) in [(5, true), (6, true), (16, true), (17, false)] {
+        let (g, space, block) = nchw_depth_to_space(3, 8, 52, b);
         let (ss, bs) = (c_strides(&space, 16), c_strides(&block, 16));
         for isa in [Isa::Avx2, Isa::Avx512] {
             let p = CopyPlan::compile(&g, Direction::Backward, 16, &Layouts { space: &ss, block: &bs }, true, isa);

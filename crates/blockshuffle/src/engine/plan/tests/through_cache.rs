@@ -13,7 +13,7 @@ use crate::engine::arch::Isa;
 /// cache, in the very loops of the same plans not streaming (their passes
 /// over the source, a block row each, whole: step 4''' of
 /// `CopyPlan::build`). The interleave of complex128 by 17 (`[1, 867, 16,
-/// 11]`: more streams than a streamed grid takes), which stores through
+/// 22]`: more streams than a streamed grid takes), which stores through
 /// the cache too, keeps the streaming plan's loops: the source's order
 /// outside the tile (which the plan through the cache takes too past the
 /// second-level cache: `past_second_level`).
@@ -34,7 +34,7 @@ fn streamed_deinterleaves_through_the_cache_take_the_plan_through_the_cache() {
         assert_eq!(counts_and_strides(&p.loops), counts_and_strides(&cached.loops), "{what}");
         assert_eq!((p.unit, p.tile), (cached.unit, cached.tile), "{what}");
     }
-    let (g, space, block) = nchw_depth_to_space(3, 16, 11, 17);
+    let (g, space, block) = nchw_depth_to_space(3, 16, 22, 17);
     for isa in [Isa::Avx2, Isa::Avx512] {
         let ss = c_strides(&space, 16);
         let bs = c_strides(&block, 16);
@@ -46,7 +46,7 @@ fn streamed_deinterleaves_through_the_cache_take_the_plan_through_the_cache() {
         let what = format!("{isa:?}: {p:?}");
         assert!(p.tile && !p.nt && p.loops[n - 2].ds == (p.loops[n - 1].count * 16) as isize, "{what}");
         // The plan through the cache reads the source in that order too
-        // where its output (2.3 MiB) is past the second-level cache.
+        // where its output (4.6 MiB) is past the second-level cache.
         let same = counts_and_strides(&p.loops) == counts_and_strides(&cached.loops);
         assert_eq!(same, super::super::repetitions::past_second_level(false, cached.dst_bytes), "{what}");
         assert!(p.loops[..n - 2].windows(2).all(|l| l[0].ss.abs() >= l[1].ss.abs()), "{what}");
