@@ -292,7 +292,7 @@ impl Exec<'_> {
                 let (s, e) = if m == 2 { (range.start, range.end) } else { (0, p.loops[n - 2].count) };
                 let g = grid(&p.loops[n - 2], &loops[m - 1], s, e);
                 let (src, dst) = (src.wrapping_offset(so), dst.wrapping_offset(dof));
-                g.copy(&loops[..m - 2], src, dst, p.unit, Mode { nt: false, isa: p.isa });
+                g.copy(&loops[..m - 2], src, dst, p.unit, Mode { nt: false, isa: p.isa, fetch: p.streaming });
             }
         }
         true
@@ -758,7 +758,7 @@ impl Exec<'_> {
 
     /// How the kernels store, and with which instructions.
     fn mode(&self) -> Mode {
-        Mode { nt: self.nt, isa: self.plan.isa }
+        Mode { nt: self.nt, isa: self.plan.isa, fetch: self.plan.streaming }
     }
 
     /// Copies `n` units: unit `i` from `src + i*ss` to `dst + i*ds`, through

@@ -381,6 +381,11 @@ pub(crate) struct Mode {
     pub nt: bool,
     /// The vector kernels for short runs.
     pub isa: Isa,
+    /// The tensors are past the caches (the plan streams: its output is
+    /// past the stream threshold), whether or not these stores stream: a
+    /// kernel that reads more source streams than the prefetchers follow
+    /// fetches them ahead (the full-line transposes' blocks).
+    pub fetch: bool,
 }
 
 /// Gathers `n` units into a contiguous destination with streaming stores,
@@ -537,7 +542,7 @@ pub(super) unsafe fn through_stage(
         // SAFETY: `m` of the caller's units; the stage holds `per` units.
         unsafe {
             let from = src.wrapping_offset(done as isize * ss);
-            copy_run(m, from, ss, stage.ptr(), unit as isize, unit, Mode { nt: false, isa });
+            copy_run(m, from, ss, stage.ptr(), unit as isize, unit, Mode { nt: false, isa, fetch: false });
         }
         out(stage.ptr(), done, m * unit);
         done += m;

@@ -48,7 +48,7 @@ fn check(g: &Grid, outer: &[Loop; 2], unit: usize, src: &[u8], what: &str) {
             // SAFETY: every unit of the grid at every position of the
             // loops is inside both buffers (`expected` indexes the same
             // ones).
-            unsafe { g.copy(loops, src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt: false, isa }) };
+            unsafe { g.copy(loops, src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt: false, isa, fetch: false }) };
             assert_eq!(dst, want, "{what}, {} loops, {isa:?}", loops.len());
         }
     }

@@ -295,7 +295,7 @@ pub(crate) unsafe fn cropped_rows(
     let (per_chunk, per_piece) =
         if row <= CROPPED_ROWS_BYTES { (CROPPED_ROWS_BYTES / row, x.count) } else { (1, CROPPED_ROWS_BYTES / column) };
     let mut stage = Staging::<CROPPED_ROWS_BYTES>::new();
-    let mode = Mode { nt: false, isa };
+    let mode = Mode { nt: false, isa, fetch: false };
     let mut r0 = 0;
     while r0 < rows.count {
         let k = per_chunk.min(rows.count - r0);

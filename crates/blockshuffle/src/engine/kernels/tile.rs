@@ -96,7 +96,7 @@ pub(crate) unsafe fn copy_matrix(
     // SAFETY: unit `(r, c)` of the matrix is unit `(c % nx, r % ny)` of
     // repetition `(c / nx, r / ny)` of the tile (the loops continue its
     // rows: checked above), each readable and writable (the caller).
-    unsafe { transpose::transpose(mx, m.isa, m.nt) }
+    unsafe { transpose::transpose(mx, m.isa, m.nt, m.fetch) }
 }
 
 /// A streamed interleaving tile (`dsx == ny * unit`: the `nx` columns of

@@ -124,6 +124,11 @@ pub(crate) struct CopyPlan {
     pub nt: bool,
     /// The vector kernels for short runs (see `engine::simd`).
     pub isa: Isa,
+    /// The plan streams (its output is past the stream threshold), whether
+    /// or not its stores do (`nt`): its tensors are past the caches, so
+    /// the kernels fetch the source ahead where they read more streams
+    /// than the prefetchers follow (see `kernels::copy::Mode::fetch`).
+    pub streaming: bool,
     /// With streaming stores, a tile whose destination streams each
     /// continue contiguously across this loop (and the one inside it, if it
     /// is not the tile's), run whole by `kernels::carried::deinterleave_carried` (see
@@ -253,6 +258,7 @@ impl CopyPlan {
             tile: false,
             nt: false,
             isa: Isa::Portable,
+            streaming: false,
             carry_level: None,
             padded: false,
             segments: false,
@@ -390,6 +396,7 @@ impl CopyPlan {
         self.tile = false;
         self.nt = streaming;
         self.isa = isa;
+        self.streaming = streaming;
         self.carry_level = None;
         self.padded = false;
         self.segments = false;
@@ -894,7 +901,7 @@ impl CopyPlan {
         // the rule's bounds were not drawn from, 1.53 -> 1.22, 81 faster,
         // 2 slower (1.08 at most).
         if streaming && self.tile && !self.nt && !self.matrix && streams_staged(loops, self.unit, self.dst_bytes) {
-            let streamed = tile_choice(loops, self.unit, Mode { nt: true, isa: self.isa });
+            let streamed = tile_choice(loops, self.unit, Mode { nt: true, isa: self.isa, fetch: true });
             self.nt = streamed.is_some_and(|c| c.staged());
         }
 
@@ -947,7 +954,8 @@ impl CopyPlan {
         // streamed matrix's rows in chunks (see `matrix_chunk`).
         let plain = self.tile && !self.matrix && self.carry_level.is_none();
         if plain {
-            self.tile_choice = tile_choice(loops, self.unit, Mode { nt: self.nt, isa: self.isa });
+            self.tile_choice =
+                tile_choice(loops, self.unit, Mode { nt: self.nt, isa: self.isa, fetch: self.streaming });
         }
         if self.matrix && self.nt {
             self.matrix_chunk = matrix_chunk(loops, self.unit);

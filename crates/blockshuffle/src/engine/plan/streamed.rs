@@ -105,7 +105,7 @@ use crate::engine::kernels::transpose;
 /// in a second set of 5); two threads (3 runs), 0.85.
 pub(super) fn interleave_through_cache(loops: &[Loop], unit: usize, isa: Isa, shuffled: bool) -> bool {
     let Some(y) = loops.last() else { return false };
-    let streamed = tile_choice(loops, unit, Mode { nt: true, isa });
+    let streamed = tile_choice(loops, unit, Mode { nt: true, isa, fetch: true });
     let many = if shuffled {
         open_interleaved_rows(loops, unit) > MAX_STREAMED_INTERLEAVE_ROWS
     } else {
@@ -113,7 +113,7 @@ pub(super) fn interleave_through_cache(loops: &[Loop], unit: usize, isa: Isa, sh
     };
     let permuted = || {
         streamed.is_some_and(|c| c.transposes() || c.deinterleaves() || (unit < 4 && c.own()))
-            && tile_choice(loops, unit, Mode { nt: false, isa }).is_some_and(|c| c.permutes())
+            && tile_choice(loops, unit, Mode { nt: false, isa, fetch: true }).is_some_and(|c| c.permutes())
     };
     many || streamed.is_some_and(|c| c.staged()) || permuted()
 }
@@ -128,7 +128,8 @@ pub(super) fn interleave_through_cache(loops: &[Loop], unit: usize, isa: Isa, sh
 ///
 /// [`packed`]: transpose::packed
 pub(super) fn streams_packed_squares(loops: &[Loop], unit: usize, isa: Isa) -> bool {
-    transpose::packed(unit) && tile_choice(loops, unit, Mode { nt: true, isa }).is_some_and(|c| c.transposes())
+    transpose::packed(unit)
+        && tile_choice(loops, unit, Mode { nt: true, isa, fetch: true }).is_some_and(|c| c.transposes())
 }
 
 /// The kernel of the tile of the last two of `loops` (`x`, contiguous in

@@ -29,7 +29,7 @@ fn each_mode(expected: &[u8], what: &str, call: impl Fn(*mut u8, Mode, &mut Writ
             let mut dst = vec![0xA5u8; expected.len()];
             let mut w = Writers::new();
             // SAFETY: `expected` holds 16 bytes of padding at each end.
-            call(unsafe { dst.as_mut_ptr().add(16) }, Mode { nt, isa }, &mut w);
+            call(unsafe { dst.as_mut_ptr().add(16) }, Mode { nt, isa, fetch: false }, &mut w);
             // SAFETY: the writers hold only runs of `dst`, still alive.
             unsafe { w.finish() };
             fence();
@@ -85,7 +85,7 @@ fn tiles_of_short_rows_continued_copy_every_unit() {
             let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
             for isa in Isa::every_runnable() {
                 let mut dst = vec![0xA5u8; expected.len()];
-                run_tile(rows, nx, ny, &src, ssy, &mut dst, 16, dsx, unit, Mode { nt: false, isa });
+                run_tile(rows, nx, ny, &src, ssy, &mut dst, 16, dsx, unit, Mode { nt: false, isa, fetch: false });
                 assert_eq!(dst, expected, "unit {unit}, {nx} x {ny} x {count}, {isa:?}");
             }
         }
@@ -103,7 +103,7 @@ fn joined_repetitions_that_do_not_continue_the_rows_are_refused() {
     let (src, expected) = tile_oracle(rows, 7, 4, ssy, 4, 1, 0, 0);
     let mut dst = vec![0u8; expected.len()];
     let mut w = Writers::new();
-    let m = Mode { nt: false, isa: Isa::Portable };
+    let m = Mode { nt: false, isa: Isa::Portable, fetch: false };
     // SAFETY: refused (the check above) before any access.
     unsafe { joined_tile(rows, 7, 4, src.as_ptr(), ssy, dst.as_mut_ptr(), 4, 1, m, &mut w) };
 }
@@ -159,7 +159,7 @@ fn tiles_of_short_deinterleaved_rows_continued_copy_every_unit() {
         let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
         for isa in Isa::every_runnable() {
             let mut dst = vec![0xA5u8; expected.len()];
-            run_tile(rows, nx, ny, &src, ssy, &mut dst, 16, dsx, unit, Mode { nt: false, isa });
+            run_tile(rows, nx, ny, &src, ssy, &mut dst, 16, dsx, unit, Mode { nt: false, isa, fetch: false });
             assert_eq!(dst, expected, "unit {unit}, {nx} x {ny} x {count}, {isa:?}");
         }
     }
@@ -175,7 +175,7 @@ fn joined_deinterleaves_that_do_not_continue_the_rows_are_refused() {
     let (src, expected) = tile_oracle(rows, 12, 15, ssy, dsx, 1, 0, 0);
     let mut dst = vec![0u8; expected.len()];
     let mut w = Writers::new();
-    let m = Mode { nt: false, isa: Isa::Portable };
+    let m = Mode { nt: false, isa: Isa::Portable, fetch: false };
     // SAFETY: refused (the check) before any access.
     unsafe { joined_deinterleave(rows, 12, 15, src.as_ptr(), ssy, dst.as_mut_ptr(), dsx, 1, m, &mut w) };
 }
@@ -189,7 +189,7 @@ fn joined_repetitions_of_columns_apart_are_refused() {
     let (src, expected) = tile_oracle(rows, 7, 4, ssy, 5, 1, 0, 0);
     let mut dst = vec![0u8; expected.len()];
     let mut w = Writers::new();
-    let m = Mode { nt: false, isa: Isa::Portable };
+    let m = Mode { nt: false, isa: Isa::Portable, fetch: false };
     // SAFETY: refused (the check) before any access.
     unsafe { joined_tile(rows, 7, 4, src.as_ptr(), ssy, dst.as_mut_ptr(), 5, 1, m, &mut w) };
 }
@@ -203,7 +203,7 @@ fn joined_deinterleaves_of_rows_apart_are_refused() {
     let (src, expected) = tile_oracle(rows, 12, 15, 13, dsx, 1, 0, 0);
     let mut dst = vec![0u8; expected.len()];
     let mut w = Writers::new();
-    let m = Mode { nt: false, isa: Isa::Portable };
+    let m = Mode { nt: false, isa: Isa::Portable, fetch: false };
     // SAFETY: refused (the check) before any access.
     unsafe { joined_deinterleave(rows, 12, 15, src.as_ptr(), 13, dst.as_mut_ptr(), dsx, 1, m, &mut w) };
 }

@@ -41,7 +41,7 @@ fn check_grid(unit: usize, n1: usize, n0: usize, window: Option<Window>) {
         let mut dst = vec![0u8; expected.len()];
         // SAFETY: every unit of the grid is inside both buffers.
         unsafe {
-            g.copy(&[], src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt, isa });
+            g.copy(&[], src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt, isa, fetch: false });
             fence();
         }
         assert_eq!(dst, expected, "unit {unit}, {n1}x{n0}, {window:?}, nt {nt}, {isa:?}");
@@ -86,7 +86,7 @@ fn check_padded_grid(unit: usize, n1: usize, n0: usize, window: Window) {
             // both buffers, and each row's destination is contiguous; the
             // CPU runs `isa`.
             unsafe {
-                g.padded(outer, src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt, isa });
+                g.padded(outer, src.as_ptr(), dst.as_mut_ptr(), unit, Mode { nt, isa, fetch: false });
                 fence();
             }
             assert_eq!(dst, expected, "unit {unit}, {reps} x {n1}x{n0}, {window:?}, nt {nt}, {isa:?}");
@@ -205,7 +205,7 @@ fn streaming_gathers_copy_their_units() {
                             dst.as_mut_ptr(),
                             unit as isize,
                             unit,
-                            Mode { nt: true, isa: Isa::detect() },
+                            Mode { nt: true, isa: Isa::detect(), fetch: false },
                         );
                         fence();
                     }
@@ -241,7 +241,15 @@ fn streaming_gathers_of_far_rows_fetch_along_them() {
             // `n * unit` bytes at `dst`.
             unsafe {
                 let at = src.as_ptr().add(first);
-                copy_run(n, at, step, dst.as_mut_ptr(), unit as isize, unit, Mode { nt: true, isa: Isa::detect() });
+                copy_run(
+                    n,
+                    at,
+                    step,
+                    dst.as_mut_ptr(),
+                    unit as isize,
+                    unit,
+                    Mode { nt: true, isa: Isa::detect(), fetch: false },
+                );
                 fence();
             }
             let want: Vec<u8> =
@@ -365,7 +373,7 @@ fn scattered_grids_continue_each_stream() {
                     // buffers; `buf` is 16-byte aligned, so is `off`.
                     let out = unsafe {
                         let base = buf.as_mut_ptr().cast::<u8>();
-                        g.copy(&[], src.as_ptr(), base.add(off), unit, Mode { nt, isa });
+                        g.copy(&[], src.as_ptr(), base.add(off), unit, Mode { nt, isa, fetch: false });
                         fence();
                         std::slice::from_raw_parts(base, len)
                     };
@@ -581,7 +589,7 @@ fn check_repeated_tile(
     for isa in Isa::every_runnable() {
         for nt in [false, true].into_iter().take(1 + usize::from(streamed)) {
             let mut dst = vec![fill; expected.len()];
-            run_tile(rows, nx, ny, &src, ssy, &mut dst, pad, dsx, unit, Mode { nt, isa });
+            run_tile(rows, nx, ny, &src, ssy, &mut dst, pad, dsx, unit, Mode { nt, isa, fetch: false });
             assert_eq!(dst, expected, "{what}, {isa:?}, nt {nt}");
         }
     }
@@ -614,7 +622,7 @@ fn tiles_whose_repetitions_continue_their_rows() {
                 for isa in isas {
                     for nt in [false, true] {
                         let mut dst = vec![0u8; expected.len()];
-                        run_tile(rows, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
+                        run_tile(rows, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa, fetch: false });
                         let what =
                             format!("unit {unit}, {nx} x {ny} x {count}, rows {continues_rows}, {isa:?}, nt {nt}");
                         for (i, (a, b)) in dst.iter().zip(&expected).enumerate() {
@@ -758,7 +766,18 @@ fn short_runs_of_a_few_streams_take_the_widest_vector_they_fill() {
                     let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 0, 0);
                     for isa in Isa::every_runnable() {
                         let mut dst = vec![0u8; expected.len()];
-                        run_tile(rows, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt: false, isa });
+                        run_tile(
+                            rows,
+                            nx,
+                            ny,
+                            &src,
+                            ssy,
+                            &mut dst,
+                            0,
+                            dsx,
+                            unit,
+                            Mode { nt: false, isa, fetch: false },
+                        );
                         assert_eq!(
                             dst, expected,
                             "unit {unit}, {n} units x {streams} streams, interleave {interleave}, {isa:?}"
@@ -778,7 +797,7 @@ fn check_tile(nx: usize, ny: usize, ssy: isize, dsx: isize, unit: usize) {
     for isa in [Isa::Portable, Isa::baseline(), Isa::detect()] {
         for nt in [false, true] {
             let mut dst = vec![0u8; expected.len()];
-            run_tile(Rows::ONE, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa });
+            run_tile(Rows::ONE, nx, ny, &src, ssy, &mut dst, 0, dsx, unit, Mode { nt, isa, fetch: false });
             let first = dst.iter().zip(&expected).position(|(a, b)| a != b);
             assert_eq!(first, None, "unit {unit}, {nx} x {ny}, {isa:?}, nt {nt}: first byte that differs");
         }
@@ -949,7 +968,7 @@ fn streamed_interleaves_of_many_streams_go_through_the_stage() {
                 let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, 16, 0xA5);
                 for isa in isas {
                     let mut dst = vec![0xA5u8; expected.len()];
-                    run_tile(rows, nx, ny, &src, ssy, &mut dst, 16, dsx, unit, Mode { nt: true, isa });
+                    run_tile(rows, nx, ny, &src, ssy, &mut dst, 16, dsx, unit, Mode { nt: true, isa, fetch: false });
                     let what = format!("unit {unit}, {nx} x {ny} x {count}, continued {continued}, {isa:?}");
                     for (i, (a, b)) in dst.iter().zip(&expected).enumerate() {
                         assert_eq!(a, b, "{what}: byte {i}");

@@ -25,7 +25,7 @@ fn interleaving_tiles_of_other_units_zip_their_streams() {
                     }
                 }
                 let mut dst = vec![0u8; src.len()];
-                let (dsx, mode) = ((ny * unit) as isize, Mode { nt: false, isa: Isa::Portable });
+                let (dsx, mode) = ((ny * unit) as isize, Mode { nt: false, isa: Isa::Portable, fetch: false });
                 // SAFETY: the tile's units are inside both buffers.
                 unsafe {
                     let mut w = Writers::new();

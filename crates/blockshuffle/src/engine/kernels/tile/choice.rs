@@ -185,7 +185,7 @@ impl TileChoice {
 /// As [`TileChoice::run`]; `transpose` is the transpose's (`transpose` or
 /// `in_full_lines`), which address exactly the matrix's units.
 #[inline(always)]
-unsafe fn matrices(s: &TileShape, src: *const u8, dst: *mut u8, transpose: unsafe fn(Matrix, Isa, bool)) {
+unsafe fn matrices(s: &TileShape, src: *const u8, dst: *mut u8, transpose: unsafe fn(Matrix, Isa, bool, bool)) {
     let TileShape { rows, nx, ny, ssy, dsx, unit, m } = *s;
     let (continues_rows, continues_cols) = continues(s);
     let (from, to) = (Rows2::strided(ny, ssy), Rows2::strided(nx, dsx));
@@ -195,15 +195,15 @@ unsafe fn matrices(s: &TileShape, src: *const u8, dst: *mut u8, transpose: unsaf
     unsafe {
         if continues_rows {
             let from = Rows2 { outer: rows.ss, ..from };
-            return transpose(Matrix { rows: rows.count * ny, from, ..tile }, m.isa, m.nt);
+            return transpose(Matrix { rows: rows.count * ny, from, ..tile }, m.isa, m.nt, m.fetch);
         }
         if continues_cols {
             let to = Rows2 { outer: rows.ds, ..to };
-            return transpose(Matrix { cols: rows.count * nx, to, ..tile }, m.isa, m.nt);
+            return transpose(Matrix { cols: rows.count * nx, to, ..tile }, m.isa, m.nt, m.fetch);
         }
         for r in 0..rows.count {
             let (src, dst) = rows.at(r, src, dst);
-            transpose(Matrix { src, dst, ..tile }, m.isa, m.nt);
+            transpose(Matrix { src, dst, ..tile }, m.isa, m.nt, m.fetch);
         }
     }
 }
@@ -504,7 +504,7 @@ mod tests {
         }
         let transpose = |nx: usize, ny: usize, pad: usize, nt: bool, isa: Isa| {
             let (ssy, dsx) = ((nx * 16 + pad) as isize, (ny * 16 + pad) as isize);
-            kernel(&TileShape { rows: Rows::ONE, nx, ny, ssy, dsx, unit: 16, m: Mode { nt, isa } })
+            kernel(&TileShape { rows: Rows::ONE, nx, ny, ssy, dsx, unit: 16, m: Mode { nt, isa, fetch: false } })
         };
         let cached = |nx: usize, ny: usize, pad: usize| transpose(nx, ny, pad, false, Isa::Avx512);
         // Walked or zipped (under 512 KiB): 64 rows 1 KiB apart, 128 rows
@@ -560,7 +560,7 @@ mod tests {
             ssy: b as isize * u,
             dsx,
             unit,
-            m: Mode { nt: false, isa: Isa::Avx512Vbmi },
+            m: Mode { nt: false, isa: Isa::Avx512Vbmi, fetch: false },
         })
     }
 
@@ -570,7 +570,7 @@ mod tests {
     fn continued_interleave(unit: usize, nx: usize, ny: usize, count: usize, isa: Isa) -> Kernel {
         let u = unit as isize;
         let rows = Rows { count, ss: nx as isize * u, ds: (nx * ny * unit + 24) as isize };
-        let m = Mode { nt: false, isa };
+        let m = Mode { nt: false, isa, fetch: false };
         kernel(&TileShape { rows, nx, ny, ssy: (count * nx * unit + 5) as isize, dsx: ny as isize * u, unit, m })
     }
 
@@ -580,7 +580,15 @@ mod tests {
     fn to_pixels(unit: usize, c: usize, plane: usize, pad: usize) -> Kernel {
         let rows = Rows { count: 1, ss: 0, ds: 0 };
         let (ssy, dsx) = ((plane * unit + pad) as isize, (c * unit) as isize);
-        kernel(&TileShape { rows, nx: plane, ny: c, ssy, dsx, unit, m: Mode { nt: false, isa: Isa::Avx512Vbmi } })
+        kernel(&TileShape {
+            rows,
+            nx: plane,
+            ny: c,
+            ssy,
+            dsx,
+            unit,
+            m: Mode { nt: false, isa: Isa::Avx512Vbmi, fetch: false },
+        })
     }
 
     /// The byte permutes interleave streams whose lines the first-level
@@ -651,7 +659,7 @@ mod tests {
     fn continued_deinterleave(unit: usize, nx: usize, ny: usize, count: usize) -> Kernel {
         let u = unit as isize;
         let rows = Rows { count, ss: (nx * ny * unit + 40) as isize, ds: ny as isize * u };
-        let m = Mode { nt: false, isa: Isa::Avx2 };
+        let m = Mode { nt: false, isa: Isa::Avx2, fetch: false };
         kernel(&TileShape { rows, nx, ny, ssy: nx as isize * u, dsx: (count * ny * unit + 5) as isize, unit, m })
     }
 
@@ -709,7 +717,15 @@ mod tests {
         let transpose = |unit: usize, nt: bool| {
             let (nx, ny) = (266, 318);
             let (ssy, dsx) = ((nx * unit) as isize, (ny * unit) as isize);
-            kernel(&TileShape { rows: Rows::ONE, nx, ny, ssy, dsx, unit, m: Mode { nt, isa: Isa::Avx512Vbmi } })
+            kernel(&TileShape {
+                rows: Rows::ONE,
+                nx,
+                ny,
+                ssy,
+                dsx,
+                unit,
+                m: Mode { nt, isa: Isa::Avx512Vbmi, fetch: false },
+            })
         };
         assert_eq!(transpose(8, false), Kernel::Own);
         assert_eq!(transpose(8, true), Kernel::Transpose);
@@ -735,7 +751,7 @@ mod tests {
         }
         let transpose = |nx: usize, ny: usize, pad: usize| {
             let (ssy, dsx) = ((nx * 8 + pad) as isize, (ny * 8 + pad) as isize);
-            let m = Mode { nt: false, isa: Isa::Avx512Vbmi };
+            let m = Mode { nt: false, isa: Isa::Avx512Vbmi, fetch: false };
             kernel(&TileShape { rows: Rows::ONE, nx, ny, ssy, dsx, unit: 8, m })
         };
         assert_eq!(transpose(128, 128, 0), Kernel::Transpose);
@@ -756,7 +772,7 @@ mod tests {
             // next's, the rows 1 MiB apart.
             let (ds, dsx) = if continued { (1024, count as isize * 1024) } else { (1024 + 64, 1 << 20) };
             let rows = Rows { count, ss: 128 * 1024 + 64, ds };
-            let m = Mode { nt: false, isa: Isa::Avx512Vbmi };
+            let m = Mode { nt: false, isa: Isa::Avx512Vbmi, fetch: false };
             kernel(&TileShape { rows, nx: 128, ny: 128, ssy: 1024, dsx, unit: 8, m })
         };
         assert_eq!(repeated(63, true), Kernel::Transpose);

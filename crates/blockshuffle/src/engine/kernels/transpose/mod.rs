@@ -212,21 +212,24 @@ pub(crate) struct Matrix {
 /// has AVX512-VL). `nt`: streaming stores where the destination's rows are
 /// whole lines, or, in AVX-512's full-line squares, whole units apart and
 /// [`MIN_SHIFTED_ROW`] bytes long (bytes with VBMI only; packed units, with
-/// VBMI: apart by any bytes, where [`shifts_packed`]).
+/// VBMI: apart by any bytes, where [`shifts_packed`]). `fetch`: the
+/// tensors are past the caches, so the full-line squares through the
+/// cache go in blocks, the next one's source lines fetched ahead (as
+/// streamed ones always do).
 ///
 /// # Safety
 /// Every addressed source unit readable and destination unit writable, and
 /// the two not overlapping; `isa` one this CPU runs (as a plan's always
 /// is: at most `Isa::detect()`).
 #[inline(never)] // kept out of the tile kernels around its calls (inlined, it doubled their cost on small tiles)
-pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
+pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool, fetch: bool) {
     let m = if isa >= Isa::Sse2 { micro_side(mx.unit) } else { 0 };
     #[cfg(target_arch = "x86_64")]
     if in_squares(mx.rows, mx.cols, mx.unit, isa, nt) || squares_for_crowded_rows(&mx, isa, nt) {
         // SAFETY: forwarded; both take only matrices with the squares'
         // sides, of units they run for on `isa` (`full_lines`), which the
         // CPU runs (the caller).
-        return unsafe { squares(mx, isa, nt) };
+        return unsafe { squares(mx, isa, nt, fetch) };
     }
     #[cfg(target_arch = "x86_64")]
     if m != 0 && masks(isa) {
@@ -248,19 +251,19 @@ pub(crate) unsafe fn transpose(mx: Matrix, isa: Isa, nt: bool) {
 /// runs.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn squares(mx: Matrix, isa: Isa, nt: bool) {
+unsafe fn squares(mx: Matrix, isa: Isa, nt: bool, fetch: bool) {
     // SAFETY: forwarded; each takes the units `full_lines` names for its
     // `isa`, whose features the CPU has (the caller); the shifting squares
     // of bytes where `runs_vbmi` finds VBMI too.
     unsafe {
         if !masks(isa) {
-            wide::transpose_avx2(mx, nt)
+            wide::transpose_avx2(mx, nt, fetch)
         } else if mx.unit == 1 && isa.runs_vbmi() {
-            wide::bytes_vbmi(mx, nt)
+            wide::bytes_vbmi(mx, nt, fetch)
         } else if packed(mx.unit) {
-            wide::packed(mx, nt)
+            wide::packed(mx, nt, fetch)
         } else {
-            wide::transpose(mx, nt)
+            wide::transpose(mx, nt, fetch)
         }
     }
 }
@@ -273,16 +276,16 @@ unsafe fn squares(mx: Matrix, isa: Isa, nt: bool) {
 /// # Safety
 /// As [`transpose`].
 #[inline(never)]
-pub(crate) unsafe fn in_full_lines(mx: Matrix, isa: Isa, nt: bool) {
+pub(crate) unsafe fn in_full_lines(mx: Matrix, isa: Isa, nt: bool, fetch: bool) {
     #[cfg(target_arch = "x86_64")]
     if full_line_squares(mx.rows, mx.cols, mx.unit, isa) {
         // SAFETY: forwarded; `full_line_squares` checked the unit and the
         // sides, and the features `isa` does not imply (AVX-512's VL, and
         // VBMI for packed units); the CPU runs `isa` (the caller).
-        return unsafe { squares(mx, isa, nt) };
+        return unsafe { squares(mx, isa, nt, fetch) };
     }
     // SAFETY: forwarded.
-    unsafe { transpose(mx, isa, nt) }
+    unsafe { transpose(mx, isa, nt, fetch) }
 }
 
 /// [`transpose`] with register transposes of side `m` (0: none);

@@ -66,16 +66,20 @@ fn check_from(
     let at = src_shift.map_or(0, |s| bytes.as_ptr().align_offset(LINE) + s);
     let src = &bytes[at..at + src_len];
     let want = naive(rows, cols, src, from, to, unit, len);
-    let mut buf = vec![0xA5u8; len + 2 * LINE];
-    let off = buf.as_ptr().align_offset(LINE) + shift;
-    let got = &mut buf[off..off + len];
-    // SAFETY: both matrices lie inside their buffers (offsets as built).
-    unsafe { transpose(Matrix { rows, cols, unit, src: src.as_ptr(), from, dst: got.as_mut_ptr(), to }, isa, nt) };
-    let what = format!(
-        "rows {rows} cols {cols} unit {unit} inner {inner}/{dinner} pad {pad}/{dpad} {isa:?} nt {nt} shift {shift} \
-         source at {src_shift:?}"
-    );
-    assert!(got == want.as_slice(), "{what}");
+    // Fetched ahead (the tensors past the caches) or not: the same bytes.
+    for fetch in [false, true] {
+        let mut buf = vec![0xA5u8; len + 2 * LINE];
+        let off = buf.as_ptr().align_offset(LINE) + shift;
+        let got = &mut buf[off..off + len];
+        let mx = Matrix { rows, cols, unit, src: src.as_ptr(), from, dst: got.as_mut_ptr(), to };
+        // SAFETY: both matrices lie inside their buffers (offsets as built).
+        unsafe { transpose(mx, isa, nt, fetch) };
+        let what = format!(
+            "rows {rows} cols {cols} unit {unit} inner {inner}/{dinner} pad {pad}/{dpad} {isa:?} nt {nt} fetch {fetch} \
+             shift {shift} source at {src_shift:?}"
+        );
+        assert!(got == want.as_slice(), "{what}");
+    }
 }
 
 #[test]

@@ -51,16 +51,16 @@ use shifted::{flush_rows, shifted, shifted_packed};
 /// # Safety
 /// As [`super::transpose`]; the CPU has AVX-512F, BW and VL.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
+pub(super) unsafe fn transpose(mx: Matrix, nt: bool, fetch: bool) {
     // SAFETY: forwarded.
     unsafe {
         match mx.unit {
-            1 => units::<bytes::Bytes<false>>(mx, nt),
-            2 => units::<Masked<2, 2, 32>>(mx, nt),
-            4 => units::<Masked<4, 4, 16>>(mx, nt),
-            8 => units::<Masked<8, 8, 8>>(mx, nt),
-            16 => units::<Masked<16, 16, 4>>(mx, nt),
-            32 => units::<Masked<32, 32, 2>>(mx, nt),
+            1 => units::<bytes::Bytes<false>>(mx, nt, fetch),
+            2 => units::<Masked<2, 2, 32>>(mx, nt, fetch),
+            4 => units::<Masked<4, 4, 16>>(mx, nt, fetch),
+            8 => units::<Masked<8, 8, 8>>(mx, nt, fetch),
+            16 => units::<Masked<16, 16, 4>>(mx, nt, fetch),
+            32 => units::<Masked<32, 32, 2>>(mx, nt, fetch),
             // A real check: another unit would be moved as one of these.
             unit => unreachable!("full-line squares move units of 1, 2, 4, 8, 16 or 32 bytes, not {unit}"),
         }
@@ -74,14 +74,14 @@ pub(super) unsafe fn transpose(mx: Matrix, nt: bool) {
 /// # Safety
 /// As [`super::transpose`]; the CPU has AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn transpose_avx2(mx: Matrix, nt: bool) {
+pub(super) unsafe fn transpose_avx2(mx: Matrix, nt: bool, fetch: bool) {
     // SAFETY: forwarded.
     unsafe {
         match mx.unit {
-            4 => units::<avx2::Halves<4, 16>>(mx, nt),
-            8 => units::<avx2::Halves<8, 8>>(mx, nt),
-            3 => units::<avx2::Packed<3, 4, 16>>(mx, false),
-            6 => units::<avx2::Packed<6, 8, 8>>(mx, false),
+            4 => units::<avx2::Halves<4, 16>>(mx, nt, fetch),
+            8 => units::<avx2::Halves<8, 8>>(mx, nt, fetch),
+            3 => units::<avx2::Packed<3, 4, 16>>(mx, false, fetch),
+            6 => units::<avx2::Packed<6, 8, 8>>(mx, false, fetch),
             // A real check: another unit would be moved as one of these.
             unit => unreachable!("AVX2's full-line squares move units of 3, 4, 6 or 8 bytes, not {unit}"),
         }
@@ -95,11 +95,11 @@ pub(super) unsafe fn transpose_avx2(mx: Matrix, nt: bool) {
 /// # Safety
 /// As [`super::transpose`]; the CPU has AVX-512F, BW, VL and VBMI.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(super) unsafe fn bytes_vbmi(mx: Matrix, nt: bool) {
+pub(super) unsafe fn bytes_vbmi(mx: Matrix, nt: bool, fetch: bool) {
     // A real check: the squares are of bytes.
     assert_eq!(mx.unit, 1, "the shifting squares of bytes move bytes");
     // SAFETY: forwarded.
-    unsafe { units::<bytes::Bytes<true>>(mx, nt) }
+    unsafe { units::<bytes::Bytes<true>>(mx, nt, fetch) }
 }
 
 /// [`super::transpose`] in full-line squares of packed units of 3, 6 or
@@ -112,13 +112,13 @@ pub(super) unsafe fn bytes_vbmi(mx: Matrix, nt: bool) {
 /// # Safety
 /// As [`super::transpose`]; the CPU has AVX-512F, BW, VL and VBMI.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(super) unsafe fn packed(mx: Matrix, nt: bool) {
+pub(super) unsafe fn packed(mx: Matrix, nt: bool, fetch: bool) {
     // SAFETY: forwarded.
     unsafe {
         match mx.unit {
-            3 => units::<Masked<3, 4, 16>>(mx, nt),
-            6 => units::<Masked<6, 8, 8>>(mx, nt),
-            12 => units::<Masked<12, 16, 4>>(mx, nt),
+            3 => units::<Masked<3, 4, 16>>(mx, nt, fetch),
+            6 => units::<Masked<6, 8, 8>>(mx, nt, fetch),
+            12 => units::<Masked<12, 16, 4>>(mx, nt, fetch),
             // A real check: another unit would be moved as one of these.
             unit => unreachable!("packed full-line squares move units of 3, 6 or 12 bytes, not {unit}"),
         }
@@ -269,10 +269,14 @@ const SHIFTED_PACKED_COLS: usize = 32;
 /// allow, the columns before their first line boundary go first
 /// ([`source_lead`]), so that every square after them reads whole lines.
 ///
+/// Through the cache, the steps go in such blocks, the next one fetched,
+/// where the caller says the tensors are past the caches (`fetch`; what
+/// that buys is at [`blocks`]); otherwise one at a time, nothing fetched.
+///
 /// # Safety
 /// As [`transpose`].
 #[inline(always)]
-unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
+unsafe fn units<S: Squares>(mx: Matrix, nt: bool, fetch: bool) {
     let Matrix { rows, cols, dst, to, .. } = mx;
     // Every destination row starts at the same offset in its line.
     let dst_lead = line_lead(dst as usize, to, cols, S::U).filter(|_| S::U == S::L && nt);
@@ -298,9 +302,11 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
     // SAFETY: forwarded; the rows start as each mode takes them.
     unsafe {
         if shifted {
-            chunks::<S, true>(mx, bc, 0, false, col_lead);
+            chunks::<S, true, true>(mx, bc, 0, false, col_lead);
+        } else if stream || fetch {
+            chunks::<S, false, true>(mx, bc, lead, stream, col_lead);
         } else {
-            chunks::<S, false>(mx, bc, lead, stream, col_lead);
+            chunks::<S, false, false>(mx, bc, lead, false, col_lead);
         }
     }
 }
@@ -316,7 +322,13 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool) {
 /// As [`transpose`]; streamed, every destination row starts `lead` units
 /// before a line boundary; `SHIFTED`, as [`units`] checks.
 #[inline(always)]
-unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: usize, stream: bool, col_lead: usize) {
+unsafe fn chunks<S: Squares, const SHIFTED: bool, const FETCH: bool>(
+    mx: Matrix,
+    bc: usize,
+    lead: usize,
+    stream: bool,
+    col_lead: usize,
+) {
     let Matrix { rows, cols, .. } = mx;
     // A real check at compile time: a strip's columns fit `out` (and,
     // shifted, `carry`).
@@ -345,7 +357,9 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool>(mx: Matrix, bc: usize, lead: u
         // SAFETY: forwarded; `start` is 0, or `lead` plus whole steps
         // (shifted: `lead` is 0, and `start` a multiple of `CHUNK_ROWS`,
         // so of every step's rows).
-        unsafe { chunk::<S, SHIFTED>(mx, bc, start, end, lead, stream, col_lead, &mut out, &mut at, &mut carry) };
+        unsafe {
+            chunk::<S, SHIFTED, FETCH>(mx, bc, start, end, lead, stream, col_lead, &mut out, &mut at, &mut carry)
+        };
         start = end;
     }
     if stream || SHIFTED {
@@ -365,7 +379,7 @@ const SHIFTED_COLS: usize = STRIP_BYTES / 2;
 /// As [`transpose`]; `start` 0 or `lead` plus a multiple of `N`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn chunk<S: Squares, const SHIFTED: bool>(
+unsafe fn chunk<S: Squares, const SHIFTED: bool, const FETCH: bool>(
     mx: Matrix,
     bc: usize,
     start: usize,
@@ -387,10 +401,10 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
     // Edges as whole squares over the units before them (see
     // `Squares::OVERLAPS`), through the cache.
     let overlap = S::OVERLAPS && !stream && !SHIFTED;
-    // Streamed, a strip's steps go in blocks, the next one fetched ahead;
-    // through the cache, a step at a time, nothing fetched.
-    let streamed = stream || SHIFTED;
-    let per_block = if streamed { block_steps::<S>(bc) } else { 1 };
+    // Streamed, or with the tensors past the caches (`FETCH`), a strip's
+    // steps go in blocks, the next one fetched ahead; otherwise a step at
+    // a time, nothing fetched.
+    let per_block = if FETCH { block_steps::<S>(bc, tall) } else { 1 };
     let mut ahead = Ahead::new();
     // A block's steps, `(r, nr, r0)` each (see below), written before
     // they are read.
@@ -438,7 +452,7 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool>(
                 k += 1;
                 r0 += step;
             }
-            if streamed {
+            if FETCH {
                 // The next block's rows and columns: this strip's next
                 // rows, the next strip's first, or the next chunk's.
                 let (pr, pc) = if r0 < end {

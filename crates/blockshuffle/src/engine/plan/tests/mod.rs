@@ -395,7 +395,13 @@ fn streamed_interleaves_that_would_be_staged_store_through_the_cache() {
         assert!(two.tile && two.nt && two.carry_level.is_none(), "{isa:?}: {two:?}");
         let five = nchw_blocked(space, 5, 4, Direction::Backward, isa);
         let n = five.loops.len();
-        let shape = TileShape::of_loops(Rows::ONE, &five.loops[n - 2], &five.loops[n - 1], 4, Mode { nt: true, isa });
+        let shape = TileShape::of_loops(
+            Rows::ONE,
+            &five.loops[n - 2],
+            &five.loops[n - 1],
+            4,
+            Mode { nt: true, isa, fetch: false },
+        );
         assert!(TileChoice::of(shape).staged(), "{isa:?}: {five:?}");
         assert!(five.tile && !five.nt && five.carry_level.is_none(), "{isa:?}: {five:?}");
         let cached = nchw_blocked_streaming(space, 5, 4, Direction::Backward, isa, false);
@@ -420,7 +426,13 @@ fn streamed_interleaves_from_many_source_rows_store_through_the_cache() {
             let what = format!("by {block}, {elem} bytes, {isa:?}: {p:?}");
             assert!(p.tile && p.carry_level.is_none(), "{what}");
             assert_eq!((p.loops[n - 1].count, p.loops[n - 2].ds), (block, (block * elem) as isize), "{what}");
-            let shape = TileShape::of_loops(Rows::ONE, &p.loops[n - 2], &p.loops[n - 1], elem, Mode { nt: true, isa });
+            let shape = TileShape::of_loops(
+                Rows::ONE,
+                &p.loops[n - 2],
+                &p.loops[n - 1],
+                elem,
+                Mode { nt: true, isa, fetch: false },
+            );
             assert!(!TileChoice::of(shape).staged(), "{what}");
             assert_eq!(p.nt, block == 2, "{what}");
             if block > 2 {

@@ -44,7 +44,8 @@ fn a_tile_and_its_repetitions_choose_their_kernel_once() {
     for isa in Isa::every_runnable() {
         let p = CopyPlan::compile(&g, Direction::Backward, 1, &Layouts { space: &ss, block: &bs }, false, isa);
         let rows = Rows { count: 40, ss: 30, ds: 7680 };
-        let shape = TileShape { rows, nx: 30, ny: 16, ssy: 1200, dsx: 16, unit: 1, m: Mode { nt: false, isa } };
+        let shape =
+            TileShape { rows, nx: 30, ny: 16, ssy: 1200, dsx: 16, unit: 1, m: Mode { nt: false, isa, fetch: false } };
         assert_eq!(p.tile_choice, Some(TileChoice::of(shape)), "{isa:?}: {p:?}");
     }
     let windowed = ov_space_to_batch_by_4(15, (504, 2), (504, 2));

@@ -6,6 +6,24 @@ use super::super::compile::*;
 use super::super::rules::{interleaved_rows, open_interleaved_rows, streams_shuffled_rows};
 use super::{c_strides, compile_c, counts_and_strides, l, nchw_blocked, nchw_blocked_streaming, nchw_depth_to_space};
 use crate::engine::arch::Isa;
+use crate::engine::kernels::copy::Mode;
+
+/// A streaming plan whose tile stores through the cache still tells the
+/// tile's kernel that its tensors are past the caches (`Mode::fetch`: the
+/// full-line transposes then fetch their source ahead, in blocks), in the
+/// kernel it chose once (`CopyPlan::tile_choice`, which the executor
+/// takes only for the same shape and mode); the same plan not streaming
+/// does not.
+#[test]
+fn streaming_plans_through_the_cache_fetch_their_source() {
+    let (g, space, block) = nchw_depth_to_space(2, 160, 93, 6);
+    for streaming in [true, false] {
+        let p = compile_c(&g, Direction::Forward, 1, &space, &block, streaming);
+        assert!(p.tile && !p.nt && p.streaming == streaming, "{p:?}");
+        let choice = p.tile_choice.expect("a plain tile's kernel, chosen once");
+        assert_eq!(choice.shape().m, Mode { nt: false, isa: p.isa, fetch: streaming }, "{p:?}");
+    }
+}
 
 /// Streaming NCHW space-to-depth of uint8 by 14 (`[1, 3, 4830, 2044]`,
 /// 28 MiB) and by 6 (`[1, 2, 960, 558]`): deinterleaves of 14 and 6

@@ -1,8 +1,29 @@
-//! The blocks of [`super::units`]'s streamed strips: how many steps a
-//! block has ([`block_steps`]), the next block's source lines fetched
-//! while one is moved ([`Ahead`]), and the source's lead columns, which
-//! go first so that every square after them reads whole lines
-//! ([`source_lead`]).
+//! The blocks of [`super::units`]'s strips, streamed or with the tensors
+//! past the caches: how many steps a block has ([`block_steps`]), the
+//! next block's source lines fetched while one is moved ([`Ahead`]), and
+//! the source's lead columns, which go first so that every square after
+//! them reads whole lines ([`source_lead`]).
+//!
+//! Through the cache, the strips go in blocks, fetched, where the caller
+//! says the tensors are past the caches (the plan streams, though these
+//! rows do not); otherwise a step at a time, nothing fetched, in an
+//! instance of their own (`chunks`' `FETCH`: with the blocks' loops in
+//! the code, though never more than a step, the cached tiles took 1.1
+//! times as long). Measured on an AMD EPYC (Zen 5, L2 1 MiB, L3 32 MiB:
+//! plans stream from 8 MiB), one thread, 4 alternated runs, paired
+//! per-round ratios, time after over before, on the tiles in these
+//! squares through the cache of broad seeds 26 and 801-803 (85% of their
+//! time on the masked loads of the source rows, 16 or more streams that
+//! the prefetchers do not follow): the 50 of 8 MiB and more 0.75, 41
+//! faster by more than 5%, 5 slower (a numpy transpose of 3-byte units
+//! in tiles of 19 x 29, 176 MiB, 3.8 -> 4.9x memcpy); held out, the 84
+//! of seeds 804-810, 0.78, 65 faster, 14 slower (the most, a numpy
+//! transpose of 4-byte units, 5,451 rows of 100, 1.66 times the time);
+//! two threads, the 134, 0.77. Fetched at every size, the outputs under
+//! 5 MiB (whose source stays in the last-level cache) took 1.06-1.17
+//! times as long, and blocks without the fetch 1.04; of 8 MiB and more,
+//! fetching only the first line or two of each row of a block took 1.17
+//! and 1.04 times as long as fetching them whole.
 //!
 //! Layer: kernels; imports its parent's `Squares` and arch.
 
@@ -61,12 +82,11 @@ pub(super) const BLOCK_ROWS: usize = 64;
 /// Most steps of a block: its rows in squares of 2 (the narrowest).
 pub(super) const MAX_STEPS: usize = BLOCK_ROWS / 2;
 
-/// The steps of a block in a strip of `bc` columns: as many as read
-/// [`BLOCK_BYTES`] of the source rows, at least one, at most
-/// [`BLOCK_ROWS`] rows (a step's [`Squares::SHIFT_ROWS`]: streamed
-/// blocks are those of the whole-line and shifted steps).
-pub(super) fn block_steps<S: Squares>(bc: usize) -> usize {
-    let rows = S::SHIFT_ROWS;
+/// The steps of a block in a strip of `bc` columns, of `rows` rows each
+/// (a square's, or a shifted step's [`Squares::SHIFT_ROWS`]): as many as
+/// read [`BLOCK_BYTES`] of the source rows, at least one, at most
+/// [`BLOCK_ROWS`] rows.
+pub(super) fn block_steps<S: Squares>(bc: usize, rows: usize) -> usize {
     (BLOCK_BYTES / bc.saturating_mul(S::U).max(1) / rows).clamp(1, (BLOCK_ROWS / rows).max(1))
 }
 

@@ -7,28 +7,36 @@ use super::*;
 use crate::engine::kernels::transpose::Rows2;
 
 /// `block_steps`: 8 KiB of the strip's source rows, at most 64 rows,
-/// at least one step.
+/// at least one step, for steps of a square's rows (whole-line and
+/// through the cache) and of a shifted step's (four squares of packed
+/// units).
 #[test]
 fn blocks_read_8_kib_of_the_strips_rows() {
     // Strips of 512 bytes: 16 rows.
-    assert_eq!(block_steps::<Masked<8, 8, 8>>(64), 2);
-    assert_eq!(block_steps::<Masked<4, 4, 16>>(128), 1);
-    assert_eq!(block_steps::<Masked<2, 2, 32>>(256), 1);
-    assert_eq!(block_steps::<Masked<32, 32, 2>>(16), 8);
+    assert_eq!(block_steps::<Masked<8, 8, 8>>(64, 8), 2);
+    assert_eq!(block_steps::<Masked<4, 4, 16>>(128, 16), 1);
+    assert_eq!(block_steps::<Masked<2, 2, 32>>(256, 32), 1);
+    assert_eq!(block_steps::<Masked<32, 32, 2>>(16, 2), 8);
     // Narrower strips: at most 64 rows.
-    assert_eq!(block_steps::<Masked<8, 8, 8>>(16), 8);
-    assert_eq!(block_steps::<Masked<8, 8, 8>>(32), 4);
-    assert_eq!(block_steps::<Masked<4, 4, 16>>(16), 4);
+    assert_eq!(block_steps::<Masked<8, 8, 8>>(16, 8), 8);
+    assert_eq!(block_steps::<Masked<8, 8, 8>>(32, 8), 4);
+    assert_eq!(block_steps::<Masked<4, 4, 16>>(16, 16), 4);
     // Wider: at least a step (AVX2's packed strips of 2,048 bytes).
-    assert_eq!(block_steps::<avx2::Packed<3, 4, 16>>(672), 1);
+    assert_eq!(block_steps::<avx2::Packed<3, 4, 16>>(672, 16), 1);
     // Packed units' steps of four squares (64 rows of 3 bytes, 32 of 6,
     // 16 of 12), in their streamed strips of 32 columns: one a block
     // (of 3-byte units, whatever the strip: a step fills the block's 64
     // row pointers).
-    assert_eq!(block_steps::<Masked<3, 4, 16>>(32), 1);
-    assert_eq!(block_steps::<Masked<6, 8, 8>>(32), 1);
-    assert_eq!(block_steps::<Masked<12, 16, 4>>(32), 1);
-    assert_eq!(block_steps::<Masked<8, 8, 8>>(0), 8);
+    assert_eq!(block_steps::<Masked<3, 4, 16>>(32, 64), 1);
+    assert_eq!(block_steps::<Masked<6, 8, 8>>(32, 32), 1);
+    assert_eq!(block_steps::<Masked<12, 16, 4>>(32, 16), 1);
+    // Through the cache, steps of a square's rows (16 of 3 bytes, 4 of
+    // 12): strips of 480 bytes a step a block, of 96 bytes 4 (64 rows),
+    // of 384 bytes 5 (20 rows, 7.5 KiB).
+    assert_eq!(block_steps::<Masked<3, 4, 16>>(160, 16), 1);
+    assert_eq!(block_steps::<Masked<3, 4, 16>>(32, 16), 4);
+    assert_eq!(block_steps::<Masked<12, 16, 4>>(32, 4), 5);
+    assert_eq!(block_steps::<Masked<8, 8, 8>>(0, 8), 8);
 }
 
 /// `source_lead`: the columns to the source rows' first line boundary
