@@ -295,6 +295,9 @@ pub(crate) unsafe fn cropped_rows(
     let (per_chunk, per_piece) =
         if row <= CROPPED_ROWS_BYTES { (CROPPED_ROWS_BYTES / row, x.count) } else { (1, CROPPED_ROWS_BYTES / column) };
     let mut stage = Staging::<CROPPED_ROWS_BYTES>::new();
+    // Each chunk's tile goes into the stage, at most 16 KiB of it: a
+    // block or two of the transposes' squares, whose fetch ahead was
+    // measured on larger matrices only.
     let mode = Mode { nt: false, isa, fetch: false };
     let mut r0 = 0;
     while r0 < rows.count {

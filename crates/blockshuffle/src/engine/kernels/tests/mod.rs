@@ -588,9 +588,12 @@ fn check_repeated_tile(
     let (src, expected) = tile_oracle(rows, nx, ny, ssy, dsx, unit, pad, fill);
     for isa in Isa::every_runnable() {
         for nt in [false, true].into_iter().take(1 + usize::from(streamed)) {
-            let mut dst = vec![fill; expected.len()];
-            run_tile(rows, nx, ny, &src, ssy, &mut dst, pad, dsx, unit, Mode { nt, isa, fetch: false });
-            assert_eq!(dst, expected, "{what}, {isa:?}, nt {nt}");
+            // The source fetched ahead (the tensors past the caches) or not.
+            for fetch in [false, true] {
+                let mut dst = vec![fill; expected.len()];
+                run_tile(rows, nx, ny, &src, ssy, &mut dst, pad, dsx, unit, Mode { nt, isa, fetch });
+                assert_eq!(dst, expected, "{what}, {isa:?}, nt {nt}, fetch {fetch}");
+            }
         }
     }
 }

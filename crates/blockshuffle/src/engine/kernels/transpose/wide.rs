@@ -269,9 +269,10 @@ const SHIFTED_PACKED_COLS: usize = 32;
 /// allow, the columns before their first line boundary go first
 /// ([`source_lead`]), so that every square after them reads whole lines.
 ///
-/// Through the cache, the steps go in such blocks, the next one fetched,
-/// where the caller says the tensors are past the caches (`fetch`; what
-/// that buys is at [`blocks`]); otherwise one at a time, nothing fetched.
+/// Through the cache, the steps go in such blocks, the next one fetched
+/// (no lead columns), where the caller says the tensors are past the
+/// caches (`fetch`; what that buys is at [`blocks`]); otherwise one at a
+/// time, nothing fetched.
 ///
 /// # Safety
 /// As [`transpose`].
@@ -313,10 +314,11 @@ unsafe fn units<S: Squares>(mx: Matrix, nt: bool, fetch: bool) {
 
 /// [`units`]'s matrix a chunk of rows at a time, in strips of `bc`
 /// columns ([`strip_cols`]), the first `col_lead` columns a strip of
-/// their own: streamed from `lead`
-/// rows on (`stream`), or with every row shifted into whole lines
-/// (`SHIFTED`; a separate instance, so that the others' code and stack are
-/// as they were without it).
+/// their own: streamed from `lead` rows on (`stream`), or with every row
+/// shifted into whole lines (`SHIFTED`; a separate instance, so that the
+/// others' code and stack are as they were without it); their steps in
+/// blocks, the next one fetched, with `FETCH` (also a separate instance:
+/// see [`blocks`]).
 ///
 /// # Safety
 /// As [`transpose`]; streamed, every destination row starts `lead` units
@@ -373,7 +375,8 @@ unsafe fn chunks<S: Squares, const SHIFTED: bool, const FETCH: bool>(
 const SHIFTED_COLS: usize = STRIP_BYTES / 2;
 
 /// Rows `start..end` of [`units`]'s matrix, in its strips (see
-/// [`chunks`]); streamed, each strip's steps in blocks (see [`units`]).
+/// [`chunks`]); streamed or with `FETCH`, each strip's steps in blocks
+/// (see [`units`]).
 ///
 /// # Safety
 /// As [`transpose`]; `start` 0 or `lead` plus a multiple of `N`.
@@ -397,7 +400,10 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool, const FETCH: bool>(
     // destination row); the chunk's last rows, fewer, a square at a time
     // through the cache.
     let tall = if SHIFTED { S::SHIFT_ROWS } else { n_side };
-    const { assert!(S::SHIFT_ROWS <= BLOCK_ROWS) };
+    // A real check at compile time: a block of steps (of a square's rows,
+    // or a shifted step's) fills at most `at`'s rows and `steps`' steps
+    // (`block_steps`: at most `BLOCK_ROWS / tall`, at least one).
+    const { assert!(S::SHIFT_ROWS <= BLOCK_ROWS && 2 <= S::N && S::N <= BLOCK_ROWS && BLOCK_ROWS / 2 <= MAX_STEPS) };
     // Edges as whole squares over the units before them (see
     // `Squares::OVERLAPS`), through the cache.
     let overlap = S::OVERLAPS && !stream && !SHIFTED;

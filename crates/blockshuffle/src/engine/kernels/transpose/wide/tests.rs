@@ -31,11 +31,14 @@ fn blocks_read_8_kib_of_the_strips_rows() {
     assert_eq!(block_steps::<Masked<6, 8, 8>>(32, 32), 1);
     assert_eq!(block_steps::<Masked<12, 16, 4>>(32, 16), 1);
     // Through the cache, steps of a square's rows (16 of 3 bytes, 4 of
-    // 12): strips of 480 bytes a step a block, of 96 bytes 4 (64 rows),
-    // of 384 bytes 5 (20 rows, 7.5 KiB).
+    // 12), in the full strips (160 and 40 columns) and in those of 16
+    // columns past 256 KiB (`strip_cols`): 480 bytes of each row a step a
+    // block, 480 of 12-byte units 4 (16 rows, 7.5 KiB); 48 bytes 4 (64
+    // rows), 192 bytes 10 (40 rows, 7.5 KiB).
     assert_eq!(block_steps::<Masked<3, 4, 16>>(160, 16), 1);
-    assert_eq!(block_steps::<Masked<3, 4, 16>>(32, 16), 4);
-    assert_eq!(block_steps::<Masked<12, 16, 4>>(32, 4), 5);
+    assert_eq!(block_steps::<Masked<12, 16, 4>>(40, 4), 4);
+    assert_eq!(block_steps::<Masked<3, 4, 16>>(16, 16), 4);
+    assert_eq!(block_steps::<Masked<12, 16, 4>>(16, 4), 10);
     assert_eq!(block_steps::<Masked<8, 8, 8>>(0, 8), 8);
 }
 
