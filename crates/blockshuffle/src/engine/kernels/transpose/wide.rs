@@ -400,10 +400,17 @@ unsafe fn chunk<S: Squares, const SHIFTED: bool, const FETCH: bool>(
     // destination row); the chunk's last rows, fewer, a square at a time
     // through the cache.
     let tall = if SHIFTED { S::SHIFT_ROWS } else { n_side };
-    // A real check at compile time: a block of steps (of a square's rows,
-    // or a shifted step's) fills at most `at`'s rows and `steps`' steps
-    // (`block_steps`: at most `BLOCK_ROWS / tall`, at least one).
-    const { assert!(S::SHIFT_ROWS <= BLOCK_ROWS && 2 <= S::N && S::N <= BLOCK_ROWS && BLOCK_ROWS / 2 <= MAX_STEPS) };
+    // A real check at compile time: a block of steps of `tall` rows (a
+    // square's or a shifted step's) fills at most `at`'s rows and `steps`'
+    // steps (`block_steps`: at least one, at most `BLOCK_ROWS / tall`).
+    const {
+        assert!(
+            S::N <= BLOCK_ROWS
+                && S::SHIFT_ROWS <= BLOCK_ROWS
+                && BLOCK_ROWS / S::N <= MAX_STEPS
+                && BLOCK_ROWS / S::SHIFT_ROWS <= MAX_STEPS
+        )
+    };
     // Edges as whole squares over the units before them (see
     // `Squares::OVERLAPS`), through the cache.
     let overlap = S::OVERLAPS && !stream && !SHIFTED;

@@ -5,6 +5,7 @@
 //! apart, which do ([`gathers_far_apart`]).
 
 use super::super::compile::*;
+use super::super::rules::streams_continued_rows;
 use super::super::writers::*;
 use super::{compile_c, compile_f32, counts_and_strides, l, nhwc, nhwc_padded};
 use crate::engine::geometry::{k, o, Factor, Geometry, SpaceAxis};
@@ -44,6 +45,7 @@ fn whole_vector_units_from_4_kib_stream_by_themselves() {
     let (space, block) = ([1, 32, 32, 16], [1, 8, 8, 256]);
     let p = compile_f32(&nhwc(space, 4, false), Direction::Backward, &space, &block, true);
     assert!(p.nt && !p.tile && !p.lines && p.unit == 256, "{p:?}");
+    assert!(streams_continued_rows(&p.loops, p.unit, p.fill), "{p:?}");
     assert_eq!(counts_and_strides(&p.loops), vec![(8, 8192, 8192), (4, 256, 2048), (8, 1024, 256)]);
 }
 
