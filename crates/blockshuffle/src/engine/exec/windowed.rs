@@ -11,10 +11,10 @@ use arrayvec::ArrayVec;
 use super::Exec;
 use crate::engine::kernels::bytes::{copy_staged, Stage, STAGE};
 use crate::engine::kernels::copy::odometer;
+use crate::engine::kernels::cropped::cropped_rows;
 use crate::engine::kernels::interleave_carried::{interleave_carried, Interleaved};
 use crate::engine::kernels::lines::Writers;
 use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
-use crate::engine::kernels::stream::cropped_rows;
 use crate::engine::kernels::tile::copy_tile;
 use crate::engine::plan::padded::padded_block;
 use crate::engine::plan::rules::crops_interleaved_rows;
@@ -30,7 +30,10 @@ impl Exec<'_> {
     /// valid for every `x` (deinterleaving: each block position padded at
     /// one end). The units outside it go one by one, padding filled. A
     /// padded tile whose source positions run on goes whole through
-    /// [`padded_source_tile`](Self::padded_source_tile) instead.
+    /// [`padded_source_tile`](Self::padded_source_tile) instead, and
+    /// interleaved rows cropped at their ends through `cropped_rows`:
+    /// streamed, or short ones through the cache (the plan's
+    /// `staged_crops`).
     ///
     /// # Safety
     /// As `level`, for a tile plan whose inner loop has a window.
@@ -71,7 +74,17 @@ impl Exec<'_> {
             }
             // SAFETY: as above; `cropped_rows` checks the tile's shape
             // again, and fits its stage to the rows.
-            return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, w) };
+            return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, true, w) };
+        }
+        if p.staged_crops {
+            // Short interleaved rows cropped at their ends, through the
+            // cache (`stages_cropped_rows`): built in a stage, their kept
+            // bytes copied on.
+            // SAFETY: the plan stages only tiles it crops and does not
+            // fill (`CopyPlan::build`, step 9), so every source unit of a
+            // row exists and its kept positions are valid; `cropped_rows`
+            // checks the tile's shape.
+            return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, false, w) };
         }
         let (nx, ny, unit) = (x.count, y.count, p.unit);
         // A padded tile whose source positions run on (space-to-batch of an

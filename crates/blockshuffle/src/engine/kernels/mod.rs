@@ -7,6 +7,7 @@
 //! - [`copy`]: runs of units, the loop-nest walk, streaming gathers;
 //! - [`grid`], [`tile`], [`stream`]: the innermost loops as a grid, a
 //!   transposing tile, streamed rows;
+//! - [`cropped`]: interleaved rows cropped at their ends, built in a stage;
 //! - [`lines`]: the line writers (streaming stores of whole lines);
 //! - [`shuffle`]: byte shuffles for 3-, 6- and 12-byte units;
 //! - [`gather`]: small destination blocks gathered from a few source rows
@@ -24,6 +25,7 @@ pub(crate) mod any_units;
 pub(crate) mod bytes;
 pub(crate) mod carried;
 pub(crate) mod copy;
+pub(crate) mod cropped;
 pub(crate) mod gather;
 pub(crate) mod grid;
 pub(crate) mod interleave_carried;

@@ -188,6 +188,10 @@ pub(crate) struct CopyPlan {
     /// fit the second-level cache (see [`stages_padded_tiles_whole`]).
     /// Unused (`true`) for other plans.
     pub padded_whole: bool,
+    /// Whether a windowed tile through the cache of interleaved rows
+    /// cropped at their ends is built in a stage, whole rows at a time
+    /// (see [`stages_cropped_rows`]).
+    pub staged_crops: bool,
 }
 
 /// Strides (in bytes) of both sides of a geometry.
@@ -270,6 +274,7 @@ impl CopyPlan {
             tile_choice: None,
             padded_block: None,
             padded_whole: true,
+            staged_crops: false,
         }
     }
 
@@ -408,6 +413,7 @@ impl CopyPlan {
         self.tile_choice = None;
         self.padded_block = None;
         self.padded_whole = true;
+        self.staged_crops = false;
         if !empty {
             if windowed {
                 self.nest::<true>(&raw, &mut windows);
@@ -966,5 +972,10 @@ impl CopyPlan {
             self.padded_block = padded_block(loops, self.unit);
             self.padded_whole = stages_padded_tiles_whole(self.dst_bytes);
         }
+        // 9. A windowed tile through the cache that crops interleaved rows,
+        // short ones built in a stage.
+        let windowed = self.tile && loops.last().is_some_and(|y| y.window.is_some());
+        self.staged_crops =
+            windowed && !self.nt && !self.fill && !self.streaming && stages_cropped_rows(loops, self.unit);
     }
 }

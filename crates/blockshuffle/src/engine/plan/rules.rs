@@ -14,11 +14,12 @@ use super::padded::padded_block;
 use crate::engine::arch::Isa;
 use crate::engine::kernels::any_units::AnyUnits;
 use crate::engine::kernels::carried::{CARRIED_STREAMS, PADDED_ROWS_BYTES};
+use crate::engine::kernels::cropped::CROPPED_ROWS_BYTES;
 use crate::engine::kernels::interleave_carried::interleaves_carried;
 use crate::engine::kernels::nest::{Loop, Window, MAX_LOOPS};
 use crate::engine::kernels::permute::{self, Way};
 use crate::engine::kernels::shuffle;
-use crate::engine::kernels::stream::{self, CROPPED_ROWS_BYTES};
+use crate::engine::kernels::stream;
 use crate::engine::kernels::tile;
 use crate::engine::kernels::transpose::{self, streams};
 
@@ -242,7 +243,7 @@ const MIN_CONTINUED_ROW: usize = 256;
 /// `[lo, hi)`. Such a crop leaves every source unit of the row in the
 /// source (batch-to-space crops what the source has), so a row can be
 /// interleaved whole into a stage of [`CROPPED_ROWS_BYTES`] and its kept
-/// bytes sent on through the line writers (`kernels::stream::cropped_rows`). Rows of
+/// bytes sent on through the line writers (`kernels::cropped::cropped_rows`). Rows of
 /// whole lines only: streamed so, OpenVINO NCHW batch-to-space with crops
 /// measured (ratio to memcpy, through the cache -> so) uint8 4x4 of
 /// 512-byte rows 1.55-1.7 -> 1.0-1.35, float32 2x2 of 1-2 KiB rows
@@ -259,6 +260,37 @@ pub(crate) fn crops_row_ends(loops: &[Loop], unit: usize) -> bool {
 /// executor's check before it runs the kernels that take such tiles.
 pub(crate) fn crops_interleaved_rows(loops: &[Loop], unit: usize) -> bool {
     cropped_row(loops, unit).is_some()
+}
+
+/// Longest row (bytes) of [`stages_cropped_rows`]. Past it, the second
+/// pass costs more than the edges: staged, the 20 such tiles of rows of 1
+/// to 4 KiB in broad seeds 26 and 801-803 took 0.97 of the time, 11 of
+/// them slower by more than 5% (OpenVINO batch-to-space of complex128 by
+/// 8 x 13, 2,912-byte rows, 6.9 MiB, 3.3 -> 4.2x memcpy).
+const MAX_STAGED_CROPPED_ROW: usize = 1 << 10;
+
+/// Whether a windowed tile through the cache of interleaved rows cropped
+/// at their ends (see [`crops_row_ends`]), in tensors the caches hold, is
+/// built in a stage whole rows at a time and each row's kept bytes copied
+/// on (`kernels::cropped::cropped_rows`), rather than its columns whole
+/// for every stream tiled straight into the destination and the two
+/// partial columns at a row's ends copied unit by unit: rows of at most
+/// [`MAX_STAGED_CROPPED_ROW`] bytes, whose two partial columns cost more
+/// than a second pass over the row in the first-level cache.
+///
+/// Measured on an AMD EPYC (Zen 5), one thread, 6 alternated runs, paired
+/// per-run ratios of each plan's time, the tiles the rule takes in broad
+/// seeds 26 and 801-803 (16): 0.77, 15 faster by more than 5%, one
+/// slower (TF batch-to-space of float16 by 2 cropped by 1, 576-byte
+/// rows, 1.0 MiB, 4.1 -> 4.4x memcpy); the best, TF batch-to-space of
+/// uint8 by 13 (195-byte rows, 0.09 MiB), 18.9 -> 10.0x. Held out,
+/// seeds 804-810 (37): 0.66, none slower by more than 5%, their geomean
+/// 10.2 -> 6.7x memcpy (OpenVINO batch-to-space of float16 by 12 x 16,
+/// 128-byte rows, 52.7 -> 9.6x). Streaming plans keep their paths: the
+/// four such tiles with rows this short in seeds 26 and 801-803 (8-21
+/// MiB) were 1.0-1.2 times as slow staged.
+pub(crate) fn stages_cropped_rows(loops: &[Loop], unit: usize) -> bool {
+    cropped_row(loops, unit).is_some_and(|(x, y, _)| x.count * y.count * unit <= MAX_STAGED_CROPPED_ROW)
 }
 
 /// The last two loops `x` and `y` of a tile that interleaves whole

@@ -1,4 +1,5 @@
 use super::copy::*;
+use super::cropped::*;
 use super::grid::*;
 use super::lines::*;
 use super::nest::*;
@@ -95,7 +96,8 @@ fn check_padded_grid(unit: usize, n1: usize, n0: usize, window: Window) {
 }
 
 /// `rows` of `nx x ny` interleaved units cropped at both ends (the
-/// window keeps row positions `[lo, hi)`), through `cropped_rows`,
+/// window keeps row positions `[lo, hi)`), through `cropped_rows`, its
+/// kept bytes streamed through the writers and stored through the cache,
 /// against the definition unit by unit: whole rows a chunk of the
 /// stage, rows in pieces of columns, and columns longer than the stage.
 fn check_cropped_rows(unit: usize, nx: usize, ny: usize, rows: usize, (lo, hi): (usize, usize)) {
@@ -115,7 +117,7 @@ fn check_cropped_rows(unit: usize, nx: usize, ny: usize, rows: usize, (lo, hi): 
     let win = Window { outer: Some(0), oc: ny as i64, ic: 1, lo: lo as i64, hi: hi as i64 };
     let y = Loop { count: ny, ss: (nx * unit) as isize, ds: unit as isize, window: Some(win), is_outer: false };
     let outer = Rows { count: rows, ss: (units * unit) as isize, ds: (kept * unit) as isize };
-    for isa in [Isa::Portable, Isa::detect()] {
+    for (isa, nt) in [(Isa::Portable, true), (Isa::detect(), true), (Isa::Portable, false), (Isa::detect(), false)] {
         let mut dst = vec![0u8; expected.len()];
         let mut w = Writers::new();
         // SAFETY: every source unit of every row exists; the kept
@@ -123,11 +125,11 @@ fn check_cropped_rows(unit: usize, nx: usize, ny: usize, rows: usize, (lo, hi): 
         // back by `lo` (never dereferenced outside `[lo, hi)`).
         unsafe {
             let to = dst.as_mut_ptr().wrapping_sub(lo * unit);
-            cropped_rows(outer, &x, &y, win, src.as_ptr(), to, unit, isa, &mut w);
+            cropped_rows(outer, &x, &y, win, src.as_ptr(), to, unit, isa, nt, &mut w);
             w.finish();
             fence();
         }
-        assert!(dst == expected, "unit {unit}, {rows} x {nx}x{ny}, [{lo}, {hi}), {isa:?}");
+        assert!(dst == expected, "unit {unit}, {rows} x {nx}x{ny}, [{lo}, {hi}), {isa:?}, nt {nt}");
     }
 }
 
@@ -135,12 +137,17 @@ fn check_cropped_rows(unit: usize, nx: usize, ny: usize, rows: usize, (lo, hi): 
 fn cropped_rows_of_every_length() {
     // Rows that fit the stage several times, rows longer than the stage
     // (in pieces of columns), columns longer than the stage.
-    for (unit, nx, ny) in [(1, 100, 2), (4, 1000, 3), (1, 20_000, 2), (4, 3000, 4), (8, 3, 2100), (16, 2, 1500)] {
+    // Rows of a few units, as short as the stage takes through the cache.
+    for (unit, nx, ny) in
+        [(1, 8, 2), (4, 5, 6), (1, 100, 2), (4, 1000, 3), (1, 20_000, 2), (4, 3000, 4), (8, 3, 2100), (16, 2, 1500)]
+    {
         let units = nx * ny;
         for (lo, hi) in [(0, units), (1, units - 3), (ny - 1, units - ny + 1), (units / 2, units / 2 + 1)] {
             check_cropped_rows(unit, nx, ny, 3, (lo, hi));
         }
     }
+    // More short rows than one chunk of the stage holds (1,024 of 16 bytes).
+    check_cropped_rows(1, 8, 2, 1100, (1, 16));
 }
 
 /// A window whose inner index is not the row position `q = x * ny + y`
@@ -158,7 +165,7 @@ fn cropped_rows_refuse_a_window_of_another_shape() {
     let y = Loop { count: ny, ss: (nx * unit) as isize, ds: unit as isize, window: Some(win), is_outer: false };
     let mut w = Writers::new();
     // SAFETY: the call panics before it touches either buffer.
-    unsafe { cropped_rows(Rows::ONE, &x, &y, win, src.as_ptr(), dst.as_mut_ptr(), unit, Isa::detect(), &mut w) };
+    unsafe { cropped_rows(Rows::ONE, &x, &y, win, src.as_ptr(), dst.as_mut_ptr(), unit, Isa::detect(), true, &mut w) };
 }
 
 #[test]

@@ -9,6 +9,7 @@ use crate::engine::kernels::nest::{Loop, Rows, Window, MAX_LOOPS};
 use crate::engine::kernels::tile::{TileChoice, TileShape};
 
 mod carried;
+mod cropped;
 mod gathered;
 mod gathers;
 mod nest;
