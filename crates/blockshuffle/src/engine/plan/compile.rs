@@ -659,7 +659,9 @@ impl CopyPlan {
             // it measured faster for them (the S2 workload 0.9 us a call,
             // against 1.2 us in the source's order), and costs nothing to
             // build.
-            let arranged = choose_tile(loops, self.unit, self.dst_bytes >= SOURCE_ORDER_BYTES, !self.nt, self.isa);
+            let crops = !self.nt && !self.fill && !self.streaming;
+            let arranged =
+                choose_tile(loops, self.unit, self.dst_bytes >= SOURCE_ORDER_BYTES, !self.nt, crops, self.isa);
             let tiled = arranged == Some(true);
             let shuffled = tiled && streams_shuffled_rows(loops, self.unit, self.isa);
             // Units that no tile kernel of their own takes (three-channel

@@ -262,6 +262,11 @@ pub(crate) fn crops_interleaved_rows(loops: &[Loop], unit: usize) -> bool {
     cropped_row(loops, unit).is_some()
 }
 
+/// Fewest bytes of rows a call for which a windowed interleave that the
+/// byte permutes take makes a tile of cropped rows staged whole (see
+/// [`choose_tile`]).
+const MIN_STAGED_CROPPED_CALL: usize = 1 << 10;
+
 /// Longest row (bytes) of [`stages_cropped_rows`]. Past it, the second
 /// pass costs more than the edges: staged, the 20 such tiles of rows of 1
 /// to 4 KiB in broad seeds 26 and 801-803 took 0.97 of the time, 11 of
@@ -494,12 +499,15 @@ const MAX_TILE_UNIT: usize = 63;
 /// two loops make a tile: `x` is moved next to `y` even where they do not
 /// (see below), and then (as where only `transpose::streams`' squares
 /// make them one) with `source_order` the loops outside them are put in
-/// the source's order. `cached`: the plan stores through the cache.
+/// the source's order. `cached`: the plan stores through the cache;
+/// `crops`: and crops without filling, in tensors the caches hold (a tile
+/// of cropped rows it would stage whole: [`stages_cropped_rows`]).
 pub(super) fn choose_tile(
     loops: &mut ArrayVec<Loop, MAX_LOOPS>,
     unit: usize,
     source_order: bool,
     cached: bool,
+    crops: bool,
     isa: Isa,
 ) -> Option<bool> {
     let n = loops.len();
@@ -572,7 +580,14 @@ pub(super) fn choose_tile(
     // slower, the same by 11, 30 MiB, 3.5 -> 4.1 (a unit of each of its
     // 11 streams a step). Cropped (OpenVINO batch-to-space of 6-byte
     // units, seeds 26 and 802), two took 2.2 and 1.4 times as long so: the
-    // tile's edges go a unit at a time.
+    // tile's edges go a unit at a time. Unless the plan builds its cropped
+    // rows whole in a stage (`stages_cropped_rows`), a kilobyte of them or
+    // more a call: the 7 broad workloads of seeds 26 and 801-810 then
+    // tiles, one thread, 6 alternated runs, paired, 0.62 of the time (6
+    // faster, the best OpenVINO batch-to-space of 3-byte units by 9 x 12 x
+    // 11 cropped, 0.07 MiB, 39.5 -> 16.8x memcpy; one 7%
+    // slower); with 540 bytes of rows a call (the same of 6-byte units by
+    // 12 x 2 x 15, 0.07 MiB), 2.8 times as long.
     // So does a tile of packed units (3, 6 and 12 bytes) that the
     // transpose's full-line squares take (`transpose::takes`: both sides
     // 16 or more, with AVX512-VBMI): the 14 workloads of 1,920 it then
@@ -588,13 +603,26 @@ pub(super) fn choose_tile(
     // workloads, time over that as rows 1.07, up to 1.21), nor windowed
     // (9, 1.06, up to 1.85).
     let (nx, ny) = (loops[x].count, y.count);
+    // A window on `y` keeps an interleave's tile (above) where the plan
+    // crops its rows at their ends and stages them whole
+    // (`stages_cropped_rows`: no unit goes alone; `crops`, the plan
+    // through the cache, not filling, its tensors in the caches), with a
+    // kilobyte of rows or more a call, over which the permutes' setup is
+    // spread (the loop outside the tile once `x` is next to it).
+    let rows = if x + 2 == n { n.checked_sub(3).map_or(1, |i| loops[i].count) } else { loops[n - 2].count };
+    let staged = crops
+        && y.window.is_some_and(|w| w.outer == Some(x as u8) && w.ic == 1 && w.oc == ny as i64)
+        && loops[x].ds == (ny * unit) as isize
+        && nx
+            .checked_mul(ny * unit)
+            .is_some_and(|row| row <= MAX_STAGED_CROPPED_ROW && row.saturating_mul(rows) >= MIN_STAGED_CROPPED_CALL);
     // Asked in turn, the cheapest first (planning a 64-byte tensor is a
     // few hundred nanoseconds in all).
     let permuted = || {
         y.ss == (nx * unit) as isize
             && unit <= permute::MAX_UNIT
             && permute::takes(Way::Deinterleave, nx, unit, ny, isa)
-            || y.window.is_none()
+            || (y.window.is_none() || staged)
                 && loops[x].ds == (ny * unit) as isize
                 && permute::takes(Way::Interleave, ny, unit, nx, isa)
     };
@@ -619,7 +647,9 @@ pub(super) fn choose_tile(
     // long.
     let streamed = || {
         y.ss == (nx * unit) as isize && streams::takes(ny, nx, unit, isa)
-            || y.window.is_none() && loops[x].ds == (ny * unit) as isize && streams::takes_interleave(nx, ny, unit, isa)
+            || (y.window.is_none() || staged)
+                && loops[x].ds == (ny * unit) as isize
+                && streams::takes_interleave(nx, ny, unit, isa)
     };
     let others = vector_unit(unit)
         || ny < nx

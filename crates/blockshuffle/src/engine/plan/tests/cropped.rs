@@ -1,5 +1,7 @@
 //! Windowed tiles of interleaved rows cropped at their ends, through the
-//! cache: short rows are built in a stage (`rules::stages_cropped_rows`).
+//! cache: short rows are built in a stage (`rules::stages_cropped_rows`),
+//! and an interleave the byte permutes take makes such a tile where it
+//! has a kilobyte of rows a call (`rules::choose_tile`).
 
 use super::super::compile::*;
 use super::super::rules::{crops_interleaved_rows, stages_cropped_rows};
@@ -37,6 +39,43 @@ fn short_cropped_rows_through_the_cache_are_staged() {
             assert!(streamed.tile && !streamed.staged_crops, "{w} {isa:?}");
             let padded = cropped(w, Direction::Forward, false, isa);
             assert!(padded.fill && !padded.staged_crops, "{w} {isa:?}");
+        }
+    }
+}
+
+/// Batch-to-space by 11 of a 2-D tensor of 6-byte units `[11 * h, 6]`
+/// into `[h, 63]`, W cropped by 1 and 2 (H in the batch, unblocked),
+/// streaming or not: each output row interleaves 11 streams of 6 units,
+/// 396 bytes before the crop, `h` rows a call of the tile.
+fn cropped_interleave(h: usize, streaming: bool, isa: Isa) -> CopyPlan {
+    let (op, b, w, elem) = ("t", 11usize, 6usize, 6usize);
+    let space = [SpaceAxis::plain(h as u64), SpaceAxis::new(op, (w * b - 3) as u64, 1, 2, b as u64).unwrap()];
+    let g = Geometry::new(op, &space, &[&[k(1), o(0)], &[o(1)]]).unwrap();
+    let (sp, bl) = (c_strides(&[h, w * b - 3], elem), c_strides(&[b * h, w], elem));
+    CopyPlan::compile(&g, Direction::Backward, elem, &Layouts { space: &sp, block: &bl }, streaming, isa)
+}
+
+/// With AVX512-VBMI, whose byte permutes interleave 11 streams of 6-byte
+/// units, the cropped rows make a tile staged whole where a call has a
+/// kilobyte of them (8 rows, 3,168 bytes); 2 rows (792 bytes) stay rows
+/// of `y`, and so does every plan without the permutes or streaming.
+#[test]
+fn cropped_interleaves_make_a_staged_tile_with_a_kilobyte_of_rows() {
+    for (h, isa, streaming, tile) in [
+        (8, Isa::Avx512Vbmi, false, true),
+        (2, Isa::Avx512Vbmi, false, false),
+        (8, Isa::baseline(), false, false),
+        (8, Isa::Avx512Vbmi, true, false),
+    ] {
+        let p = cropped_interleave(h, streaming, isa);
+        let n = p.loops.len();
+        let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
+        assert!(y.window.is_some() && !p.fill, "{h} {isa:?} {streaming}");
+        assert_eq!(p.tile, tile, "{h} {isa:?} {streaming}");
+        assert_eq!(p.staged_crops, tile, "{h} {isa:?} {streaming}");
+        if tile {
+            assert_eq!((x.count, x.ss, x.ds, y.count, y.ds), (6, 6, 66, 11, 6), "{h} {isa:?}");
+            assert_eq!(p.loops[n - 3].count, h, "{h} {isa:?}");
         }
     }
 }
