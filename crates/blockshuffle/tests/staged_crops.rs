@@ -52,7 +52,8 @@ fn cropped_rows_around_the_stage_limit_match_the_reference() {
 #[test]
 fn short_cropped_rows_match_the_reference() {
     // Rows of 16 bytes (uint8 by 2, eight columns, the first byte
-    // cropped), of 3-byte units, and of a row cropped to a single unit.
+    // cropped), of 3-byte units by 3 (90 bytes), of 8-byte units by 6
+    // (240 bytes), and a row of 8 bytes cropped to a single unit.
     check(3, 7, 8, 1, [2, 2], 1, [1, 0]);
     check(2, 5, 10, 3, [3, 3], 1, [2, 4]);
     check(1, 4, 5, 2, [6, 6], 4, [4, 3]);

@@ -76,14 +76,15 @@ impl Exec<'_> {
             // again, and fits its stage to the rows.
             return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, true, w) };
         }
-        if p.staged_crops {
+        if p.staged_crops && crops_interleaved_rows(&p.loops, p.unit) {
             // Short interleaved rows cropped at their ends, through the
             // cache (`stages_cropped_rows`): built in a stage, their kept
             // bytes copied on.
             // SAFETY: the plan stages only tiles it crops and does not
-            // fill (`CopyPlan::build`, step 9), so every source unit of a
-            // row exists and its kept positions are valid; `cropped_rows`
-            // checks the tile's shape.
+            // fill (step 9 of `CopyPlan::canonicalise`), so every source
+            // unit of a row exists; the window's shape checked above (as
+            // for the streamed tile) makes its kept positions valid ones;
+            // `cropped_rows` checks the tile's shape.
             return unsafe { cropped_rows(rows, x, y, win, src, dst, p.unit, p.isa, false, w) };
         }
         let (nx, ny, unit) = (x.count, y.count, p.unit);

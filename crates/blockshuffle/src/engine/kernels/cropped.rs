@@ -4,8 +4,9 @@
 //! row's kept bytes then stored through the line writers (streaming) or
 //! the cache.
 //!
-//! Layer: kernels; imports [`tile`](super::tile), [`bytes`](super::bytes),
-//! [`lines`](super::lines), [`nest`](super::nest) and arch.
+//! Layer: kernels; imports [`tile`](super::tile), [`copy`](super::copy),
+//! [`bytes`](super::bytes), [`lines`](super::lines), [`nest`](super::nest)
+//! and arch.
 
 use super::bytes::{copy_staged, Staging};
 use super::copy::Mode;
@@ -63,8 +64,8 @@ pub(crate) unsafe fn cropped_rows(
         return;
     }
     if column > CROPPED_ROWS_BYTES {
-        // Not one column fits the stage: each kept unit goes to the
-        // writers straight from the source.
+        // Not one column fits the stage: each kept unit is stored straight
+        // from the source.
         for r in 0..rows.count {
             let (src, dst) = rows.at(r, src, dst);
             for q in a..b {
@@ -102,8 +103,8 @@ pub(crate) unsafe fn cropped_rows(
                 // CROPPED_ROWS_BYTES` bytes (`per_chunk`, `per_piece`);
                 // the tile reads the source units of columns `c0..c0 +
                 // cols` of `k` rows (all exist) and writes the stage's;
-                // the writers take each row's positions `[k0, k1)`, inside
-                // `[lo, hi)`, valid in the destination.
+                // each row's positions `[k0, k1)` are stored, inside `[lo,
+                // hi)`, valid in the destination.
                 unsafe {
                     let piece = (p1 - p0) as isize;
                     let staged = Rows { count: k, ss: rows.ss, ds: piece };
@@ -126,7 +127,9 @@ pub(crate) unsafe fn cropped_rows(
 /// `nt`, through the cache otherwise.
 ///
 /// # Safety
-/// `len` bytes readable at `from` and writable at `to`, not overlapping.
+/// `len` bytes readable at `from` and writable at `to`, not overlapping;
+/// when `nt`, as [`Writers::push`]: no byte of the destination written
+/// twice, and all of them writable until the writers finish.
 #[inline(always)]
 unsafe fn put(w: &mut Writers, nt: bool, from: *const u8, to: *mut u8, len: usize) {
     // SAFETY: forwarded.

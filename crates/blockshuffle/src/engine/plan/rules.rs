@@ -306,13 +306,18 @@ fn cropped_row(loops: &[Loop], unit: usize) -> Option<(&Loop, &Loop, (usize, usi
     let win = y.window?;
     let units = x.count.checked_mul(y.count)?;
     units.checked_mul(unit)?;
-    let fits = win.outer == Some((loops.len() - 2) as u8)
-        && win.ic == 1
-        && win.oc == y.count as i64
+    crops_row_of(x, y, loops.len() - 2, unit).then(|| (x, y, win.range(0, units)))
+}
+
+/// Whether `y`'s window on `x` (loop `xi`) keeps the row positions `q =
+/// x * ny + y` of interleaved rows cropped at their ends: `y` the row's
+/// streams, each unit contiguous in the destination, `x` its units,
+/// contiguous in the source, a row one run of the destination.
+fn crops_row_of(x: &Loop, y: &Loop, xi: usize, unit: usize) -> bool {
+    y.window.is_some_and(|w| w.outer == Some(xi as u8) && w.ic == 1 && w.oc == y.count as i64)
         && y.ds == unit as isize
         && x.ss == unit as isize
-        && x.ds == (y.count * unit) as isize;
-    fits.then(|| (x, y, win.range(0, units)))
+        && x.ds == (y.count * unit) as isize
 }
 
 /// Whether `kernels::interleave_carried::interleave_carried` runs a tile that [`crops_row_ends`]
@@ -603,16 +608,16 @@ pub(super) fn choose_tile(
     // workloads, time over that as rows 1.07, up to 1.21), nor windowed
     // (9, 1.06, up to 1.85).
     let (nx, ny) = (loops[x].count, y.count);
-    // A window on `y` keeps an interleave's tile (above) where the plan
-    // crops its rows at their ends and stages them whole
+    // A window on `y` keeps an interleave the permutes take a tile (above)
+    // where the plan crops its rows at their ends and stages them whole
     // (`stages_cropped_rows`: no unit goes alone; `crops`, the plan
     // through the cache, not filling, its tensors in the caches), with a
     // kilobyte of rows or more a call, over which the permutes' setup is
-    // spread (the loop outside the tile once `x` is next to it).
+    // spread: the loop outside the tile once `x` is next to it, which a
+    // tile the permutes take keeps (fewer where threads split it).
     let rows = if x + 2 == n { n.checked_sub(3).map_or(1, |i| loops[i].count) } else { loops[n - 2].count };
     let staged = crops
-        && y.window.is_some_and(|w| w.outer == Some(x as u8) && w.ic == 1 && w.oc == ny as i64)
-        && loops[x].ds == (ny * unit) as isize
+        && crops_row_of(&loops[x], &y, x, unit)
         && nx
             .checked_mul(ny * unit)
             .is_some_and(|row| row <= MAX_STAGED_CROPPED_ROW && row.saturating_mul(rows) >= MIN_STAGED_CROPPED_CALL);
@@ -647,9 +652,7 @@ pub(super) fn choose_tile(
     // long.
     let streamed = || {
         y.ss == (nx * unit) as isize && streams::takes(ny, nx, unit, isa)
-            || (y.window.is_none() || staged)
-                && loops[x].ds == (ny * unit) as isize
-                && streams::takes_interleave(nx, ny, unit, isa)
+            || y.window.is_none() && loops[x].ds == (ny * unit) as isize && streams::takes_interleave(nx, ny, unit, isa)
     };
     let others = vector_unit(unit)
         || ny < nx

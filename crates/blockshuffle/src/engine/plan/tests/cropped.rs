@@ -43,39 +43,51 @@ fn short_cropped_rows_through_the_cache_are_staged() {
     }
 }
 
-/// Batch-to-space by 11 of a 2-D tensor of 6-byte units `[11 * h, 6]`
-/// into `[h, 63]`, W cropped by 1 and 2 (H in the batch, unblocked),
-/// streaming or not: each output row interleaves 11 streams of 6 units,
-/// 396 bytes before the crop, `h` rows a call of the tile.
-fn cropped_interleave(h: usize, streaming: bool, isa: Isa) -> CopyPlan {
-    let (op, b, w, elem) = ("t", 11usize, 6usize, 6usize);
+/// Batch-to-space by `b` of a 2-D tensor of `elem`-byte units `[b * h,
+/// w]` into `[h, w * b - 3]`, W cropped by 1 and 2 (H in the batch,
+/// unblocked), streaming or not: each output row interleaves `b` streams
+/// of `w` units, `w * b * elem` bytes before the crop, `h` rows a call of
+/// the tile.
+fn cropped_interleave(h: usize, w: usize, b: usize, elem: usize, streaming: bool, isa: Isa) -> CopyPlan {
+    let op = "t";
     let space = [SpaceAxis::plain(h as u64), SpaceAxis::new(op, (w * b - 3) as u64, 1, 2, b as u64).unwrap()];
     let g = Geometry::new(op, &space, &[&[k(1), o(0)], &[o(1)]]).unwrap();
     let (sp, bl) = (c_strides(&[h, w * b - 3], elem), c_strides(&[b * h, w], elem));
     CopyPlan::compile(&g, Direction::Backward, elem, &Layouts { space: &sp, block: &bl }, streaming, isa)
 }
 
-/// With AVX512-VBMI, whose byte permutes interleave 11 streams of 6-byte
-/// units, the cropped rows make a tile staged whole where a call has a
-/// kilobyte of them (8 rows, 3,168 bytes); 2 rows (792 bytes) stay rows
-/// of `y`, and so does every plan without the permutes or streaming.
+/// With AVX512-VBMI, whose byte permutes interleave 8, 11 and 16 streams
+/// of 6-byte units, the cropped rows (more streams than units a stream,
+/// which alone would make a tile) make a tile staged whole where a call
+/// has a kilobyte of them: 8 rows of 396 bytes (3,168), 11 of 96 (1,056,
+/// the least over a kilobyte that whole rows of 6-byte units make), 8 of
+/// 960, not 2 of 396 (792) or 10 of 96 (960), nor rows over the stage's
+/// kilobyte (8 of 1,056 bytes), which stay rows of `y`; nor any plan
+/// without the permutes, or streaming.
 #[test]
 fn cropped_interleaves_make_a_staged_tile_with_a_kilobyte_of_rows() {
-    for (h, isa, streaming, tile) in [
-        (8, Isa::Avx512Vbmi, false, true),
-        (2, Isa::Avx512Vbmi, false, false),
-        (8, Isa::baseline(), false, false),
-        (8, Isa::Avx512Vbmi, true, false),
+    let vbmi = Isa::Avx512Vbmi;
+    for (h, w, b, elem, isa, streaming, tile) in [
+        (8, 6, 11, 6, vbmi, false, true),
+        (2, 6, 11, 6, vbmi, false, false),
+        (11, 2, 8, 6, vbmi, false, true),
+        (10, 2, 8, 6, vbmi, false, false),
+        (8, 10, 16, 6, vbmi, false, true),
+        (8, 11, 16, 6, vbmi, false, false),
+        (8, 6, 11, 6, Isa::baseline(), false, false),
+        (8, 6, 11, 6, vbmi, true, false),
     ] {
-        let p = cropped_interleave(h, streaming, isa);
+        let what = format!("{h} x {w} x {b} of {elem} bytes, {isa:?}, streaming {streaming}");
+        let p = cropped_interleave(h, w, b, elem, streaming, isa);
         let n = p.loops.len();
         let (x, y) = (p.loops[n - 2], p.loops[n - 1]);
-        assert!(y.window.is_some() && !p.fill, "{h} {isa:?} {streaming}");
-        assert_eq!(p.tile, tile, "{h} {isa:?} {streaming}");
-        assert_eq!(p.staged_crops, tile, "{h} {isa:?} {streaming}");
+        assert!(y.window.is_some() && !p.fill, "{what}");
+        assert_eq!(p.tile, tile, "{what}");
+        assert_eq!(p.staged_crops, tile, "{what}");
         if tile {
-            assert_eq!((x.count, x.ss, x.ds, y.count, y.ds), (6, 6, 66, 11, 6), "{h} {isa:?}");
-            assert_eq!(p.loops[n - 3].count, h, "{h} {isa:?}");
+            let (wi, bi, ei) = (w as isize, b as isize, elem as isize);
+            assert_eq!((x.count, x.ss, x.ds, y.count, y.ds), (w, ei, bi * ei, b, ei), "{what}");
+            assert_eq!((p.loops[n - 3].count, y.ss), (h, h as isize * wi * ei), "{what}");
         }
     }
 }
