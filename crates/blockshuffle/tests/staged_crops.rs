@@ -6,9 +6,10 @@
 //! (`plan::rules::stages_cropped_rows`), and an interleave of many streams
 //! that the byte permutes take makes such a tile from a kilobyte of rows
 //! a call (`plan::rules::choose_tile`). Both sides of each limit, rows of
-//! a few bytes, strided sources, every kernel set, against the reference.
+//! a few bytes, strided sources, every kernel set, one thread and three,
+//! against the reference.
 
-use blockshuffle::{tf, Kernels, Operator, Plan, Streaming};
+use blockshuffle::{tf, Kernels, Operator, Parallelism, Plan, Streaming};
 
 mod common;
 use common::{bytes, run_poisoned, run_strided_poisoned, ALL_KERNELS};
@@ -29,12 +30,18 @@ fn check(n: usize, h: usize, w: usize, c: usize, b: [usize; 2], elem: usize, cro
     let (want, out_shape) = common::reference::ref_batch_to_space(&x, &shape, elem, &b, &crops);
     assert_eq!(plan.output_shape(), out_shape.as_slice());
     let what = format!("rows of {} bytes, {shape:?} x {elem}, crop {crop:?}", w * b[1] * c * elem);
+    // Outputs of 1 MiB and more split among threads (ranges of rows).
     for kernels in ALL_KERNELS {
         for streaming in [Streaming::Auto, Streaming::Never] {
-            let plan = plan.clone().with_kernels(kernels).with_streaming(streaming);
-            let y = run_poisoned(&plan, &x, elem);
-            let first = y.iter().zip(&want).position(|(a, b)| a != b);
-            assert!(first.is_none(), "{what} {kernels:?} {streaming:?}: first wrong byte {first:?}");
+            for parallelism in [Parallelism::Sequential, Parallelism::Threads(3)] {
+                let plan = plan.clone().with_kernels(kernels).with_streaming(streaming).with_parallelism(parallelism);
+                let y = run_poisoned(&plan, &x, elem);
+                let first = y.iter().zip(&want).position(|(a, b)| a != b);
+                assert!(
+                    first.is_none(),
+                    "{what} {kernels:?} {streaming:?} {parallelism:?}: first wrong byte {first:?}"
+                );
+            }
         }
     }
 }
@@ -47,6 +54,8 @@ fn cropped_rows_around_the_stage_limit_match_the_reference() {
         check(2, 9, w, 1, [4, 4], 4, [1, 2]);
         check(2, 9, w, 1, [4, 4], 4, [3, 0]);
     }
+    // 2.4 MiB out, through the cache, on three threads too.
+    check(2, 300, 64, 1, [4, 4], 4, [1, 2]);
 }
 
 #[test]
