@@ -295,7 +295,16 @@ const MAX_STAGED_CROPPED_ROW: usize = 1 << 10;
 /// four such tiles with rows this short in seeds 26 and 801-803 (8-21
 /// MiB) were 1.0-1.2 times as slow staged.
 pub(crate) fn stages_cropped_rows(loops: &[Loop], unit: usize) -> bool {
-    cropped_row(loops, unit).is_some_and(|(x, y, _)| x.count * y.count * unit <= MAX_STAGED_CROPPED_ROW)
+    let [.., x, y] = loops else { return false };
+    stages_row_of(x, y, loops.len() - 2, unit)
+}
+
+/// Whether `x` (loop `xi`) and `y` are interleaved rows cropped at their
+/// ends ([`crops_row_of`]) that [`stages_cropped_rows`] stages: of at
+/// most [`MAX_STAGED_CROPPED_ROW`] bytes.
+fn stages_row_of(x: &Loop, y: &Loop, xi: usize, unit: usize) -> bool {
+    let row = x.count.checked_mul(y.count).and_then(|units| units.checked_mul(unit));
+    crops_row_of(x, y, xi, unit) && row.is_some_and(|row| row <= MAX_STAGED_CROPPED_ROW)
 }
 
 /// The last two loops `x` and `y` of a tile that interleaves whole
@@ -617,10 +626,8 @@ pub(super) fn choose_tile(
     // tile the permutes take keeps (fewer where threads split it).
     let rows = if x + 2 == n { n.checked_sub(3).map_or(1, |i| loops[i].count) } else { loops[n - 2].count };
     let staged = crops
-        && crops_row_of(&loops[x], &y, x, unit)
-        && nx
-            .checked_mul(ny * unit)
-            .is_some_and(|row| row <= MAX_STAGED_CROPPED_ROW && row.saturating_mul(rows) >= MIN_STAGED_CROPPED_CALL);
+        && stages_row_of(&loops[x], &y, x, unit)
+        && (nx * ny * unit).saturating_mul(rows) >= MIN_STAGED_CROPPED_CALL;
     // Asked in turn, the cheapest first (planning a 64-byte tensor is a
     // few hundred nanoseconds in all).
     let permuted = || {
