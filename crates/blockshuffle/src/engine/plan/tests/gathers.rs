@@ -14,10 +14,10 @@ fn ov_depth_to_space_by_4() -> [Loop; 7] {
 #[test]
 fn a_block_whose_rows_take_too_many_loads_gathers_a_smaller_one() {
     // The innermost three loops make a 240-byte destination block from 16
-    // source rows of 15 bytes, which straddle the registers (more loads
-    // than a gather has); the innermost two, a 60-byte block from 4 rows,
-    // in one register (each of the 4 next ones continuing them: see
-    // below).
+    // source rows of 15 bytes, which take more loads than a gather has
+    // (packed, 3 straddle the registers); the innermost two, a 60-byte
+    // block from 4 rows, in one register, which the 4 next ones continue:
+    // 4 blocks at once in 4 loads (see below).
     let loops = ov_depth_to_space_by_4();
     let b = gather_block(&loops, 3, false, false, Isa::Avx512Vbmi).expect("a gather");
     assert_eq!((b.k, b.gather.len()), (5, 60));
@@ -43,11 +43,11 @@ fn avx2_gathers_blocks_of_bytes_only() {
 fn repetitions_that_continue_a_blocks_rows_are_gathered_a_few_at_once() {
     // The block above (4 rows of 15 bytes, 60 bytes) repeated along the
     // loop of 4 whose source stride (15) continues its rows: four copies
-    // at once, in 7 loads (rows of 60 bytes straddling the registers),
-    // where each alone takes 4.
+    // at once, in 4 loads (rows of 60 bytes, one a register), where each
+    // alone takes 4.
     let loops = ov_depth_to_space_by_4();
     let b = gather_block(&loops, 3, false, false, Isa::Avx512Vbmi).expect("a gather");
-    assert_eq!((b.k, b.copies_of, b.gather.copies(), b.gather.loads()), (5, Some(3), 4, 7));
+    assert_eq!((b.k, b.copies_of, b.gather.copies(), b.gather.loads()), (5, Some(3), 4, 4));
     // Not along a loop that carries a window (the window would count its
     // copies), but along another where a third loop does and the window
     // crops (not where it pads: a padded position's fill is one block's);
