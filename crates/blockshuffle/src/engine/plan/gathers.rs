@@ -41,14 +41,25 @@ use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
 /// TF space-to-batch of float64 by 13 x 14 x 12 10.4 -> 18.3, ONNX DCR
 /// depth-to-space of float32 by 13 7.4 -> 10.4 (both below 1 MiB).
 ///
-/// A block whose rows take more loads than a gather has (16 rows of 15
-/// bytes straddle its registers) goes as the largest block of fewer loops
-/// (at least two) whose rows do not: OpenVINO depth-to-space by 4 of 3-D
-/// blocks of 3-byte units, whose 240-byte blocks were tiles of 5 x 4
-/// units, in 60-byte blocks of 4 rows, 0.077 -> 0.028 ms; of float16, 0.079
-/// -> 0.039 ms; space-to-depth by 5 of 12-byte units, 0.066 -> 0.048 ms
-/// (the 3 of 1,920 broad workloads, seeds 26, 801 and 802, whose plans
-/// this changes; 3 alternated runs).
+/// Of the blocks of the innermost loops (two at least) whose rows take
+/// no more loads than a gather has, and of their copies (below), the one
+/// whose loads move the most destination bytes each goes (the largest of
+/// those alike): a block's time is mostly its loads (see
+/// `kernels::gather`). So a block whose rows take too many loads goes as
+/// a block of fewer loops: OpenVINO depth-to-space by 4 of 3-D blocks of
+/// 3-byte units, whose 240-byte blocks were tiles of 5 x 4 units, in
+/// 60-byte blocks of 4 rows, 0.077 -> 0.028 ms; of float16, 0.079 -> 0.039
+/// ms; space-to-depth by 5 of 12-byte units, 0.066 -> 0.048 ms (the 3 of
+/// 1,920 broad workloads, seeds 26, 801 and 802, whose plans this
+/// changes; 3 alternated runs). And a smaller block goes where its copies
+/// take fewer loads a byte than the largest, which alone had been
+/// weighed: measured on the 10 of the 391 gathered workloads of broad
+/// seeds 26 and 801 to 810 whose plans this changes (one thread, 6
+/// alternated runs, time after over before), 0.85, none slower by more
+/// than 5% (the 6 of seeds 26 and 801 to 803, 0.81; the 4 of seeds 804
+/// to 810, 0.89); OpenVINO depth-to-space by 4 of 3-D blocks of float32,
+/// 256-byte blocks of 16 rows of 16 bytes, as 64-byte blocks 4 at once,
+/// 3.58 -> 2.33x memcpy.
 ///
 /// With VBMI, through the cache, a loop outside the block whose
 /// repetitions continue its source rows gives 2 to 4 blocks at once
@@ -99,26 +110,29 @@ pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, fills: 
             from[dof as usize + b] = so + b as isize;
         }
     });
-    // A block whose rows take more loads than the gather has goes as the
-    // largest block of fewer loops that does not (of two loops at least).
-    let (k, gather) = blocks
-        .iter()
-        .rev()
-        .take_while(|&&(k, len)| k + 2 <= loops.len() && gather::takes(len, isa))
-        .find_map(|&(k, len)| {
-            let whole_lines = !streaming || len.is_multiple_of(LINE);
-            whole_lines.then(|| Gather::new(&from[..len]).filter(|g| gathers(g, unit, isa)).map(|g| (k, g))).flatten()
-        })?;
-    // Copies through the cache with VBMI; where the plan fills padding,
-    // only without windows (a fill writes one block where the copies are
-    // several).
-    if streaming || isa < Isa::Avx512Vbmi || fills && !loops.iter().all(free) {
-        return Some(Block { k, gather, copies_of: None });
+    // Of the blocks whose rows take at most the loads a gather has (of two
+    // loops at least), and of their copies, the one whose loads move the
+    // most destination bytes each; of those alike, the largest.
+    let copied = !streaming && isa >= Isa::Avx512Vbmi && (!fills || loops.iter().all(free));
+    let mut best: Option<Block> = None;
+    for &(k, len) in blocks.iter().rev().take_while(|&&(k, len)| k + 2 <= loops.len() && gather::takes(len, isa)) {
+        if streaming && !len.is_multiple_of(LINE) {
+            continue;
+        }
+        let Some(gather) = Gather::new(&from[..len]).filter(|g| gathers(g, unit, isa)) else { continue };
+        // Copies through the cache with VBMI; where the plan fills
+        // padding, only without windows (a fill writes one block where
+        // the copies are several).
+        let block = match copied.then(|| copies(loops, k, &from[..len], &gather)).flatten() {
+            Some((o, copies)) => Block { k, gather: copies, copies_of: Some(o) },
+            None => Block { k, gather, copies_of: None },
+        };
+        let bytes = |b: &Block| b.gather.len() * b.gather.copies();
+        if best.as_ref().is_none_or(|b| block.gather.loads() * bytes(b) < b.gather.loads() * bytes(&block)) {
+            best = Some(block);
+        }
     }
-    Some(match copies(loops, k, &from[..gather.len()], &gather) {
-        Some((o, copies)) => Block { k, gather: copies, copies_of: Some(o) },
-        None => Block { k, gather, copies_of: None },
-    })
+    best
 }
 
 /// A block that [`gather_block`] gathers: loops `k..` make it; `gather`

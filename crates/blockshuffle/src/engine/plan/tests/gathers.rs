@@ -75,3 +75,28 @@ fn repetitions_that_continue_a_blocks_rows_are_gathered_a_few_at_once() {
     assert_eq!(gather_block(&whole, 1, false, false, Isa::Avx512Vbmi).map(|b| b.copies_of), Some(Some(0)));
     assert_eq!(gather_block(&whole, 1, false, false, Isa::Avx2).map(|b| b.copies_of), Some(None));
 }
+
+#[test]
+fn the_block_whose_loads_move_the_most_bytes_each_is_gathered() {
+    // OpenVINO depth-to-space blocks first by 4 of float32 `[2, 1024, 2,
+    // 4, 4]`: 256-byte blocks of 16 rows of 16 bytes (16 loads), or
+    // 64-byte blocks of 4 rows, which the next 3 continue (along the loop
+    // of 4 whose source stride is 16): 4 at once in 4 loads, rows of 64
+    // bytes.
+    let loops = [
+        l(2, 131072, 131072),
+        l(32, 64, 4096),
+        l(4, 32768, 1024),
+        l(4, 16, 256),
+        l(4, 8192, 64),
+        l(4, 4, 16),
+        l(4, 2048, 4),
+    ];
+    let b = gather_block(&loops, 4, false, false, Isa::Avx512Vbmi).expect("a gather");
+    let got = (b.k, b.gather.len(), b.copies_of, b.gather.copies(), b.gather.loads());
+    assert_eq!(got, (5, 64, Some(3), 4, 4));
+    // Streamed, no copies: the 64-byte blocks' loads move as many bytes
+    // each as the 256-byte blocks', and of those alike the largest goes.
+    let b = gather_block(&loops, 4, true, false, Isa::Avx512Vbmi).expect("a gather");
+    assert_eq!((b.k, b.gather.len(), b.copies_of, b.gather.loads()), (4, 256, None, 16));
+}
