@@ -153,6 +153,42 @@ fn the_plain_loads_stay_inside_the_streams() {
     }
 }
 
+/// The interleave's wide steps (see [`loads_wide`]) read and write only
+/// the row's units, as the plain ones: 9 to 32 streams back to back in
+/// a buffer of exactly their bytes, every row from one wide slot to
+/// three steps and more, the last step over units the one before moved;
+/// the wide slot twice the plain one, 16 bytes of 9 to 16 streams and 8
+/// of 17 to 32.
+#[test]
+fn the_wide_steps_stay_inside_the_streams() {
+    if !Isa::detect().runs_vbmi() {
+        return;
+    }
+    for b in 9..=MAX_STREAMS {
+        assert_eq!(wide_slot(b), 2 * slot(b, 1), "{b} streams");
+        for unit in (1..=MAX_INTERLEAVE_UNIT).filter(|&unit| slot(b, unit) >= unit && loads_wide(b, unit)) {
+            let k = wide_slot(b) / unit;
+            for n in wide_slot(b).div_ceil(unit)..=3 * k + 2 {
+                let stream = n * unit;
+                let src: Vec<u8> = (0..b * stream).map(|i| (i * 13 + i / 241) as u8).collect();
+                let mut got = vec![0xA5u8; b * stream];
+                let rows = Rows { count: 1, ss: 0, ds: 0 };
+                // SAFETY: `b` streams of `n` units back to back, and their
+                // `b * n` units' destination; the CPU has VBMI (checked
+                // above).
+                unsafe { x86::interleave(rows, n, b, unit, src.as_ptr(), stream as isize, got.as_mut_ptr()) };
+                let want: Vec<u8> = (0..b * n)
+                    .flat_map(|g| {
+                        let (x, j) = (g / b, g % b);
+                        src[j * stream + x * unit..][..unit].to_vec()
+                    })
+                    .collect();
+                assert!(got == want, "{b} streams of {n} {unit}-byte units");
+            }
+        }
+    }
+}
+
 #[test]
 fn each_runs_what_it_takes() {
     for way in [Way::Interleave, Way::Deinterleave] {
