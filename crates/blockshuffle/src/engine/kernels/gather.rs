@@ -133,8 +133,10 @@ struct Avx2 {
 impl Gather {
     /// The gather of blocks whose destination byte `t` comes from source
     /// byte `from[t]` (bytes from the block's source position), or `None`
-    /// unless there are 2 to [`MAX_BLOCK`] bytes in rows that take at most
-    /// [`MAX_LOADS`] loads. Its loads read exactly the bytes `from` names.
+    /// unless there are 2 to [`MAX_BLOCK`] bytes in rows that, packed side
+    /// by side, take at most [`MAX_LOADS`] loads (placed, they may take
+    /// fewer: [`place_rows`]). Its loads read exactly the bytes `from`
+    /// names.
     pub(crate) fn new(from: &[isize]) -> Option<Gather> {
         Gather::repeated(from, 1, 0, 0)
     }
@@ -147,7 +149,8 @@ impl Gather {
     /// whose spatial rows are short). `None` unless a block is 2 to
     /// [`MAX_BLOCK`] bytes, the copies' bytes at most [`MAX_BLOCK`] in at
     /// most four permutes (of 64 destination bytes each, a block's own),
-    /// their rows taking at most [`MAX_LOADS`] loads. Its loads read
+    /// their rows taking at most [`MAX_LOADS`] loads packed side by side
+    /// ([`place_rows`]). Its loads read
     /// exactly the bytes the copies' `from` name. AVX2's shuffles gather
     /// one copy only ([`Gather::runs_on`]).
     pub(crate) fn repeated(from: &[isize], copies: usize, ss: isize, ds: isize) -> Option<Gather> {
@@ -276,6 +279,8 @@ fn place_rows(runs: &[(isize, isize)]) -> Option<ArrayVec<usize, MAX_BLOCK>> {
         packed.push(lane);
         lane = lane.checked_add(len(k))?;
     }
+    // The rows hold at most `MAX_BLOCK` bytes (`repeated` takes no more):
+    // the first check states the bound rather than meets it.
     if lane > MAX_BLOCK || loads(&packed) > MAX_LOADS {
         return None;
     }
@@ -664,9 +669,11 @@ mod tests {
             (vec![5, 5, 6, 6, 0, 1], 7, 6),
             (vec![0, 100], 1, 2),
             ((0..64).rev().collect(), 64, 64),
-            // Two registers: 3 rows of 30 bytes, the second in both.
+            // Two registers: 3 rows of 30 bytes, two in the first (packed,
+            // the third would straddle both).
             (transpose3(3, 10, 3, 200), 30, 90),
-            // Three: 8 rows of 21 bytes; four: 4 rows of 64, 3 of 50.
+            // Three: 8 rows of 21 bytes; four: 4 rows of 64, 5 of 50
+            // (packed, three straddling two registers each).
             (transpose3(8, 7, 3, 99), 21, 168),
             (transpose3(4, 16, 4, 300), 64, 256),
             (transpose3(4, 16, 4, -300), 64, 256),
@@ -680,6 +687,11 @@ mod tests {
             (transpose3(2, 20, 2, -300), 40, 80),
             (rows_reversed(&[1, 2, 3, 5, 7, 9, 11, 12, 14]), 3, 64),
             (rows_reversed(&[4, 8, 6, 10, 13, 15, 16, 24]), -7, 96),
+            // Rows placed whole, the longest first (see `place_rows`): 4
+            // rows of 20 to 40 bytes in two registers; a row of 100 bytes
+            // from a register's start, rows of 30 after it.
+            (rows_reversed(&[30, 40, 20, 30]), 7, 120),
+            ((0..30).chain(200..300).chain(400..430).collect(), 11, 160),
         ];
         let avx2 = Isa::detect().min(Isa::Avx2);
         for isa in [Isa::Portable, Isa::baseline(), avx2, Isa::detect()] {
@@ -769,10 +781,11 @@ mod tests {
         let placed: Vec<(u8, isize, u32)> =
             g.loads.iter().map(|l| (l.reg, l.at + l.mask.trailing_zeros() as isize, l.mask.count_ones())).collect();
         assert_eq!(placed, [(0, 200, 64), (1, 264, 36), (2, 0, 30), (2, 400, 30)]);
-        // Packed where placing them takes as many loads (rows of 32 bytes).
-        let g = Gather::new(&rows_transposed(4, 32, 100)).unwrap();
-        assert_eq!((g.loads(), g.regs), (4, 2));
-        assert_eq!(g.loads.iter().map(|l| l.at).collect::<Vec<_>>(), [0, 68, 200, 268]);
+        // Packed where placing them takes as many loads: rows of 20 and 40
+        // bytes side by side in register 0 (placed, the 40 first).
+        let g = Gather::new(&rows_reversed(&[20, 40])).unwrap();
+        let want = [Load { reg: 0, at: 0, mask: lanes(0, 20) }, Load { reg: 0, at: 30, mask: lanes(20, 60) }];
+        assert_eq!(&g.loads[..], &want[..]);
     }
 
     /// `rows` source rows of `n` bytes, `apart` bytes apart, written

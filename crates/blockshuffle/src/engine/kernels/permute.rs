@@ -140,7 +140,8 @@ impl Indices {
                 unit += 1;
             }
             let mut unit = 1;
-            while b > 8 && unit <= MAX_INTERLEAVE_UNIT && loads_wide(b, unit) {
+            // Only the units `interleave` takes (`slot(b, unit) >= unit`).
+            while unit <= MAX_INTERLEAVE_UNIT && loads_wide(b, unit) && slot(b, unit) >= unit {
                 let (k, slot) = (wide_slot(b) / unit, wide_slot(b));
                 let mut q = 0;
                 while q < k * b * unit {
@@ -492,28 +493,55 @@ mod x86 {
         dst: *mut u8,
     ) {
         let k = S / unit;
-        let (out, end) = (b * k * unit, n * unit - S);
+        let out = b * k * unit;
         let idx = &INDICES.interleave[b][unit - 1];
         let store = [lanes(0, out.min(64)), lanes(0, out.saturating_sub(64))];
-        // SAFETY: a step's loads read bytes `at..at + S` of each of the `b`
-        // streams, `at <= end` (inside the row); its stores write the `out`
-        // bytes of its `k` groups, inside the row's (`x * unit + S <= n *
-        // unit` for the steps at `x`, groups `n - k..n` for the last)
-        // (caller).
+        // SAFETY: a step's loads read `S` bytes of each of the `b` streams
+        // from `from`, inside the row; its stores write the `out` bytes of
+        // its `k` groups from `to`, inside the row's (`row_steps`, with `n
+        // * unit >= S`: caller).
         unsafe {
             let idx = [_mm512_loadu_si512(idx.as_ptr().cast()), _mm512_loadu_si512(idx[64..].as_ptr().cast())];
             let shift = _mm512_set1_epi8((S - k * unit) as i8);
             let last = [_mm512_add_epi8(idx[0], shift), _mm512_add_epi8(idx[1], shift)];
-            for r in 0..rows.count {
-                let (s, d) = rows.at(r, src, dst);
-                let mut x = 0;
-                while x * unit <= end {
-                    step::<S>(s.wrapping_add(x * unit), ss, b, d.wrapping_add(x * b * unit), idx, store);
-                    x += k;
-                }
-                if x < n {
-                    step::<S>(s.wrapping_add(end), ss, b, d.wrapping_add((n - k) * b * unit), last, store);
-                }
+            row_steps(
+                rows,
+                (n, b, unit, S),
+                src,
+                dst,
+                #[inline(always)]
+                |from, to, at_end| step::<S>(from, ss, b, to, if at_end { last } else { idx }, store),
+            );
+        }
+    }
+
+    /// Calls `step(from, to, at_end)` for each step of `S` bytes of each
+    /// stream of each of `rows` (`(n, b, unit, S)`: `b` streams of `n`
+    /// units of `unit` bytes, `n * unit >= S`): the steps of `S / unit`
+    /// units from the row's start whose bytes end inside it, then, if
+    /// units are left, the step whose bytes end at the row's end
+    /// (`at_end`), over units the last one moved. `from` is stream 0's
+    /// first byte of the step, `to` its first group's destination: the `S`
+    /// bytes from `from` end inside each stream's row, and the step's `S /
+    /// unit` groups from `to` lie inside the row's `n`.
+    #[inline(always)]
+    fn row_steps(
+        rows: Rows,
+        (n, b, unit, slot): (usize, usize, usize, usize),
+        src: *const u8,
+        dst: *mut u8,
+        mut step: impl FnMut(*const u8, *mut u8, bool),
+    ) {
+        let (k, end) = (slot / unit, n * unit - slot);
+        for r in 0..rows.count {
+            let (s, d) = rows.at(r, src, dst);
+            let mut x = 0;
+            while x * unit <= end {
+                step(s.wrapping_add(x * unit), d.wrapping_add(x * b * unit), false);
+                x += k;
+            }
+            if x < n {
+                step(s.wrapping_add(end), d.wrapping_add((n - k) * b * unit), true);
             }
         }
     }
@@ -537,7 +565,7 @@ mod x86 {
         dst: *mut u8,
     ) {
         let k = S / unit;
-        let (out, end) = (b * k * unit, n * unit - S);
+        let out = b * k * unit;
         let table = &INDICES.wide[b - 9][unit - 1];
         // Each 64 destination bytes of a step: their indices, the lanes
         // they take from the high pair, their stores' masks.
@@ -546,10 +574,10 @@ mod x86 {
         for (q, m) in store.iter_mut().enumerate().take(parts) {
             *m = lanes(0, (out - q * 64).min(64));
         }
-        // SAFETY: as `plain`'s: a step's loads read bytes `at..at + S` of
-        // each of the `b` streams, `at <= end` (inside the row); its
-        // stores write the `out` bytes of its `k` groups, inside the
-        // row's (caller).
+        // SAFETY: as `plain`'s: a step's loads read `S` bytes of each of
+        // the `b` streams from `from`, inside the row; its stores write the
+        // `out` bytes of its `k` groups from `to`, inside the row's
+        // (`row_steps`, with `n * unit >= S`: caller).
         unsafe {
             let mut idx = [_mm512_setzero_si512(); WIDE_STEP / 64];
             let mut last = [_mm512_setzero_si512(); WIDE_STEP / 64];
@@ -562,18 +590,14 @@ mod x86 {
                 last[q] = _mm512_add_epi8(idx[q], shift);
                 high[q] = _mm512_cmpge_epu8_mask(idx[q], _mm512_set1_epi8(-128));
             }
-            for r in 0..rows.count {
-                let (s, d) = rows.at(r, src, dst);
-                let mut x = 0;
-                while x * unit <= end {
-                    wide_step::<S>(s.wrapping_add(x * unit), ss, b, d.wrapping_add(x * b * unit), &idx, &high, &store);
-                    x += k;
-                }
-                if x < n {
-                    let to = d.wrapping_add((n - k) * b * unit);
-                    wide_step::<S>(s.wrapping_add(end), ss, b, to, &last, &high, &store);
-                }
-            }
+            row_steps(
+                rows,
+                (n, b, unit, S),
+                src,
+                dst,
+                #[inline(always)]
+                |from, to, at_end| wide_step::<S>(from, ss, b, to, if at_end { &last } else { &idx }, &high, &store),
+            );
         }
     }
 

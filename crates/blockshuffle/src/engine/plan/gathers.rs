@@ -42,7 +42,8 @@ use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
 /// depth-to-space of float32 by 13 7.4 -> 10.4 (both below 1 MiB).
 ///
 /// Of the blocks of the innermost loops (two at least) whose rows take
-/// no more loads than a gather has, and of their copies (below), the one
+/// no more loads than a gather has (packed side by side: see
+/// `kernels::gather`), and of their copies (below), the one
 /// whose loads move the most destination bytes each goes (the largest of
 /// those alike): a block's time is mostly its loads (see
 /// `kernels::gather`). So a block whose rows take too many loads goes as
@@ -54,12 +55,13 @@ use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
 /// changes; 3 alternated runs). And a smaller block goes where its copies
 /// take fewer loads a byte than the largest, which alone had been
 /// weighed: measured on the 10 of the 391 gathered workloads of broad
-/// seeds 26 and 801 to 810 whose plans this changes (one thread, 6
-/// alternated runs, time after over before), 0.85, none slower by more
-/// than 5% (the 6 of seeds 26 and 801 to 803, 0.81; the 4 of seeds 804
-/// to 810, 0.89); OpenVINO depth-to-space by 4 of 3-D blocks of float32,
-/// 256-byte blocks of 16 rows of 16 bytes, as 64-byte blocks 4 at once,
-/// 3.58 -> 2.33x memcpy.
+/// seeds 26 and 801 to 810 whose plans this changes (one thread, 10
+/// alternated runs, the operator's time after over before), 0.85, none
+/// slower by more than 5% (the 6 of seeds 26 and 801 to 803, 0.82; the 4
+/// of seeds 804 to 810, 0.90); OpenVINO depth-to-space by 4 of 3-D blocks
+/// of float32, 256-byte blocks of 16 rows of 16 bytes, as 64-byte blocks
+/// 4 at once, 0.64 of the time (4.2 -> 2.7x memcpy). Measured with VBMI
+/// only: without it, the largest block goes, as before.
 ///
 /// With VBMI, through the cache, a loop outside the block whose
 /// repetitions continue its source rows gives 2 to 4 blocks at once
@@ -112,8 +114,10 @@ pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, fills: 
     });
     // Of the blocks whose rows take at most the loads a gather has (of two
     // loops at least), and of their copies, the one whose loads move the
-    // most destination bytes each; of those alike, the largest.
+    // most destination bytes each; of those alike, the largest. Without
+    // VBMI (AVX2's shuffles, whose cost is not their loads), the largest.
     let copied = !streaming && isa >= Isa::Avx512Vbmi && (!fills || loops.iter().all(free));
+    let bytes = |b: &Block| b.gather.len() * b.gather.copies();
     let mut best: Option<Block> = None;
     for &(k, len) in blocks.iter().rev().take_while(|&&(k, len)| k + 2 <= loops.len() && gather::takes(len, isa)) {
         if streaming && !len.is_multiple_of(LINE) {
@@ -127,9 +131,11 @@ pub(super) fn gather_block(loops: &[Loop], unit: usize, streaming: bool, fills: 
             Some((o, copies)) => Block { k, gather: copies, copies_of: Some(o) },
             None => Block { k, gather, copies_of: None },
         };
-        let bytes = |b: &Block| b.gather.len() * b.gather.copies();
         if best.as_ref().is_none_or(|b| block.gather.loads() * bytes(b) < b.gather.loads() * bytes(&block)) {
             best = Some(block);
+        }
+        if isa < Isa::Avx512Vbmi {
+            break;
         }
     }
     best

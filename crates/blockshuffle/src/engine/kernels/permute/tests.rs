@@ -115,11 +115,34 @@ fn grouped_deinterleave_steps_stay_inside_the_streams() {
     }
 }
 
+/// Interleaves `b` streams of `n` units of `unit` bytes back to back in
+/// a buffer of exactly their bytes (its last stream ending where the
+/// allocation does, which AddressSanitizer checks) and compares the
+/// destination, also exactly their bytes, with the oracle's.
+fn interleave_back_to_back(b: usize, unit: usize, n: usize) {
+    assert!(Isa::detect().runs_vbmi(), "the caller checks the CPU");
+    let stream = n * unit;
+    let src: Vec<u8> = (0..b * stream).map(|i| (i * 13 + i / 241) as u8).collect();
+    let mut got = vec![0xA5u8; b * stream];
+    let rows = Rows { count: 1, ss: 0, ds: 0 };
+    // SAFETY: `b` streams of `n` units back to back, and their `b * n`
+    // units' destination; the CPU has VBMI (asserted above).
+    unsafe { x86::interleave(rows, n, b, unit, src.as_ptr(), stream as isize, got.as_mut_ptr()) };
+    let want: Vec<u8> = (0..b * n)
+        .flat_map(|g| {
+            let (x, j) = (g / b, g % b);
+            src[j * stream + x * unit..][..unit].to_vec()
+        })
+        .collect();
+    assert!(got == want, "{b} streams of {n} {unit}-byte units");
+}
+
 /// The interleave's plain loads read only the row's units: streams
 /// back to back in a buffer of exactly their bytes (its last stream
 /// ends where the allocation does, which AddressSanitizer checks), rows
 /// of a slot to a few steps, the last step over units the one before
-/// moved, its loads ending at the row's end.
+/// moved, its loads ending at the row's end. (In 9 streams or more, rows
+/// of a wide slot and more take wide steps: see the next test.)
 #[test]
 fn the_plain_loads_stay_inside_the_streams() {
     if !Isa::detect().runs_vbmi() {
@@ -133,21 +156,7 @@ fn the_plain_loads_stay_inside_the_streams() {
             // From the shortest row of a slot on.
             let first = slot.div_ceil(unit);
             for n in [first, first + 1, k + 1, 2 * k - 1, 2 * k, 2 * k + 1, 3 * k + 1] {
-                let stream = n * unit;
-                let src: Vec<u8> = (0..b * stream).map(|i| (i * 13 + i / 241) as u8).collect();
-                let mut got = vec![0xA5u8; b * stream];
-                let rows = Rows { count: 1, ss: 0, ds: 0 };
-                // SAFETY: `b` streams of `n` units back to back, and
-                // their `b * n` units' destination; the CPU has VBMI
-                // (checked above).
-                unsafe { x86::interleave(rows, n, b, unit, src.as_ptr(), stream as isize, got.as_mut_ptr()) };
-                let want: Vec<u8> = (0..b * n)
-                    .flat_map(|g| {
-                        let (x, j) = (g / b, g % b);
-                        src[j * stream + x * unit..][..unit].to_vec()
-                    })
-                    .collect();
-                assert!(got == want, "{b} streams of {n} {unit}-byte units");
+                interleave_back_to_back(b, unit, n);
             }
         }
     }
@@ -169,21 +178,7 @@ fn the_wide_steps_stay_inside_the_streams() {
         for unit in (1..=MAX_INTERLEAVE_UNIT).filter(|&unit| slot(b, unit) >= unit && loads_wide(b, unit)) {
             let k = wide_slot(b) / unit;
             for n in wide_slot(b).div_ceil(unit)..=3 * k + 2 {
-                let stream = n * unit;
-                let src: Vec<u8> = (0..b * stream).map(|i| (i * 13 + i / 241) as u8).collect();
-                let mut got = vec![0xA5u8; b * stream];
-                let rows = Rows { count: 1, ss: 0, ds: 0 };
-                // SAFETY: `b` streams of `n` units back to back, and their
-                // `b * n` units' destination; the CPU has VBMI (checked
-                // above).
-                unsafe { x86::interleave(rows, n, b, unit, src.as_ptr(), stream as isize, got.as_mut_ptr()) };
-                let want: Vec<u8> = (0..b * n)
-                    .flat_map(|g| {
-                        let (x, j) = (g / b, g % b);
-                        src[j * stream + x * unit..][..unit].to_vec()
-                    })
-                    .collect();
-                assert!(got == want, "{b} streams of {n} {unit}-byte units");
+                interleave_back_to_back(b, unit, n);
             }
         }
     }

@@ -16,8 +16,8 @@ fn a_block_whose_rows_take_too_many_loads_gathers_a_smaller_one() {
     // The innermost three loops make a 240-byte destination block from 16
     // source rows of 15 bytes, which take more loads than a gather has
     // (packed, 3 straddle the registers); the innermost two, a 60-byte
-    // block from 4 rows, in one register, which the 4 next ones continue:
-    // 4 blocks at once in 4 loads (see below).
+    // block from 4 rows, in one register, which the next 3 continue: 4
+    // blocks at once in 4 loads (see below).
     let loops = ov_depth_to_space_by_4();
     let b = gather_block(&loops, 3, false, false, Isa::Avx512Vbmi).expect("a gather");
     assert_eq!((b.k, b.gather.len()), (5, 60));
