@@ -8,7 +8,8 @@
 //! back in order.
 //!
 //! Beside it, [`load_part`]: fewer than 16 bytes read exactly into a
-//! vector, for the kernels' rows that end short of one.
+//! vector, for the kernels' rows that end short of one; and
+//! [`permute_four`]: a byte permute of four registers' 256 lanes.
 //!
 //! Layer: arch (the lowest); imports nothing from the engine.
 
@@ -537,6 +538,37 @@ pub(crate) unsafe fn load_part(p: *const u8, n: usize) -> __m128i {
         };
         _mm_set_epi64x((x >> 64) as i64, x as i64)
     }
+}
+
+/// Byte `t` of the result is lane `idx[t]` of the four registers `v` side
+/// by side (256 lanes): a two-register permute (`vpermt2b`, which reads
+/// an index's low 7 bits) of each pair, blended by `high`, the lanes whose
+/// index names the high pair ([`high_lanes`]`(idx)`). The gathers' blocks
+/// and the interleaves' wide steps permute so.
+///
+/// # Safety
+/// The CPU has AVX-512BW and VBMI.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn permute_four(v: &[__m512i; 4], idx: __m512i, high: u64) -> __m512i {
+    // SAFETY: register operations (AVX-512BW and VBMI, the caller's).
+    unsafe {
+        let low = _mm512_permutex2var_epi8(v[0], idx, v[1]);
+        let upper = _mm512_permutex2var_epi8(v[2], idx, v[3]);
+        _mm512_mask_blend_epi8(high, low, upper)
+    }
+}
+
+/// The lanes of `idx` that name the high pair of [`permute_four`]'s
+/// registers (an index of 128 or more).
+///
+/// # Safety
+/// The CPU has AVX-512BW.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn high_lanes(idx: __m512i) -> u64 {
+    // SAFETY: a register operation (AVX-512BW, the caller's).
+    unsafe { _mm512_cmpge_epu8_mask(idx, _mm512_set1_epi8(-128)) }
 }
 
 /// In each 16-byte lane, the 4 x 4 transpose of the 4-byte units of `v`'s

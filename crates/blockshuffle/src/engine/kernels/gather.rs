@@ -141,17 +141,16 @@ impl Gather {
         Gather::repeated(from, 1, 0, 0)
     }
 
-    /// The gather of `copies` blocks at once, copy `j` of each the block
-    /// of [`Gather::new`] (of `from`) moved `j * ss` source and `j * ds`
-    /// destination bytes on: their source rows loaded once for all the
-    /// copies where they continue one another (such as a block's rows
-    /// and the next block's, `ss` bytes on, in the rows of a depth-to-space
-    /// whose spatial rows are short). `None` unless a block is 2 to
-    /// [`MAX_BLOCK`] bytes, the copies' bytes at most [`MAX_BLOCK`] in at
-    /// most four permutes (of 64 destination bytes each, a block's own),
-    /// their rows taking at most [`MAX_LOADS`] loads packed side by side
-    /// ([`place_rows`]). Its loads read
-    /// exactly the bytes the copies' `from` name. AVX2's shuffles gather
+    /// The gather of `copies` blocks at once, copy `j` of each the block of
+    /// [`Gather::new`] (of `from`) moved `j * ss` source and `j * ds`
+    /// destination bytes on: their source rows loaded once for all the copies
+    /// where they continue one another (such as a block's rows and the next
+    /// block's, `ss` bytes on, in the rows of a depth-to-space whose spatial
+    /// rows are short). `None` unless a block is 2 to [`MAX_BLOCK`] bytes,
+    /// the copies' bytes at most [`MAX_BLOCK`] in at most four permutes (of
+    /// 64 destination bytes each, a block's own), their rows taking at most
+    /// [`MAX_LOADS`] loads packed side by side ([`place_rows`]). Its loads
+    /// read exactly the bytes the copies' `from` name. AVX2's shuffles gather
     /// one copy only ([`Gather::runs_on`]).
     pub(crate) fn repeated(from: &[isize], copies: usize, ss: isize, ds: isize) -> Option<Gather> {
         let len = from.len();
@@ -187,7 +186,7 @@ impl Gather {
         let mut loads: ArrayVec<Load, MAX_LOADS> = ArrayVec::new();
         for (&(start, end), &at) in runs.iter().zip(&lanes_at) {
             let row = at..at + (end - start) as usize;
-            for reg in row.start / 64..row.end.div_ceil(64) {
+            for reg in reached(at, row.len()) {
                 let base = reg * 64;
                 let (from, to) = (row.start.max(base) - base, row.end.min(base + 64) - base);
                 let at = start - (row.start as isize - base as isize);
@@ -271,8 +270,7 @@ impl Gather {
 /// kernels otherwise) took 1.24 to 1.86 times as long gathered.
 fn place_rows(runs: &[(isize, isize)]) -> Option<ArrayVec<usize, MAX_BLOCK>> {
     let len = |k: usize| (runs[k].1 - runs[k].0) as usize;
-    let loads =
-        |at: &[usize]| -> usize { at.iter().enumerate().map(|(k, &a)| (a + len(k)).div_ceil(64) - a / 64).sum() };
+    let loads = |at: &[usize]| -> usize { at.iter().enumerate().map(|(k, &a)| reached(a, len(k)).len()).sum() };
     let mut packed: ArrayVec<usize, MAX_BLOCK> = ArrayVec::new();
     let mut lane = 0usize;
     for k in 0..runs.len() {
@@ -306,6 +304,12 @@ fn place_rows(runs: &[(isize, isize)]) -> Option<ArrayVec<usize, MAX_BLOCK>> {
         }
     }
     Some(if loads(&placed) < loads(&packed) { placed } else { packed })
+}
+
+/// The registers that a row of `n` bytes from lane `at` reaches: a load
+/// for each.
+fn reached(at: usize, n: usize) -> std::ops::Range<usize> {
+    at / 64..(at + n).div_ceil(64)
 }
 
 /// Whether the planner may gather blocks of `len` destination bytes on
@@ -451,7 +455,7 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use super::{each_block, lanes, streams_lines, Avx2, Gather, Rows, MAX_BLOCK, MAX_PIECES};
-    use crate::engine::arch::vector::load_part;
+    use crate::engine::arch::vector::{high_lanes, load_part, permute_four};
 
     /// [`super::run`] by byte permutes.
     ///
@@ -489,7 +493,7 @@ mod x86 {
             let mut high = [0u64; MAX_BLOCK / 64];
             for q in 0..g.parts.len() {
                 idx[q] = _mm512_loadu_si512(g.idx[q * 64..].as_ptr().cast());
-                high[q] = _mm512_cmpge_epu8_mask(idx[q], _mm512_set1_epi8(-128));
+                high[q] = high_lanes(idx[q]);
             }
             each_block(outer, rows, src, dst, |s, d| {
                 // Zero-masked loads ORed together: independent of one
@@ -503,15 +507,11 @@ mod x86 {
                     }
                 }
                 for (q, part) in g.parts.iter().enumerate() {
-                    let mut out = if REGS == 1 {
-                        _mm512_permutexvar_epi8(idx[q], v[0])
-                    } else {
-                        _mm512_permutex2var_epi8(v[0], idx[q], v[1])
+                    let out = match REGS {
+                        1 => _mm512_permutexvar_epi8(idx[q], v[0]),
+                        2 => _mm512_permutex2var_epi8(v[0], idx[q], v[1]),
+                        _ => permute_four(&v, idx[q], high[q]),
                     };
-                    if REGS > 2 {
-                        let upper = _mm512_permutex2var_epi8(v[2], idx[q], v[3]);
-                        out = _mm512_mask_blend_epi8(high[q], out, upper);
-                    }
                     let to = d.wrapping_offset(part.at);
                     if stream {
                         _mm512_stream_si512(to.cast(), out);

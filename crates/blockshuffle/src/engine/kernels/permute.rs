@@ -130,25 +130,13 @@ impl Indices {
         while b <= MAX_STREAMS {
             let mut unit = 1;
             while unit <= MAX_INTERLEAVE_UNIT {
-                let (k, slot) = (interleave_units(b, unit), slot(b, unit));
-                let mut q = 0;
-                while q < k * b * unit {
-                    let (x, j, byte) = (q / (b * unit), q % (b * unit) / unit, q % unit);
-                    t.interleave[b][unit - 1][q] = (j * slot + x * unit + byte) as u8;
-                    q += 1;
-                }
+                interleave_indices(&mut t.interleave[b][unit - 1], b, unit, slot(b, unit));
                 unit += 1;
             }
             let mut unit = 1;
             // Only the units `interleave` takes (`slot(b, unit) >= unit`).
             while unit <= MAX_INTERLEAVE_UNIT && loads_wide(b, unit) && slot(b, unit) >= unit {
-                let (k, slot) = (wide_slot(b) / unit, wide_slot(b));
-                let mut q = 0;
-                while q < k * b * unit {
-                    let (x, j, byte) = (q / (b * unit), q % (b * unit) / unit, q % unit);
-                    t.wide[b - 9][unit - 1][q] = (j * slot + x * unit + byte) as u8;
-                    q += 1;
-                }
+                interleave_indices(&mut t.wide[b - 9][unit - 1], b, unit, wide_slot(b));
                 unit += 1;
             }
             let mut unit = 1;
@@ -164,6 +152,20 @@ impl Indices {
             b += 1;
         }
         t
+    }
+}
+
+/// Fills `idx` with an interleave step's indices, `b` streams of
+/// `unit`-byte units in slots of `slot` bytes: destination byte `(x * b +
+/// j) * unit + t` of the step (byte `t` of unit `x` of stream `j`) comes
+/// from byte `j * slot + x * unit + t` of the registers side by side, for
+/// the `slot / unit` units of each stream in a step.
+const fn interleave_indices(idx: &mut [u8], b: usize, unit: usize, slot: usize) {
+    let mut q = 0;
+    while q < slot / unit * b * unit {
+        let (x, j, byte) = (q / (b * unit), q % (b * unit) / unit, q % unit);
+        idx[q] = (j * slot + x * unit + byte) as u8;
+        q += 1;
     }
 }
 
@@ -349,6 +351,7 @@ mod x86 {
         MAX_STREAMS, STEP, WIDE_STEP,
     };
     use crate::engine::arch::mem::lanes;
+    use crate::engine::arch::vector::{high_lanes, permute_four};
 
     /// A masked load of a step: the lanes `mask` of one register (`mask[0]`
     /// in a whole step, `mask[1]` in the last, if it is not) from the bytes
@@ -588,7 +591,7 @@ mod x86 {
             for q in 0..parts {
                 idx[q] = _mm512_loadu_si512(table[q * 64..].as_ptr().cast());
                 last[q] = _mm512_add_epi8(idx[q], shift);
-                high[q] = _mm512_cmpge_epu8_mask(idx[q], _mm512_set1_epi8(-128));
+                high[q] = high_lanes(idx[q]);
             }
             row_steps(
                 rows,
@@ -633,9 +636,7 @@ mod x86 {
                 if store[q] == 0 {
                     break;
                 }
-                let low = _mm512_permutex2var_epi8(v[0], idx[q], v[1]);
-                let upper = _mm512_permutex2var_epi8(v[2], idx[q], v[3]);
-                let part = _mm512_mask_blend_epi8(high[q], low, upper);
+                let part = permute_four(&v, idx[q], high[q]);
                 _mm512_mask_storeu_epi8(to.wrapping_add(q * 64).cast(), store[q], part);
             }
         }

@@ -41,27 +41,26 @@ use crate::engine::kernels::nest::{Loop, MAX_LOOPS};
 /// TF space-to-batch of float64 by 13 x 14 x 12 10.4 -> 18.3, ONNX DCR
 /// depth-to-space of float32 by 13 7.4 -> 10.4 (both below 1 MiB).
 ///
-/// Of the blocks of the innermost loops (two at least) whose rows take
-/// no more loads than a gather has (packed side by side: see
-/// `kernels::gather`), and of their copies (below), the one
-/// whose loads move the most destination bytes each goes (the largest of
-/// those alike): a block's time is mostly its loads (see
-/// `kernels::gather`). So a block whose rows take too many loads goes as
-/// a block of fewer loops: OpenVINO depth-to-space by 4 of 3-D blocks of
+/// Of the blocks of the innermost loops (two at least) whose rows take no
+/// more loads than a gather has (packed side by side), and of their copies
+/// (below), the one whose loads move the most destination bytes each goes
+/// (the largest of those alike): a block's time is mostly its loads (see
+/// `kernels::gather`). So a block whose rows take too many loads goes as a
+/// block of fewer loops: OpenVINO depth-to-space by 4 of 3-D blocks of
 /// 3-byte units, whose 240-byte blocks were tiles of 5 x 4 units, in
 /// 60-byte blocks of 4 rows, 0.077 -> 0.028 ms; of float16, 0.079 -> 0.039
 /// ms; space-to-depth by 5 of 12-byte units, 0.066 -> 0.048 ms (the 3 of
-/// 1,920 broad workloads, seeds 26, 801 and 802, whose plans this
-/// changes; 3 alternated runs). And a smaller block goes where its copies
-/// take fewer loads a byte than the largest, which alone had been
-/// weighed: measured on the 10 of the 391 gathered workloads of broad
-/// seeds 26 and 801 to 810 whose plans this changes (one thread, 10
-/// alternated runs, the operator's time after over before), 0.85, none
-/// slower by more than 5% (the 6 of seeds 26 and 801 to 803, 0.82; the 4
-/// of seeds 804 to 810, 0.90); OpenVINO depth-to-space by 4 of 3-D blocks
-/// of float32, 256-byte blocks of 16 rows of 16 bytes, as 64-byte blocks
-/// 4 at once, 0.64 of the time (4.2 -> 2.7x memcpy). Measured with VBMI
-/// only: without it, the largest block goes, as before.
+/// 1,920 broad workloads, seeds 26, 801 and 802, whose plans this changes;
+/// 3 alternated runs). And a smaller block goes where its copies take fewer
+/// loads a byte than the largest, which alone had been weighed: measured on
+/// the 10 of the 391 gathered workloads of broad seeds 26 and 801 to 810
+/// whose plans this changes (one thread, 10 alternated runs, the operator's
+/// time after over before), 0.85, none slower by more than 5% (the 6 of
+/// seeds 26 and 801 to 803, 0.82; the 4 of seeds 804 to 810, 0.90);
+/// OpenVINO depth-to-space by 4 of 3-D blocks of float32, 256-byte blocks
+/// of 16 rows of 16 bytes, as 64-byte blocks 4 at once, 0.64 of the time
+/// (4.2 -> 2.7x memcpy). Measured with VBMI only: without it, the largest
+/// block goes, as before.
 ///
 /// With VBMI, through the cache, a loop outside the block whose
 /// repetitions continue its source rows gives 2 to 4 blocks at once
