@@ -56,10 +56,10 @@ fn the_kernels_move_every_stream_count_and_unit_like_the_oracle() {
     }
     for way in [Way::Interleave, Way::Deinterleave] {
         for b in 2..=MAX_STREAMS {
-            for unit in 1..=MAX_INTERLEAVE_UNIT {
+            for unit in 1..=MAX_SLOT_UNIT {
                 let k = match way {
-                    Way::Interleave if unit <= MAX_UNIT || loads_plain(b) && slot(b, unit) >= unit => {
-                        interleave_units(b, unit)
+                    Way::Interleave if unit <= MAX_UNIT || interleaves_wider(b, unit, usize::MAX) => {
+                        interleave_units(b, unit).max(1)
                     }
                     Way::Deinterleave if deinterleaves(b, unit) => STEP / (b * unit),
                     _ => continue,
@@ -70,6 +70,10 @@ fn the_kernels_move_every_stream_count_and_unit_like_the_oracle() {
                 // inside the bytes the call writes) and of the
                 // interleave's plain loads (a row of a step or more).
                 for n in [0, 1, 2, 3, k - 1, k, k + 1, 2 * k - 1, 3 * k - 1, 3 * k + 2, 64 / unit + 1] {
+                    // Units a slot holds only wide go in rows of a wide slot.
+                    if way == Way::Interleave && unit > MAX_UNIT && !interleaves_wider(b, unit, n) {
+                        continue;
+                    }
                     for continued in [false, true] {
                         // SAFETY: the rows lie inside the buffers (as
                         // built); the CPU has VBMI (checked above).
@@ -149,7 +153,7 @@ fn the_plain_loads_stay_inside_the_streams() {
         return;
     }
     for b in 5..=MAX_STREAMS {
-        for unit in (1..=MAX_INTERLEAVE_UNIT).filter(|&unit| slot(b, unit) >= unit) {
+        for unit in (1..=MAX_SLOT_UNIT).filter(|&unit| slot(b, unit) >= unit) {
             let (k, slot) = (interleave_units(b, unit), slot(b, unit));
             assert_eq!(slot, 128 / b.next_power_of_two(), "{b} streams of {unit}-byte units");
             assert!(k >= 1 && slot - k * unit < unit, "{b} streams of {unit}-byte units");
@@ -175,7 +179,7 @@ fn the_wide_steps_stay_inside_the_streams() {
     }
     for b in 9..=MAX_STREAMS {
         assert_eq!(wide_slot(b), 2 * slot(b, 1), "{b} streams");
-        for unit in (1..=MAX_INTERLEAVE_UNIT).filter(|&unit| slot(b, unit) >= unit && loads_wide(b, unit)) {
+        for unit in (1..=MAX_SLOT_UNIT).filter(|&unit| interleaves_wider(b, unit, usize::MAX) && loads_wide(b, unit)) {
             let k = wide_slot(b) / unit;
             for n in wide_slot(b).div_ceil(unit)..=3 * k + 2 {
                 interleave_back_to_back(b, unit, n);
@@ -189,7 +193,7 @@ fn each_runs_what_it_takes() {
     for way in [Way::Interleave, Way::Deinterleave] {
         for isa in [Isa::Portable, Isa::baseline(), Isa::Avx512, Isa::detect()] {
             for b in 1..=MAX_STREAMS + 1 {
-                for unit in 1..=MAX_INTERLEAVE_UNIT + 1 {
+                for unit in 1..=MAX_SLOT_UNIT + 1 {
                     for n in [0, 1, 2, 31, 32, 33, 100] {
                         check(way, b, unit, n, false, |rows, src, dst, streams| {
                             let ran = takes(way, b, unit, n, isa);
@@ -240,7 +244,16 @@ fn takes_vbmi_narrow_units_and_a_vector_a_row() {
         assert!(takes(Interleave, 16, 8, 100, isa));
         assert!(!takes(Interleave, 17, 5, 100, isa));
         assert!(!takes(Interleave, 4, 8, 100, isa));
-        assert!(!takes(Interleave, 8, 9, 100, isa));
+        // Of 9- to 16-byte units, one a slot of 16 bytes: 5 to 8 streams,
+        // and 9 to 16 in rows of a slot or more (wide steps).
+        assert!(takes(Interleave, 8, 9, 100, isa));
+        assert!(takes(Interleave, 5, 16, 1, isa));
+        assert!(!takes(Interleave, 4, 12, 100, isa));
+        assert!(takes(Interleave, 16, 12, 2, isa));
+        assert!(!takes(Interleave, 16, 12, 1, isa));
+        assert!(takes(Interleave, 9, 16, 1, isa));
+        assert!(!takes(Interleave, 17, 9, 100, isa));
+        assert!(!takes(Interleave, 8, 17, 100, isa));
         assert!(takes(Deinterleave, 2, 5, 1000, isa));
         assert!(takes(Deinterleave, 12, 5, 100, isa));
         assert!(!takes(Deinterleave, 13, 5, 100, isa));

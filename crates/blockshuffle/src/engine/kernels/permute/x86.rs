@@ -9,8 +9,8 @@ use std::arch::x86_64::*;
 use arrayvec::ArrayVec;
 
 use super::{
-    deinterleaves, interleave_units, loads_plain, loads_wide, slot, wide_slot, Rows, INDICES, MAX_INTERLEAVE_UNIT,
-    MAX_STREAMS, STEP, WIDE_STEP,
+    deinterleaves, interleave_units, interleaves_wider, loads_plain, loads_wide, plain_indices, slot, wide_indices,
+    wide_slot, Rows, INDICES, MAX_INTERLEAVE_UNIT, MAX_STREAMS, STEP, WIDE_STEP,
 };
 use crate::engine::arch::mem::lanes;
 use crate::engine::arch::vector::{high_lanes, permute_four};
@@ -34,10 +34,12 @@ struct Load {
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src: *const u8, ss: isize, dst: *mut u8) {
     // A real check: the tables below hold MAX_STREAMS streams and the
-    // units the permutes take (a step then holds at least one group).
+    // units the permutes take (a step then holds at least one group:
+    // a slot holds a unit, or a wide slot does and every step is wide).
     assert!(
-        (2..=MAX_STREAMS).contains(&b) && (1..=MAX_INTERLEAVE_UNIT).contains(&unit) && slot(b, unit) >= unit,
-        "{b} streams of {unit}-byte units"
+        (2..=MAX_STREAMS).contains(&b)
+            && ((1..=MAX_INTERLEAVE_UNIT).contains(&unit) && slot(b, unit) >= unit || interleaves_wider(b, unit, n)),
+        "{b} streams of {n} {unit}-byte units"
     );
     let (k, slot) = (interleave_units(b, unit), slot(b, unit));
     let (len, out) = (k * unit, b * k * unit);
@@ -87,7 +89,7 @@ pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src
             }
         }
     }
-    let idx = &INDICES.interleave[b][unit - 1];
+    let idx = plain_indices(b, unit);
     // SAFETY: the loads touch only the lanes of their masks: the bytes
     // of a stream's `k` units from the step's start (inside the row:
     // `steps * k <= n`), or in the last step of its `last` units; the
@@ -143,7 +145,7 @@ pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src
 unsafe fn plain<const S: usize>(rows: Rows, n: usize, b: usize, unit: usize, src: *const u8, ss: isize, dst: *mut u8) {
     let k = S / unit;
     let out = b * k * unit;
-    let idx = &INDICES.interleave[b][unit - 1];
+    let idx = plain_indices(b, unit);
     let store = [lanes(0, out.min(64)), lanes(0, out.saturating_sub(64))];
     // SAFETY: a step's loads read `S` bytes of each of the `b` streams
     // from `from`, inside the row; its stores write the `out` bytes of
@@ -207,7 +209,7 @@ fn row_steps(
 unsafe fn wide<const S: usize>(rows: Rows, n: usize, b: usize, unit: usize, src: *const u8, ss: isize, dst: *mut u8) {
     let k = S / unit;
     let out = b * k * unit;
-    let table = &INDICES.wide[b - 9][unit - 1];
+    let table = wide_indices(b, unit);
     // Each 64 destination bytes of a step: their indices, the lanes
     // they take from the high pair, their stores' masks.
     let parts = out.div_ceil(64);

@@ -73,7 +73,10 @@ fn interleaves_of_units_without_a_vector_kernel_are_tiles_where_the_permutes_tak
         (6, 17, 68, false),
         (3, 16, 96, true),
         (3, 32, 96, true),
-        (12, 6, 36, false),
+        (12, 6, 36, true),
+        (12, 16, 64, true),
+        (12, 17, 68, false),
+        (24, 6, 36, false),
     ];
     for (elem, b, w, tiled) in cases {
         let (g, space, block) = nchw_depth_to_space(2, 2, w / b, b);
