@@ -10,9 +10,9 @@ use arrayvec::ArrayVec;
 
 use super::{
     deinterleaves, interleave_units, interleaves_wider, loads_plain, loads_wide, plain_indices, slot, wide_indices,
-    wide_slot, Rows, INDICES, MAX_INTERLEAVE_UNIT, MAX_STREAMS, STEP, WIDE_STEP,
+    wide_slot, Rows, FETCH_AHEAD, INDICES, MAX_INTERLEAVE_UNIT, MAX_STREAMS, STEP, WIDE_STEP,
 };
-use crate::engine::arch::mem::lanes;
+use crate::engine::arch::mem::{lanes, prefetch};
 use crate::engine::arch::vector::{high_lanes, permute_four};
 
 /// A masked load of a step: the lanes `mask` of one register (`mask[0]`
@@ -452,6 +452,7 @@ pub(super) unsafe fn deinterleave(
             for i in 0..all {
                 let (mask, len) = if i < steps { (masks[0], per_stream) } else { (masks[1], last * unit) };
                 let (from, to) = (s.wrapping_add(i * per_step), d.wrapping_add(i * per_stream));
+                prefetch(from.wrapping_add(FETCH_AHEAD), STEP);
                 let lo = _mm512_maskz_loadu_epi8(mask.0, from.cast());
                 let hi = _mm512_maskz_loadu_epi8(mask.1, from.wrapping_add(64).cast());
                 if i < grouped_steps {
