@@ -312,28 +312,6 @@ const fn loads_plain(b: usize) -> bool {
     b >= 5
 }
 
-/// How far ahead of a deinterleave's step (bytes) its source is fetched
-/// ([`prefetch`](crate::engine::arch::mem::prefetch), the step's two
-/// lines): the step's loads are masked (a row's last step reads only its
-/// groups), and on an AMD EPYC (Zen 5) masked loads leave the hardware
-/// prefetchers idle (OpenVINO space-to-depth of 3-byte units by 14, one
-/// row of 84 MiB: 17 ms masked, 9.7 ms with plain loads, 7.8 ms masked
-/// and fetched 1 KiB ahead; memcpy 4.2 to 4.7 ms). Where the source is read
-/// in address order (a long row, or rows whose next bytes the next calls
-/// read), the bytes this far ahead are what the next steps read.
-///
-/// Measured against no fetch, one thread, 3 alternated runs, the
-/// operator's time after over before, on the broad workloads whose tiles
-/// the permutes deinterleave: seeds 26 and 801, 85 of them, 0.84 (16 MiB
-/// and more, 40: 0.78; 1 to 16 MiB, 22: 0.79; under 1 MiB 1.01), 15
-/// slower by more than 5% (the most an einops space-to-depth of 58 MiB,
-/// 1.42, whose block rows read the source in passes); held out, seeds
-/// 804 to 806, 119, 0.79, 81 faster, 14 slower. 4 KiB ahead: 0.82 and
-/// 0.88 (29 slower held out); 1 KiB and 512 bytes were slower on the
-/// longest rows (that OpenVINO space-to-depth 7.8 and 9 ms, 6.1 to 6.7 ms
-/// at 2 KiB, 5.3 at 4 KiB).
-const FETCH_AHEAD: usize = 2048;
-
 /// The shortest row (bytes) the permutes take: one vector; below it a
 /// step's fixed cost (a masked load or store per stream) is more than
 /// moving the units.
