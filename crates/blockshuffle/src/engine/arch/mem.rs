@@ -1,7 +1,7 @@
 //! Memory primitives every kernel uses: short copies ([`copy_short`]),
 //! cache-line streaming stores ([`store_line`], [`LINE`]), their fence
 //! ([`fence`]) and source prefetching ([`prefetch`], [`prefetch_l2`],
-//! [`PREFETCH_AHEAD`]);
+//! [`PREFETCH_AHEAD`], [`FETCH_AHEAD`]);
 //! and huge pages for fresh outputs ([`advise_huge_pages`]).
 //!
 //! Layer: arch (the lowest); imports nothing from the engine.

@@ -497,8 +497,9 @@ mod x86 {
                 high[q] = high_lanes(idx[q]);
             }
             each_block(outer, rows, src, dst, |s, d| {
-                // Past the caches, each load's source `FETCH_AHEAD` on
-                // (the loads are masked: see there). Measured against no
+                // In streamed plans (`nt`: their tensors past the caches),
+                // each load's source `FETCH_AHEAD` on (the loads are
+                // masked: see there). Measured against no
                 // fetch, one thread, 4 alternated runs, the operator's time
                 // after over before, on the 8 broad workloads of seeds 26
                 // and 801 to 810 whose streamed plans gather: 0.70, 7

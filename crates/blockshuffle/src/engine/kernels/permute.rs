@@ -42,9 +42,10 @@ pub(crate) const MAX_STREAMS: usize = 32;
 const STEP: usize = 128;
 
 /// The widest unit the permutes take, both ways (interleaves in slots of 8
-/// and 16 bytes: [`MAX_INTERLEAVE_UNIT`]): wider units move one at a time
-/// as fast (each a single move), and a step then moves too few bytes of
-/// each stream.
+/// and 16 bytes: [`MAX_INTERLEAVE_UNIT`], and one a slot of 16 bytes:
+/// [`MAX_SLOT_UNIT`]; deinterleaves two a step: [`MAX_DEINTERLEAVE_UNIT`]):
+/// otherwise wider units moved one at a time as fast (each a single move),
+/// a step then moving too few bytes of each stream.
 ///
 /// - Interleaves: units of 3 and 4 bytes in 5 streams or more, loaded
 ///   plain ([`loads_plain`]). (With masked loads, before the indices were
@@ -58,8 +59,10 @@ const STEP: usize = 128;
 ///   unshuffle by 8 of 0.4 MiB, 3.4 -> 4.0.
 pub(crate) const MAX_UNIT: usize = 4;
 
-/// The widest unit the interleaves take, in 5 to 16 streams: a slot (see
-/// [`slot`]) of 8 or 16 bytes then holds a unit or two of each stream.
+/// The widest unit the interleaves take in slots of their own size (the
+/// tables [`Indices::interleave`] and [`Indices::wide`]), in 5 to 16
+/// streams: a slot (see [`slot`]) of 8 or 16 bytes then holds a unit or
+/// two of each stream. (Wider ones go one a slot: [`MAX_SLOT_UNIT`].)
 /// Measured against `tile`'s moves of a unit at a time (one thread, 3
 /// alternated runs, time after over before) on the broad workloads whose
 /// tiles interleave 5 to 16 streams of 5- to 8-byte units (seeds 26, 801
@@ -76,11 +79,13 @@ const MAX_INTERLEAVE_UNIT: usize = 8;
 /// tile's moves of a unit at a time do, but stores whole vectors of the
 /// interleaved units, where those stored each unit alone.
 ///
-/// Measured against the plans before (rows of units moved one at a time,
-/// or the tile's own kernels), one thread, 4 alternated runs, the
-/// operator's time after over before, on the broad workloads whose plans
-/// it changes: seeds 26 and 801 to 803, 82 of them, 0.79 (2.31 -> 1.91x
-/// memcpy), 66 faster by more than 5%, 4 slower; held out, seeds 804 to
+/// Measured against the plans before (of the 221, 172 the tile's own
+/// kernels, 42 rows of units moved one at a time, 4 gathered blocks and 3
+/// the transpose's squares), one thread, 4 alternated runs, the geomean of
+/// the operator's time after over before (and of the ratio to memcpy),
+/// on the broad workloads whose plans it changes: seeds 26 and 801 to 803,
+/// 82 of them, 0.79 (2.31 -> 1.91x memcpy), 66 faster by more than 5%, 4
+/// slower; held out, seeds 804 to
 /// 810, 139, 0.80 (2.16 -> 1.76x), 107 faster, 9 slower. By kind (both
 /// sets): 9- to 15-byte units in plain steps 0.69 and 0.72, in wide ones
 /// 0.82 and 0.78; 16-byte units 0.69 and 0.68, and 0.86 and 0.94. PyTorch
@@ -93,6 +98,17 @@ const MAX_SLOT_UNIT: usize = 16;
 /// The slot of a unit over [`MAX_INTERLEAVE_UNIT`] bytes, plain or wide:
 /// one unit of it.
 const UNIT_SLOT: usize = 16;
+
+// The one table of such units serves both: plain slots of 5 to 8 streams
+// and wide ones of 9 to 16 are all `UNIT_SLOT` bytes, and hold a unit.
+const _: () = assert!(
+    slot(5, MAX_SLOT_UNIT) == UNIT_SLOT
+        && slot(8, MAX_SLOT_UNIT) == UNIT_SLOT
+        && wide_slot(9) == UNIT_SLOT
+        && wide_slot(16) == UNIT_SLOT
+        && MAX_SLOT_UNIT <= UNIT_SLOT
+        && WIDE_STEP / UNIT_SLOT == 16
+);
 
 /// The widest unit the deinterleaves take: over [`MAX_UNIT`] bytes, where
 /// a step holds two units of each stream (at most 10 streams of 6 bytes),
@@ -319,9 +335,10 @@ const MIN_ROW: usize = 64;
 
 /// Whether [`run`] moves `b` streams of `n` units of `unit` bytes `way`
 /// on `isa`: AVX512-VBMI, 2 to [`MAX_STREAMS`] streams of units of at most
-/// [`MAX_UNIT`] bytes (interleaves: [`MAX_INTERLEAVE_UNIT`] in slots that
-/// hold one; deinterleaves: [`MAX_DEINTERLEAVE_UNIT`], two of each stream
-/// a step), rows of at least [`MIN_ROW`] bytes.
+/// [`MAX_UNIT`] bytes (interleaves: up to [`MAX_SLOT_UNIT`] in 5 streams
+/// or more, see [`interleaves_wider`]; deinterleaves:
+/// [`MAX_DEINTERLEAVE_UNIT`], two of each stream a step), rows of at least
+/// [`MIN_ROW`] bytes.
 ///
 /// Measured (one thread, ratio to memcpy, alternated runs): the 7 broad
 /// workloads (seed 26) whose deinterleaves it takes from the tile's own
@@ -348,14 +365,15 @@ pub(crate) fn takes(way: Way, b: usize, unit: usize, n: usize, isa: Isa) -> bool
 }
 
 /// Whether the interleaves take `b` streams of `n` units of `unit` bytes
-/// over [`MAX_UNIT`]: 5 streams or more, whose slots hold a unit (plain
-/// or, 9 streams and more, wide); or units over [`MAX_INTERLEAVE_UNIT`]
-/// bytes in 9 to 16 streams, whose wide slots alone do, in rows of a
-/// wide slot or more (every step wide).
+/// in 5 streams or more (fewer take units of at most [`MAX_UNIT`] bytes,
+/// `takes` says which): units whose slots hold one (plain or, 9 streams
+/// and more, wide); or units over [`MAX_INTERLEAVE_UNIT`] bytes in 9 to 16
+/// streams, whose wide slots alone do, in rows of a wide slot or more
+/// (every step wide).
 const fn interleaves_wider(b: usize, unit: usize, n: usize) -> bool {
     let wider = unit > MAX_INTERLEAVE_UNIT && unit <= MAX_SLOT_UNIT;
     loads_plain(b)
-        && (unit <= MAX_SLOT_UNIT && slot(b, unit) >= unit
+        && (unit >= 1 && unit <= MAX_SLOT_UNIT && slot(b, unit) >= unit
             || wider && loads_wide(b, unit) && n.saturating_mul(unit) >= wide_slot(b))
 }
 

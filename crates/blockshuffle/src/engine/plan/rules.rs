@@ -587,9 +587,9 @@ pub(super) fn choose_tile(
     // 1.83x memcpy, 13 of them slower by more than 5% (2 streams, 6.7
     // MiB, 0.92 -> 1.40).
     // So does an interleave that they take (units of 3 to 16 bytes, 5 to
-    // 32 streams, 16 of units over 4 bytes), with no window on `y`: the 10
-    // workloads of 1,920 it changes, 5 alternated runs, time after over
-    // before 0.59, 0.65 and 0.79 (seeds 26, 801, 802); PyTorch pixel
+    // 32 streams, 16 of units over 4 bytes), with no window on `y`: to 8
+    // bytes, the 10 workloads of 1,920 it changed, 5 alternated runs, time
+    // after over before 0.59, 0.65, 0.79 (seeds 26, 801, 802); PyTorch pixel
     // shuffle of 6-byte units by 8, 0.5 MiB, 4.3 -> 1.8x memcpy; one
     // slower, the same by 11, 30 MiB, 3.5 -> 4.1 (a unit of each of its
     // 11 streams a step). Cropped (OpenVINO batch-to-space of 6-byte

@@ -157,9 +157,12 @@ fn the_plain_loads_stay_inside_the_streams() {
             let (k, slot) = (interleave_units(b, unit), slot(b, unit));
             assert_eq!(slot, 128 / b.next_power_of_two(), "{b} streams of {unit}-byte units");
             assert!(k >= 1 && slot - k * unit < unit, "{b} streams of {unit}-byte units");
-            // From the shortest row of a slot on.
+            // From the shortest row of a slot on (shorter ones, of one
+            // unit a slot, go masked: the oracle test's).
             let first = slot.div_ceil(unit);
-            for n in [first, first + 1, k + 1, 2 * k - 1, 2 * k, 2 * k + 1, 3 * k + 1] {
+            for n in
+                [first, first + 1, k + 1, 2 * k - 1, 2 * k, 2 * k + 1, 3 * k + 1].into_iter().filter(|&n| n >= first)
+            {
                 interleave_back_to_back(b, unit, n);
             }
         }

@@ -26,7 +26,9 @@ struct Load {
 }
 
 /// [`super::run`]'s interleave, with the checks done: `2 <= b <= MAX_STREAMS`,
-/// `unit <= MAX_INTERLEAVE_UNIT`, a [`slot`] of at least a unit.
+/// and `unit <= MAX_INTERLEAVE_UNIT` with a [`slot`] of at least a unit,
+/// or [`interleaves_wider`] (units up to `MAX_SLOT_UNIT` one a slot; in 9
+/// to 16 streams only rows of a wide slot, every step wide).
 ///
 /// # Safety
 /// As [`super::run`]; the CPU has AVX-512F, BW and VBMI.
@@ -43,10 +45,10 @@ pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src
     );
     let (k, slot) = (interleave_units(b, unit), slot(b, unit));
     let (len, out) = (k * unit, b * k * unit);
-    if loads_wide(b, unit) && n * unit >= wide_slot(b) {
+    if loads_wide(b, unit) && n.saturating_mul(unit) >= wide_slot(b) {
         // SAFETY: forwarded; the wide slot is 8 or 16 bytes
-        // (`wide_slot`, 9 to 32 streams), and a stream's row at least
-        // one.
+        // (`wide_slot`, 9 to 32 streams), at least a unit (`loads_wide`),
+        // and a stream's row at least one.
         unsafe {
             match wide_slot(b) {
                 16 => wide::<16>(rows, n, b, unit, src, ss, dst),
@@ -56,8 +58,9 @@ pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src
         return;
     }
     if loads_plain(b) && n * unit >= slot {
-        // SAFETY: forwarded; the slot is 4, 8 or 16 bytes (`slot`), and
-        // a stream's row at least a slot.
+        // SAFETY: forwarded; the slot is 4, 8 or 16 bytes (`slot`), at
+        // least a unit (the check above: a unit a slot does not hold went
+        // wide), and a stream's row at least a slot.
         unsafe {
             match slot {
                 16 => plain::<16>(rows, n, b, unit, src, ss, dst),
@@ -139,8 +142,8 @@ pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src
 /// indices look), over units the last one moved (the same bytes again).
 ///
 /// # Safety
-/// As [`super::run`]; `S` is [`slot`]`(b, unit)`, 4, 8 or 16, and `n *
-/// unit >= S`; the CPU has AVX-512F, BW and VBMI.
+/// As [`super::run`]; `S` is [`slot`]`(b, unit)`, 4, 8 or 16, at least
+/// `unit`, and `n * unit >= S`; the CPU has AVX-512F, BW and VBMI.
 #[inline(always)]
 unsafe fn plain<const S: usize>(rows: Rows, n: usize, b: usize, unit: usize, src: *const u8, ss: isize, dst: *mut u8) {
     let k = S / unit;

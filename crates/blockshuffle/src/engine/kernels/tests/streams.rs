@@ -71,6 +71,16 @@ fn interleaves_of_3_to_8_byte_units_on_both_sides_of_the_permutes_slots() {
     check_interleaves(3..=8, &[5, 8, 9, 10, 11, 16, 17], &[1, 2, 3, 5, 6, 16, 17, 21, 22, 40, 97], false);
 }
 
+/// Interleaves of 9- to 16-byte units in 4 to 17 streams, which the byte
+/// permutes take one a slot of 16 bytes in 5 to 16 streams (plain in up to
+/// 8, masked in rows of one unit; wide in 9 to 16, rows of 16 bytes or
+/// more) and `tile`'s moves otherwise, or without VBMI: stream counts on
+/// both sides of each bound, rows of one unit to many steps.
+#[test]
+fn interleaves_of_9_to_16_byte_units_on_both_sides_of_the_permutes_slots() {
+    check_interleaves(9..=16, &[4, 5, 8, 9, 16, 17], &[1, 2, 3, 5, 16, 17, 40], false);
+}
+
 /// Deinterleaves of 5- and 6-byte units into 2 to 13 streams, which the
 /// byte permutes take where a step holds two units of each stream (at
 /// most 12 streams of 5 bytes, 10 of 6), and `tile`'s moves otherwise, or

@@ -60,7 +60,7 @@ fn deinterleaves_of_packed_units_are_tiles_where_a_kernel_takes_them() {
 /// TF NCHW depth-to-space by `b` of `elem`-byte elements into `[1, 2, 2 *
 /// b, w]`: each destination row of `w` units interleaves `b` streams of
 /// `w / b`, no more units than streams (more make a tile anyway). With
-/// AVX512-VBMI a tile where the byte permutes take it (units of up to 8
+/// AVX512-VBMI a tile where the byte permutes take it (units of up to 16
 /// bytes, 5 to 32 streams, 16 of units over 4 bytes); below VBMI, and
 /// otherwise (and on a CPU without VBMI), rows of the destination.
 #[test]
