@@ -93,6 +93,8 @@ pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src
         }
     }
     let idx = plain_indices(b, unit);
+    // The store masks of a whole step and of the last.
+    let stores = [first_bytes::<2>(out), first_bytes::<2>(last * b * unit)];
     // SAFETY: the loads touch only the lanes of their masks: the bytes
     // of a stream's `k` units from the step's start (inside the row:
     // `steps * k <= n`), or in the last step of its `last` units; the
@@ -105,7 +107,7 @@ pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src
         for r in 0..rows.count {
             let (s, d) = rows.at(r, src, dst);
             for i in 0..steps + usize::from(last > 0) {
-                let (which, bytes) = if i < steps { (0, out) } else { (1, last * b * unit) };
+                let which = usize::from(i >= steps);
                 let (from, to) = (s.wrapping_add(i * len), d.wrapping_add(i * out));
                 // Zero-masked loads ORed together (their lanes are
                 // disjoint): independent of one another. Merged into
@@ -123,11 +125,12 @@ pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src
                         *v = _mm512_or_si512(*v, part);
                     }
                 }
+                let store = stores[which];
                 let first = _mm512_permutex2var_epi8(v[0], idx[0], v[1]);
-                _mm512_mask_storeu_epi8(to.cast(), lanes(0, bytes.min(64)), first);
-                if bytes > 64 {
+                _mm512_mask_storeu_epi8(to.cast(), store[0], first);
+                if store[1] != 0 {
                     let second = _mm512_permutex2var_epi8(v[0], idx[1], v[1]);
-                    _mm512_mask_storeu_epi8(to.wrapping_add(64).cast(), lanes(0, bytes - 64), second);
+                    _mm512_mask_storeu_epi8(to.wrapping_add(64).cast(), store[1], second);
                 }
             }
         }
@@ -147,17 +150,12 @@ pub(super) unsafe fn interleave(rows: Rows, n: usize, b: usize, unit: usize, src
 #[inline(always)]
 unsafe fn plain<const S: usize>(rows: Rows, n: usize, b: usize, unit: usize, src: *const u8, ss: isize, dst: *mut u8) {
     let k = S / unit;
-    let out = b * k * unit;
-    let idx = plain_indices(b, unit);
-    let store = [lanes(0, out.min(64)), lanes(0, out.saturating_sub(64))];
     // SAFETY: a step's loads read `S` bytes of each of the `b` streams
     // from `from`, inside the row; its stores write the `out` bytes of
     // its `k` groups from `to`, inside the row's (`row_steps`, with `n
     // * unit >= S`: caller).
     unsafe {
-        let idx = [_mm512_loadu_si512(idx.as_ptr().cast()), _mm512_loadu_si512(idx[64..].as_ptr().cast())];
-        let shift = _mm512_set1_epi8((S - k * unit) as i8);
-        let last = [_mm512_add_epi8(idx[0], shift), _mm512_add_epi8(idx[1], shift)];
+        let (idx, last, store) = step_indices::<2>(plain_indices(b, unit), S - k * unit, b * k * unit);
         row_steps(
             rows,
             (n, b, unit, S),
@@ -166,6 +164,41 @@ unsafe fn plain<const S: usize>(rows: Rows, n: usize, b: usize, unit: usize, src
             #[inline(always)]
             |from, to, at_end| step::<S>(from, ss, b, to, if at_end { last } else { idx }, store),
         );
+    }
+}
+
+/// The masks of the first `n` bytes of `P` registers side by side.
+#[inline(always)]
+fn first_bytes<const P: usize>(n: usize) -> [u64; P] {
+    std::array::from_fn(|q| lanes(0, n.saturating_sub(q * 64)))
+}
+
+/// An interleave step's permute indices in `P` registers (the first `P *
+/// 64` bytes of `table`), the last step's (each `shift` bytes on, where
+/// its units lie in their slots: [`row_steps`]), and the store masks of
+/// its `out` destination bytes ([`first_bytes`]): what [`plain`] (two
+/// registers) and [`wide`] (four) take out of their loops.
+///
+/// # Safety
+/// The CPU has AVX-512F and BW.
+#[inline(always)]
+unsafe fn step_indices<const P: usize>(
+    table: &[u8],
+    shift: usize,
+    out: usize,
+) -> ([__m512i; P], [__m512i; P], [u64; P]) {
+    let table = &table[..P * 64];
+    // SAFETY: loads of `table`'s bytes (its `P * 64`, checked above) and
+    // register operations (AVX-512F and BW, the caller's).
+    unsafe {
+        let mut idx = [_mm512_setzero_si512(); P];
+        let mut last = [_mm512_setzero_si512(); P];
+        let shift = _mm512_set1_epi8(shift as i8);
+        for q in 0..P {
+            idx[q] = _mm512_loadu_si512(table[q * 64..].as_ptr().cast());
+            last[q] = _mm512_add_epi8(idx[q], shift);
+        }
+        (idx, last, first_bytes::<P>(out))
     }
 }
 
@@ -211,29 +244,18 @@ fn row_steps(
 #[inline(always)]
 unsafe fn wide<const S: usize>(rows: Rows, n: usize, b: usize, unit: usize, src: *const u8, ss: isize, dst: *mut u8) {
     let k = S / unit;
-    let out = b * k * unit;
-    let table = wide_indices(b, unit);
-    // Each 64 destination bytes of a step: their indices, the lanes
-    // they take from the high pair, their stores' masks.
-    let parts = out.div_ceil(64);
-    let mut store = [0u64; WIDE_STEP / 64];
-    for (q, m) in store.iter_mut().enumerate().take(parts) {
-        *m = lanes(0, (out - q * 64).min(64));
-    }
     // SAFETY: as `plain`'s: a step's loads read `S` bytes of each of
     // the `b` streams from `from`, inside the row; its stores write the
     // `out` bytes of its `k` groups from `to`, inside the row's
     // (`row_steps`, with `n * unit >= S`: caller).
     unsafe {
-        let mut idx = [_mm512_setzero_si512(); WIDE_STEP / 64];
-        let mut last = [_mm512_setzero_si512(); WIDE_STEP / 64];
+        // Each 64 destination bytes of a step: their indices (the last
+        // step's `S - k * unit` bytes into their slots, within them: the
+        // high pair's lanes stay its own), their stores' masks, and the
+        // lanes they take from the high pair.
+        let (idx, last, store) = step_indices::<4>(wide_indices(b, unit), S - k * unit, b * k * unit);
         let mut high = [0u64; WIDE_STEP / 64];
-        // The last step's units are `S - k * unit` bytes into their
-        // slots (within them: the high pair's lanes stay its own).
-        let shift = _mm512_set1_epi8((S - k * unit) as i8);
-        for q in 0..parts {
-            idx[q] = _mm512_loadu_si512(table[q * 64..].as_ptr().cast());
-            last[q] = _mm512_add_epi8(idx[q], shift);
+        for q in 0..WIDE_STEP / 64 {
             high[q] = high_lanes(idx[q]);
         }
         row_steps(
@@ -431,10 +453,7 @@ pub(super) unsafe fn deinterleave(
         // The load masks of a whole step (its `per_step` bytes) and of
         // the last (its `last` groups), taken out of the loops.
         let part = last * b * unit;
-        let masks = [
-            (lanes(0, per_step.min(64)), lanes(0, per_step.saturating_sub(64))),
-            (lanes(0, part.min(64)), lanes(0, part.saturating_sub(64))),
-        ];
+        let masks = [first_bytes::<2>(per_step), first_bytes::<2>(part)];
         // The whole steps, then the last one masked (no closure: see
         // `interleave`).
         for r in 0..rows.count {
@@ -467,8 +486,8 @@ pub(super) unsafe fn deinterleave(
                 // 0.79, 81 faster, 14 slower. 4 KiB ahead: 0.82 and 0.88
                 // (29 slower held out).
                 prefetch(from.wrapping_add(FETCH_AHEAD), STEP);
-                let lo = _mm512_maskz_loadu_epi8(mask.0, from.cast());
-                let hi = _mm512_maskz_loadu_epi8(mask.1, from.wrapping_add(64).cast());
+                let lo = _mm512_maskz_loadu_epi8(mask[0], from.cast());
+                let hi = _mm512_maskz_loadu_epi8(mask[1], from.wrapping_add(64).cast());
                 if i < grouped_steps {
                     grouped(lo, hi, lanes_idx, lane, b, unit, to, ds);
                     continue;
